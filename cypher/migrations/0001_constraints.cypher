@@ -1,0 +1,14 @@
+// mode: schema
+// Unique ids per label, plus the keys the write path locks on (Community has uniqueness only).
+CREATE CONSTRAINT episode_id IF NOT EXISTS FOR (n:Episode) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT unit_id IF NOT EXISTS FOR (n:Unit) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT decision_id IF NOT EXISTS FOR (n:Decision) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT block_id IF NOT EXISTS FOR (n:Block) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT block_label IF NOT EXISTS FOR (n:Block) REQUIRE (n.scope, n.label) IS UNIQUE;
+CREATE CONSTRAINT trace_id IF NOT EXISTS FOR (n:Trace) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT review_id IF NOT EXISTS FOR (n:Review) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT lock_key IF NOT EXISTS FOR (n:Lock) REQUIRE n.key IS UNIQUE;
+CREATE CONSTRAINT commit_id IF NOT EXISTS FOR (n:Commit) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT setting_key IF NOT EXISTS FOR (n:Setting) REQUIRE n.key IS UNIQUE;
+CREATE CONSTRAINT migration_id IF NOT EXISTS FOR (n:Migration) REQUIRE n.id IS UNIQUE;

@@ -1,0 +1,4 @@
+// mode: read
+// params: scope
+// How many units the scope holds, visible or not.
+MATCH (u:Unit) WHERE u.scope = $scope RETURN count(u) AS n

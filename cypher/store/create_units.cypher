@@ -1,0 +1,15 @@
+// mode: write
+// params: rows
+// Create units, link each to its episode (DERIVED) and to its subject/object entities (ABOUT),
+// merging entities by their scope-derived id.
+UNWIND $rows AS row
+CREATE (u:Unit)
+SET u = row.props
+WITH u, row
+OPTIONAL MATCH (ep:Episode {id: row.props.episode_id}) WHERE ep.scope = row.props.scope
+FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DERIVED]->(u))
+WITH u, row
+UNWIND row.entities AS ent
+MERGE (e:Entity {id: ent.id})
+ON CREATE SET e += ent.props
+CREATE (u)-[:ABOUT {role: ent.role}]->(e)

@@ -1,0 +1,186 @@
+"""In-memory MemoryStore for fast unit tests. It passes the same contract suite as Neo4jStore
+(``tests/contract``), so pipelines tested on it behave the same on Neo4j."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable
+
+from ..errors import Conflict, NotFound
+from ..models import (
+    AsOf,
+    Decision,
+    Episode,
+    Invalidation,
+    MemoryUnit,
+    Page,
+    RecallStats,
+    Scope,
+    TemporalMeta,
+    UnitFilter,
+    WriteBatch,
+)
+
+
+def _earliest(*values: datetime | None) -> datetime | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+@dataclass
+class _State:
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    units: dict[str, MemoryUnit] = field(default_factory=dict)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    edges: list[Invalidation] = field(default_factory=list)
+    guards: dict[str, int] = field(default_factory=dict)
+
+
+class InMemoryStore:
+    """MemoryStore in process memory (see ``graphmem.ports.MemoryStore``)."""
+
+    def __init__(self) -> None:
+        self._state = _State()
+        self._lock = threading.RLock()
+
+    def put_episode(self, episode: Episode) -> bool:
+        with self._lock:
+            existing = self._state.episodes.get(episode.id)
+            if existing is None:
+                self._state.episodes[episode.id] = episode.model_copy(update={"derived_ids": ()})
+                return True
+            if existing.fingerprint != episode.fingerprint:
+                raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
+            return False
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
+        with self._lock:
+            episode = self._state.episodes.get(episode_id)
+            if episode is None or episode.scope != scope:
+                return None
+            derived = sorted(
+                (u for u in self._state.units.values() if u.source.episode_id == episode_id and u.scope == scope),
+                key=lambda u: (u.time.created_at, u.id),
+            )
+            return episode.model_copy(update={"derived_ids": tuple(u.id for u in derived)})
+
+    def put_unit(self, unit: MemoryUnit) -> str:
+        self.commit(WriteBatch(units=(unit,)), unit.scope)
+        return unit.id
+
+    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
+        self.commit(WriteBatch(invalidations=(invalidation,)), scope)
+
+    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+        with self._lock:
+            state = self._state
+            for record in (*batch.units, *batch.decisions):
+                if record.scope != scope:
+                    raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
+            stale = [k for k, v in batch.guards.items() if state.guards.get(k, 0) != v]
+            if stale:
+                raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
+            new_units = {u.id: u for u in batch.units}
+            if any(uid in state.units for uid in new_units) or len(new_units) != len(batch.units):
+                raise Conflict("a unit with that id already exists; units are written once")
+            in_scope = {uid for uid, u in state.units.items() if u.scope == scope} | set(new_units)
+            for d in batch.decisions:
+                for uid in (d.target_id, d.produced_id):
+                    if uid is not None and uid not in in_scope:
+                        raise NotFound(f"decision {d.id} names unit {uid}, not in scope {scope}")
+            decisions = {d.id for d in batch.decisions} | {
+                did for did, d in state.decisions.items() if d.scope == scope
+            }
+            for inv in batch.invalidations:
+                if inv.unit_id not in in_scope or inv.decision_id not in decisions:
+                    raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
+            # All checks passed: apply everything at once.
+            for key in batch.guards:
+                state.guards[key] = state.guards.get(key, 0) + 1
+            state.units.update(new_units)
+            state.decisions.update({d.id: d for d in batch.decisions})
+            state.edges.extend(batch.invalidations)
+
+    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
+        with self._lock:
+            return {k: self._state.guards.get(k, 0) for k in keys}
+
+    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
+        self.record_recall(scope, [unit_id], patch)
+
+    def record_recall(self, scope: Scope, unit_ids: list[str], patch: RecallStats) -> int:
+        with self._lock:
+            units = self._state.units
+            missing = [i for i in set(unit_ids) if i not in units or units[i].scope != scope]
+            if missing:
+                raise NotFound(f"{len(missing)} unit(s) not found in scope {scope}")
+            for uid in set(unit_ids):
+                t = units[uid].time
+                last = max(filter(None, (t.last_recalled_at, patch.recalled_at)))
+                time = t.model_copy(
+                    update={"last_recalled_at": last, "recall_count": t.recall_count + patch.increment}
+                )
+                units[uid] = units[uid].model_copy(update={"time": time})
+            return len(set(unit_ids))
+
+    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
+        with self._lock:
+            doomed = {u.id for u in self._matching(scope, flt)}
+            for uid in doomed:
+                del self._state.units[uid]
+            self._state.edges = [e for e in self._state.edges if e.unit_id not in doomed]
+            return len(doomed)
+
+    def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
+        found = self.list_units(scope, UnitFilter(ids=(unit_id,), include_expired=at is None), Page(limit=1), at)
+        return found[0] if found else None
+
+    def list_units(
+        self, scope: Scope, flt: UnitFilter, page: Page = Page(), at: AsOf | None = None
+    ) -> list[MemoryUnit]:
+        at = at or AsOf.now()
+        with self._lock:
+            seen = []
+            for unit in self._matching(scope, flt):
+                edges = [e for e in self._state.edges if e.unit_id == unit.id and e.expired_at <= at.known]
+                if not flt.include_expired and not self._visible(unit, edges, at):
+                    continue
+                time: TemporalMeta = unit.time.model_copy(
+                    update={
+                        "expired_at": _earliest(*(e.expired_at for e in edges)),
+                        "invalid_at": _earliest(unit.time.invalid_at, *(e.invalid_at for e in edges)),
+                    }
+                )
+                seen.append(unit.model_copy(update={"time": time}))
+        seen.sort(key=lambda u: (u.time.created_at, u.id))
+        return seen[page.offset : page.offset + page.limit]
+
+    def count_units(self, scope: Scope) -> int:
+        with self._lock:
+            return sum(1 for u in self._state.units.values() if u.scope == scope)
+
+    # -- helpers --------------------------------------------------------------------------
+    def _matching(self, scope: Scope, flt: UnitFilter) -> list[MemoryUnit]:
+        def ok(u: MemoryUnit) -> bool:
+            return (
+                u.scope == scope
+                and (flt.ids is None or u.id in flt.ids)
+                and (flt.content_hashes is None or u.content_hash in flt.content_hashes)
+                and (flt.slots is None or (u.triple is not None and u.triple.slot(scope) in flt.slots))
+                and (flt.kind is None or u.kind == flt.kind)
+                and all(label in u.labels for label in flt.labels)
+            )
+
+        return [u for u in self._state.units.values() if ok(u)]
+
+    @staticmethod
+    def _visible(unit: MemoryUnit, edges: list[Invalidation], at: AsOf) -> bool:
+        t = unit.time
+        return (
+            t.created_at <= at.known
+            and (t.valid_at is None or t.valid_at <= at.valid)
+            and (t.invalid_at is None or at.valid < t.invalid_at)
+            and not any(e.invalid_at is None or e.invalid_at <= at.valid for e in edges)
+        )

@@ -1,0 +1,123 @@
+"""The Neo4j connection: named queries, read/write routing, retries, error mapping.
+
+Reads go through ``execute_read`` and writes through ``execute_write``, so on a cluster or
+Aura (``neo4j+s://``) reads are routed to readers and writes to the leader. Both retry
+transient failures (deadlocks, leader switches, brief outages) with the driver's bounded
+exponential backoff; transaction functions here are pure functions of their inputs, so a
+retried attempt does exactly what the first would have.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction
+from neo4j import exceptions as neo4j_errors
+
+from ..config import Settings
+from ..cypher import load, migrations
+from ..errors import BackendError, Conflict, GraphMemError, InvalidInput, Unavailable
+from ..models import utcnow
+
+T = TypeVar("T")
+
+#: Bounds the driver's own retry loop for transient errors (seconds).
+MAX_RETRY_TIME = 30.0
+
+
+@contextmanager
+def mapped_errors(what: str) -> Iterator[None]:
+    """Translate driver exceptions into graphmem's tree, keeping the cause."""
+    try:
+        yield
+    except GraphMemError:
+        raise
+    except neo4j_errors.ConstraintError as exc:
+        raise Conflict(f"{what}: {exc.message}") from exc
+    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+        raise Unavailable(f"{what}: Neo4j is unreachable ({exc}); is it running? try `graphmem db start`") from exc
+    except neo4j_errors.AuthError as exc:
+        raise Unavailable(f"{what}: Neo4j refused the credentials (check NEO4J_USER/NEO4J_PASSWORD)") from exc
+    except neo4j_errors.CypherTypeError as exc:
+        raise InvalidInput(f"{what}: {exc.message}") from exc
+    except neo4j_errors.Neo4jError as exc:
+        raise BackendError(f"{what}: {exc.code}: {exc.message}") from exc
+    except neo4j_errors.DriverError as exc:
+        raise BackendError(f"{what}: {exc}") from exc
+
+
+def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
+    """Run a named query inside a transaction function and return its rows as dicts."""
+    query = load(name)
+    return [record.data() for record in tx.run(query.text, params)]
+
+
+class Neo4jConnection:
+    """One driver per process; cheap sessions per call."""
+
+    def __init__(self, settings: Settings, driver: neo4j.Driver | None = None):
+        self.settings = settings
+        self.database = settings.neo4j_database
+        password = settings.neo4j_password.get_secret_value()
+        auth = (settings.neo4j_user, password) if password else None
+        self.driver = driver or GraphDatabase.driver(
+            settings.neo4j_uri,
+            auth=auth,
+            max_transaction_retry_time=MAX_RETRY_TIME,
+            # Warnings such as "label does not exist yet" are noise on a fresh database.
+            notifications_min_severity="OFF",
+        )
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> "Neo4jConnection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        return self.read_tx(lambda tx: run(tx, name, **params), what=name)
+
+    def write(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        return self.write_tx(lambda tx: run(tx, name, **params), what=name)
+
+    def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
+        with mapped_errors(what), self.driver.session(database=self.database) as session:
+            return session.execute_read(fn)
+
+    def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
+        with mapped_errors(what), self.driver.session(database=self.database) as session:
+            return session.execute_write(fn)
+
+    def schema(self, text: str, what: str) -> None:
+        """Run one schema statement in an auto-commit transaction (Neo4j requires it)."""
+        with mapped_errors(what), self.driver.session(database=self.database) as session:
+            session.run(text).consume()
+
+    def server_version(self) -> tuple[str, str]:
+        row = self.read("admin/server_version")[0]
+        return row["version"], row["edition"]
+
+    def migrate(self) -> tuple[list[str], list[str]]:
+        """Apply pending numbered migrations; returns (applied now, already applied)."""
+        done = {row["id"] for row in self.read("admin/applied_migrations")}
+        applied, already = [], []
+        for migration in migrations():
+            if migration.number in done:
+                already.append(migration.name)
+                continue
+            for statement in migration.statements:
+                self.schema(statement, what=migration.name)
+            self.write(
+                "admin/record_migration",
+                id=migration.number,
+                name=migration.name,
+                applied_at=utcnow(),
+            )
+            applied.append(migration.name)
+        self.schema(load("admin/await_indexes").text, what="awaiting indexes")
+        return applied, already

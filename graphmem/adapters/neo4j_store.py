@@ -1,0 +1,303 @@
+"""MemoryStore on Neo4j (design brief §3–§5).
+
+Graph shape:
+    (Episode)-[:DERIVED]->(Unit)-[:ABOUT {role}]->(Entity)
+    (Episode)-[:DECIDED]->(Decision)-[:TARGET|PRODUCED]->(Unit)
+    (Decision)-[:INVALIDATES {expired_at, invalid_at, reason, decision_id}]->(Unit)
+
+Every node carries ``scope`` (the scope key) plus ``subject_type``/``subject_id``/``project_id``
+so erasure is one indexed filter. Units are created once and never SET again except for their
+recall statistics; invalidation is an edge from the decision that made it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Iterable
+
+from neo4j import ManagedTransaction
+from neo4j.time import DateTime
+
+from ..errors import Conflict, NotFound
+from ..models import (
+    AsOf,
+    Decision,
+    Episode,
+    Invalidation,
+    MemoryKind,
+    MemoryUnit,
+    Page,
+    RecallStats,
+    Scope,
+    SourceRef,
+    TemporalMeta,
+    Triple,
+    UnitFilter,
+    WriteBatch,
+    entity_id,
+    new_id,
+    normalise,
+    utcnow,
+)
+from .neo4j_driver import Neo4jConnection, run
+
+
+def scope_props(scope: Scope) -> dict[str, Any]:
+    return {
+        "scope": scope.key,
+        "subject_type": scope.subject_type.value,
+        "subject_id": scope.subject_id,
+        "project_id": scope.project_id,
+    }
+
+
+def to_datetime(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    return value.to_native() if isinstance(value, DateTime) else value
+
+
+def unit_row(unit: MemoryUnit) -> dict[str, Any]:
+    triple = unit.triple
+    props = {
+        **scope_props(unit.scope),
+        "id": unit.id,
+        "scope_token": unit.scope.token,
+        "kind": unit.kind.value,
+        "content": unit.content,
+        "summary": unit.summary,
+        "content_hash": unit.content_hash,
+        "episode_id": unit.source.episode_id,
+        "channel": unit.source.channel,
+        "extractor_version": unit.source.extractor_version,
+        "created_at": unit.time.created_at,
+        "valid_at": unit.time.valid_at,
+        "invalid_at": unit.time.invalid_at,
+        "last_recalled_at": unit.time.last_recalled_at,
+        "recall_count": unit.time.recall_count,
+        "confidence": unit.confidence,
+        "labels": list(unit.labels),
+        "subject": triple.subject if triple else None,
+        "predicate": triple.predicate if triple else None,
+        "object": triple.object if triple else None,
+        "single_valued": triple.single_valued if triple else None,
+        "slot": triple.slot(unit.scope) if triple else None,
+    }
+    entities = []
+    if triple:
+        names = [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else [])
+        for role, name in names:
+            entities.append(
+                {
+                    "id": entity_id(unit.scope, name),
+                    "role": role,
+                    "props": {
+                        **scope_props(unit.scope),
+                        "scope_token": unit.scope.token,
+                        "name": name,
+                        "norm": normalise(name),
+                        "created_at": unit.time.created_at,
+                    },
+                }
+            )
+    return {"props": props, "entities": entities}
+
+
+def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
+    u = row["unit"]
+    scope = Scope(subject_type=u["subject_type"], subject_id=u["subject_id"], project_id=u["project_id"])
+    triple = None
+    if u.get("subject") and u.get("predicate"):
+        triple = Triple(
+            subject=u["subject"],
+            predicate=u["predicate"],
+            object=u.get("object"),
+            single_valued=bool(u.get("single_valued")),
+        )
+    return MemoryUnit(
+        id=u["id"],
+        kind=MemoryKind(u["kind"]),
+        scope=scope,
+        content=u["content"],
+        summary=u.get("summary"),
+        content_hash=u["content_hash"],
+        source=SourceRef(
+            episode_id=u["episode_id"], channel=u["channel"], extractor_version=u["extractor_version"]
+        ),
+        time=TemporalMeta(
+            created_at=to_datetime(u["created_at"]),
+            expired_at=to_datetime(row["expired_at"]),
+            valid_at=to_datetime(u.get("valid_at")),
+            invalid_at=to_datetime(row["invalid_at"]),
+            last_recalled_at=to_datetime(u.get("last_recalled_at")),
+            recall_count=u.get("recall_count") or 0,
+        ),
+        confidence=u["confidence"],
+        labels=tuple(u.get("labels") or ()),
+        triple=triple,
+    )
+
+
+def decision_row(decision: Decision) -> dict[str, Any]:
+    props = {
+        **scope_props(decision.scope),
+        "id": decision.id,
+        "op": decision.op.value,
+        "target_id": decision.target_id,
+        "reason": decision.reason,
+        "confidence": decision.confidence,
+        "policy": decision.policy,
+        "decided_at": decision.decided_at,
+        "episode_id": decision.episode_id,
+        "produced_id": decision.produced_id,
+        "candidate": decision.candidate,
+    }
+    return {
+        "props": props,
+        "episode_id": decision.episode_id,
+        "target_id": decision.target_id,
+        "produced_id": decision.produced_id,
+    }
+
+
+def invalidation_row(inv: Invalidation) -> dict[str, Any]:
+    return inv.model_dump()
+
+
+class Neo4jStore:
+    """MemoryStore on a Neo4j database (see ``graphmem.ports.MemoryStore``)."""
+
+    def __init__(self, conn: Neo4jConnection):
+        self.conn = conn
+
+    # -- episodes -------------------------------------------------------------------------
+    def put_episode(self, episode: Episode) -> bool:
+        props = {
+            **scope_props(episode.scope),
+            "occurred_at": episode.occurred_at,
+            "raw": episode.raw,
+            "channel": episode.channel,
+            "fingerprint": episode.fingerprint,
+        }
+        row = self.conn.write(
+            "store/put_episode", id=episode.id, props=props, stored_at=utcnow()
+        )[0]
+        if row["fingerprint"] != episode.fingerprint:
+            raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
+        return bool(row["created"])
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
+        rows = self.conn.read("store/get_episode", id=episode_id, scope=scope.key)
+        if not rows:
+            return None
+        e = rows[0]["episode"]
+        return Episode(
+            id=e["id"],
+            scope=scope,
+            occurred_at=to_datetime(e["occurred_at"]),
+            raw=e["raw"],
+            channel=e["channel"],
+            derived_ids=tuple(rows[0]["derived_ids"]),
+        )
+
+    # -- writes ---------------------------------------------------------------------------
+    def put_unit(self, unit: MemoryUnit) -> str:
+        self.commit(WriteBatch(units=(unit,)), unit.scope)
+        return unit.id
+
+    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
+        self.commit(WriteBatch(invalidations=(invalidation,)), scope)
+
+    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+        for record in (*batch.units, *batch.decisions):
+            if record.scope != scope:
+                raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
+        batch_id = new_id()
+        units = [unit_row(u) for u in batch.units]
+        decisions = [decision_row(d) for d in batch.decisions]
+        invalidations = [invalidation_row(i) for i in batch.invalidations]
+        guards = sorted(batch.guards.items())
+
+        def work(tx: ManagedTransaction) -> None:
+            # A retried attempt after a lost acknowledgement finds its own commit key and stops.
+            begun = run(tx, "store/begin_commit", id=batch_id, scope_props=scope_props(scope),
+                        committed_at=utcnow())
+            if not begun[0]["fresh"]:
+                return
+            if guards:
+                rows = run(tx, "store/take_guards", keys=[k for k, _ in guards],
+                           scope_props=scope_props(scope))
+                before = {r["key"]: r["before"] for r in rows}
+                stale = [k for k, v in guards if before[k] != v]
+                if stale:
+                    raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
+            if units:
+                run(tx, "store/create_units", rows=units)
+            if decisions:
+                missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
+                if missing:
+                    raise NotFound(f"{missing} decision(s) name a unit that is not in scope {scope}")
+            if invalidations:
+                written = run(tx, "store/create_invalidations", rows=invalidations, scope=scope.key)
+                if written[0]["written"] != len(invalidations):
+                    raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
+
+        self.conn.write_tx(work, what="commit")
+
+    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
+        rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
+        return {r["key"]: r["version"] for r in rows}
+
+    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
+        self.record_recall(scope, [unit_id], patch)
+
+    def record_recall(self, scope: Scope, unit_ids: list[str], patch: RecallStats) -> int:
+        rows = self.conn.write(
+            "store/record_recall",
+            ids=unit_ids,
+            scope=scope.key,
+            recalled_at=patch.recalled_at,
+            increment=patch.increment,
+        )
+        updated = rows[0]["updated"]
+        if updated != len(set(unit_ids)):
+            raise NotFound(f"{len(set(unit_ids)) - updated} unit(s) not found in scope {scope}")
+        return updated
+
+    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
+        flt = flt.model_copy(update={"include_expired": True})
+        deleted = 0
+        while True:
+            ids = [u.id for u in self.list_units(scope, flt, Page(limit=1000))]
+            if not ids:
+                return deleted
+            deleted += self.conn.write("store/delete_units", scope=scope.key, ids=ids)[0]["deleted"]
+
+    # -- reads ----------------------------------------------------------------------------
+    def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
+        flt = UnitFilter(ids=(unit_id,), include_expired=at is None)
+        found = self.list_units(scope, flt, Page(limit=1), at)
+        return found[0] if found else None
+
+    def list_units(
+        self, scope: Scope, flt: UnitFilter, page: Page = Page(), at: AsOf | None = None
+    ) -> list[MemoryUnit]:
+        at = at or AsOf.now()
+        rows = self.conn.read(
+            "store/list_units",
+            scope=scope.key,
+            ids=list(flt.ids) if flt.ids is not None else None,
+            hashes=list(flt.content_hashes) if flt.content_hashes is not None else None,
+            slots=list(flt.slots) if flt.slots is not None else None,
+            kind=flt.kind.value if flt.kind else None,
+            labels=list(flt.labels),
+            include_expired=flt.include_expired,
+            valid=at.valid,
+            known=at.known,
+            offset=page.offset,
+            limit=page.limit,
+        )
+        return [unit_from_row(r) for r in rows]
+
+    def count_units(self, scope: Scope) -> int:
+        return self.conn.read("store/count_units", scope=scope.key)[0]["n"]

@@ -1,0 +1,390 @@
+"""The seed's types as pydantic v2 models: the boundary every adapter and pipeline speaks.
+
+Datetimes are timezone-aware everywhere (``AwareDatetime``): a naive datetime is rejected at
+construction, so no layer below ever guesses a zone. Times are normalised to UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+#: Content longer than this is refused: a memory unit is a fact, not a document dump.
+MAX_CONTENT_CHARS = 20_000
+#: Raw episode text limit (documents are ingested as episodes, then split by extractors).
+MAX_RAW_CHARS = 200_000
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(timezone.utc)
+
+
+def _clean_text(limit: int):
+    def check(value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("text contains a NUL byte")
+        if not value.strip():
+            raise ValueError("text is empty")
+        if len(value) > limit:
+            raise ValueError(f"text is {len(value)} characters, over the {limit} limit")
+        return value
+
+    return check
+
+
+UTCDatetime = Annotated[AwareDatetime, AfterValidator(_utc)]
+Content = Annotated[str, AfterValidator(_clean_text(MAX_CONTENT_CHARS))]
+RawText = Annotated[str, AfterValidator(_clean_text(MAX_RAW_CHARS))]
+Reason = Annotated[str, AfterValidator(_clean_text(2_000))]
+Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MemoryKind(str, Enum):
+    semantic = "semantic"
+    episodic = "episodic"
+    procedural = "procedural"
+
+
+class SubjectType(str, Enum):
+    user = "user"
+    agent = "agent"
+    shared = "shared"
+    session = "session"
+
+
+class Op(str, Enum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+class Scope(Model):
+    """Who owns a record: every read and write is confined to exactly one scope."""
+
+    subject_type: SubjectType
+    subject_id: Annotated[str, AfterValidator(_clean_text(200))]
+    project_id: Annotated[str, AfterValidator(_clean_text(200))] | None = None
+
+    @property
+    def key(self) -> str:
+        """Unambiguous single-string key, stored on every node and indexed."""
+        return json.dumps([self.subject_type.value, self.subject_id, self.project_id])
+
+    @property
+    def token(self) -> str:
+        """A single alphanumeric Lucene token naming the scope, so fulltext search can filter
+        by scope inside the index instead of after it."""
+        return "s" + hashlib.sha256(self.key.encode()).hexdigest()[:24]
+
+    @classmethod
+    def parse(cls, subject: str, project: str | None = None) -> "Scope":
+        """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``)."""
+        kind, sep, ident = subject.partition(":")
+        if not sep or not ident:
+            raise ValueError(f"subject {subject!r} is not TYPE:ID (e.g. user:alice)")
+        if kind not in SubjectType.__members__:
+            allowed = "|".join(SubjectType.__members__)
+            raise ValueError(f"unknown subject type {kind!r}: use {allowed}")
+        return cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
+
+    def __str__(self) -> str:
+        text = f"{self.subject_type.value}:{self.subject_id}"
+        return f"{text} (project {self.project_id})" if self.project_id else text
+
+
+class SourceRef(Model):
+    episode_id: str
+    channel: str
+    extractor_version: str
+
+
+class TemporalMeta(Model):
+    """Both time axes. ``expired_at``/``invalid_at`` are derived from invalidation edges as
+    seen at the query's system time; ``invalid_at`` may also be known at creation (a fact with
+    a known end)."""
+
+    created_at: UTCDatetime
+    expired_at: UTCDatetime | None = None
+    valid_at: UTCDatetime | None = None
+    invalid_at: UTCDatetime | None = None
+    last_recalled_at: UTCDatetime | None = None
+    recall_count: int = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "TemporalMeta":
+        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
+            raise ValueError("invalid_at is before valid_at")
+        return self
+
+
+class Triple(Model):
+    """The graph shape of a fact: it links a subject entity to an object entity."""
+
+    subject: Annotated[str, AfterValidator(_clean_text(500))]
+    predicate: Annotated[str, AfterValidator(_clean_text(200))]
+    object: Annotated[str, AfterValidator(_clean_text(500))] | None = None
+    single_valued: bool = False
+
+    def slot(self, scope: "Scope") -> str:
+        """The (scope, subject, predicate) key: a single-valued predicate holds one current
+        object per slot."""
+        key = f"{scope.key}\x1f{normalise(self.subject)}\x1f{normalise(self.predicate)}"
+        return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+class MemoryUnit(Model):
+    id: str = Field(default_factory=new_id)
+    kind: MemoryKind
+    scope: Scope
+    content: Content
+    summary: str | None = None
+    content_hash: str
+    source: SourceRef
+    time: TemporalMeta
+    confidence: Confidence = 1.0
+    labels: tuple[str, ...] = ()
+    triple: Triple | None = None
+
+
+class RecallStats(Model):
+    """The one mutable part of a unit (invariant 3): recall statistics."""
+
+    recalled_at: UTCDatetime
+    increment: Annotated[int, Field(ge=1)] = 1
+
+
+class WriteBatch(Model):
+    """Everything one write commits atomically: new units, the decisions that produced or
+    targeted them, and the invalidation edges those decisions write.
+
+    ``guards`` maps a lock key to the version read before deciding; the commit fails with
+    ``Conflict`` when another writer committed to a guarded key since (optimistic concurrency
+    enforced by the database, so concurrent writers cannot both add the same current fact).
+    """
+
+    units: tuple[MemoryUnit, ...] = ()
+    decisions: tuple["Decision", ...] = ()
+    invalidations: tuple["Invalidation", ...] = ()
+    guards: dict[str, int] = Field(default_factory=dict)
+
+
+class MemoryBlock(Model):
+    """A resident block: always in context, never retrieved."""
+
+    id: str = Field(default_factory=new_id)
+    scope: Scope
+    label: Annotated[str, AfterValidator(_clean_text(100))]
+    value: str
+    token_budget: Annotated[int, Field(gt=0, le=100_000)]
+    writable: bool = True
+    description: str | None = None
+    updated_at: UTCDatetime = Field(default_factory=utcnow)
+
+
+class Episode(Model):
+    """An immutable raw event. Append-only: the same id may only ever hold the same content."""
+
+    id: str = Field(default_factory=new_id)
+    scope: Scope
+    occurred_at: UTCDatetime
+    raw: RawText
+    channel: str = "chat"
+    derived_ids: tuple[str, ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        """What "the same content" means for an episode id."""
+        payload = json.dumps([self.scope.key, self.occurred_at.isoformat(), self.raw, self.channel])
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class Entity(Model):
+    id: str
+    scope: Scope
+    name: str
+    norm: str
+
+
+class Decision(Model):
+    """One policy decision. The reason is mandatory, for NOOP too."""
+
+    id: str = Field(default_factory=new_id)
+    op: Op
+    target_id: str | None = None
+    reason: Reason
+    confidence: Confidence = 1.0
+    policy: str = "rule"
+    decided_at: UTCDatetime = Field(default_factory=utcnow)
+    episode_id: str | None = None
+    scope: Scope
+    produced_id: str | None = None
+    candidate: str | None = None
+
+    @model_validator(mode="after")
+    def _target(self) -> "Decision":
+        if self.op in (Op.UPDATE, Op.DELETE) and not self.target_id:
+            raise ValueError(f"{self.op.value} decision needs a target_id")
+        return self
+
+
+class Invalidation(Model):
+    """An invalidation edge: ``decision_id`` stopped believing ``unit_id`` at ``expired_at``
+    (system time); the fact stopped being true at ``invalid_at`` (world time), or never was
+    (``None``: a retraction)."""
+
+    unit_id: str
+    decision_id: str
+    expired_at: UTCDatetime
+    invalid_at: UTCDatetime | None
+    reason: Reason
+
+
+class Candidate(Model):
+    """What an extractor proposes; the policy decides what becomes of it."""
+
+    kind: MemoryKind = MemoryKind.semantic
+    scope: Scope
+    content: Content
+    valid_at: UTCDatetime | None = None
+    invalid_at: UTCDatetime | None = None
+    labels: tuple[str, ...] = ()
+    confidence: Confidence = 1.0
+    triple: Triple | None = None
+    retract: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Candidate":
+        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
+            raise ValueError("invalid_at is before valid_at")
+        return self
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.content)
+
+
+class WriteContext(Model):
+    episode: Episode
+    is_resident_target: bool = False
+
+
+class UnitFilter(Model):
+    """Which units: every given field must match (``labels``: all of them)."""
+
+    kind: MemoryKind | None = None
+    labels: tuple[str, ...] = ()
+    ids: tuple[str, ...] | None = None
+    content_hashes: tuple[str, ...] | None = None
+    slots: tuple[str, ...] | None = None
+    #: Ignore the visibility rule entirely (erasure, export, history).
+    include_expired: bool = False
+
+
+class Page(Model):
+    offset: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int, Field(gt=0, le=10_000)] = 100
+
+
+class Hit(Model):
+    id: str
+    score: float
+
+
+class AssembleTrace(Model):
+    id: str = Field(default_factory=new_id)
+    scope: Scope
+    query: str
+    resident_ids: tuple[str, ...]
+    recalled_ids: tuple[str, ...]
+    tokens: int
+    created_at: UTCDatetime = Field(default_factory=utcnow)
+
+
+class AsOf(Model):
+    """A point on both time axes: world time ``valid`` (T) and system time ``known`` (S)."""
+
+    valid: UTCDatetime
+    known: UTCDatetime
+
+    @classmethod
+    def now(cls) -> "AsOf":
+        t = utcnow()
+        return cls(valid=t, known=t)
+
+
+def normalise(text: str) -> str:
+    """Normalised text for hashing and entity names: NFKC, case-folded, whitespace collapsed,
+    surrounding punctuation dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(text.split()).strip(" .,;:!?\"'()[]{}")
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(normalise(content).encode()).hexdigest()
+
+
+def entity_id(scope: Scope, name: str) -> str:
+    """Entities are resolved within a scope by normalised name: the id is derived from both,
+    so concurrent writers MERGE onto the same node."""
+    return hashlib.sha256(f"{scope.key}\x1f{normalise(name)}".encode()).hexdigest()[:32]
+
+
+WriteBatch.model_rebuild()
+
+__all__ = [
+    "AsOf",
+    "AssembleTrace",
+    "Candidate",
+    "Decision",
+    "Entity",
+    "Episode",
+    "Hit",
+    "Invalidation",
+    "MemoryBlock",
+    "MemoryKind",
+    "MemoryUnit",
+    "Op",
+    "Page",
+    "RecallStats",
+    "Scope",
+    "SourceRef",
+    "SubjectType",
+    "TemporalMeta",
+    "Triple",
+    "UnitFilter",
+    "WriteBatch",
+    "WriteContext",
+    "content_hash",
+    "entity_id",
+    "new_id",
+    "normalise",
+    "utcnow",
+]

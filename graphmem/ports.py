@@ -1,0 +1,207 @@
+"""The ports: small Protocols the pipelines depend on, each with its written contract.
+
+Adapters (``graphmem.adapters``) implement them on Neo4j and in memory; the contract suite in
+``tests/contract`` runs the same tests against every adapter.
+
+Visibility (design brief §4), used wherever a method takes ``at: AsOf`` (T = ``at.valid``,
+S = ``at.known``)::
+
+    visible(u, T, S) :=  u.created_at <= S
+                     and (u.valid_at is null or u.valid_at <= T)
+                     and (u's own invalid_at is null or T < it)
+                     and no invalidation edge e -> u with e.expired_at <= S
+                                                  and (e.invalid_at is null or e.invalid_at <= T)
+
+A returned unit shows ``expired_at`` = the earliest ``e.expired_at`` among edges with
+``e.expired_at <= S`` and ``invalid_at`` = the earliest of its own end and those edges'
+non-null ``invalid_at``: the unit as the system saw it at S.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Protocol, Sequence, runtime_checkable
+
+from .models import (
+    AsOf,
+    AssembleTrace,
+    Candidate,
+    Decision,
+    Episode,
+    Hit,
+    Invalidation,
+    MemoryBlock,
+    MemoryUnit,
+    Page,
+    RecallStats,
+    Scope,
+    UnitFilter,
+    WriteBatch,
+    WriteContext,
+)
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """The source of truth. Every method is confined to the scope it is given: no id from
+    another scope is ever read, returned, changed or deleted.
+
+    Invariants an adapter must keep:
+    - episodes are append-only: ``put_episode`` with an existing id and the same fingerprint
+      is a no-op; with a different fingerprint it raises ``Conflict``;
+    - a unit's content, kind, scope and times are written once; ``put_unit`` of an existing
+      id raises ``Conflict``; only ``update_unit`` (recall statistics) mutates a unit;
+    - ``invalidate_unit`` and ``commit`` add invalidation edges and never change the target;
+    - ``delete_units`` is the only physical delete of units (erasure, archive purge).
+    """
+
+    def put_episode(self, episode: Episode) -> bool:
+        """Store an episode; True when it is new, False when the identical one existed."""
+        ...
+
+    def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
+
+    def put_unit(self, unit: MemoryUnit) -> str:
+        """Create a unit (and the entities of its triple). Returns its id."""
+        ...
+
+    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
+        """Record a recall: ``last_recalled_at`` = max(old, patch), ``recall_count`` += n.
+        Raises ``NotFound`` when the unit is not in the scope."""
+        ...
+
+    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
+        """Write one invalidation edge from the (stored) decision to the unit.
+        Raises ``NotFound`` when either is missing from the scope."""
+        ...
+
+    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+        """Atomically store units, decisions (linked to their episode, target and product)
+        and invalidation edges, after checking the batch's guards (``Conflict`` when stale).
+        All or nothing."""
+        ...
+
+    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
+        """Current version of each lock key (0 when never written)."""
+        ...
+
+    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
+        """Physically delete the matching units (ignoring visibility) and their edges.
+        Returns how many were deleted."""
+        ...
+
+    def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
+        """The unit as seen at ``at.known`` (None when not visible at ``at``). With ``at`` None,
+        the unit as seen now whether or not it is still visible (history, explain)."""
+        ...
+
+    def list_units(
+        self, scope: Scope, flt: UnitFilter, page: Page = Page(), at: AsOf | None = None
+    ) -> list[MemoryUnit]:
+        """Units matching ``flt`` and visible at ``at`` (now when None; no visibility test when
+        ``flt.include_expired``), ordered by (created_at, id), paged."""
+        ...
+
+    def count_units(self, scope: Scope) -> int: ...
+
+
+@runtime_checkable
+class MemoryIndex(Protocol):
+    """Derived, rebuildable search over units. A candidate generator: it knows nothing of
+    visibility, so superseded units stay findable for as-of queries; callers filter by (T, S).
+
+    - ``search_*`` return at most ``k`` hits of the given scope only, best first, and return
+      ``min(k, matching units in scope)`` hits however many other scopes the database holds;
+    - lexical search treats the query as plain words: no query syntax, never raises on text;
+    - ``upsert`` is idempotent; ``remove`` takes units out of search (erasure, archive) without
+      touching the store.
+    """
+
+    def upsert(self, units: Sequence[MemoryUnit]) -> None: ...
+
+    def remove(self, scope: Scope, unit_ids: Sequence[str]) -> None: ...
+
+    def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
+
+    def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
+
+    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
+        """Recompute every derived entry from the store (one scope, or all); returns the count."""
+        ...
+
+
+class MemoryPolicy(Protocol):
+    """Every "should we" decision. Implementations do no storage I/O and take ``now`` as an
+    argument where time matters, so they are testable with plain tables."""
+
+    name: str
+
+    def should_write(self, candidate: Candidate, ctx: WriteContext) -> tuple[bool, str]:
+        """Gate a candidate: (ok, reason). The reason is stored either way."""
+        ...
+
+    def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
+        """Decide ADD/UPDATE/DELETE/NOOP against visible same-scope same-kind neighbours.
+        A target_id must be one of the neighbours' ids; the reason is never empty."""
+        ...
+
+    def should_archive(self, unit: MemoryUnit, now) -> bool: ...
+
+    def budget_for(self, label: str) -> int:
+        """Token budget of a block label; ``"__recall__"`` is the recall budget."""
+        ...
+
+
+class Embedder(Protocol):
+    """Text to vectors. ``name`` and ``dimension`` are recorded in the database so a model
+    change is detected."""
+
+    name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One L2-normalised vector per text, same order; [] for []. Deterministic."""
+        ...
+
+
+class Extractor(Protocol):
+    """Episode to candidates. ``version`` is recorded on every unit it produces."""
+
+    version: str
+
+    def extract(self, episode: Episode) -> list[Candidate]:
+        """Candidates in the episode's scope. May raise; the episode is already stored."""
+        ...
+
+
+class TokenCounter(Protocol):
+    """Exact token counts for context budgets."""
+
+    def count(self, text: str) -> int: ...
+
+    def truncate(self, text: str, budget: int) -> str:
+        """The longest prefix of ``text`` (at a token boundary) with ``count <= budget``."""
+        ...
+
+
+class AuditLog(Protocol):
+    """Decisions and assembly traces: append-only records you can walk."""
+
+    def list_decisions(
+        self, scope: Scope, episode_id: str | None = None, op: str | None = None, limit: int = 100
+    ) -> list[Decision]: ...
+
+    def put_trace(self, trace: AssembleTrace) -> None: ...
+
+    def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None: ...
+
+
+class BlockStore(Protocol):
+    """Resident blocks, one per (scope, label)."""
+
+    def put_block(self, block: MemoryBlock) -> None: ...
+
+    def get_block(self, scope: Scope, label: str) -> MemoryBlock | None: ...
+
+    def list_blocks(self, scope: Scope) -> list[MemoryBlock]: ...
+
+    def delete_block(self, scope: Scope, label: str) -> bool: ...

@@ -1,0 +1,50 @@
+"""Shared fixtures. Tests on Neo4j use the server named by NEO4J_URI (default: the local one
+that `graphmem db start` / .ci/run starts) and isolate themselves by fresh scopes, so they
+never depend on each other or on an empty database."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from graphmem.adapters.memory import InMemoryStore
+from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.config import Settings
+from graphmem.errors import Unavailable
+from graphmem.models import Scope
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings.from_env(embedder=os.environ.get("GRAPHMEM_EMBEDDER", "hashing"))
+
+
+@pytest.fixture(scope="session")
+def conn(settings: Settings):
+    connection = Neo4jConnection(settings)
+    try:
+        connection.migrate()
+    except Unavailable as exc:  # pragma: no cover - environment problem, not a test result
+        pytest.fail(f"Neo4j is required for these tests: {exc}")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(params=["memory", "neo4j"])
+def store(request):
+    """Every MemoryStore adapter, for the contract suite."""
+    if request.param == "memory":
+        return InMemoryStore()
+    return Neo4jStore(request.getfixturevalue("conn"))
+
+
+def fresh_scope(kind: str = "user", project: str | None = None) -> Scope:
+    return Scope.parse(f"{kind}:{uuid.uuid4().hex[:12]}", project)
+
+
+@pytest.fixture
+def scope() -> Scope:
+    return fresh_scope()

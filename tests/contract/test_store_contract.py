@@ -1,0 +1,137 @@
+"""The MemoryStore contract, run against every adapter (in-memory and Neo4j)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.errors import Conflict, NotFound
+from graphmem.models import AsOf, MemoryKind, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
+from tests.conftest import fresh_scope
+from tests.factories import day, decision, episode, invalidation, unit
+
+
+def at(valid: float, known: float) -> AsOf:
+    return AsOf(valid=day(valid), known=day(known))
+
+
+def test_episode_is_append_only(store, scope):
+    ep = episode(scope, "I moved to Berlin", id=f"ep-{scope.subject_id}")
+    assert store.put_episode(ep) is True
+    assert store.put_episode(ep) is False  # same id, same content: no-op
+    with pytest.raises(Conflict):
+        store.put_episode(episode(scope, "I moved to Paris", id=ep.id))
+    assert store.get_episode(ep.id, scope).raw == "I moved to Berlin"
+    assert store.get_episode(ep.id, fresh_scope()) is None  # never across scopes
+
+
+def test_unit_written_once(store, scope):
+    u = unit(scope, "Alice likes tea")
+    store.put_unit(u)
+    with pytest.raises(Conflict):
+        store.put_unit(u.model_copy(update={"content": "Alice likes coffee"}))
+    assert store.get_unit(u.id, scope).content == "Alice likes tea"
+
+
+def test_invalidation_is_an_edge_and_visibility_follows_both_axes(store, scope):
+    old = unit(scope, "Alice lives in Paris", created=day(0), valid=day(0))
+    new = unit(scope, "Alice lives in Berlin", created=day(10), valid=day(5))
+    store.put_unit(old)
+    dec = decision(scope, Op.UPDATE, target=old.id, at=day(10)).model_copy(update={"produced_id": new.id})
+    store.commit(
+        WriteBatch(units=(new,), decisions=(dec,), invalidations=(invalidation(dec, old.id, day(10), day(5)),)),
+        scope,
+    )
+
+    def visible(t: float, s: float) -> set[str]:
+        return {u.content for u in store.list_units(scope, UnitFilter(), at=at(t, s))}
+
+    assert visible(20, 20) == {"Alice lives in Berlin"}
+    assert visible(3, 20) == {"Alice lives in Paris"}  # as-of before the move
+    assert visible(20, 9) == {"Alice lives in Paris"}  # what we believed before learning it
+    seen_now = store.get_unit(old.id, scope)
+    assert (seen_now.time.expired_at, seen_now.time.invalid_at) == (day(10), day(5))
+    seen_before = store.get_unit(old.id, scope, at(3, 9))
+    assert seen_before.time.expired_at is None and seen_before.time.invalid_at is None
+    assert seen_before.content == "Alice lives in Paris"  # the node itself never changed
+
+
+def test_retraction_hides_the_fact_at_every_world_time(store, scope):
+    u = unit(scope, "Bob is allergic to nuts", created=day(0), valid=day(0))
+    store.put_unit(u)
+    dec = decision(scope, Op.DELETE, target=u.id, at=day(4))
+    store.commit(WriteBatch(decisions=(dec,), invalidations=(invalidation(dec, u.id, day(4), None),)), scope)
+    assert store.list_units(scope, UnitFilter(), at=at(1, 5)) == []
+    assert [x.id for x in store.list_units(scope, UnitFilter(), at=at(1, 3))] == [u.id]
+
+
+def test_known_end_is_part_of_the_unit(store, scope):
+    store.put_unit(unit(scope, "Lease runs until day 30", created=day(0), valid=day(0), invalid=day(30)))
+    assert len(store.list_units(scope, UnitFilter(), at=at(29, 40))) == 1
+    assert store.list_units(scope, UnitFilter(), at=at(30, 40)) == []
+
+
+def test_scope_isolation_and_filters(store):
+    alice, bob = fresh_scope(), fresh_scope()
+    shared = fresh_scope("shared")
+    for s in (alice, bob, shared):
+        store.put_unit(unit(s, "The office is in Lisbon", labels=("work",)))
+    store.put_unit(unit(alice, "Rule: answer briefly", kind=MemoryKind.procedural))
+    assert [u.scope for u in store.list_units(alice, UnitFilter())] == [alice, alice]
+    assert len(store.list_units(alice, UnitFilter(kind=MemoryKind.procedural))) == 1
+    assert len(store.list_units(alice, UnitFilter(labels=("work",)))) == 1
+    bob_unit = store.list_units(bob, UnitFilter())[0]
+    assert store.get_unit(bob_unit.id, alice) is None
+    assert store.list_units(alice, UnitFilter(ids=(bob_unit.id,))) == []
+    with pytest.raises(NotFound):
+        store.update_unit(bob_unit.id, alice, RecallStats(recalled_at=day(1)))
+    assert store.delete_units(alice, UnitFilter(ids=(bob_unit.id,))) == 0
+    assert store.count_units(bob) == 1
+
+
+def test_cross_scope_invalidation_is_refused(store):
+    alice, bob = fresh_scope(), fresh_scope()
+    target = unit(bob, "Bob's fact")
+    store.put_unit(target)
+    dec = decision(alice, Op.DELETE, target=target.id)
+    with pytest.raises(NotFound):
+        store.commit(WriteBatch(decisions=(dec,), invalidations=(invalidation(dec, target.id, day(1), None),)), alice)
+    assert len(store.list_units(bob, UnitFilter())) == 1
+
+
+def test_filters_by_hash_and_slot_and_paging(store, scope):
+    triple = Triple(subject="Alice", predicate="lives_in", object="Paris", single_valued=True)
+    a = unit(scope, "Alice lives in Paris", triple=triple, created=day(1))
+    b = unit(scope, "Alice likes jazz", created=day(2))
+    store.put_unit(a)
+    store.put_unit(b)
+    assert [u.id for u in store.list_units(scope, UnitFilter(content_hashes=(b.content_hash,)))] == [b.id]
+    found = store.list_units(scope, UnitFilter(slots=(triple.slot(scope),)))
+    assert [u.id for u in found] == [a.id] and found[0].triple == triple
+    assert [u.id for u in store.list_units(scope, UnitFilter(), Page(offset=1, limit=1))] == [b.id]
+
+
+def test_recall_stats_are_the_only_mutation(store, scope):
+    u = unit(scope, "Alice likes tea")
+    store.put_unit(u)
+    store.update_unit(u.id, scope, RecallStats(recalled_at=day(3)))
+    store.update_unit(u.id, scope, RecallStats(recalled_at=day(2)))
+    seen = store.get_unit(u.id, scope)
+    assert (seen.time.recall_count, seen.time.last_recalled_at) == (2, day(3))
+
+
+def test_guards_detect_a_concurrent_writer(store, scope):
+    key = f"slot:{scope.subject_id}"
+    version = store.guard_versions(scope, [key])[key]
+    store.commit(WriteBatch(units=(unit(scope, "first"),), guards={key: version}), scope)
+    with pytest.raises(Conflict):  # a second writer that read the same version loses
+        store.commit(WriteBatch(units=(unit(scope, "second"),), guards={key: version}), scope)
+    assert [u.content for u in store.list_units(scope, UnitFilter())] == ["first"]  # all or nothing
+
+
+def test_delete_units_is_physical_and_scoped(store, scope):
+    keep, drop = unit(scope, "keep", kind=MemoryKind.episodic), unit(scope, "drop")
+    store.put_unit(keep)
+    store.put_unit(drop)
+    assert store.delete_units(scope, UnitFilter(kind=MemoryKind.semantic)) == 1
+    assert store.get_unit(drop.id, scope) is None
+    assert [u.id for u in store.list_units(scope, UnitFilter(include_expired=True))] == [keep.id]
