@@ -209,20 +209,52 @@ class MemoryBlock(Model):
     updated_at: UTCDatetime = Field(default_factory=utcnow)
 
 
+class Fact(Model):
+    """A structured fact given with an episode (CLI.md episode lines)."""
+
+    subject: Annotated[str, AfterValidator(_clean_text(500))]
+    predicate: Annotated[str, AfterValidator(_clean_text(200))]
+    object: Annotated[str, AfterValidator(_clean_text(500))] | None = None
+    content: Content | None = None
+    kind: "MemoryKind" = MemoryKind.semantic
+    valid_at: UTCDatetime | None = None
+    invalid_at: UTCDatetime | None = None
+    single_valued: bool = False
+    op: Literal["assert", "retract"] = "assert"
+    labels: tuple[str, ...] = ()
+    confidence: Confidence = 1.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Fact":
+        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
+            raise ValueError("invalid_at is before valid_at")
+        return self
+
+    def text(self) -> str:
+        """The fact as one sentence: its content, else subject, predicate and object."""
+        if self.content:
+            return self.content
+        words = [self.subject, self.predicate.replace("_", " "), self.object or ""]
+        return " ".join(w for w in words if w)
+
+
 class Episode(Model):
-    """An immutable raw event. Append-only: the same id may only ever hold the same content."""
+    """An immutable raw event. Append-only: the same id may only ever hold the same content.
+    ``facts`` are structured facts that came with it (the raw event's structured part)."""
 
     id: str = Field(default_factory=new_id)
     scope: Scope
     occurred_at: UTCDatetime
     raw: RawText
     channel: str = "chat"
+    facts: tuple[Fact, ...] = ()
     derived_ids: tuple[str, ...] = ()
 
     @property
     def fingerprint(self) -> str:
         """What "the same content" means for an episode id."""
-        payload = json.dumps([self.scope.key, self.occurred_at.isoformat(), self.raw, self.channel])
+        facts = [f.model_dump(mode="json") for f in self.facts]
+        payload = json.dumps([self.scope.key, self.occurred_at.isoformat(), self.raw, self.channel, facts])
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -246,6 +278,9 @@ class Decision(Model):
     episode_id: str | None = None
     scope: Scope
     produced_id: str | None = None
+    #: UPDATE: when the target stopped being true in the world. ADD: a known end for the new
+    #: unit, e.g. an out-of-order fact bounded by the newer fact named in ``target_id``.
+    invalid_at: UTCDatetime | None = None
     candidate: str | None = None
 
     @model_validator(mode="after")
@@ -366,6 +401,7 @@ __all__ = [
     "Decision",
     "Entity",
     "Episode",
+    "Fact",
     "Hit",
     "Invalidation",
     "MemoryBlock",

@@ -60,6 +60,10 @@ class MemoryStore(Protocol):
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
 
+    def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
+        """The ids among ``ids`` whose candidates already have stored decisions."""
+        ...
+
     def put_unit(self, unit: MemoryUnit) -> str:
         """Create a unit (and the entities of its triple). Returns its id."""
         ...
@@ -103,6 +107,16 @@ class MemoryStore(Protocol):
 
     def count_units(self, scope: Scope) -> int: ...
 
+    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
+        """One hop of a graph walk: for each unit and each of its entities, rows
+        ``{source: unit id, via: entity name, next: [ids of up to fanout other units about
+        that entity]}``. No visibility test: the caller applies it."""
+        ...
+
+    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
+        """Rows ``{via, ids}``: up to ``fanout`` ids of units about each entity."""
+        ...
+
 
 @runtime_checkable
 class MemoryIndex(Protocol):
@@ -123,6 +137,10 @@ class MemoryIndex(Protocol):
     def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
 
     def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
+
+    def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
+        """Entities of the scope whose names the query mentions, best first."""
+        ...
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
         """Recompute every derived entry from the store (one scope, or all); returns the count."""

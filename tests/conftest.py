@@ -48,3 +48,41 @@ def fresh_scope(kind: str = "user", project: str | None = None) -> Scope:
 @pytest.fixture
 def scope() -> Scope:
     return fresh_scope()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from graphmem.embed import HashingEmbedder
+
+    return HashingEmbedder()
+
+
+@pytest.fixture(params=["memory", "neo4j"])
+def store_and_index(request, embedder):
+    """A (store, index) pair of each adapter family, for the index contract suite."""
+    from graphmem.adapters.memory import InMemoryIndex
+    from graphmem.adapters.neo4j_index import Neo4jIndex
+
+    if request.param == "memory":
+        store = InMemoryStore()
+        return store, InMemoryIndex(store, embedder)
+    conn = request.getfixturevalue("conn")
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    return Neo4jStore(conn), index
+
+
+@pytest.fixture(params=["memory", "neo4j"])
+def mem(request, embedder):
+    """A GraphMem over each adapter family (hashing embedder: fast, deterministic)."""
+    from graphmem import GraphMem
+    from graphmem.adapters.memory import InMemoryIndex
+    from graphmem.adapters.neo4j_index import Neo4jIndex
+
+    if request.param == "memory":
+        store = InMemoryStore()
+        return GraphMem(store, InMemoryIndex(store, embedder))
+    conn = request.getfixturevalue("conn")
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    return GraphMem(Neo4jStore(conn), index)

@@ -4,4 +4,4 @@
 MATCH (e:Episode {id: $id}) WHERE e.scope = $scope
 OPTIONAL MATCH (e)-[:DERIVED]->(u:Unit)
 WITH e, u ORDER BY u.created_at, u.id
-RETURN e {.id, .occurred_at, .raw, .channel} AS episode, collect(u.id) AS derived_ids
+RETURN e {.id, .occurred_at, .raw, .channel, .facts} AS episode, collect(u.id) AS derived_ids

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,9 +13,12 @@ from typing import Iterable
 from ..errors import Conflict, NotFound
 from ..models import (
     AsOf,
+    AssembleTrace,
     Decision,
     Episode,
+    Hit,
     Invalidation,
+    MemoryBlock,
     MemoryUnit,
     Page,
     RecallStats,
@@ -21,6 +26,7 @@ from ..models import (
     TemporalMeta,
     UnitFilter,
     WriteBatch,
+    entity_id,
 )
 
 
@@ -36,6 +42,8 @@ class _State:
     decisions: dict[str, Decision] = field(default_factory=dict)
     edges: list[Invalidation] = field(default_factory=list)
     guards: dict[str, int] = field(default_factory=dict)
+    traces: dict[str, AssembleTrace] = field(default_factory=dict)
+    blocks: dict[tuple[str, str], MemoryBlock] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -65,6 +73,11 @@ class InMemoryStore:
                 key=lambda u: (u.time.created_at, u.id),
             )
             return episode.model_copy(update={"derived_ids": tuple(u.id for u in derived)})
+
+    def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
+        with self._lock:
+            decided = {d.episode_id for d in self._state.decisions.values() if d.scope == scope}
+            return {i for i in ids if i in decided}
 
     def put_unit(self, unit: MemoryUnit) -> str:
         self.commit(WriteBatch(units=(unit,)), unit.scope)
@@ -161,6 +174,90 @@ class InMemoryStore:
         with self._lock:
             return sum(1 for u in self._state.units.values() if u.scope == scope)
 
+    def invalidations(self, unit_id: str, scope: Scope) -> dict[str, list[dict]]:
+        with self._lock:
+            decisions = self._state.decisions
+            incoming = [
+                {"decision_id": e.decision_id, "op": decisions[e.decision_id].op.value,
+                 "produced_id": decisions[e.decision_id].produced_id, "expired_at": e.expired_at,
+                 "invalid_at": e.invalid_at, "reason": e.reason}
+                for e in self._state.edges if e.unit_id == unit_id and decisions[e.decision_id].scope == scope
+            ]
+            producers = {d.id for d in decisions.values() if d.produced_id == unit_id and d.scope == scope}
+            outgoing = [
+                {"unit_id": e.unit_id, "content": self._state.units[e.unit_id].content,
+                 "expired_at": e.expired_at, "invalid_at": e.invalid_at, "reason": e.reason}
+                for e in self._state.edges if e.decision_id in producers and e.unit_id in self._state.units
+            ]
+            return {"incoming": incoming, "outgoing": outgoing}
+
+    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
+        with self._lock:
+            units = [u for u in self._state.units.values() if u.scope == scope and u.triple]
+
+            def names(u: MemoryUnit) -> list[str]:
+                return [n for n in (u.triple.subject, u.triple.object) if n]
+
+            rows = []
+            for uid in unit_ids:
+                source = self._state.units.get(uid)
+                if source is None or source.scope != scope or source.triple is None:
+                    continue
+                for name in names(source):
+                    eid = entity_id(scope, name)
+                    nxt = [u.id for u in units if u.id != uid and eid in {entity_id(scope, n) for n in names(u)}]
+                    rows.append({"source": uid, "via": name, "next": nxt[:fanout]})
+            return rows
+
+    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
+        with self._lock:
+            rows = []
+            for eid in entity_ids:
+                ids = [u.id for u in self._state.units.values() if u.scope == scope and u.triple
+                       and eid in {entity_id(scope, n) for n in (u.triple.subject, u.triple.object) if n}]
+                rows.append({"via": eid, "ids": ids[:fanout]})
+            return rows
+
+    # -- audit and blocks -----------------------------------------------------------------
+    def list_decisions(self, scope, episode_id=None, op=None, unit_id=None, limit=100) -> list[Decision]:
+        with self._lock:
+            hit_units = {e.decision_id for e in self._state.edges if e.unit_id == unit_id}
+            found = [
+                d for d in self._state.decisions.values()
+                if d.scope == scope
+                and (episode_id is None or d.episode_id == episode_id)
+                and (op is None or d.op.value == op)
+                and (unit_id is None or unit_id in (d.target_id, d.produced_id) or d.id in hit_units)
+            ]
+        found.sort(key=lambda d: (-d.decided_at.timestamp(), d.id))
+        return found[:limit]
+
+    def put_trace(self, trace: AssembleTrace, scores=()) -> None:
+        with self._lock:
+            self._state.traces[trace.id] = trace
+
+    def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None:
+        trace = self._state.traces.get(trace_id)
+        return trace if trace is not None and trace.scope == scope else None
+
+    def put_block(self, block: MemoryBlock) -> None:
+        with self._lock:
+            existing = self._state.blocks.get((block.scope.key, block.label))
+            keep_id = {"id": existing.id} if existing else {}
+            self._state.blocks[(block.scope.key, block.label)] = block.model_copy(update=keep_id)
+
+    def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
+        with self._lock:
+            found = [b for (k, l), b in self._state.blocks.items() if k == scope.key and label in (None, l)]
+        return sorted(found, key=lambda b: b.label)
+
+    def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:
+        return self._state.blocks.get((scope.key, label))
+
+    def delete_block(self, scope: Scope, label: str) -> bool:
+        with self._lock:
+            return self._state.blocks.pop((scope.key, label), None) is not None
+
     # -- helpers --------------------------------------------------------------------------
     def _matching(self, scope: Scope, flt: UnitFilter) -> list[MemoryUnit]:
         def ok(u: MemoryUnit) -> bool:
@@ -184,3 +281,75 @@ class InMemoryStore:
             and (t.invalid_at is None or at.valid < t.invalid_at)
             and not any(e.invalid_at is None or e.invalid_at <= at.valid for e in edges)
         )
+
+
+class InMemoryIndex:
+    """MemoryIndex over an ``InMemoryStore``: exact cosine and a plain BM25, per scope."""
+
+    def __init__(self, store: InMemoryStore, embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+        self._vectors: dict[str, tuple[Scope, list[float], list[str]]] = {}
+
+    def upsert(self, units) -> None:
+        vectors = self.embedder.embed([u.content for u in units])
+        for u, v in zip(units, vectors):
+            self._vectors[u.id] = (u.scope, v, _words(u.content))
+
+    def remove(self, scope: Scope, unit_ids) -> None:
+        for uid in unit_ids:
+            if uid in self._vectors and self._vectors[uid][0] == scope:
+                del self._vectors[uid]
+
+    def _scoped(self, scope: Scope):
+        return [(uid, v, w) for uid, (s, v, w) in self._vectors.items() if s == scope]
+
+    def search_semantic(self, query: str, scope: Scope, k: int):
+        q = self.embedder.embed([query])[0]
+        scored = [(uid, (1 + sum(a * b for a, b in zip(q, v))) / 2) for uid, v, _ in self._scoped(scope)]
+        return _top(scored, k)
+
+    def search_lexical(self, query: str, scope: Scope, k: int):
+        terms = set(_words(query))
+        docs = self._scoped(scope)
+        if not terms or not docs:
+            return []
+        avg = sum(len(w) for _, _, w in docs) / len(docs)
+        df = {t: sum(1 for _, _, w in docs if t in w) for t in terms}
+        scored = []
+        for uid, _, words in docs:
+            score = 0.0
+            for t in terms:
+                tf = words.count(t)
+                if tf:
+                    idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(words) / avg))
+            if score > 0:
+                scored.append((uid, score))
+        return _top(scored, k)
+
+    def search_entities(self, query: str, scope: Scope, k: int):
+        """Entities of the scope whose name words all occur in the query."""
+        words = set(_words(query))
+        names = {n for u in self.store._state.units.values() if u.scope == scope and u.triple
+                 for n in (u.triple.subject, u.triple.object) if n}
+        found = [entity_id(scope, n) for n in sorted(names) if set(_words(n)) <= words]
+        return [Hit(id=e, score=1.0) for e in found[:k]]
+
+    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
+        units = [
+            u
+            for u in self.store._state.units.values()
+            if scope is None or u.scope == scope
+        ]
+        self.upsert(units)
+        return len(units)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"\w+", text)]
+
+
+def _top(scored, k: int):
+    scored.sort(key=lambda p: (-p[1], p[0]))
+    return [Hit(id=uid, score=score) for uid, score in scored[:k]]

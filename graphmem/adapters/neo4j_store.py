@@ -12,8 +12,9 @@ recall statistics; invalidation is an edge from the decision that made it.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
@@ -21,9 +22,12 @@ from neo4j.time import DateTime
 from ..errors import Conflict, NotFound
 from ..models import (
     AsOf,
+    AssembleTrace,
     Decision,
     Episode,
+    Fact,
     Invalidation,
+    MemoryBlock,
     MemoryKind,
     MemoryUnit,
     Page,
@@ -177,6 +181,7 @@ class Neo4jStore:
             "occurred_at": episode.occurred_at,
             "raw": episode.raw,
             "channel": episode.channel,
+            "facts": json.dumps([f.model_dump(mode="json") for f in episode.facts]),
             "fingerprint": episode.fingerprint,
         }
         row = self.conn.write(
@@ -197,8 +202,13 @@ class Neo4jStore:
             occurred_at=to_datetime(e["occurred_at"]),
             raw=e["raw"],
             channel=e["channel"],
+            facts=tuple(Fact.model_validate(f) for f in json.loads(e["facts"] or "[]")),
             derived_ids=tuple(rows[0]["derived_ids"]),
         )
+
+    def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
+        rows = self.conn.read("store/processed_episodes", ids=list(ids), scope=scope.key)
+        return {r["id"] for r in rows}
 
     # -- writes ---------------------------------------------------------------------------
     def put_unit(self, unit: MemoryUnit) -> str:
@@ -301,3 +311,76 @@ class Neo4jStore:
 
     def count_units(self, scope: Scope) -> int:
         return self.conn.read("store/count_units", scope=scope.key)[0]["n"]
+
+    def invalidations(self, unit_id: str, scope: Scope) -> dict[str, list[dict]]:
+        rows = self.conn.read("audit/invalidations", id=unit_id, scope=scope.key)
+        if not rows:
+            return {"incoming": [], "outgoing": []}
+        return {k: [_native(x) for x in rows[0][k]] for k in ("incoming", "outgoing")}
+
+    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict[str, Any]]:
+        """One hop of the graph walk: ``{source, via, next}`` rows (see recall/expand.cypher)."""
+        return self.conn.read("recall/expand", unit_ids=unit_ids, scope=scope.key, fanout=fanout)
+
+    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict[str, Any]]:
+        """Ids of up to ``fanout`` units about each entity: ``{via, ids}`` rows."""
+        return self.conn.read("recall/units_about", entity_ids=entity_ids, scope=scope.key, fanout=fanout)
+
+    # -- audit ----------------------------------------------------------------------------
+    def list_decisions(
+        self, scope: Scope, episode_id: str | None = None, op: str | None = None,
+        unit_id: str | None = None, limit: int = 100,
+    ) -> list[Decision]:
+        rows = self.conn.read(
+            "audit/list_decisions", scope=scope.key, episode_id=episode_id, op=op, unit_id=unit_id, limit=limit
+        )
+        return [_decision(r["decision"], scope) for r in rows]
+
+    def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
+        props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope"})}
+        props["resident_ids"], props["recalled_ids"] = list(trace.resident_ids), list(trace.recalled_ids)
+        recalled = [
+            {"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
+            for rank, uid in enumerate(trace.recalled_ids)
+        ]
+        self.conn.write("audit/put_trace", props=props, resident=list(trace.resident_ids),
+                        recalled=recalled, scope=trace.scope.key)
+
+    def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None:
+        rows = self.conn.read("audit/get_trace", id=trace_id, scope=scope.key)
+        if not rows:
+            return None
+        t = _native(rows[0]["trace"])
+        fields = {k: t[k] for k in ("id", "query", "resident_ids", "recalled_ids", "tokens", "created_at")}
+        return AssembleTrace(scope=scope, **fields)
+
+    # -- blocks ---------------------------------------------------------------------------
+    def put_block(self, block: MemoryBlock) -> None:
+        props = {**scope_props(block.scope), **block.model_dump(exclude={"scope", "id"})}
+        self.conn.write("blocks/put_block", scope=block.scope.key, label=block.label, id=block.id, props=props)
+
+    def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
+        rows = self.conn.read("blocks/list_blocks", scope=scope.key, label=label)
+        fields = set(MemoryBlock.model_fields) - {"scope"}
+        return [MemoryBlock(scope=scope, **{k: v for k, v in _native(r["block"]).items() if k in fields}) for r in rows]
+
+    def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:
+        found = self.list_blocks(scope, label)
+        return found[0] if found else None
+
+    def delete_block(self, scope: Scope, label: str) -> bool:
+        return self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0
+
+
+def _native(value: Any) -> Any:
+    """Driver temporal values to Python datetimes, recursively."""
+    if isinstance(value, dict):
+        return {k: _native(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    return to_datetime(value) if isinstance(value, DateTime) else value
+
+
+def _decision(props: dict[str, Any], scope: Scope) -> Decision:
+    fields = set(Decision.model_fields) - {"scope"}
+    return Decision(scope=scope, **{k: v for k, v in _native(props).items() if k in fields})

@@ -1,0 +1,7 @@
+// mode: read
+// params: scope, after, limit
+// Entities to (re)index, in id order, one page after `after`.
+MATCH (e:Entity)
+WHERE ($scope IS NULL OR e.scope = $scope) AND e.id > $after
+RETURN e.id AS id, e.name AS name
+ORDER BY id LIMIT $limit

@@ -1,0 +1,194 @@
+"""``GraphMem``: the one entry point an agent developer needs.
+
+    from graphmem import GraphMem
+
+    with GraphMem.connect() as mem:                       # local Neo4j, offline embedder
+        mem.remember("I moved to Berlin last month.", subject="user:alice")
+        for hit in mem.recall("where does alice live?", subject="user:alice"):
+            print(hit.unit.content, hit.score)
+        context = mem.assemble("plan my weekend", subject="user:alice").text
+
+It is synchronous: every call is a handful of Neo4j round trips and the CLI, benchmarks and
+MCP tools are synchronous too; an async facade would add a second code path to keep correct.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from .adapters.neo4j_driver import Neo4jConnection
+from .adapters.neo4j_index import Neo4jIndex
+from .adapters.neo4j_store import Neo4jStore
+from .config import Settings
+from .embed import make_embedder
+from .errors import InvalidInput, NotFound
+from .extract import FactsExtractor, NoneExtractor
+from .extract.rule import RuleExtractor
+from .models import AsOf, Episode, Fact, MemoryKind, Page, Scope, UnitFilter, normalise, utcnow
+from .pipelines.assemble import Assembler, Assembly, Blocks
+from .pipelines.recall import Recaller, RecallHit
+from .pipelines.write import WritePipeline, WriteReport
+from .policy import BasePolicy, PolicyConfig
+from .policy.rule import RulePolicy
+from .tokens import TiktokenCounter
+
+SubjectLike = str | Scope
+
+
+def as_scope(subject: SubjectLike, project: str | None = None) -> Scope:
+    if isinstance(subject, Scope):
+        return subject
+    try:
+        return Scope.parse(subject, project)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
+def point_in_time(valid: datetime | None = None, known: datetime | None = None) -> AsOf:
+    """(T, S) from optional aware datetimes; both default to now."""
+    now = utcnow()
+    for value in (valid, known):
+        if value is not None and value.tzinfo is None:
+            raise InvalidInput("naive datetime: give a timezone (e.g. datetime(..., tzinfo=timezone.utc))")
+    return AsOf(valid=valid or now, known=known or now)
+
+
+class GraphMem:
+    """Temporal memory for one process: write, recall, assemble, audit."""
+
+    def __init__(self, store, index, policy: BasePolicy | None = None, settings: Settings | None = None,
+                 extractors: dict | None = None, shared: Scope | None = None):
+        self.settings = settings or Settings()
+        self.store = store
+        self.index = index
+        self.policy = policy or RulePolicy(PolicyConfig())
+        self.counter = TiktokenCounter()
+        self.extractors = extractors or {
+            "facts": FactsExtractor(),
+            "rule": RuleExtractor(),
+            "none": NoneExtractor(),
+        }
+        self.writer = WritePipeline(store, index, self.policy, self.extractors)
+        self.recaller = Recaller(store, index)
+        self.assembler = Assembler(store, self.recaller, self.policy, self.counter)
+        self.blocks = Blocks(store, self.counter)
+        self.shared = shared or Scope.parse("shared:global")
+        self._conn: Neo4jConnection | None = None
+
+    @classmethod
+    def connect(cls, settings: Settings | None = None, migrate: bool = True, **kwargs) -> "GraphMem":
+        """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
+        migrations, and check the index was built with this embedder."""
+        settings = settings or Settings.from_env()
+        conn = Neo4jConnection(settings)
+        try:
+            if migrate:
+                conn.migrate()
+            index = Neo4jIndex(conn, make_embedder(settings))
+            index.ensure()
+        except Exception:
+            conn.close()
+            raise
+        mem = cls(Neo4jStore(conn), index, settings=settings, **kwargs)
+        mem._conn = conn
+        return mem
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+    def __enter__(self) -> "GraphMem":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def scopes(self, subject: SubjectLike, project: str | None, include_shared: bool) -> list[Scope]:
+        scope = as_scope(subject, project)
+        return [scope, self.shared] if include_shared and scope != self.shared else [scope]
+
+    # -- write ----------------------------------------------------------------------------
+    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None) -> WriteReport:
+        """Write episodes, batched per scope in arrival order."""
+        if extractor is not None and extractor not in self.extractors:
+            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+        report, batch = WriteReport(), []
+        for episode in episodes:
+            if batch and batch[0].scope != episode.scope:
+                report.merge(self.writer.write(batch, extractor))
+                batch = []
+            batch.append(episode)
+        if batch:
+            report.merge(self.writer.write(batch, extractor))
+        return report
+
+    def remember(self, text: str, subject: SubjectLike, at: datetime | None = None, channel: str = "chat",
+                 facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
+                 episode_id: str | None = None) -> WriteReport:
+        """Store one episode (text and optional structured facts) and what it teaches."""
+        if at is not None and at.tzinfo is None:
+            raise InvalidInput("naive datetime: give a timezone")
+        extra = {"id": episode_id} if episode_id else {}
+        episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
+                          channel=channel, facts=tuple(facts), **extra)
+        return self.ingest([episode], extractor)
+
+    # -- read -----------------------------------------------------------------------------
+    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: datetime | None = None,
+               known_at: datetime | None = None, hops: int = 0, kinds: Sequence[MemoryKind] = (),
+               include_shared: bool = False, project: str | None = None, mode: str = "hybrid") -> list[RecallHit]:
+        """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities."""
+        if not 0 <= hops <= 3:
+            raise InvalidInput("hops must be between 0 and 3")
+        if not 1 <= k <= 1000:
+            raise InvalidInput("k must be between 1 and 1000")
+        at = point_in_time(as_of, known_at)
+        return self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode)
+
+    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: datetime | None = None,
+                 known_at: datetime | None = None, include_shared: bool = False, project: str | None = None,
+                 hops: int = 0) -> Assembly:
+        """Resident blocks plus recalled units within the recall budget; the trace is stored."""
+        at = point_in_time(as_of, known_at)
+        return self.assembler.assemble(query, self.scopes(subject, project, include_shared), at, budget, hops=hops)
+
+    def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
+        """Provenance of a unit: its episode, extractor version, decisions and invalidations."""
+        scope = as_scope(subject, project)
+        unit = self.store.get_unit(unit_id, scope)
+        if unit is None:
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
+        episode = self.store.get_episode(unit.source.episode_id, scope)
+        return {
+            "unit": unit,
+            "episode": episode,
+            "decisions": self.store.list_decisions(scope, unit_id=unit_id),
+            **self.store.invalidations(unit_id, scope),
+        }
+
+    def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
+                project: str | None = None, known_at: datetime | None = None) -> list[dict]:
+        """The bi-temporal timeline of an entity's facts, or of one unit and the units its
+        decision superseded, as the system saw it at ``known_at`` (default now): each entry is
+        a unit (valid_at/invalid_at on the world axis, created_at/expired_at on the system
+        axis) with the decisions that shaped it, in world-time order."""
+        scope = as_scope(subject, project)
+        at = point_in_time(None, known_at)
+        if unit_id:
+            ids = [unit_id] + [o["unit_id"] for o in self.store.invalidations(unit_id, scope)["outgoing"]]
+            flt = UnitFilter(ids=tuple(ids), include_expired=True)
+        elif entity:
+            flt = UnitFilter(include_expired=True)
+        else:
+            raise InvalidInput("history needs a unit id or an entity name")
+        name = normalise(entity or "")
+        units = [
+            u for u in self.store.list_units(scope, flt, Page(limit=10_000), at)
+            if u.time.created_at <= at.known
+            and (unit_id or (u.triple and name in (normalise(u.triple.subject), normalise(u.triple.object or ""))))
+        ]
+        if unit_id and not units:
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
+        units.sort(key=lambda u: (u.time.valid_at or u.time.created_at, u.time.created_at))
+        return [{"unit": u, "decisions": self.store.list_decisions(scope, unit_id=u.id)} for u in units]

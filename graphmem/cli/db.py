@@ -1,0 +1,120 @@
+"""`graphmem db start|stop|status`: the local Neo4j server, a thin layer over LocalNeo4j.
+
+Results go to stdout (one line, or JSON with --json); progress and errors go to stderr, so
+`graphmem db status --json | jq` always sees clean JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from pydantic import ValidationError
+
+from graphmem.config import DEFAULT_BOLT_PORT
+from graphmem.errors import GraphMemError, InvalidInput
+from graphmem.server.local import LocalNeo4j, Status
+
+app = typer.Typer(
+    help="The local Neo4j Community server (provisioned on first start).",
+    no_args_is_help=True,
+)
+
+PortOpt = Annotated[
+    int,
+    typer.Option("--port", envvar="GRAPHMEM_NEO4J_PORT", min=1, max=65535, help="Bolt port on 127.0.0.1."),
+]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--home",
+        envvar="GRAPHMEM_HOME",
+        file_okay=False,
+        help="Where the jars and instances live [default: ~/.cache/graphmem].",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the status as JSON.")]
+
+
+def _server(port: int, home: Path | None, **sizes: str) -> LocalNeo4j:
+    fields: dict[str, object] = {"port": port, **sizes}
+    if home is not None:
+        fields["home"] = home
+    try:
+        return LocalNeo4j(**fields)
+    except ValidationError as exc:
+        # Report pydantic's complaint as the one-line InvalidInput it is (exit code 2).
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        _fail(InvalidInput(f"--{where}: {first['msg']}"))
+
+
+def _fail(exc: GraphMemError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(exc.exit_code) from None
+
+
+def _print(status: Status, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(status.model_dump()))
+    elif status.running:
+        typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid})")
+    else:
+        typer.echo(f"Neo4j {status.version} not running ({status.uri})")
+
+
+@app.command()
+def start(
+    port: PortOpt = DEFAULT_BOLT_PORT,
+    home: HomeOpt = None,
+    heap: Annotated[str, typer.Option("--heap", help="JVM heap, e.g. 2g.")] = "2g",
+    pagecache: Annotated[str, typer.Option("--pagecache", help="Page cache, e.g. 1g.")] = "1g",
+    as_json: JsonOpt = False,
+) -> None:
+    """Start the server (downloading Neo4j from Maven Central on first use) and wait for Bolt."""
+    server = _server(port, home, heap=heap, pagecache=pagecache)
+    try:
+        before = server.status()
+        if not before.running:
+            if not server.provisioned:
+                typer.echo(
+                    f"first start: provisioning Neo4j {server.version} into {server.dist_dir} "
+                    "(Maven downloads ~125 MB; about a minute)...",
+                    err=True,
+                )
+            typer.echo(f"starting Neo4j on {server.uri} (logs: {server.console_log})...", err=True)
+        began = time.monotonic()
+        status = server.start()
+        if not before.running:
+            typer.echo(f"started in {time.monotonic() - began:.1f} s", err=True)
+    except GraphMemError as exc:
+        _fail(exc)
+    _print(status, as_json)
+
+
+@app.command()
+def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """Stop the server (SIGTERM, then SIGKILL after 60 s). Not running is not an error."""
+    server = _server(port, home)
+    try:
+        stopped = server.stop()
+    except GraphMemError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps({"stopped": stopped, "uri": server.uri}))
+    else:
+        typer.echo(f"stopped Neo4j at {server.uri}" if stopped else f"Neo4j was not running ({server.uri})")
+
+
+@app.command()
+def status(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonOpt = False) -> None:
+    """Whether the server runs: {"running", "uri", "version", "pid"} with --json."""
+    server = _server(port, home)
+    try:
+        current = server.status()
+    except GraphMemError as exc:
+        _fail(exc)
+    _print(current, as_json)

@@ -1,0 +1,71 @@
+"""Rule extractor: common English fact patterns, no LLM.
+
+Each sentence of the episode is matched against the patterns below; a match becomes a semantic
+candidate with a (subject, predicate, object) triple, so the policy can supersede it and recall
+can walk it. ``I``/``my`` resolve to the scope's subject id.
+
+Limits (by design, documented in the README): English only; one fact per sentence; no
+coreference beyond I/me/my ("he", "she", "they" are kept as written); negation is understood
+only in the "no longer / not ... anymore" retraction forms; anything unmatched is not lost: an
+episode with no matching sentence becomes one episodic unit, as with ``--extractor none``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import Candidate, Episode, MemoryKind, Triple
+from . import NoneExtractor
+
+_NAME = r"(?P<s>I|[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+_OBJ = r"(?P<o>[\w'-]+(?: [\w'-]+){0,5}?)"
+_END = r"\s*(?:now|today|recently|last \w+|this \w+|again)?\s*[.!]?$"
+
+#: (pattern, predicate, single_valued, retract)
+PATTERNS: list[tuple[re.Pattern[str], str, bool, bool]] = [
+    (re.compile(rf"^{_NAME} (?:no longer|don't|doesn't|do not|does not) (?:live|lives) in {_OBJ}(?: anymore)?{_END}", re.I), "lives_in", True, True),
+    (re.compile(rf"^{_NAME} (?:(?:have |has )?moved|relocated) to {_OBJ}{_END}", re.I), "lives_in", True, False),
+    (re.compile(rf"^{_NAME} (?:live|lives|am living|is living) in {_OBJ}{_END}", re.I), "lives_in", True, False),
+    (re.compile(rf"^{_NAME} (?:no longer|don't|doesn't) work (?:at|for) {_OBJ}(?: anymore)?{_END}", re.I), "works_at", True, True),
+    (re.compile(rf"^{_NAME} (?:work|works|am working|is working|started working) (?:at|for) {_OBJ}{_END}", re.I), "works_at", True, False),
+    (re.compile(rf"^{_NAME} (?:report|reports) to {_OBJ}{_END}", re.I), "reports_to", True, False),
+    (re.compile(rf"^{_NAME}(?:'s| am| is) (?:manager|boss) is {_OBJ}{_END}", re.I), "reports_to", True, False),
+    (re.compile(rf"^(?:my name is|I am called|I'm called) {_OBJ}{_END}", re.I), "name", True, False),
+    (re.compile(rf"^{_NAME} (?:am|is|are) married to {_OBJ}{_END}", re.I), "married_to", True, False),
+    (re.compile(rf"^{_NAME} (?:am|is) allergic to {_OBJ}{_END}", re.I), "allergic_to", False, False),
+    (re.compile(rf"^{_NAME} (?:like|likes|love|loves|enjoy|enjoys) {_OBJ}{_END}", re.I), "likes", False, False),
+]
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+class RuleExtractor:
+    """Sentence patterns to triples, no LLM (see the module docstring for the limits)."""
+
+    version = "rule-1"
+
+    def extract(self, episode: Episode) -> list[Candidate]:
+        found = []
+        for sentence in _SENTENCE.split(episode.raw.strip()):
+            candidate = self._match(sentence.strip(), episode)
+            if candidate is not None:
+                found.append(candidate)
+        return found or NoneExtractor().extract(episode)
+
+    def _match(self, sentence: str, episode: Episode) -> Candidate | None:
+        for pattern, predicate, single, retract in PATTERNS:
+            m = pattern.match(sentence)
+            if not m:
+                continue
+            subject = m.groupdict().get("s") or "I"
+            if subject.lower() in ("i", "me", "my"):
+                subject = episode.scope.subject_id
+            return Candidate(
+                kind=MemoryKind.semantic,
+                scope=episode.scope,
+                content=sentence,
+                valid_at=episode.occurred_at,
+                triple=Triple(subject=subject, predicate=predicate, object=m.group("o"), single_valued=single),
+                retract=retract,
+            )
+        return None

@@ -1,0 +1,164 @@
+"""Recall: hybrid candidates, reciprocal rank fusion, visibility at (T, S), graph expansion.
+
+1. semantic and lexical candidates from the index (which knows nothing of time), and in
+   hybrid mode the units about entities whose names the query mentions;
+2. fused by reciprocal rank fusion: score = sum over lists of 1 / (rrf_k + rank);
+3. the visibility rule at (T, S) applied *before* truncating to k; candidate lists grow until
+   k visible hits are found or the index has nothing more, so an as-of query still returns k
+   hits when k visible ones exist;
+4. with hops > 0, a walk from the entities of the top hits through units visible at (T, S);
+   a unit reached at hop h scores its parent's score times ``hop_decay`` plus its own fused
+   score (if the query matched it too), and carries the path that reached it. ``fanout`` bounds the neighbours read per entity (hub safety).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from pydantic import BaseModel
+
+from ..models import AsOf, Hit, MemoryKind, MemoryUnit, Page, Scope, UnitFilter
+from ..ports import MemoryIndex, MemoryStore
+
+MAX_CANDIDATES = 5_000
+
+
+class RecallHit(BaseModel):
+    unit: MemoryUnit
+    score: float
+    hop: int = 0
+    path: list[str] = []
+
+    def to_json(self) -> dict:
+        t = self.unit.time
+        iso = lambda d: d.isoformat() if d else None  # noqa: E731
+        return {
+            "id": self.unit.id,
+            "content": self.unit.content,
+            "kind": self.unit.kind.value,
+            "score": self.score,
+            "episode_id": self.unit.source.episode_id,
+            "valid_at": iso(t.valid_at),
+            "invalid_at": iso(t.invalid_at),
+            "created_at": iso(t.created_at),
+            "expired_at": iso(t.expired_at),
+            "hop": self.hop,
+            "path": self.path,
+            "scope": str(self.unit.scope),
+        }
+
+
+def rrf(lists: Sequence[Sequence[Hit]], k: int = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: ranks, not raw scores, so BM25 and cosine mix fairly."""
+    fused: dict[str, float] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits, 1):
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+class Recaller:
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        rrf_k: int = 60,
+        fanout: int = 50,
+        hop_decay: float = 0.5,
+        seeds: int = 5,
+    ):
+        self.store = store
+        self.index = index
+        self.rrf_k = rrf_k
+        self.fanout = fanout
+        self.hop_decay = hop_decay
+        self.seeds = seeds
+
+    def recall(
+        self,
+        query: str,
+        scopes: Sequence[Scope],
+        k: int = 10,
+        at: AsOf | None = None,
+        hops: int = 0,
+        kinds: Sequence[MemoryKind] = (),
+        mode: str = "hybrid",
+    ) -> list[RecallHit]:
+        """Best k visible units for ``query`` across ``scopes`` (the caller's, plus the shared
+        one when asked), best first. ``mode``: hybrid | semantic | lexical."""
+        at = at or AsOf.now()
+        hits: list[RecallHit] = []
+        for scope in scopes:
+            ranked = self._direct(query, scope, k, at, kinds, mode)
+            direct = ranked[:k]
+            hits += direct
+            if hops:
+                fused = {h.unit.id: h.score for h in ranked}
+                hits += self._walk(direct[: self.seeds], scope, at, hops, kinds, {h.unit.id for h in direct}, fused)
+        best: dict[str, RecallHit] = {}
+        for h in hits:
+            if h.unit.id not in best or h.score > best[h.unit.id].score:
+                best[h.unit.id] = h
+        return sorted(best.values(), key=lambda h: (-h.score, h.unit.id))[:k]
+
+    def _direct(self, query, scope, k, at, kinds, mode) -> list[RecallHit]:
+        """Every visible fused candidate, best first (at least k when k exist)."""
+        fetch = max(3 * k, 30)
+        while True:
+            lists = []
+            if mode in ("hybrid", "semantic"):
+                lists.append(self.index.search_semantic(query, scope, fetch))
+            if mode in ("hybrid", "lexical"):
+                lists.append(self.index.search_lexical(query, scope, fetch))
+            if mode == "hybrid":  # units about the entities the query names
+                lists.append(self._about_entities(query, scope))
+            fused = rrf(lists, self.rrf_k)
+            units = self._visible(scope, list(fused), at, kinds)
+            exhausted = all(len(hits) < fetch for hits in lists)
+            if len(units) >= k or exhausted or fetch >= MAX_CANDIDATES:
+                ranked = sorted(units, key=lambda u: (-fused[u.id], u.id))
+                return [RecallHit(unit=u, score=fused[u.id]) for u in ranked]
+            fetch *= 4
+
+    def _about_entities(self, query: str, scope: Scope) -> list[Hit]:
+        entities = [h.id for h in self.index.search_entities(query, scope, self.seeds) if h.score > 0]
+        if not entities:
+            return []
+        rows = self.store.units_about(scope, entities, self.fanout)
+        ids = list(dict.fromkeys(uid for row in rows for uid in row["ids"]))
+        return [Hit(id=uid, score=1.0 / rank) for rank, uid in enumerate(ids, 1)]
+
+    def _visible(self, scope: Scope, ids: list[str], at: AsOf, kinds) -> list[MemoryUnit]:
+        if not ids:
+            return []
+        units = self.store.list_units(scope, UnitFilter(ids=tuple(ids)), Page(limit=len(ids)), at)
+        return [u for u in units if not kinds or u.kind in kinds]
+
+    def _walk(self, seeds: list[RecallHit], scope, at, hops, kinds, seen: set[str], fused: dict[str, float]) -> list[RecallHit]:
+        found: list[RecallHit] = []
+        frontier = seeds
+        for hop in range(1, hops + 1):
+            if not frontier:
+                break
+            by_id = {h.unit.id: h for h in frontier}
+            rows = self.store.expand(scope, list(by_id), self.fanout)
+            reached: dict[str, RecallHit] = {}
+            for row in rows:
+                parent = by_id[row["source"]]
+                for nid in row["next"]:
+                    if nid in seen:
+                        continue
+                    # Evidence adds up: reached through the graph and matching the query itself.
+                    score = parent.score * self.hop_decay + fused.get(nid, 0.0)
+                    if nid not in reached or score > reached[nid].score:
+                        path = (parent.path or [parent.unit.content]) + [row["via"]]
+                        reached[nid] = RecallHit(unit=parent.unit, score=score, hop=hop, path=path)
+            visible = {u.id: u for u in self._visible(scope, list(reached), at, kinds)}
+            frontier = []
+            for nid, h in reached.items():
+                if nid in visible:
+                    hit = h.model_copy(update={"unit": visible[nid], "path": h.path + [visible[nid].content]})
+                    frontier.append(hit)
+                    seen.add(nid)
+            found += frontier
+        return found

@@ -1,0 +1,5 @@
+"""The local Neo4j Community server that graphmem provisions from Maven Central and runs itself."""
+
+from graphmem.server.local import LocalNeo4j, Status
+
+__all__ = ["LocalNeo4j", "Status"]

@@ -1,0 +1,674 @@
+"""Provision and run a local Neo4j Community server with no Docker and no tarball download.
+
+Neo4j Community is published on Maven Central as ordinary jars, so the server is assembled
+with Maven (``dependency:copy-dependencies`` of ``org.neo4j:neo4j``) and started with the
+system Java through ``org.neo4j.server.CommunityEntryPoint``. Package registries are the only
+downloads this works with, which is why it is done this way rather than with neo4j.com's tarball.
+
+Layout under ``home`` (``graphmem.config.default_home()`` unless given)::
+
+    neo4j-<version>/pom.xml         the one-dependency pom Maven resolves
+    neo4j-<version>/mvn.log         Maven's output from the last provisioning attempt
+    neo4j-<version>/lib/*.jar       the server's class path (renamed into place when complete)
+    neo4j-<version>/.provisioned    marker: written only after lib/ is complete
+    instances/<port>/               one server: conf/neo4j.conf, data/, logs/console.log, run/neo4j.pid
+
+The server listens on 127.0.0.1 only and has authentication disabled: it is a local
+development and test database, never a shared one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from graphmem.config import DEFAULT_BOLT_PORT, default_home
+from graphmem.errors import BackendError, ConfigurationError
+
+__all__ = ["LocalNeo4j", "Status", "MIN_JAVA"]
+
+MIN_JAVA = 17
+"""Neo4j 5.x runs on Java 17 or 21."""
+
+# Pinned so the same Maven gives the same result over time: an unpinned `dependency:` prefix
+# resolves to whatever the local Maven's defaults say (2.8 on Maven 3.8, something else elsewhere).
+_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+_MAVEN_TIMEOUT_S = 30 * 60
+_MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
+
+# What Neo4j's own launcher would add from its default neo4j.conf (server.jvm.additional).
+# CommunityEntryPoint does not read those settings, so they are passed here. Without the
+# --add-opens flags the page cache falls back to a slower path and says so in debug.log.
+# -XX:+AlwaysPreTouch is left out on purpose: it commits the whole heap up front and slows
+# start-up, which matters more for a development server than steady-state latency.
+_JVM_FLAGS = (
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    # A server that ran out of heap is in an unknown state; dying lets status() tell the truth.
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+)
+
+_JAVA_MISSING = "Java 17+ not found: install OpenJDK 17 (apt-get install openjdk-17-jre-headless)"
+_MAVEN_MISSING = "Maven not found: install Maven 3.6.3+ (apt-get install maven); it downloads Neo4j from Maven Central"
+
+_SIZE = re.compile(r"^[1-9][0-9]*[kmg]$")
+
+# Handles of servers this process spawned, by pid. Keeping them (a) lets poll() reap an exited
+# child, which os.kill(pid, 0) alone would still report as alive (a zombie), and (b) stops
+# Popen.__del__ from warning that a deliberately detached child is "still running".
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+_EXIT_CODES: dict[int, int] = {}  # of those children once reaped, for the start-up error message
+
+
+class Status(BaseModel):
+    """What ``graphmem db status --json`` prints."""
+
+    running: bool
+    uri: str
+    version: str
+    pid: int | None
+
+
+class LocalNeo4j(BaseModel):
+    """One local Neo4j Community server: the jars under ``home``, the instance under ``instances_dir``.
+
+    Every method is idempotent and safe to call from several processes: provisioning and
+    start-up each hold a file lock, and the pid file plus the process's command line (which
+    names its instance folder) are the only state, so a restarted Python process finds a
+    server started by another one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    home: Path = Field(default_factory=default_home)
+    port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535)
+    version: str = "5.26.30"
+    heap: str = "2g"
+    pagecache: str = "1g"
+    instances_dir: Path | None = None
+    """Where instance folders go (``<home>/instances`` if None); lets tests run a throwaway
+    server on the shared, already provisioned jars."""
+
+    @field_validator("home", "instances_dir")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        # The instance path is matched against the server's command line, so it must be
+        # spelled the same way by every process: absolute, user-expanded, symlinks resolved.
+        return None if value is None else value.expanduser().resolve()
+
+    @field_validator("heap", "pagecache")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        value = value.strip().lower()
+        if not _SIZE.match(value):
+            raise ValueError(f"{value!r} is not a size like 512m or 2g")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not re.fullmatch(r"5\.[0-9]+\.[0-9]+", value):
+            raise ValueError(f"{value!r} is not a Neo4j 5.x.y version")
+        return value
+
+    # ----------------------------------------------------------------------------- paths
+
+    @property
+    def uri(self) -> str:
+        """The Bolt URI of this server: ``bolt://127.0.0.1:<port>``."""
+        return f"bolt://127.0.0.1:{self.port}"
+
+    @property
+    def dist_dir(self) -> Path:
+        return self.home / f"neo4j-{self.version}"
+
+    @property
+    def lib_dir(self) -> Path:
+        return self.dist_dir / "lib"
+
+    @property
+    def instance_dir(self) -> Path:
+        return (self.instances_dir or self.home / "instances") / str(self.port)
+
+    @property
+    def conf_file(self) -> Path:
+        return self.instance_dir / "conf" / "neo4j.conf"
+
+    @property
+    def pid_file(self) -> Path:
+        # Neo4j itself writes (and on clean shutdown deletes) <home-dir>/run/neo4j.pid; using
+        # the same file means both agree and a clean stop leaves nothing stale behind.
+        return self.instance_dir / "run" / "neo4j.pid"
+
+    @property
+    def console_log(self) -> Path:
+        return self.instance_dir / "logs" / "console.log"
+
+    @property
+    def mvn_log(self) -> Path:
+        return self.dist_dir / "mvn.log"
+
+    @property
+    def _marker(self) -> Path:
+        return self.dist_dir / ".provisioned"
+
+    @property
+    def provisioned(self) -> bool:
+        """True when the jars for ``version`` are complete (the marker is written last)."""
+        return self._marker.is_file() and self.lib_dir.is_dir()
+
+    # ----------------------------------------------------------------------------- provisioning
+
+    def provision(self) -> Path:
+        """Make sure the server's jars are under ``<home>/neo4j-<version>/lib``; return that folder.
+
+        Checks Java (17+) every time, since start() needs it; Maven only when a download is
+        needed, so a machine with the jars already in place runs without Maven. The jars are
+        copied into a temporary folder and renamed into place, then the marker is written:
+        an interrupted run leaves no half-filled lib/ that would later look complete.
+
+        Raises ConfigurationError when Java or Maven is missing or Maven fails (naming mvn.log).
+        """
+        find_java()
+        if self.provisioned:
+            return self.lib_dir
+        self.dist_dir.mkdir(parents=True, exist_ok=True)
+        with _locked(self.dist_dir / ".provision.lock"):
+            if self.provisioned:  # another process finished while we waited for the lock
+                return self.lib_dir
+            mvn = shutil.which("mvn")
+            if mvn is None:
+                raise ConfigurationError(_MAVEN_MISSING)
+            # Anything left from an interrupted run is ours to clear: we hold the lock.
+            for stale in self.dist_dir.glob("lib.tmp-*"):
+                shutil.rmtree(stale, ignore_errors=True)
+            if self.lib_dir.exists():  # renamed into place but the marker never written
+                shutil.rmtree(self.lib_dir)
+            pom = self.dist_dir / "pom.xml"
+            pom.write_text(_pom(self.version), encoding="utf-8")
+            tmp = Path(tempfile.mkdtemp(prefix="lib.tmp-", dir=self.dist_dir))
+            try:
+                self._run_maven(mvn, pom, tmp)
+                if not (tmp / f"neo4j-{self.version}.jar").is_file():
+                    raise ConfigurationError(
+                        f"Maven finished but neo4j-{self.version}.jar is missing; see {self.mvn_log}"
+                    )
+                jars = len(list(tmp.glob("*.jar")))
+                os.chmod(tmp, 0o755)  # mkdtemp makes it private; the jars are not secret
+                os.rename(tmp, self.lib_dir)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            _write_atomic(
+                self._marker,
+                json.dumps(
+                    {
+                        "version": self.version,
+                        "jars": jars,
+                        "provisioned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    }
+                )
+                + "\n",
+            )
+        return self.lib_dir
+
+    def _run_maven(self, mvn: str, pom: Path, out_dir: Path) -> None:
+        cmd = [
+            mvn,
+            "-B",
+            "--no-transfer-progress",
+            "-Dstyle.color=never",  # -B alone still leaves ANSI resets in the log
+            "-f",
+            str(pom),
+            f"{_DEPENDENCY_PLUGIN}:copy-dependencies",
+            f"-DoutputDirectory={out_dir}",
+        ]
+        with open(self.mvn_log, "wb") as log:
+            log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.flush()
+            try:
+                rc = subprocess.run(
+                    cmd,
+                    cwd=self.dist_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=_MAVEN_TIMEOUT_S,
+                    check=False,
+                ).returncode
+            except subprocess.TimeoutExpired:
+                raise ConfigurationError(
+                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; "
+                    f"see {self.mvn_log}"
+                ) from None
+        if rc != 0:
+            reason = _first_maven_error(self.mvn_log)
+            raise ConfigurationError(
+                f"Maven could not fetch Neo4j {self.version} (exit {rc})"
+                + (f": {reason}" if reason else "")
+                + f"; see {self.mvn_log}"
+            )
+
+    # ----------------------------------------------------------------------------- configuration
+
+    def config_text(self) -> str:
+        """The neo4j.conf that start() writes (regenerated on every start, so edits do not stick)."""
+        inst = self.instance_dir
+        return "\n".join(
+            [
+                "# Generated by graphmem on every `graphmem db start`; edits are overwritten.",
+                "# Heap is not read from here by CommunityEntryPoint: it is passed as",
+                f"# -Xms{self.heap} -Xmx{self.heap} on the java command line.",
+                # Loopback only, and no auth: this is a local development server.
+                "server.default_listen_address=127.0.0.1",
+                f"server.bolt.listen_address=127.0.0.1:{self.port}",
+                "server.http.enabled=false",
+                "server.https.enabled=false",
+                "dbms.security.auth_enabled=false",
+                f"server.memory.pagecache.size={self.pagecache}",
+                "dbms.usage_report.enabled=false",
+                f"server.directories.data={inst / 'data'}",
+                f"server.directories.logs={inst / 'logs'}",
+                f"server.directories.run={inst / 'run'}",
+                "",
+            ]
+        )
+
+    def java_command(self, java: str) -> list[str]:
+        """The command line start() runs; ``--home-dir`` names the instance, which identifies it."""
+        return [
+            java,
+            f"-Xms{self.heap}",
+            f"-Xmx{self.heap}",
+            *_JVM_FLAGS,
+            "-cp",
+            f"{self.lib_dir}/*",
+            _MAIN_CLASS,
+            f"--home-dir={self.instance_dir}",
+            f"--config-dir={self.conf_file.parent}",
+            "--console-mode",
+        ]
+
+    # ----------------------------------------------------------------------------- lifecycle
+
+    def start(self, wait_seconds: float = 120) -> Status:
+        """Start the server (provisioning it first) and return once Bolt answers.
+
+        Idempotent: if this instance is already running, waits for it to answer and returns its
+        status. Raises ConfigurationError if Java/Maven are missing or the port is held by
+        another process, BackendError if the server exits during start-up (with the last
+        meaningful log line) or does not answer within ``wait_seconds`` (it is then stopped).
+        """
+        deadline = time.monotonic() + wait_seconds
+        self.instance_dir.mkdir(parents=True, exist_ok=True)
+        # Serialises concurrent starts of the same instance; the loser finds it running.
+        with _locked(self.instance_dir / ".start.lock"):
+            pid = self._running_pid()
+            if pid is not None:
+                if not self._wait_for_bolt(pid, deadline):
+                    raise BackendError(
+                        f"Neo4j (pid {pid}) is running but did not answer on {self.uri} "
+                        f"within {wait_seconds:g} s; see {self.console_log}"
+                    )
+                return self.status()
+
+            # Checked before provisioning so a taken port fails fast, not after a download.
+            if not _port_free(self.port):
+                raise ConfigurationError(
+                    f"port {self.port} on 127.0.0.1 is already in use by another process; "
+                    "stop it or choose another --port"
+                )
+            self.provision()
+            java, _ = find_java()
+            for sub in ("conf", "data", "logs", "run"):
+                (self.instance_dir / sub).mkdir(exist_ok=True)
+            _write_atomic(self.conf_file, self.config_text())
+            if self.console_log.exists():  # keep the previous run's output for one more start
+                os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
+
+            with open(self.console_log, "wb") as console:
+                proc = subprocess.Popen(
+                    self.java_command(java),
+                    cwd=self.instance_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=console,
+                    stderr=subprocess.STDOUT,
+                    # Its own session: outlives this process and the terminal, and its process
+                    # group can be signalled as a whole by stop().
+                    start_new_session=True,
+                )
+            _CHILDREN[proc.pid] = proc
+            _write_atomic(self.pid_file, f"{proc.pid}\n")
+
+            try:
+                answered = self._wait_for_bolt(proc.pid, deadline)
+            except BaseException:
+                # Died during start-up (BackendError) or start was interrupted: leave no
+                # half-started server behind.
+                self.stop(timeout=10)
+                raise
+            if not answered:
+                self.stop(timeout=10)
+                raise BackendError(
+                    f"Neo4j did not answer on {self.uri} within {wait_seconds:g} s (stopped it); "
+                    f"see {self.console_log}"
+                )
+            return self.status()
+
+    def stop(self, timeout: float = 60) -> bool:
+        """Stop the server: SIGTERM its process group, SIGKILL after ``timeout`` seconds.
+
+        Returns True if a running server was stopped, False if none was running (a stale pid
+        file is removed either way).
+        """
+        pid = self._running_pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        _signal_group(pid, signal.SIGTERM)
+        if not _wait_gone(pid, timeout):
+            _signal_group(pid, signal.SIGKILL)
+            _wait_gone(pid, 10)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def status(self) -> Status:
+        """Whether this instance runs, and which version: asked of the server when it answers.
+
+        A pid file whose process is gone, or now belongs to an unrelated process, reads as not
+        running. A server that runs but does not answer yet reports the configured version.
+        """
+        pid = self._running_pid()
+        if pid is None:
+            return Status(running=False, uri=self.uri, version=self.version, pid=None)
+        return Status(running=True, uri=self.uri, version=self._server_version() or self.version, pid=pid)
+
+    # ----------------------------------------------------------------------------- internals
+
+    def _running_pid(self) -> int | None:
+        """The pid of this instance's server if it is alive, else None.
+
+        The pid file is the normal source. If it is missing or stale, the process table is
+        searched too: a server whose pid file was deleted still holds the data folder's store
+        lock and the port, and must read as running rather than as "port taken".
+        """
+        marker = f"--home-dir={self.instance_dir}"
+        try:
+            pid: int | None = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            pid = None
+        if pid is not None and _alive(pid):
+            # Pids are reused: make sure the process is the server of *this* instance folder.
+            args = _cmdline(pid)
+            if args is None or marker in args:
+                return pid
+        return _find_process(marker)
+
+    def _wait_for_bolt(self, pid: int, deadline: float) -> bool:
+        """Poll Bolt until it answers (True) or ``deadline`` passes (False).
+
+        Raises BackendError if the process exits first, with the last meaningful log line.
+        """
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        with GraphDatabase.driver(self.uri, auth=None, connection_timeout=2.0) as driver:
+            while True:
+                if not _alive(pid):
+                    self.pid_file.unlink(missing_ok=True)
+                    exit_code = _EXIT_CODES.pop(pid, None)
+                    code = f" (exit code {exit_code})" if exit_code is not None else ""
+                    line = _last_meaningful_line(self.console_log)
+                    raise BackendError(
+                        f"Neo4j exited during start-up{code}"
+                        + (f": {line}" if line else "")
+                        + f"; see {self.console_log}"
+                    )
+                try:
+                    driver.verify_connectivity()
+                    return True
+                except (DriverError, Neo4jError, OSError):
+                    pass
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.5)
+
+    def _server_version(self) -> str | None:
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        # A plain session rather than execute_query: the latter retries for up to 30 s when
+        # nothing answers, and status() must be quick for a server that is still starting.
+        try:
+            with GraphDatabase.driver(self.uri, auth=None, connection_timeout=2.0) as driver:
+                with driver.session() as session:
+                    record = session.run(
+                        "CALL dbms.components() YIELD name, versions "
+                        "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version"
+                    ).single()
+        except (DriverError, Neo4jError, OSError):
+            return None
+        return str(record["version"]) if record is not None else None
+
+
+# --------------------------------------------------------------------------------- helpers
+
+
+def find_java() -> tuple[str, int]:
+    """Return (path, major version) of the Java to run Neo4j with: $JAVA_HOME/bin/java, else PATH.
+
+    Raises ConfigurationError when there is none or it is older than Java 17.
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = Path(java_home) / "bin" / "java" if java_home else None
+    java = str(candidate) if candidate is not None and os.access(candidate, os.X_OK) else shutil.which("java")
+    if java is None:
+        raise ConfigurationError(_JAVA_MISSING)
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        raise ConfigurationError(f"{_JAVA_MISSING} ({java} does not run)") from None
+    major = _java_major(out.stderr + out.stdout)
+    if major is None:
+        raise ConfigurationError(f"{_JAVA_MISSING} (cannot tell the version of {java})")
+    if major < MIN_JAVA:
+        raise ConfigurationError(f"{_JAVA_MISSING} ({java} is Java {major})")
+    return java, major
+
+
+def _java_major(version_output: str) -> int | None:
+    # `java -version` says e.g. `openjdk version "17.0.15" ...` or, before Java 9, "1.8.0_392".
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
+    if m is None:
+        return None
+    first = int(m.group(1))
+    return int(m.group(2) or 0) if first == 1 else first
+
+
+def _pom(version: str) -> str:
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- Written by graphmem: Maven resolves Neo4j Community {version} and its dependencies,
+     and copies them into lib/ (graphmem.server.local.LocalNeo4j.provision). -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>graphmem</groupId>
+  <artifactId>neo4j-runtime</artifactId>
+  <version>{version}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.neo4j</groupId>
+      <artifactId>neo4j</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def _first_maven_error(log: Path) -> str | None:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        line = _strip_ansi(line).strip()
+        if line.startswith("[ERROR]") and len(line) > len("[ERROR] "):
+            return line[len("[ERROR] "):][:200]
+    return None
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+[+-]\d{4} +")
+_NOISE = re.compile(r"^(at |\.\.\. \d+ more|Suppressed:)")
+
+
+def _strip_ansi(line: str) -> str:
+    return _ANSI.sub("", line)
+
+
+def _last_meaningful_line(log: Path) -> str | None:
+    """The line of a failed start most worth reading: the deepest cause or last error, not a stack frame."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [_LOG_PREFIX.sub("", _strip_ansi(raw)).strip() for raw in text.splitlines()]
+    lines = [line for line in lines if line and not _NOISE.match(line)]
+    if not lines:
+        return None
+    for marker in ("Caused by:", "ERROR", "Exception", "Error"):
+        hits = [line for line in lines if marker in line]
+        if hits:
+            return hits[-1][:300]
+    return lines[-1][:300]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock for the duration of the block (released if the process dies)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _port_free(port: int) -> bool:
+    """Whether 127.0.0.1:<port> can be listened on (SO_REUSEADDR, as the server does, so a
+    just-stopped server's TIME_WAIT connections do not count as taken)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def _alive(pid: int) -> bool:
+    proc = _CHILDREN.get(pid)
+    if proc is not None:
+        if proc.poll() is None:
+            return True
+        del _CHILDREN[pid]  # reaped; its pid may now be reused by anything
+        _EXIT_CODES[pid] = proc.returncode
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    # An exited child of another process that has not reaped it yet still answers kill(0).
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _cmdline(pid: int) -> list[str] | None:
+    """The process's arguments, or None where /proc is not available (then pids are trusted)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return [] if Path("/proc/self/cmdline").exists() else None
+    except OSError:
+        return None
+    return [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]
+
+
+def _find_process(marker: str) -> int | None:
+    """A live Neo4j server process with ``marker`` among its arguments (Linux /proc only)."""
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return None
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        args = _cmdline(pid)
+        if args and marker in args and _MAIN_CLASS in args and _alive(pid):
+            return pid
+    return None
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    # The server leads its own process group (start_new_session); signal the group so nothing
+    # it forked survives. If it does not lead a group (started some other way), signal it alone.
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True

