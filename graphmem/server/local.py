@@ -425,8 +425,10 @@ class LocalNeo4j(BaseModel):
             pid = None
         if pid is not None and _alive(pid):
             # Pids are reused: make sure the process is the server of *this* instance folder.
+            # An empty command line means "cannot tell" (a process in the middle of exec shows
+            # none for a moment, right after start() spawned it), so the pid file is trusted.
             args = _cmdline(pid)
-            if args is None or marker in args:
+            if not args or marker in args:
                 return pid
         return _find_process(marker)
 
@@ -628,11 +630,9 @@ def _alive(pid: int) -> bool:
 
 
 def _cmdline(pid: int) -> list[str] | None:
-    """The process's arguments, or None where /proc is not available (then pids are trusted)."""
+    """The process's arguments; None where they cannot be read (no /proc, process gone)."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return [] if Path("/proc/self/cmdline").exists() else None
     except OSError:
         return None
     return [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]

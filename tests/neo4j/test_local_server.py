@@ -13,6 +13,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,10 @@ def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path) -> None:
         start_new_session=True,
     )
     try:
+        # Popen returns a moment before the kernel shows the new command line.
+        deadline = time.monotonic() + 10
+        while local._MAIN_CLASS not in (local._cmdline(fake.pid) or []) and time.monotonic() < deadline:
+            time.sleep(0.01)
         status = server.status()
         assert status.running and status.pid == fake.pid
         assert status.version == server.version  # nothing answers on Bolt: the configured one

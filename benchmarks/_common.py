@@ -1,0 +1,48 @@
+"""Shared helpers for the benchmark scripts (not part of the library).
+
+BENCHMARK-ONLY RAW CYPHER: the statements below are inline on purpose. They are used only by
+benchmarks to reset a dedicated benchmark database; library Cypher lives in cypher/.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+
+from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.config import Settings
+from graphmem.cypher import load
+
+#: Benchmark-only: delete every node, in batches (auto-commit transaction required).
+RAW_WIPE_ALL = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+
+
+def default_uri() -> str:
+    return os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7691")
+
+
+def wipe(uri: str) -> None:
+    """Empty the benchmark database: all nodes, and the vector indexes (their dimension is
+    the embedder's, so a new embedder needs new ones). Migrations are re-applied after."""
+    conn = Neo4jConnection(Settings.from_env(neo4j_uri=uri))
+    try:
+        with conn.driver.session(database=conn.database) as session:
+            session.run(RAW_WIPE_ALL).consume()
+        for name in ("index/drop_unit_vector_index", "index/drop_entity_vector_index"):
+            conn.schema(load(name).text, what=name)
+        conn.migrate()
+    finally:
+        conn.close()
+
+
+def pct(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100)."""
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    idx = max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))
+    return s[idx]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")

@@ -1,0 +1,1 @@
+"""The `graphmem` admin CLI (see docs: CLI.md)."""

@@ -1,0 +1,92 @@
+"""`graphmem blocks list|show|set|delete`: resident blocks (always in context)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, open_mem
+
+app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
+
+LabelOpt = Annotated[str, typer.Option("--label", "-l", help="The block label.")]
+
+
+def block_json(block) -> dict:
+    return {**block.model_dump(mode="json", exclude={"scope"}), "scope": str(block.scope)}
+
+
+def _scope(subject: str, project: str | None):
+    from graphmem.api import as_scope
+
+    with guard():
+        return as_scope(subject, project)
+
+
+@app.command("list")
+def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
+    """Every block of a subject."""
+    scope = _scope(subject, project)
+    with open_mem(ctx) as mem:
+        found = mem.store.list_blocks(scope)
+
+    def human() -> None:
+        for b in found:
+            ro = "" if b.writable else " read-only"
+            typer.echo(f"{b.label} (budget {b.token_budget}{ro}): {b.description or ''}")
+        if not found:
+            typer.echo("no blocks")
+    emit({"blocks": [block_json(b) for b in found]}, as_json, human)
+
+
+@app.command()
+def show(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
+         as_json: JsonOpt = False) -> None:
+    """One block's value."""
+    from graphmem.errors import NotFound
+
+    scope = _scope(subject, project)
+    with open_mem(ctx) as mem:
+        block = mem.store.get_block(scope, label)
+    if block is None:
+        fail(NotFound(f"no block {label!r} for {scope}"))
+    emit(block_json(block), as_json, block.value)
+
+
+@app.command("set")
+def set_(
+    ctx: typer.Context,
+    label: LabelOpt,
+    value: Annotated[str, typer.Option("--value", help="The new value.")],
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Token budget (required for a new block).")] = None,
+    description: Annotated[Optional[str], typer.Option("--description", help="What the block is for.")] = None,
+    read_only: Annotated[
+        Optional[bool], typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")
+    ] = None,
+    truncate: Annotated[bool, typer.Option("--truncate", help="Cut a value over budget instead of refusing.")] = False,
+    admin: Annotated[bool, typer.Option("--admin", help="Operator override: change a read-only block.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create or replace a block; a value over budget is refused unless --truncate."""
+    scope = _scope(subject, project)
+    with open_mem(ctx) as mem:
+        block = mem.blocks.set(scope, label, value, token_budget=budget, description=description,
+                               writable=None if read_only is None else not read_only, truncate=truncate, admin=admin)
+    emit(block_json(block), as_json, f"set block {block.label} ({mem.counter.count(block.value)}/{block.token_budget} tokens)")
+
+
+@app.command()
+def delete(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
+           as_json: JsonOpt = False) -> None:
+    """Delete a block."""
+    from graphmem.errors import NotFound
+
+    scope = _scope(subject, project)
+    with open_mem(ctx) as mem:
+        deleted = mem.store.delete_block(scope, label)
+    if not deleted:
+        fail(NotFound(f"no block {label!r} for {scope}"))
+    emit({"deleted": True, "label": label}, as_json, f"deleted block {label}")

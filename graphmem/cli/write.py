@@ -1,0 +1,258 @@
+"""`graphmem ingest|remember|decisions|explain`: writing episodes and auditing decisions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Iterable, Optional
+
+import typer
+from pydantic import ValidationError
+
+from graphmem.cli.common import (
+    JsonOpt, ProjectOpt, SubjectOpt, emit, error_line, fail, guard, iso, jsonable, open_mem, parse_time,
+    stderr_progress, to_datetime,
+)
+from graphmem.models import Episode, Fact, Scope
+
+OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
+
+
+class ExtractorName(str, Enum):
+    facts = "facts"
+    rule = "rule"
+    llm = "llm"
+    none = "none"
+
+
+ExtractorOpt = Annotated[
+    Optional[ExtractorName],
+    typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
+]
+
+EPISODE_KEYS = {"id", "subject", "project", "occurred_at", "channel", "raw", "facts"}
+TIME_KEYS = ("valid_at", "invalid_at")
+
+
+def parse_episode(line: str) -> Episode:
+    """One JSON Lines record (CLI.md "Episode lines") as an Episode; ValueError if bad."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError("an episode line is a JSON object")
+    unknown = sorted(set(data) - EPISODE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}: use {', '.join(sorted(EPISODE_KEYS))}")
+    for key in ("subject", "occurred_at", "raw"):
+        if data.get(key) in (None, ""):
+            raise ValueError(f"{key}: required")
+    if not isinstance(data["subject"], str):
+        raise ValueError("subject: must be a string TYPE:ID")
+    scope = Scope.parse(data["subject"], data.get("project"))
+    if not isinstance(data["occurred_at"], str):
+        raise ValueError("occurred_at: must be an ISO 8601 string")
+    try:
+        occurred = to_datetime(data["occurred_at"])
+    except ValueError as exc:
+        raise ValueError(f"occurred_at: {exc}") from None
+    facts = data.get("facts") or []
+    if not isinstance(facts, list):
+        raise ValueError("facts: must be a list")
+    parsed: list[Fact] = []
+    for n, fact in enumerate(facts):
+        if not isinstance(fact, dict):
+            raise ValueError(f"facts.{n}: must be an object")
+        fact = dict(fact)
+        for key in TIME_KEYS:
+            if isinstance(fact.get(key), str):
+                try:
+                    fact[key] = to_datetime(fact[key])
+                except ValueError as exc:
+                    raise ValueError(f"facts.{n}.{key}: {exc}") from None
+        try:
+            parsed.append(Fact.model_validate(fact))
+        except ValidationError as exc:
+            raise ValueError(f"facts.{n}.{error_line(exc)}") from None
+    fields: dict[str, Any] = {"scope": scope, "occurred_at": occurred, "raw": data["raw"], "facts": tuple(parsed)}
+    if data.get("channel") is not None:
+        fields["channel"] = data["channel"]
+    if data.get("id") is not None:
+        fields["id"] = str(data["id"])
+    try:
+        return Episode(**fields)
+    except ValidationError as exc:
+        raise ValueError(error_line(exc)) from None
+
+
+def _lines(file: str) -> tuple[str, Iterable[str]]:
+    if file == "-":
+        return "<stdin>", sys.stdin
+    path = Path(file)
+    if not path.is_file():
+        fail(f"{file}: no such file", 2)
+    return file, path.open(encoding="utf-8")
+
+
+def _report_json(report) -> dict:
+    return {
+        "decisions": {op: report.decisions.get(op, 0) for op in OPS},
+        "new_episodes": report.new_episodes,
+        "unit_ids": list(report.unit_ids),
+        "extraction_failed": [{"episode_id": e, "error": r} for e, r in report.failed],
+        "reviews": list(report.reviews),
+    }
+
+
+def ingest(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A JSON Lines file of episodes, or - for stdin.")],
+    extractor: ExtractorOpt = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad line; store nothing.")] = False,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Episodes per write.")] = 500,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
+    name, lines = _lines(file)
+    episodes: list[Episode] = []
+    failed: list[dict] = []
+    try:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                episodes.append(parse_episode(line))
+            except ValueError as exc:
+                error = f"{name}:{number}: {error_line(exc)}"
+                failed.append({"line": number, "error": error})
+                typer.echo(f"error: {error}", err=True)
+                if strict:
+                    break
+    except UnicodeDecodeError as exc:
+        fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
+    finally:
+        if hasattr(lines, "close") and lines is not sys.stdin:
+            lines.close()
+
+    from graphmem.pipelines.write import WriteReport
+
+    report = WriteReport()
+    if not (strict and failed):
+        with open_mem(ctx) as mem, stderr_progress() as progress:
+            task = progress.add_task("ingesting", total=len(episodes))
+            for start in range(0, len(episodes), batch):
+                chunk = episodes[start:start + batch]
+                report.merge(mem.ingest(chunk, extractor.value if extractor else None))
+                progress.advance(task, len(chunk))
+    stored = 0 if (strict and failed) else len(episodes)
+    result = {"episodes": stored, "failed": failed, **_report_json(report)}
+
+    def human() -> None:
+        counts = ", ".join(f"{op} {result['decisions'][op]}" for op in OPS)
+        typer.echo(f"{stored} episode(s) ingested ({report.new_episodes} new); decisions: {counts}")
+        if failed:
+            typer.echo(f"{len(failed)} line(s) failed" + (" (strict: nothing stored)" if strict else ""))
+        for item in result["extraction_failed"]:
+            typer.echo(f"extraction failed for episode {item['episode_id']}: {item['error']}")
+    emit(result, as_json, human)
+    if failed:
+        raise typer.Exit(2)
+
+
+def remember(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The episode text.")],
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    at: Annotated[Optional[str], typer.Option("--at", help="When it happened (ISO 8601) [default: now].")] = None,
+    channel: Annotated[str, typer.Option("--channel", help="Where it came from.")] = "chat",
+    extractor: ExtractorOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store one episode and what it teaches."""
+    when = parse_time(at, "--at")
+    with open_mem(ctx) as mem:
+        report = mem.remember(text, subject=subject, project=project, at=when, channel=channel,
+                              extractor=extractor.value if extractor else None)
+    result = {"episodes": report.episodes, **_report_json(report)}
+
+    def human() -> None:
+        counts = ", ".join(f"{op} {result['decisions'][op]}" for op in OPS if result["decisions"][op])
+        typer.echo(f"remembered ({counts or 'no decisions'}); units: {', '.join(report.unit_ids) or '-'}")
+        for item in result["extraction_failed"]:
+            typer.echo(f"extraction failed: {item['error']}", err=True)
+    emit(result, as_json, human)
+
+
+def decision_json(d) -> dict:
+    return d.model_dump(mode="json", exclude={"scope"})
+
+
+def decisions(
+    ctx: typer.Context,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    episode: Annotated[Optional[str], typer.Option("--episode", help="Only this episode's decisions.")] = None,
+    op: Annotated[Optional[str], typer.Option("--op", help="ADD|UPDATE|DELETE|NOOP.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="At most this many, newest first.")] = 100,
+    as_json: JsonOpt = False,
+) -> None:
+    """The decision log of a subject, newest first."""
+    if op is not None and op.upper() not in OPS:
+        fail(f"--op: unknown op {op!r}: use {'|'.join(OPS)}", 2)
+    from graphmem.api import as_scope
+
+    with open_mem(ctx) as mem:
+        with guard():
+            scope = as_scope(subject, project)
+        found = mem.store.list_decisions(scope, episode_id=episode, op=op.upper() if op else None, limit=limit)
+
+    def human() -> None:
+        for d in found:
+            target = f" target={d.target_id}" if d.target_id else ""
+            produced = f" produced={d.produced_id}" if d.produced_id else ""
+            typer.echo(f"{d.decided_at.isoformat()} {d.op.value:<6} {d.id}{target}{produced}  {d.reason}")
+        if not found:
+            typer.echo("no decisions")
+    emit({"decisions": [decision_json(d) for d in found]}, as_json, human)
+
+
+def explain(
+    ctx: typer.Context,
+    unit_id: Annotated[str, typer.Argument(help="The unit id.")],
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Provenance of a unit: episode, extractor version, decisions with reasons, invalidations."""
+    with open_mem(ctx) as mem:
+        info = mem.explain(unit_id, subject=subject, project=project)
+    unit, episode = info["unit"], info["episode"]
+    result = {
+        "unit": unit.model_dump(mode="json"),
+        "episode": episode.model_dump(mode="json") if episode else None,
+        "extractor_version": unit.source.extractor_version,
+        "decisions": [decision_json(d) for d in info["decisions"]],
+        "incoming": jsonable(info.get("incoming", [])),
+        "outgoing": jsonable(info.get("outgoing", [])),
+    }
+
+    def human() -> None:
+        t = unit.time
+        typer.echo(f"unit {unit.id} ({unit.kind.value}): {unit.content}")
+        typer.echo(f"  valid {iso(t.valid_at)} .. {iso(t.invalid_at)}; known {iso(t.created_at)} .. {iso(t.expired_at)}")
+        if episode:
+            typer.echo(f"episode {episode.id} ({episode.channel}, {episode.occurred_at.isoformat()}): {episode.raw}")
+        else:
+            typer.echo(f"episode {unit.source.episode_id} (not found)")
+        typer.echo(f"extractor {unit.source.extractor_version}")
+        for d in info["decisions"]:
+            typer.echo(f"decision {d.op.value} {d.id} by {d.policy}: {d.reason}")
+        for e in result["incoming"]:
+            typer.echo(f"invalidated by {e.get('decision_id')} ({e.get('op')}) at {e.get('expired_at')}: {e.get('reason')}")
+        for e in result["outgoing"]:
+            typer.echo(f"invalidates {e.get('unit_id')} ({e.get('content')}) at {e.get('expired_at')}: {e.get('reason')}")
+    emit(result, as_json, human)

@@ -1,0 +1,162 @@
+"""LLM extractor: durable facts from an episode through any OpenAI-compatible chat model, with
+strict JSON-schema structured output (``graphmem.llm.structured``).
+
+Output that is still invalid after the retries raises ``BackendError``; the write pipeline has
+already stored the episode and records the failure as a NOOP decision with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import date, datetime, time, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..llm import structured
+from ..models import Candidate, Episode, MemoryKind, Triple
+
+SCHEMA_NAME = "extracted_facts"
+
+FACTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["facts"],
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [
+                    "content", "subject", "predicate", "object", "single_valued", "valid_at", "kind", "confidence",
+                ],
+                "properties": {
+                    "content": {"type": "string", "description": "the fact as one standalone sentence"},
+                    "subject": {"type": "string", "description": "who or what the fact is about"},
+                    "predicate": {"type": "string", "description": "snake_case relation, e.g. lives_in"},
+                    "object": {"type": ["string", "null"]},
+                    "single_valued": {"type": "boolean", "description": "the subject holds one value at a time"},
+                    "valid_at": {"type": ["string", "null"], "description": "ISO date the fact became true"},
+                    "kind": {"type": "string", "enum": ["semantic", "episodic", "procedural"]},
+                    "confidence": {"type": "number"},
+                },
+            },
+        }
+    },
+}
+
+SYSTEM = """You extract durable memories from one message for a long-term memory store.
+Return facts about the speaker or the subject that will still matter later: where they live or \
+work, relationships, preferences, allergies, plans with dates, standing instructions. Skip \
+greetings, small talk, questions and anything only true for this moment.
+For each fact give:
+- content: the fact as one standalone sentence (no "I"/"me": name the speaker);
+- subject, predicate (snake_case, e.g. lives_in, works_at, likes, allergic_to), object (null if none);
+- single_valued: true when the subject holds one value at a time (lives_in, works_at, name, ...);
+- valid_at: the ISO date (YYYY-MM-DD) the fact became true when the message says or implies it \
+(resolve relative dates against the message date), else null;
+- kind: "semantic" (a fact), "episodic" (an event that happened), "procedural" (an instruction \
+on how the assistant should behave);
+- confidence: 0 to 1.
+Return {"facts": []} when there is nothing durable."""
+
+
+class _Fact(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    content: str = Field(min_length=1, max_length=20_000)
+    subject: str = Field(min_length=1, max_length=500)
+    predicate: str = Field(min_length=1, max_length=200)
+    object: str | None = Field(None, max_length=500)
+    single_valued: bool = False
+    valid_at: datetime | None = None
+    kind: Literal["semantic", "episodic", "procedural"] = "semantic"
+    confidence: float = 1.0
+
+    @field_validator("content", "subject", "predicate", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.replace("\x00", "").strip() if isinstance(value, str) else value
+
+    @field_validator("object", mode="before")
+    @classmethod
+    def _object(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.replace("\x00", "").strip()
+            return value or None
+        return value
+
+    @field_validator("valid_at", mode="before")
+    @classmethod
+    def _date(cls, value: Any) -> Any:
+        """An ISO date or datetime; a date is midnight UTC and a naive datetime is UTC."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if not isinstance(value, str):
+            raise ValueError("valid_at must be an ISO date string or null")
+        text = value.strip()
+        try:
+            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+                parsed = datetime.combine(date.fromisoformat(text), time(0), tzinfo=timezone.utc)
+            else:
+                parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"valid_at {value!r} is not an ISO date") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.astimezone(timezone.utc)
+
+    @field_validator("confidence", mode="after")
+    @classmethod
+    def _clamp(cls, value: float) -> float:
+        return min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
+
+
+class _Facts(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    facts: list[_Fact]
+
+
+_SELF = {"i", "me", "my", "myself", "speaker", "the speaker", "user", "the user"}
+
+
+class LLMExtractor:
+    """Episode to candidates with an LLM (see the module docstring)."""
+
+    def __init__(self, client, model: str, attempts: int = 3):
+        self.client = client
+        self.model = model
+        self.attempts = attempts
+        self.version = f"llm-{model}-1"
+
+    def extract(self, episode: Episode) -> list[Candidate]:
+        user = json.dumps(
+            {
+                "speaker": episode.scope.subject_id,
+                "message_date": episode.occurred_at.date().isoformat(),
+                "channel": episode.channel,
+                "message": episode.raw,
+            },
+            ensure_ascii=False,
+        )
+        data = structured(self.client, self.model, SYSTEM, user, SCHEMA_NAME, FACTS_SCHEMA,
+                          attempts=self.attempts, validator=_Facts)
+        return [self._candidate(_Fact.model_validate(f), episode) for f in data["facts"]]
+
+    @staticmethod
+    def _candidate(fact: _Fact, episode: Episode) -> Candidate:
+        subject = episode.scope.subject_id if fact.subject.casefold() in _SELF else fact.subject
+        predicate = re.sub(r"[\s-]+", "_", fact.predicate.strip().casefold())
+        return Candidate(
+            kind=MemoryKind(fact.kind),
+            scope=episode.scope,
+            content=fact.content,
+            valid_at=fact.valid_at,
+            confidence=fact.confidence,
+            triple=Triple(subject=subject, predicate=predicate, object=fact.object,
+                          single_valued=fact.single_valued),
+        )

@@ -1,0 +1,42 @@
+"""Concurrent writers of the same fact leave exactly one visible unit: the guard keys make the
+database refuse the second commit, which is then re-planned and becomes a NOOP."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+
+from graphmem.models import Fact, UnitFilter
+from tests.conftest import fresh_scope
+
+
+def test_concurrent_duplicate_writers(mem):
+    scope = fresh_scope()
+    fact = Fact(subject="Alice", predicate="lives_in", object="Berlin", content="Alice lives in Berlin",
+                single_valued=True, valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc))
+
+    def write(i: int):
+        return mem.remember(f"writer {i}", scope, facts=[fact])
+
+    with ThreadPoolExecutor(8) as pool:
+        reports = list(pool.map(write, range(8)))
+    assert len(mem.store.list_units(scope, UnitFilter())) == 1
+    ops = sum((r.decisions for r in reports), start=Counter())
+    assert ops == {"ADD": 1, "NOOP": 7}
+
+
+def test_concurrent_single_valued_writers_leave_one_current_value(mem):
+    scope = fresh_scope()
+    cities = ["Berlin", "Paris", "Rome", "Oslo"]
+
+    def write(city: str):
+        fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
+                    valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc))
+        return mem.remember(f"I live in {city}", scope, facts=[fact])
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, cities))
+    current = mem.store.list_units(scope, UnitFilter())
+    assert len(current) == 1  # one current value, the others superseded with edges
+    assert len(mem.store.list_units(scope, UnitFilter(include_expired=True))) == 4
