@@ -24,12 +24,15 @@ from .config import Settings
 from .embed import make_embedder
 from .errors import InvalidInput, NotFound
 from .extract import FactsExtractor, NoneExtractor
+from .extract.llm import LLMExtractor
 from .extract.rule import RuleExtractor
+from .llm import make_client
 from .models import AsOf, Episode, Fact, MemoryKind, Page, Scope, UnitFilter, normalise, utcnow
 from .pipelines.assemble import Assembler, Assembly, Blocks
 from .pipelines.recall import Recaller, RecallHit
 from .pipelines.write import WritePipeline, WriteReport
 from .policy import BasePolicy, PolicyConfig
+from .policy.llm import LLMPolicy
 from .policy.rule import RulePolicy
 from .tokens import TiktokenCounter
 
@@ -52,6 +55,13 @@ def point_in_time(valid: datetime | None = None, known: datetime | None = None) 
         if value is not None and value.tzinfo is None:
             raise InvalidInput("naive datetime: give a timezone (e.g. datetime(..., tzinfo=timezone.utc))")
     return AsOf(valid=valid or now, known=known or now)
+
+
+def make_policy(settings: Settings) -> BasePolicy:
+    """The policy ``settings.policy`` names: rules (default) or an OpenAI-compatible model."""
+    if settings.policy == "llm":
+        return LLMPolicy(make_client(settings), settings.llm_model)
+    return RulePolicy(PolicyConfig())
 
 
 class GraphMem:
@@ -90,7 +100,10 @@ class GraphMem:
         except Exception:
             conn.close()
             raise
+        kwargs.setdefault("policy", make_policy(settings))
         mem = cls(Neo4jStore(conn), index, settings=settings, **kwargs)
+        if settings.openai_base_url or settings.openai_api_key.get_secret_value():
+            mem.extractors["llm"] = LLMExtractor(make_client(settings), settings.llm_model)
         mem._conn = conn
         return mem
 

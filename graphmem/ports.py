@@ -58,6 +58,10 @@ class MemoryStore(Protocol):
         """Store an episode; True when it is new, False when the identical one existed."""
         ...
 
+    def put_episodes(self, episodes: Sequence[Episode]) -> int:
+        """Store many episodes atomically (same rules); returns how many were new."""
+        ...
+
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
 
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:

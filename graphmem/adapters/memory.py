@@ -63,6 +63,14 @@ class InMemoryStore:
                 raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
             return False
 
+    def put_episodes(self, episodes) -> int:
+        with self._lock:
+            clash = [e for e in episodes if e.id in self._state.episodes
+                     and self._state.episodes[e.id].fingerprint != e.fingerprint]
+            if clash:
+                raise Conflict(f"episode {clash[0].id} already exists with different content; episodes are immutable")
+            return sum(self.put_episode(e) for e in episodes)
+
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         with self._lock:
             episode = self._state.episodes.get(episode_id)

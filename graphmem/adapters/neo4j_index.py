@@ -26,9 +26,6 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 #: Lucene refuses queries with more than 1024 clauses; a query never needs this many words.
 MAX_QUERY_WORDS = 64
 
-#: Index cosine scores are (1 + cos) / 2: 0.9 means cos 0.8, the same name said differently.
-SAME_ENTITY = 0.9
-
 Progress = Callable[[int], None]
 
 
@@ -148,18 +145,11 @@ class Neo4jIndex:
         return [Hit(**r) for r in self.conn.read("index/lexical", lucene=lucene, k=k)]
 
     def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        """Entities the query names: lexical name matches first, then names so close in
-        meaning (cosine >= 0.8) that they are the same thing said differently."""
-        hits: dict[str, Hit] = {}
+        """Entities whose names the query mentions (BM25 over entity names, scoped)."""
         lucene = lucene_query(query, scope, ("name",))
-        if lucene is not None:
-            for r in self.conn.read("index/entity_lexical", lucene=lucene, k=k):
-                hits.setdefault(r["id"], Hit(**r))
-        vector = self.embedder.embed([query])[0]
-        for r in self.conn.read("index/entity_semantic_exact", vector=vector, scope=scope.key, k=k):
-            if r["score"] >= SAME_ENTITY:
-                hits.setdefault(r["id"], Hit(**r))
-        return list(hits.values())[:k]
+        if lucene is None or k <= 0:
+            return []
+        return [Hit(**r) for r in self.conn.read("index/entity_lexical", lucene=lucene, k=k)]
 
     # -- rebuild and status ---------------------------------------------------------------
     def rebuild(self, scope: Scope | None = None, progress: Progress | None = None) -> int:

@@ -176,20 +176,35 @@ class Neo4jStore:
 
     # -- episodes -------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> bool:
-        props = {
-            **scope_props(episode.scope),
-            "occurred_at": episode.occurred_at,
-            "raw": episode.raw,
-            "channel": episode.channel,
-            "facts": json.dumps([f.model_dump(mode="json") for f in episode.facts]),
-            "fingerprint": episode.fingerprint,
-        }
-        row = self.conn.write(
-            "store/put_episode", id=episode.id, props=props, stored_at=utcnow()
-        )[0]
-        if row["fingerprint"] != episode.fingerprint:
-            raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
-        return bool(row["created"])
+        return self.put_episodes([episode]) == 1
+
+    def put_episodes(self, episodes: Sequence[Episode]) -> int:
+        """Append episodes in one transaction; returns how many were new. An existing id with
+        other content raises ``Conflict`` and stores none of them."""
+        rows = [
+            {
+                "id": e.id,
+                "props": {
+                    **scope_props(e.scope),
+                    "occurred_at": e.occurred_at,
+                    "raw": e.raw,
+                    "channel": e.channel,
+                    "facts": json.dumps([f.model_dump(mode="json") for f in e.facts]),
+                    "fingerprint": e.fingerprint,
+                },
+            }
+            for e in episodes
+        ]
+        expected = {e.id: e.fingerprint for e in episodes}
+
+        def work(tx: ManagedTransaction) -> int:
+            found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
+            clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
+            if clash:
+                raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
+            return sum(1 for r in found if r["created"])
+
+        return self.conn.write_tx(work, what="put episodes")
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         rows = self.conn.read("store/get_episode", id=episode_id, scope=scope.key)

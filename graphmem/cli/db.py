@@ -49,7 +49,8 @@ def _server(port: int, home: Path | None, **sizes: str) -> LocalNeo4j:
         # Report pydantic's complaint as the one-line InvalidInput it is (exit code 2).
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        _fail(InvalidInput(f"--{where}: {first['msg']}"))
+        message = str(first["msg"]).removeprefix("Value error, ")
+        _fail(InvalidInput(f"--{where}: {message}"))
 
 
 def _fail(exc: GraphMemError) -> NoReturn:
@@ -72,23 +73,16 @@ def start(
     home: HomeOpt = None,
     heap: Annotated[str, typer.Option("--heap", help="JVM heap, e.g. 2g.")] = "2g",
     pagecache: Annotated[str, typer.Option("--pagecache", help="Page cache, e.g. 1g.")] = "1g",
+    wait: Annotated[float, typer.Option("--wait", min=1, help="Seconds to wait for Bolt to answer.")] = 120,
     as_json: JsonOpt = False,
 ) -> None:
     """Start the server (downloading Neo4j from Maven Central on first use) and wait for Bolt."""
     server = _server(port, home, heap=heap, pagecache=pagecache)
     try:
-        before = server.status()
-        if not before.running:
-            if not server.provisioned:
-                typer.echo(
-                    f"first start: provisioning Neo4j {server.version} into {server.dist_dir} "
-                    "(Maven downloads ~125 MB; about a minute)...",
-                    err=True,
-                )
-            typer.echo(f"starting Neo4j on {server.uri} (logs: {server.console_log})...", err=True)
         began = time.monotonic()
-        status = server.start()
-        if not before.running:
+        was_running = server.status().running
+        status = server.start(wait_seconds=wait, progress=lambda note: typer.echo(note, err=True))
+        if not was_running:
             typer.echo(f"started in {time.monotonic() - began:.1f} s", err=True)
     except GraphMemError as exc:
         _fail(exc)

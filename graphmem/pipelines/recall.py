@@ -104,17 +104,16 @@ class Recaller:
     def _direct(self, query, scope, k, at, kinds, mode) -> list[RecallHit]:
         """Every visible fused candidate, best first (at least k when k exist)."""
         fetch = max(3 * k, 30)
+        about = self._about_entities(query, scope) if mode == "hybrid" else []
         while True:
-            lists = []
+            lists = [about] if about else []
             if mode in ("hybrid", "semantic"):
                 lists.append(self.index.search_semantic(query, scope, fetch))
             if mode in ("hybrid", "lexical"):
                 lists.append(self.index.search_lexical(query, scope, fetch))
-            if mode == "hybrid":  # units about the entities the query names
-                lists.append(self._about_entities(query, scope))
             fused = rrf(lists, self.rrf_k)
             units = self._visible(scope, list(fused), at, kinds)
-            exhausted = all(len(hits) < fetch for hits in lists)
+            exhausted = all(len(hits) < fetch for hits in lists if hits is not about)
             if len(units) >= k or exhausted or fetch >= MAX_CANDIDATES:
                 ranked = sorted(units, key=lambda u: (-fused[u.id], u.id))
                 return [RecallHit(unit=u, score=fused[u.id]) for u in ranked]

@@ -114,8 +114,7 @@ class WritePipeline:
             raise GraphMemError("a write batch holds episodes of one scope")
         planned: list[_Planned] = []
         failures: list[Decision] = []
-        for episode in episodes:
-            report.new_episodes += self.store.put_episode(episode)  # stage 0
+        report.new_episodes = self.store.put_episodes(episodes)  # stage 0
         done = self.store.processed_episodes(scope, [e.id for e in episodes])
         for episode in episodes:
             if episode.id in done:

@@ -33,8 +33,10 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
+from neo4j import GraphDatabase
+from neo4j.exceptions import DriverError, Neo4jError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
@@ -317,8 +319,11 @@ class LocalNeo4j(BaseModel):
 
     # ----------------------------------------------------------------------------- lifecycle
 
-    def start(self, wait_seconds: float = 120) -> Status:
+    def start(self, wait_seconds: float = 120, progress: Callable[[str], None] | None = None) -> Status:
         """Start the server (provisioning it first) and return once Bolt answers.
+
+        ``progress`` receives one-line notes for a human (the CLI prints them on stderr) before
+        the slow steps: provisioning and spawning the server.
 
         Idempotent: if this instance is already running, waits for it to answer and returns its
         status. Raises ConfigurationError if Java/Maven are missing or the port is held by
@@ -331,6 +336,8 @@ class LocalNeo4j(BaseModel):
         with _locked(self.instance_dir / ".start.lock"):
             pid = self._running_pid()
             if pid is not None:
+                if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
+                    _write_atomic(self.pid_file, f"{pid}\n")  # found by its command line: heal
                 if not self._wait_for_bolt(pid, deadline):
                     raise BackendError(
                         f"Neo4j (pid {pid}) is running but did not answer on {self.uri} "
@@ -344,8 +351,15 @@ class LocalNeo4j(BaseModel):
                     f"port {self.port} on 127.0.0.1 is already in use by another process; "
                     "stop it or choose another --port"
                 )
+            if progress is not None and not self.provisioned:
+                progress(
+                    f"first start: provisioning Neo4j {self.version} into {self.dist_dir} "
+                    "(Maven downloads ~125 MB; about a minute)..."
+                )
             self.provision()
             java, _ = find_java()
+            if progress is not None:
+                progress(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
             for sub in ("conf", "data", "logs", "run"):
                 (self.instance_dir / sub).mkdir(exist_ok=True)
             _write_atomic(self.conf_file, self.config_text())
@@ -437,9 +451,6 @@ class LocalNeo4j(BaseModel):
 
         Raises BackendError if the process exits first, with the last meaningful log line.
         """
-        from neo4j import GraphDatabase
-        from neo4j.exceptions import DriverError, Neo4jError
-
         with GraphDatabase.driver(self.uri, auth=None, connection_timeout=2.0) as driver:
             while True:
                 if not _alive(pid):
@@ -462,9 +473,6 @@ class LocalNeo4j(BaseModel):
                 time.sleep(0.5)
 
     def _server_version(self) -> str | None:
-        from neo4j import GraphDatabase
-        from neo4j.exceptions import DriverError, Neo4jError
-
         # A plain session rather than execute_query: the latter retries for up to 30 s when
         # nothing answers, and status() must be quick for a server that is still starting.
         try:
