@@ -1,0 +1,47 @@
+"""Property: assembly never exceeds a block's own budget nor the recall budget, counted with
+tiktoken, and the two never eat each other; every assembly stores its trace."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmem import GraphMem
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.embed import HashingEmbedder
+from graphmem.pipelines.assemble import RECALL_HEADER
+from graphmem.tokens import TiktokenCounter
+from tests.conftest import fresh_scope
+
+counter = TiktokenCounter()
+text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=300).filter(str.strip)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    blocks=st.lists(st.tuples(text, st.integers(1, 40)), max_size=3),
+    facts=st.lists(text, max_size=8),
+    recall_budget=st.integers(1, 120),
+)
+def test_budgets_are_never_exceeded(blocks, facts, recall_budget):
+    store = InMemoryStore()
+    mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
+    scope = fresh_scope()
+    for i, (value, budget) in enumerate(blocks):
+        mem.blocks.set(scope, f"block{i}", value, token_budget=budget, truncate=True)
+    for fact in facts:
+        mem.remember(fact, scope, extractor="none")
+    result = mem.assemble("anything at all", scope, budget=recall_budget)
+
+    sections = result.text.split("\n\n") if result.text else []
+    by_label = {b.label: b for b in store.list_blocks(scope)}
+    recalled = [s for s in sections if s.startswith(RECALL_HEADER)]
+    assert len(recalled) <= 1
+    if recalled:
+        assert counter.count(recalled[0]) <= recall_budget
+    for block in by_label.values():
+        assert counter.count(block.value) <= block.token_budget  # stored within budget
+        assert f"## {block.label}\n{block.value}" in result.text  # loaded whole, recall did not eat it
+    assert set(result.trace.resident_ids) == {b.id for b in by_label.values()}
+    assert store.get_trace(result.trace.id, scope) == result.trace
+    assert result.trace.tokens == counter.count(result.text)
