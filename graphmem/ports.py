@@ -140,6 +140,10 @@ class MemoryIndex(Protocol):
 
     def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
 
+    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int) -> list[list[Hit]]:
+        """``search_semantic`` for each query, in order (embedded in one batch)."""
+        ...
+
     def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
 
     def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:

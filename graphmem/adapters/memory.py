@@ -317,6 +317,9 @@ class InMemoryIndex:
         scored = [(uid, (1 + sum(a * b for a, b in zip(q, v))) / 2) for uid, v, _ in self._scoped(scope)]
         return _top(scored, k)
 
+    def search_semantic_many(self, queries, scope: Scope, k: int):
+        return [self.search_semantic(q, scope, k) for q in queries]
+
     def search_lexical(self, query: str, scope: Scope, k: int):
         terms = set(_words(query))
         docs = self._scoped(scope)

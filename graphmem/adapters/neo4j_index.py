@@ -1,12 +1,12 @@
 """MemoryIndex on Neo4j's own indexes: HNSW vector indexes and Lucene fulltext.
 
 Scope guarantee. Neo4j 5.26 cannot filter inside a vector query, so a scoped search
-1. over-fetches from the HNSW index and keeps the caller's scope; if that yields k hits, or the
-   index ran dry, it is done (the common case: a scope that is a large share of the data);
-2. otherwise counts the scope: at or below ``exact_threshold`` searchable units it computes
-   exact cosine over the scope alone (a 5-unit scope among 100k others gets its 5 best hits);
-3. above it, over-fetches in proportion to the scope's share of the index, doubling until k
-   hits or the whole index is read, and falls back to the exact scan if the cap is reached.
+1. a scope of at most ``exact_threshold`` searchable units gets exact cosine over the scope
+   alone (a 5-unit scope among 100k others gets its 5 best hits) — one round trip;
+2. a larger scope over-fetches from the HNSW index in proportion to its share of the index and
+   keeps its own hits, doubling until k hits or the index runs dry, and falls back to the
+   exact scan if the fetch would read the whole index.
+Scope sizes are cached for ``SIZE_TTL`` seconds: they only choose the strategy.
 Fulltext needs none of this: each unit's scope token is indexed beside its text and the Lucene
 query requires it, so Lucene itself returns only the scope's best matches.
 """
@@ -14,6 +14,7 @@ query requires it, so Lucene itself returns only the scope's best matches.
 from __future__ import annotations
 
 import re
+import time
 from typing import Callable, Sequence
 
 from ..cypher import load
@@ -25,6 +26,9 @@ from .neo4j_driver import Neo4jConnection
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Lucene refuses queries with more than 1024 clauses; a query never needs this many words.
 MAX_QUERY_WORDS = 64
+
+#: Seconds a scope's size is trusted for choosing between exact scan and HNSW over-fetch.
+SIZE_TTL = 30.0
 
 Progress = Callable[[int], None]
 
@@ -57,6 +61,9 @@ class Neo4jIndex:
         self.embedder = embedder
         self.exact_threshold = exact_threshold
         self.batch_size = batch_size
+        # scope key -> (searchable units in scope, in the database, when read). Only picks the
+        # search strategy: a stale size costs speed, never correctness.
+        self._sizes: dict[str, tuple[int, int, float]] = {}
 
     # -- model bookkeeping ----------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
@@ -69,6 +76,12 @@ class Neo4jIndex:
         stored = self.stored_model()
         mine = (self.embedder.name, self.embedder.dimension)
         if stored is None:
+            existing = self.vector_dimension()
+            if existing is not None and existing != mine[1]:
+                raise IndexMismatch(
+                    f"a {existing}-dimension vector index exists with no recorded model, but the "
+                    f"embedder {mine[0]} has {mine[1]} dims: run `graphmem index rebuild`"
+                )
             self._create_vector_indexes()
             self.conn.write("index/set_model", model=mine[0], dimension=mine[1], at=utcnow())
         elif tuple(stored) != mine:
@@ -76,6 +89,10 @@ class Neo4jIndex:
                 f"the index was built with {stored[0]} ({stored[1]} dims) but the embedder is "
                 f"{mine[0]} ({mine[1]} dims): run `graphmem index rebuild`"
             )
+
+    def vector_dimension(self) -> int | None:
+        rows = self.conn.read("index/vector_dimension")
+        return rows[0]["dimension"] if rows else None
 
     def _create_vector_indexes(self) -> None:
         for name in ("index/create_unit_vector_index", "index/create_entity_vector_index"):
@@ -109,26 +126,33 @@ class Neo4jIndex:
     def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]:
         return self.search_vector(self.embedder.embed([query])[0], scope, k)
 
+    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int) -> list[list[Hit]]:
+        """``search_semantic`` for many queries, embedded in one batch."""
+        return [self.search_vector(v, scope, k) for v in self.embedder.embed(list(queries))]
+
     def search_vector(self, vector: Sequence[float], scope: Scope, k: int) -> list[Hit]:
         """Scoped semantic search for an already embedded query (see the module docstring)."""
         if k <= 0:
             return []
-        fetch = max(4 * k, 40)
-        hits, dry = self._overfetch(vector, scope, k, fetch)
-        if len(hits) >= k or dry:
-            return hits
-        size = self.conn.read("index/scope_size", scope=scope.key)[0]
-        in_scope, total = size["in_scope"], size["total"]
+        in_scope, total = self._scope_size(scope)
         if in_scope <= self.exact_threshold:
             return self._exact(vector, scope, k)
-        # Expected hits = fetch * share; aim for twice k, then double while short.
-        fetch = max(fetch * 2, int(2 * k * total / in_scope))
+        # Expected hits = fetch * share: aim for twice k, then double while short.
+        fetch = max(4 * k, 40, int(2 * k * total / max(in_scope, 1)))
         while fetch < total:
             hits, dry = self._overfetch(vector, scope, k, fetch)
             if len(hits) >= k or dry:
                 return hits
             fetch *= 2
         return self._exact(vector, scope, k)
+
+    def _scope_size(self, scope: Scope) -> tuple[int, int]:
+        cached = self._sizes.get(scope.key)
+        if cached is None or time.monotonic() - cached[2] > SIZE_TTL:
+            row = self.conn.read("index/scope_size", scope=scope.key)[0]
+            cached = (row["in_scope"], row["total"], time.monotonic())
+            self._sizes[scope.key] = cached
+        return cached[0], cached[1]
 
     def _overfetch(self, vector: Sequence[float], scope: Scope, k: int, fetch: int) -> tuple[list[Hit], bool]:
         row = self.conn.read("index/semantic_overfetch", vector=list(vector), fetch=fetch, scope=scope.key, k=k)[0]
@@ -156,20 +180,22 @@ class Neo4jIndex:
         """Recompute every vector and searchable label from the store. A dimension change
         drops and recreates the vector indexes. Returns how many units were indexed."""
         stored = self.stored_model()
-        if stored is not None and stored[1] != self.embedder.dimension:
-            if scope is not None:
-                raise IndexMismatch("the embedding dimension changed: rebuild the whole index, not one scope")
+        mine = (self.embedder.name, self.embedder.dimension)
+        if scope is not None and stored is not None and tuple(stored) != mine:
+            raise IndexMismatch("the embedding model changed: rebuild the whole index, not one scope")
+        existing = self.vector_dimension()
+        if existing is not None and existing != mine[1]:
             for name in ("index/drop_unit_vector_index", "index/drop_entity_vector_index"):
                 self.conn.schema(load(name).text, what=name)
-        if stored is None or stored[1] != self.embedder.dimension:
+            existing = None
+        if existing is None:
             self._create_vector_indexes()
+        self._sizes.clear()
         scope_key = scope.key if scope else None
         done = self._page_through("index/units_page", "content", scope_key, self._embed_units, progress)
         self._page_through("index/entities_page", "name", scope_key, self._embed_entities, None)
         if scope is None or stored is None:
-            self.conn.write(
-                "index/set_model", model=self.embedder.name, dimension=self.embedder.dimension, at=utcnow()
-            )
+            self.conn.write("index/set_model", model=mine[0], dimension=mine[1], at=utcnow())
         return done
 
     def _page_through(self, query: str, text: str, scope_key, apply, progress: Progress | None) -> int:

@@ -28,6 +28,7 @@ from ..models import (
     Decision,
     Episode,
     Invalidation,
+    MemoryKind,
     MemoryUnit,
     Op,
     Page,
@@ -173,15 +174,17 @@ class WritePipeline:
         if slots:
             visible.update({u.id: u for u in self._all(scope, UnitFilter(slots=tuple(slots)), at)})
 
+        semantic = self._semantic_neighbours(scope, todo, at)
         units: list[MemoryUnit] = []
         invalidations: list[Invalidation] = []
-        for p in todo:
+        gone: set[str] = set()
+        for i, p in enumerate(todo):
             c = p.candidate
             dup = next((u for u in visible.values() if u.kind == c.kind and u.content_hash == c.content_hash), None)
             if dup is not None and not c.retract:  # stage 2: exact duplicate, no policy call
                 decisions.append(self._decision(Op.NOOP, "exact duplicate of a current fact", p, now, target=dup.id))
                 continue
-            neighbours = self._neighbours(c, visible, at)
+            neighbours = self._neighbours(c, visible, [u for u in semantic.get(i, ()) if u.id not in gone])
             decision = self.policy.reconcile(c, neighbours)  # stage 3
             decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now})
             if decision.target_id and decision.target_id not in {n.id for n in neighbours}:
@@ -200,6 +203,7 @@ class WritePipeline:
                                  invalid_at=invalid_at, reason=decision.reason)
                 )
                 visible.pop(decision.target_id, None)
+                gone.add(decision.target_id)
             decisions.append(decision)
         batch = WriteBatch(
             units=tuple(units),
@@ -219,23 +223,35 @@ class WritePipeline:
                 return found
             page = Page(offset=page.offset + page.limit, limit=page.limit)
 
-    def _neighbours(self, c: Candidate, visible: dict[str, MemoryUnit], at: AsOf) -> list[MemoryUnit]:
-        """Visible same-kind units sharing the candidate's slot or hash, plus (for candidates
-        without a triple, or policies that ask) its nearest units by meaning."""
+    def _semantic_neighbours(self, scope: Scope, todo: list[_Planned], at: AsOf) -> dict[int, list[MemoryUnit]]:
+        """Nearest visible same-kind units by meaning, for the candidates that need them: all
+        of them when the policy asks, else semantic candidates without a triple (near-duplicate
+        detection). One embedding batch and one store read for the whole batch."""
+        wants_all = getattr(self.policy, "wants_semantic_neighbours", False)
+        picked = [i for i, p in enumerate(todo)
+                  if wants_all or (p.candidate.triple is None and p.candidate.kind is MemoryKind.semantic)]
+        if not picked:
+            return {}
+        found = self.index.search_semantic_many([todo[i].candidate.content for i in picked], scope, NEIGHBOURS)
+        ids = tuple({h.id for hits in found for h in hits})
+        units = {u.id: u for u in self._all(scope, UnitFilter(ids=ids), at)} if ids else {}
+        return {
+            i: [units[h.id] for h in hits if h.id in units and units[h.id].kind == todo[i].candidate.kind]
+            for i, hits in zip(picked, found)
+        }
+
+    @staticmethod
+    def _neighbours(c: Candidate, visible: dict[str, MemoryUnit], semantic: list[MemoryUnit]) -> list[MemoryUnit]:
+        """Visible same-kind units sharing the candidate's hash or single-valued slot, plus its
+        nearest units by meaning."""
         slot = c.triple.slot(c.scope) if c.triple else None
-        near = [
-            u for u in visible.values()
+        near = {
+            u.id: u for u in visible.values()
             if u.kind == c.kind and (u.content_hash == c.content_hash or (slot and u.triple and u.triple.slot(u.scope) == slot))
-        ]
-        if c.triple is None or getattr(self.policy, "wants_semantic_neighbours", False):
-            ids = tuple(h.id for h in self.index.search_semantic(c.content, c.scope, NEIGHBOURS))
-            if ids:
-                known = {u.id for u in near}
-                near += [
-                    u for u in self.store.list_units(c.scope, UnitFilter(ids=ids, kind=c.kind), at=at)
-                    if u.id not in known
-                ]
-        return near
+        }
+        for u in semantic:
+            near.setdefault(u.id, u)
+        return list(near.values())
 
     def _unit(self, p: _Planned, now: datetime, decision: Decision) -> MemoryUnit:
         c = p.candidate
