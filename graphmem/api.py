@@ -27,7 +27,8 @@ from .extract import FactsExtractor, NoneExtractor
 from .extract.llm import LLMExtractor
 from .extract.rule import RuleExtractor
 from .llm import make_client
-from .models import AsOf, Episode, Fact, MemoryKind, Page, Scope, UnitFilter, normalise, utcnow
+from .models import AsOf, Episode, Fact, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, normalise, utcnow
+from .pipelines import lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
 from .pipelines.recall import Recaller, RecallHit
 from .pipelines.write import WritePipeline, WriteReport
@@ -179,6 +180,31 @@ class GraphMem:
             "decisions": self.store.list_decisions(scope, unit_id=unit_id),
             **self.store.invalidations(unit_id, scope),
         }
+
+    # -- forgetting ---------------------------------------------------------------------
+    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000, progress=None) -> dict:
+        """Erase everything of a subject (all its projects unless ``project`` is given):
+        episodes, units, entities, decisions, traces, blocks, review items. Returns counts."""
+        scope = as_scope(subject, project)
+        return lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, project, batch, progress)
+
+    def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> dict:
+        """Remove one episode and what only it produced; what it invalidated is current again."""
+        scope = as_scope(subject, project)
+        result = self.store.delete_episode(episode_id, scope)
+        if result is None:
+            raise NotFound(f"no episode {episode_id} in scope {scope}")
+        return result
+
+    def archive(self, subject: SubjectLike | None = None, project: str | None = None, dry_run: bool = False,
+                now: datetime | None = None) -> dict[str, list[MemoryUnit]]:
+        """Archive what the policy's should_archive picks, per scope (all scopes without a subject)."""
+        scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
+        at = now or utcnow()
+        return {str(s): lifecycle.archive(self.store, self.index, self.policy, s, at, dry_run) for s in scopes}
+
+    def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
+        return lifecycle.restore(self.store, self.index, as_scope(subject, project), unit_ids)
 
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
                 project: str | None = None, known_at: datetime | None = None) -> list[dict]:

@@ -27,6 +27,7 @@ from ..models import (
     UnitFilter,
     WriteBatch,
     entity_id,
+    new_id,
 )
 
 
@@ -52,6 +53,8 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._state = _State()
         self._lock = threading.RLock()
+        self._erasures: dict[tuple[str, str], dict] = {}
+        self._archived: set[str] = set()
 
     def put_episode(self, episode: Episode) -> bool:
         with self._lock:
@@ -201,7 +204,7 @@ class InMemoryStore:
 
     def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
         with self._lock:
-            units = [u for u in self._state.units.values() if u.scope == scope and u.triple]
+            units = [u for u in self._state.units.values() if u.scope == scope and u.triple and u.id not in self._archived]
 
             def names(u: MemoryUnit) -> list[str]:
                 return [n for n in (u.triple.subject, u.triple.object) if n]
@@ -222,9 +225,85 @@ class InMemoryStore:
             rows = []
             for eid in entity_ids:
                 ids = [u.id for u in self._state.units.values() if u.scope == scope and u.triple
-                       and eid in {entity_id(scope, n) for n in (u.triple.subject, u.triple.object) if n}]
+                       and u.id not in self._archived and eid in {entity_id(scope, n) for n in (u.triple.subject, u.triple.object) if n}]
                 rows.append({"via": eid, "ids": ids[:fanout]})
             return rows
+
+    # -- archive --------------------------------------------------------------------------
+    def set_archived(self, scope: Scope, unit_ids: list[str], archived_at) -> int:
+        with self._lock:
+            ids = [i for i in unit_ids if i in self._state.units and self._state.units[i].scope == scope]
+            if archived_at is None:
+                self._archived.difference_update(ids)
+            else:
+                self._archived.update(ids)
+            return len(ids)
+
+    def archived_ids(self, scope: Scope) -> set[str]:
+        with self._lock:
+            return {i for i in self._archived if i in self._state.units and self._state.units[i].scope == scope}
+
+    def list_scopes(self) -> list[Scope]:
+        with self._lock:
+            return sorted({u.scope for u in self._state.units.values()}, key=lambda s: s.key)
+
+    # -- erasure and episode deletion -----------------------------------------------------
+    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
+        def mine(scope: Scope) -> bool:
+            return (scope.subject_type.value, scope.subject_id) == (subject_type, subject_id) and (
+                project_id is None or scope.project_id == project_id)
+
+        with self._lock:
+            st = self._state
+            counts = {}
+            for name, table in (("units", st.units), ("episodes", st.episodes), ("decisions", st.decisions),
+                                ("traces", st.traces)):
+                doomed = [k for k, v in table.items() if mine(v.scope)][:batch]
+                for k in doomed:
+                    del table[k]
+                counts[name] = len(doomed)
+            blocks = [k for k, b in st.blocks.items() if mine(b.scope)][:batch]
+            for k in blocks:
+                del st.blocks[k]
+            counts["blocks"] = len(blocks)
+            st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
+            return counts
+
+    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict:
+        with self._lock:
+            key = (subject_hash, project_hash)
+            record = self._erasures.setdefault(key, {"id": new_id(), "subject_type": subject_type,
+                                                     "subject_hash": subject_hash, "status": "running"})
+            return dict(record)
+
+    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict:
+        with self._lock:
+            for key, record in list(self._erasures.items()):
+                if record["id"] == erasure_id:
+                    record.update(counts, status="done" if done else "running")
+                    if done:
+                        del self._erasures[key]
+                    return dict(record)
+            raise NotFound(f"no erasure {erasure_id}")
+
+    def delete_episode(self, episode_id: str, scope: Scope) -> dict | None:
+        with self._lock:
+            st = self._state
+            episode = st.episodes.get(episode_id)
+            if episode is None or episode.scope != scope:
+                return None
+            units = {k for k, u in st.units.items() if u.source.episode_id == episode_id and u.scope == scope}
+            decisions = {k for k, d in st.decisions.items() if d.episode_id == episode_id and d.scope == scope}
+            before = {e.unit_id for e in st.edges}
+            st.edges = [e for e in st.edges if e.decision_id not in decisions and e.unit_id not in units]
+            after = {e.unit_id for e in st.edges}
+            restored = sorted(before - after - units)
+            for k in units:
+                del st.units[k]
+            for k in decisions:
+                del st.decisions[k]
+            del st.episodes[episode_id]
+            return {"units": len(units), "decisions": len(decisions), "restored": restored}
 
     # -- audit and blocks -----------------------------------------------------------------
     def list_decisions(self, scope, episode_id=None, op=None, unit_id=None, limit=100) -> list[Decision]:
@@ -351,7 +430,7 @@ class InMemoryIndex:
         units = [
             u
             for u in self.store._state.units.values()
-            if scope is None or u.scope == scope
+            if (scope is None or u.scope == scope) and u.id not in self.store._archived
         ]
         self.upsert(units)
         return len(units)

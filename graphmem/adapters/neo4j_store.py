@@ -341,6 +341,37 @@ class Neo4jStore:
         """Ids of up to ``fanout`` units about each entity: ``{via, ids}`` rows."""
         return self.conn.read("recall/units_about", entity_ids=entity_ids, scope=scope.key, fanout=fanout)
 
+    # -- archive --------------------------------------------------------------------------
+    def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
+        return self.conn.write("store/set_archived", ids=unit_ids, scope=scope.key, archived_at=archived_at)[0]["updated"]
+
+    def archived_ids(self, scope: Scope) -> set[str]:
+        return {r["id"] for r in self.conn.read("store/archived_ids", scope=scope.key)}
+
+    def list_scopes(self) -> list[Scope]:
+        return [Scope(**r) for r in self.conn.read("store/list_scopes")]
+
+    # -- erasure and episode deletion -----------------------------------------------------
+    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
+        """Delete up to ``batch`` nodes of each kind belonging to the subject; counts per kind."""
+        return self.conn.write("erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
+                               project_id=project_id, batch=batch)[0]
+
+    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict[str, Any]:
+        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_hash=subject_hash,
+                              project_hash=project_hash, at=utcnow(), id=new_id())[0]
+        return _native(row["record"])
+
+    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict[str, Any]:
+        row = self.conn.write("erase/update_erasure", id=erasure_id, counts=counts,
+                              status="done" if done else "running", at=utcnow())[0]
+        return _native(row["record"])
+
+    def delete_episode(self, episode_id: str, scope: Scope) -> dict[str, Any] | None:
+        """Delete an episode, its units and decisions; None when not in the scope."""
+        rows = self.conn.write("store/delete_episode", id=episode_id, scope=scope.key)
+        return rows[0] if rows else None
+
     # -- audit ----------------------------------------------------------------------------
     def list_decisions(
         self, scope: Scope, episode_id: str | None = None, op: str | None = None,

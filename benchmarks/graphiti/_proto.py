@@ -1,0 +1,92 @@
+"""What both workers share (stdlib + numpy only, so it imports in either Python).
+
+Protocol: run.py writes one JSON object per line on a worker's stdin and reads one JSON object
+per line from its stdout. Workers move their own sys.stdout to stderr first, so a library that
+prints cannot corrupt the channel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from datetime import datetime, timezone
+from typing import Callable
+
+import numpy as np
+
+
+def open_channel():
+    """(reader, writer) for the protocol; afterwards print() goes to stderr."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    return sys.stdin, out
+
+
+def serve(handlers: dict[str, Callable[[dict], dict]]) -> None:
+    reader, writer = open_channel()
+    for line in reader:
+        msg = json.loads(line)
+        op = msg.pop("op")
+        try:
+            reply = handlers[op](msg)
+        except Exception as exc:  # reported to run.py, which stops the run
+            import traceback
+
+            traceback.print_exc()
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        writer.write(json.dumps(reply) + "\n")
+        if op == "quit":
+            return
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def current_rss_mb() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class VectorTable:
+    """Precomputed vectors by exact text; misses go to ``fallback`` (and are counted)."""
+
+    def __init__(self, texts_path: str, vectors_path: str, name: str, fallback=None):
+        texts = json.load(open(texts_path, encoding="utf-8"))
+        self.vectors = np.load(vectors_path, mmap_mode="r")
+        self.row = {t: i for i, t in enumerate(texts)}
+        self.name = name
+        self.dimension = int(self.vectors.shape[1])
+        self.fallback = fallback
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, texts) -> list[list[float]]:
+        out = []
+        for text in texts:
+            i = self.row.get(text)
+            if i is None:
+                self.misses += 1
+                if self.fallback is None:
+                    raise KeyError(f"no precomputed vector for {text!r}")
+                out.append(self.fallback.embed([text])[0])
+            else:
+                self.hits += 1
+                out.append(self.vectors[i].tolist())
+        return out
+
+
+def read_facts(path: str) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8")]
+
+
+def years(fact: dict) -> tuple[datetime, datetime | None]:
+    """valid_at = 1 Jan of the first year; invalid_at = 1 Jan after the last year (None: open)."""
+    valid = datetime(fact["a"], 1, 1, tzinfo=timezone.utc)
+    invalid = datetime(fact["b"] + 1, 1, 1, tzinfo=timezone.utc) if fact["b"] is not None else None
+    return valid, invalid

@@ -1,0 +1,361 @@
+"""graphmem as an MCP server: the memory of any agent host, on the official ``mcp`` SDK.
+
+    from graphmem import GraphMem
+    from graphmem.mcp_server import McpConfig, build_server, run_server
+
+    with GraphMem.connect() as mem:
+        server = build_server(lambda: mem, McpConfig(subject="user:alice"))
+        run_server(server, "stdio")
+
+(``graphmem mcp serve`` does exactly this.) Every tool is a few lines over a ``GraphMem``
+method, so the policy, the decision audit and the assembly traces apply as they do for the
+CLI. Every tool is scoped: a call may name a ``subject`` (``TYPE:ID``); without one it gets the
+server's configured subject, and a call naming any other subject is refused unless the server
+allows it (``allow_subjects`` or ``allow_any_subject``). Times are ISO 8601 strings (a date
+alone is midnight UTC). A failure comes back as an MCP tool error (``isError: true``) whose
+text is the one line the CLI prints after ``error:``.
+
+Needs the optional extra: ``pip install 'graphmem[mcp]'`` (mcp 1.x ``FastMCP`` or mcp 2.x
+``MCPServer``; both are driven the same way here).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from typing import Annotated, Any, Callable, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+try:  # mcp 2.x renamed FastMCP to MCPServer
+    from mcp.server.mcpserver import MCPServer as FastMCP
+except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from graphmem.api import GraphMem, as_scope
+from graphmem.cli.blocks import block_json
+from graphmem.cli.common import error_line, jsonable, to_datetime
+from graphmem.cli.write import _report_json as report_json
+from graphmem.errors import ConfigurationError, GraphMemError, InvalidInput, NotFound, ScopeViolation
+from graphmem.models import Fact, MemoryKind, Scope
+
+log = logging.getLogger("graphmem.mcp")
+
+__all__ = ["FactIn", "FastMCP", "McpConfig", "build_server", "run_server"]
+
+
+# -- configuration ----------------------------------------------------------------------------
+class McpConfig(BaseModel):
+    """What one server serves: its default subject and which other subjects a call may name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subject: str = Field(description="The default subject (TYPE:ID) of every call.")
+    project: Optional[str] = Field(None, description="Optional project id of every subject.")
+    allow_subjects: tuple[str, ...] = Field((), description="Other subjects a call may name.")
+    allow_any_subject: bool = Field(False, description="A call may name any subject.")
+    name: str = "graphmem"
+
+    @field_validator("subject")
+    @classmethod
+    def _subject(cls, value: str) -> str:
+        Scope.parse(value)  # ValueError: "subject 'x' is not TYPE:ID ..."
+        return value
+
+    @field_validator("allow_subjects")
+    @classmethod
+    def _allowed(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            Scope.parse(value)
+        return values
+
+    def scope_for(self, subject: str | None) -> Scope:
+        """The scope a call reaches: the configured one, or ``subject`` when allowed."""
+        if subject is None or not subject.strip():
+            return as_scope(self.subject, self.project)
+        scope = as_scope(subject.strip(), self.project)
+        allowed = [as_scope(s, self.project) for s in (self.subject, *self.allow_subjects)]
+        if not self.allow_any_subject and scope not in allowed:
+            raise ScopeViolation(f"subject {subject.strip()} is not allowed by this server")
+        return scope
+
+
+# -- tool input types -------------------------------------------------------------------------
+class FactIn(BaseModel):
+    """A structured fact given with an episode: the fields of ``graphmem.models.Fact``, with
+    times as ISO 8601 strings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(description="The entity the fact is about, e.g. 'Alice'.")
+    predicate: str = Field(description="The relation, e.g. 'lives_in'.")
+    object: Optional[str] = Field(None, description="The other entity or value, e.g. 'Berlin'.")
+    content: Optional[str] = Field(None, description="The fact as a sentence [default: subject predicate object].")
+    kind: MemoryKind = Field(MemoryKind.semantic, description="semantic | episodic | procedural.")
+    valid_at: Optional[str] = Field(None, description="When it became true in the world (ISO 8601).")
+    invalid_at: Optional[str] = Field(None, description="When it stopped being true (ISO 8601).")
+    single_valued: bool = Field(False, description="The predicate holds one object at a time (a new one supersedes).")
+    op: Literal["assert", "retract"] = Field("assert", description="assert the fact, or retract it.")
+    labels: list[str] = Field(default_factory=list, description="Free labels.")
+    confidence: float = Field(1.0, ge=0.0, le=1.0, description="0..1.")
+
+    def to_fact(self, where: str) -> Fact:
+        data = self.model_dump()
+        for key in ("valid_at", "invalid_at"):
+            if data[key] is not None:
+                data[key] = _time(data[key], f"{where}.{key}")
+        data["labels"] = tuple(data["labels"])
+        try:
+            return Fact.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidInput(f"{where}.{error_line(exc)}") from None
+
+
+Subject = Annotated[Optional[str], Field(
+    description="The subject, TYPE:ID (e.g. user:alice) [default: the server's subject]; "
+                "another subject is refused unless the server allows it.")]
+Time = Optional[str]
+AsOfArg = Annotated[Time, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
+KnownAtArg = Annotated[Time, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
+HopsArg = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top hits through shared entities (0..3).")]
+SharedArg = Annotated[bool, Field(description="Also read the shared:global scope.")]
+
+
+def _time(text: str | None, name: str):
+    if text is None or not text.strip():
+        return None
+    try:
+        return to_datetime(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: {exc}") from None
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+
+
+class _Memory:
+    """The GraphMem, opened by ``factory`` at the first call that needs it."""
+
+    def __init__(self, factory: Callable[[], GraphMem]):
+        self.factory = factory
+        self.lock = threading.Lock()
+        self.mem: GraphMem | None = None
+
+    def get(self) -> GraphMem:
+        with self.lock:
+            if self.mem is None:
+                self.mem = self.factory()
+            return self.mem
+
+
+READ = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
+WRITE = ToolAnnotations.model_validate({"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False})
+ERASE = ToolAnnotations.model_validate({"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False})
+
+
+# -- the server -------------------------------------------------------------------------------
+def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> FastMCP:
+    """An MCP server whose tools read and write the memory ``mem_factory`` returns (called
+    once, at the first tool call; the caller closes that GraphMem)."""
+    memory = _Memory(mem_factory)
+    cfg = settings
+    server = FastMCP(
+        cfg.name,
+        instructions=(
+            "graphmem: temporal memory. `remember` what the user says; `recall` or `assemble` before "
+            "answering; `history` and `explain` show how a fact changed and why. Every fact keeps both "
+            f"time axes, so as_of/known_at replay any past moment. Default subject: {cfg.subject}."
+        ),
+    )
+
+    def answer(tool: str, work: Callable[[GraphMem], dict]) -> Any:
+        """Run ``work`` on the GraphMem; graphmem's errors become a tool error with the CLI's line."""
+        try:
+            return work(memory.get())
+        except (GraphMemError, ValidationError, ValueError) as exc:
+            message = error_line(exc)
+            log.info("tool %s refused: %s", tool, message)
+            return _error(message)
+
+    @server.tool(name="remember", annotations=WRITE, description=(
+        "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
+        "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
+        "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
+        "'2023-04-01', single_valued: true}); otherwise facts are extracted from the text. Returns the "
+        "decision counts and the ids of the units written."))
+    def remember(
+        text: Annotated[str, Field(description="The episode text, e.g. 'I moved to Berlin last month.'")],
+        facts: Annotated[Optional[list[FactIn]], Field(description="Structured facts that came with the episode.")] = None,
+        at: Annotated[Time, Field(description="When it happened, ISO 8601 [default: now].")] = None,
+        channel: Annotated[str, Field(description="Where it came from (chat, email, ...).")] = "chat",
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            parsed = [f.to_fact(f"facts.{n}") for n, f in enumerate(facts or [])]
+            report = mem.remember(text, subject=scope, at=_time(at, "at"), channel=channel, facts=parsed)
+            return {"episodes": report.episodes, **report_json(report)}
+        return answer("remember", work)
+
+    @server.tool(name="recall", annotations=READ, description=(
+        "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
+        "system time `known_at` (both default to now). With hops > 0, units reached through shared "
+        "entities (e.g. a manager's city) are added, each with the `path` that reached it."))
+    def recall(
+        query: Annotated[str, Field(description="What to recall, e.g. 'where does Alice live?'")],
+        k: Annotated[int, Field(ge=1, le=1000, description="How many hits (1..1000).")] = 10,
+        as_of: AsOfArg = None,
+        known_at: KnownAtArg = None,
+        hops: HopsArg = 0,
+        include_shared: SharedArg = False,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            hits = mem.recall(query, subject=scope, k=k, as_of=_time(as_of, "as_of"),
+                              known_at=_time(known_at, "known_at"), hops=hops, include_shared=include_shared)
+            return {"hits": [hit.to_json() for hit in hits]}
+        return answer("recall", work)
+
+    @server.tool(name="assemble", annotations=WRITE, description=(
+        "The context to put in front of the model for `query`: the subject's resident blocks, then "
+        "recalled units within `budget` tokens. The assembly trace is stored; its id is returned."))
+    def assemble(
+        query: Annotated[str, Field(description="What the context is for.")],
+        budget: Annotated[Optional[int], Field(ge=1, description="Token budget of the recalled section [default: the policy's].")] = None,
+        as_of: AsOfArg = None,
+        known_at: KnownAtArg = None,
+        hops: HopsArg = 0,
+        include_shared: SharedArg = False,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            result = mem.assemble(query, subject=scope, budget=budget, as_of=_time(as_of, "as_of"),
+                                  known_at=_time(known_at, "known_at"), include_shared=include_shared, hops=hops)
+            t = result.trace
+            return {"text": result.text, "trace": {"id": t.id, "resident_ids": list(t.resident_ids),
+                                                   "recalled_ids": list(t.recalled_ids), "tokens": t.tokens}}
+        return answer("assemble", work)
+
+    @server.tool(name="history", annotations=READ, description=(
+        "The bi-temporal timeline of an entity's facts (give `entity`), or of one unit and the units it "
+        "superseded (give `unit_id`), as known at `known_at`: each entry has valid_at/invalid_at (world "
+        "time), created_at/expired_at (system time) and the decisions that shaped it."))
+    def history(
+        entity: Annotated[Optional[str], Field(description="An entity name, e.g. 'Alice'.")] = None,
+        unit_id: Annotated[Optional[str], Field(description="A unit id (from recall).")] = None,
+        known_at: KnownAtArg = None,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            if (unit_id is None) == (entity is None):
+                raise InvalidInput("give exactly one of unit_id or entity")
+            entries = mem.history(subject=scope, entity=entity, unit_id=unit_id, known_at=_time(known_at, "known_at"))
+            out = []
+            for entry in entries:
+                u = entry["unit"]
+                t = u.time
+                out.append({
+                    "id": u.id, "content": u.content, "kind": u.kind.value,
+                    "valid_at": jsonable(t.valid_at), "invalid_at": jsonable(t.invalid_at),
+                    "created_at": jsonable(t.created_at), "expired_at": jsonable(t.expired_at),
+                    "episode_id": u.source.episode_id,
+                    "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in entry["decisions"]],
+                })
+            return {"entries": out}
+        return answer("history", work)
+
+    @server.tool(name="explain", annotations=READ, description=(
+        "Provenance of one unit: the episode it came from, the extractor version, every decision about "
+        "it with its reason, and the invalidations in and out."))
+    def explain(
+        unit_id: Annotated[str, Field(description="A unit id (from recall or history).")],
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            info = mem.explain(unit_id, subject=cfg.scope_for(subject))
+            unit, episode = info["unit"], info["episode"]
+            return {
+                "unit": unit.model_dump(mode="json"),
+                "episode": episode.model_dump(mode="json") if episode else None,
+                "extractor_version": unit.source.extractor_version,
+                "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in info["decisions"]],
+                "incoming": jsonable(info.get("incoming", [])),
+                "outgoing": jsonable(info.get("outgoing", [])),
+            }
+        return answer("explain", work)
+
+    @server.tool(name="blocks_list", annotations=READ, description=(
+        "The subject's resident blocks (always in the assembled context), each with its token budget "
+        "and whether it is writable."))
+    def blocks_list(subject: Subject = None) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            return {"blocks": [block_json(b) for b in mem.store.list_blocks(cfg.scope_for(subject))]}
+        return answer("blocks_list", work)
+
+    @server.tool(name="blocks_get", annotations=READ, description="One resident block by label, with its value.")
+    def blocks_get(
+        label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            block = mem.store.get_block(scope, label)
+            if block is None:
+                raise NotFound(f"no block {label!r} for {scope}")
+            return block_json(block)
+        return answer("blocks_get", work)
+
+    @server.tool(name="blocks_set", annotations=WRITE, description=(
+        "Create or replace a resident block. A new block needs `token_budget`; a value over the budget "
+        "is refused; a read-only block cannot be changed here (an operator uses the CLI's --admin)."))
+    def blocks_set(
+        label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
+        value: Annotated[str, Field(description="The new value.")],
+        token_budget: Annotated[Optional[int], Field(gt=0, le=100_000, description="Token budget (required for a new block).")] = None,
+        description: Annotated[Optional[str], Field(description="What the block is for.")] = None,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            # Never admin, never a writability change: the writable rule stays with operators.
+            block = mem.blocks.set(cfg.scope_for(subject), label, value, token_budget=token_budget,
+                                   description=description, writable=None, truncate=False, admin=False)
+            return {**block_json(block), "tokens": mem.counter.count(block.value)}
+        return answer("blocks_set", work)
+
+    @server.tool(name="forget", annotations=ERASE, description=(
+        "Erase everything stored for `subject` (episodes, units, decisions, blocks, traces). "
+        "Irreversible: refused unless `confirm` is true."))
+    def forget(
+        subject: Annotated[str, Field(description="The subject to erase, TYPE:ID; must be one this server allows.")],
+        confirm: Annotated[bool, Field(description="Must be true: confirms the erasure.")] = False,
+    ) -> dict[str, Any]:
+        def work(mem: GraphMem) -> dict:
+            scope = cfg.scope_for(subject)
+            if confirm is not True:
+                raise InvalidInput(f"forget erases everything stored for {scope}: call it again with confirm: true")
+            if not hasattr(mem, "forget"):
+                raise ConfigurationError("this graphmem cannot forget yet (GraphMem.forget is missing)")
+            counts = mem.forget(scope)
+            return {"subject": str(scope), "forgotten": {str(k): int(v) for k, v in counts.items()}}
+        return answer("forget", work)
+
+    return server
+
+
+def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
+               host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp, until stopped."""
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    if "host" in inspect.signature(server.run_streamable_http_async).parameters:  # mcp 2.x
+        server.run("streamable-http", host=host, port=port)
+    else:  # pragma: no cover - mcp 1.x keeps host and port in its settings
+        server.settings.host, server.settings.port = host, port
+        server.run("streamable-http")

@@ -1,0 +1,111 @@
+"""Erasure, episode deletion and archive, on every adapter family."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem.adapters.memory import InMemoryStore
+from graphmem.models import Fact, UnitFilter, utcnow
+from tests.conftest import fresh_scope
+
+WORDS = ["tea", "chess", "Lisbon", "jazz", "Berlin", "cello", "python", "sailing"]
+
+
+def subject_nodes(mem, scope) -> int:
+    """Every node of any kind that still belongs to the subject."""
+    store = mem.store
+    if isinstance(store, InMemoryStore):
+        st_ = store._state
+        tables = (st_.units.values(), st_.episodes.values(), st_.decisions.values(), st_.traces.values(), st_.blocks.values())
+        return sum(1 for t in tables for x in t if (x.scope.subject_type, x.scope.subject_id) == (scope.subject_type, scope.subject_id))
+    records, _, _ = store.conn.driver.execute_query(
+        "MATCH (n) WHERE n.subject_type = $t AND n.subject_id = $i RETURN count(n) AS n",
+        t=scope.subject_type.value, i=scope.subject_id)
+    return records[0]["n"]
+
+
+def snapshot(mem, scopes, queries):
+    return {(str(s), q): [h.unit.id for h in mem.recall(q, s, k=5)] for s in scopes for q in queries}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_forgetting_a_subject_leaves_everyone_else_unchanged(mem, data):
+    scopes = [fresh_scope() for _ in range(3)] + [fresh_scope("shared")]
+    for s in scopes:
+        for word in data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True)):
+            mem.remember(f"I like {word}.", s)
+            mem.remember(f"Note about {word} and {s.subject_id}", s, extractor="none")
+        mem.blocks.set(s, "persona", f"persona of {s.subject_id}", token_budget=50)
+        mem.assemble("what do I like?", s)
+    victim = data.draw(st.sampled_from(scopes[:3]))
+    others = [s for s in scopes if s != victim]
+    before = snapshot(mem, others, ["what do I like?", "Lisbon jazz"])
+    counts = mem.forget(victim)
+    assert counts["units"] > 0 and counts["episodes"] > 0 and counts["decisions"] > 0
+    assert subject_nodes(mem, victim) == 0
+    assert snapshot(mem, others, ["what do I like?", "Lisbon jazz"]) == before
+    assert all(subject_nodes(mem, s) > 0 for s in others)
+
+
+def test_interrupted_erasure_resumes(mem, monkeypatch):
+    s = fresh_scope()
+    for word in WORDS:
+        mem.remember(f"I like {word}.", s)
+    real = mem.store.erase_batch
+    calls = {"n": 0}
+
+    def flaky(*args):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ConnectionError("server went away")
+        return real(*args)
+
+    monkeypatch.setattr(mem.store, "erase_batch", flaky)
+    with pytest.raises(ConnectionError):
+        mem.forget(s, batch=3)
+    assert subject_nodes(mem, s) > 0  # part done
+    monkeypatch.setattr(mem.store, "erase_batch", real)
+    counts = mem.forget(s, batch=3)
+    assert subject_nodes(mem, s) == 0
+    assert counts["units"] == len(WORDS) and counts["episodes"] == len(WORDS)  # totals span both runs
+
+
+def lives(city: str, valid: str) -> Fact:
+    return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
+                single_valued=True, valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc))
+
+
+def test_deleting_an_episode_restores_what_it_invalidated(mem):
+    s = fresh_scope()
+    mem.remember("Paris", s, facts=[lives("Paris", "2020-01-01")], episode_id=f"{s.subject_id}:1")
+    mem.remember("Berlin", s, facts=[lives("Berlin", "2023-01-01")], episode_id=f"{s.subject_id}:2")
+    assert [h.unit.content for h in mem.recall("where does Alice live", s)] == ["Alice lives in Berlin"]
+    result = mem.delete_episode(f"{s.subject_id}:2", s)
+    paris = mem.recall("where does Alice live", s)
+    assert [h.unit.content for h in paris] == ["Alice lives in Paris"]
+    assert result["units"] == 1 and result["decisions"] == 1 and result["restored"] == [paris[0].unit.id]
+    assert paris[0].unit.time.expired_at is None and paris[0].unit.time.invalid_at is None
+    assert mem.store.get_episode(f"{s.subject_id}:2", s) is None
+    assert mem.store.get_episode(f"{s.subject_id}:1", s) is not None
+
+
+def test_archive_moves_old_unrecalled_units_out_of_search(mem):
+    s = fresh_scope()
+    mem.remember("I like sailing.", s)
+    mem.remember("I like chess.", s)
+    mem.recall("chess", s)  # recall alone does not count; an assembly does
+    assert mem.assemble("chess", s, budget=10).trace.recalled_ids  # one line fits: the chess fact
+    later = utcnow() + timedelta(days=200)
+    listed = mem.archive(s, dry_run=True, now=later)[str(s)]
+    assert [u.content for u in listed] == ["I like sailing."]
+    assert "I like sailing." in [h.unit.content for h in mem.recall("sailing", s)]  # dry run moved nothing
+    mem.archive(s, now=later)
+    assert "I like sailing." not in [h.unit.content for h in mem.recall("sailing", s)]
+    assert len(mem.store.list_units(s, UnitFilter())) == 2  # still in the store
+    assert mem.restore([listed[0].id], s) == 1
+    assert "I like sailing." in [h.unit.content for h in mem.recall("sailing", s)]

@@ -1,0 +1,339 @@
+"""The MCP server against the real Neo4j, driven by the SDK's own client over stdio and over
+streamable HTTP: each test starts `mcp serve` in a subprocess for a fresh subject."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402  (installed with mcp)
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+try:  # mcp 2.x
+    from mcp.client.streamable_http import streamable_http_client as http_client
+except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp.client.streamable_http import streamablehttp_client as http_client
+
+from graphmem.api import GraphMem  # noqa: E402
+from tests.conftest import fresh_scope  # noqa: E402
+
+pytestmark = pytest.mark.neo4j
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = {"remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget"}
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.fixture(autouse=True)
+def _neo4j(conn):
+    """Neo4j is up and migrated before any server starts (the `conn` fixture fails otherwise)."""
+
+
+class ToolFailed(Exception):
+    """A tool call answered with isError: its text is the message."""
+
+
+def new_subject() -> str:
+    scope = fresh_scope()
+    return f"{scope.subject_type.value}:{scope.subject_id}"
+
+
+def serve_argv(*args: str) -> list[str]:
+    """`graphmem mcp serve` when main.py mounts it, else the module's own entry point."""
+    from graphmem.cli.main import app
+
+    mounted = any(group.name == "mcp" for group in app.registered_groups)
+    module = "graphmem.cli.main" if mounted else "graphmem.cli.mcp"
+    return [sys.executable, "-m", module, "mcp", "serve", *args]
+
+
+def server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("NEO4J_URI", "bolt://127.0.0.1:7687")
+    env.setdefault("GRAPHMEM_EMBEDDER", "hashing")
+    env.pop("GRAPHMEM_MCP_SUBJECT", None)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def http_server(args: list[str]):
+    """`mcp serve --transport http` on a free port; yields its URL once it accepts connections."""
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(serve_argv(*args, "--transport", "http", "--port", str(port)),
+                            env=server_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                pytest.fail(f"mcp serve exited {proc.returncode}: {log.read().decode(errors='replace')}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("mcp serve --transport http did not answer within 15 s")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@asynccontextmanager
+async def connect(transport: str, subject: str, *extra: str):
+    """An initialised ClientSession to a fresh server for ``subject``."""
+    args = ["--subject", subject, *extra]
+    if transport == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=serve_argv(*args)[1:], env=server_env(),
+                                       cwd=str(ROOT))
+        with tempfile.TemporaryFile("w+") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    yield session
+    else:
+        with http_server(args) as url:
+            async with http_client(url) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    yield session
+
+
+async def call(session: ClientSession, name: str, **arguments) -> dict:
+    result = (await session.call_tool(name, arguments)).model_dump(by_alias=True, mode="json")
+    text = "".join(block.get("text", "") for block in result["content"])
+    if result.get("isError"):
+        raise ToolFailed(text)
+    return result.get("structuredContent") or json.loads(text)
+
+
+async def refused(session: ClientSession, name: str, **arguments) -> str:
+    with pytest.raises(ToolFailed) as info:
+        await call(session, name, **arguments)
+    return str(info.value)
+
+
+def run(scenario) -> None:
+    anyio.run(scenario)
+
+
+# -- tests ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_remember_then_recall_round_trip(transport):
+    subject = new_subject()
+
+    async def scenario():
+        async with connect(transport, subject) as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert set(tools) == TOOLS
+            for name, tool in tools.items():
+                schema = tool.model_dump(by_alias=True)["inputSchema"]
+                assert tool.description and "subject" in schema["properties"], name
+
+            written = await call(s, "remember", text="Alice likes green tea.")
+            assert written["decisions"]["ADD"] == 1 and len(written["unit_ids"]) == 1
+            hits = (await call(s, "recall", query="what does Alice like?", k=3))["hits"]
+            assert hits and hits[0]["content"] == "Alice likes green tea."
+            assert hits[0]["id"] == written["unit_ids"][0] and hits[0]["scope"] == subject
+
+            why = await call(s, "explain", unit_id=hits[0]["id"])
+            assert why["episode"]["raw"] == "Alice likes green tea."
+            assert [d["op"] for d in why["decisions"]] == ["ADD"] and why["decisions"][0]["reason"]
+
+            context = await call(s, "assemble", query="what should I offer Alice?", budget=200)
+            assert "green tea" in context["text"] and context["trace"]["id"]
+            assert context["trace"]["recalled_ids"] == [hits[0]["id"]]
+
+            message = await refused(s, "explain", unit_id="no-such-unit")
+            assert message == f"no unit no-such-unit in scope {subject}"
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_as_of_recall(transport):
+    subject = new_subject()
+
+    def fact(city: str, when: str) -> dict:
+        return {"subject": "Alice", "predicate": "lives_in", "object": city, "content": f"Alice lives in {city}",
+                "valid_at": when, "single_valued": True}
+
+    async def scenario():
+        async with connect(transport, subject) as s:
+            await call(s, "remember", text="I live in Paris.", at="2020-01-01", facts=[fact("Paris", "2020-01-01")])
+            moved = await call(s, "remember", text="I moved to Berlin.", at="2022-01-01T09:00:00Z",
+                               facts=[fact("Berlin", "2022-01-01")])
+            assert moved["decisions"]["UPDATE"] == 1
+
+            then = (await call(s, "recall", query="where does Alice live?", k=5, as_of="2021-01-01"))["hits"]
+            assert [h["content"] for h in then] == ["Alice lives in Paris"]
+            assert then[0]["valid_at"] == "2020-01-01T00:00:00+00:00"
+            now = (await call(s, "recall", query="where does Alice live?", k=5))["hits"]
+            assert [h["content"] for h in now] == ["Alice lives in Berlin"]
+
+            timeline = (await call(s, "history", entity="Alice"))["entries"]
+            assert [e["content"] for e in timeline] == ["Alice lives in Paris", "Alice lives in Berlin"]
+            assert timeline[0]["invalid_at"] == "2022-01-01T00:00:00+00:00"
+
+            bad = await refused(s, "recall", query="where?", as_of="last year")
+            assert bad.startswith("as_of: 'last year' is not an ISO 8601 time")
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_multi_hop_recall(transport):
+    subject = new_subject()
+
+    async def scenario():
+        async with connect(transport, subject) as s:
+            texts = ["Alice reports to Bob.", "Bob lives in Lisbon.", "Carol lives in Madrid.",
+                     "Dave lives in Oslo.", "Erin lives in Rome.", "Frank lives in Vienna."]
+            ids = {}
+            for text in texts:
+                ids[text] = (await call(s, "remember", text=text))["unit_ids"][0]
+            hits = (await call(s, "recall", query="where does Alice's manager live?", k=2, hops=1))["hits"]
+            lisbon = [h for h in hits if h["id"] == ids["Bob lives in Lisbon."]]
+            assert lisbon, hits
+            assert lisbon[0]["hop"] == 1 and lisbon[0]["path"]
+            assert lisbon[0]["path"][0] == "Alice reports to Bob." and lisbon[0]["path"][-1] == "Bob lives in Lisbon."
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_scope_guard(transport):
+    subject, other = new_subject(), new_subject()
+
+    async def scenario():
+        async with connect(transport, subject) as s:
+            for name, args in [("remember", {"text": "Mallory likes tea."}), ("recall", {"query": "tea"}),
+                               ("blocks_list", {}), ("history", {"entity": "Mallory"})]:
+                message = await refused(s, name, subject=other, **args)
+                assert message == f"subject {other} is not allowed by this server", name
+            assert (await call(s, "recall", query="tea", subject=subject))["hits"] == []
+            assert "is not TYPE:ID" in await refused(s, "recall", query="tea", subject="alice")
+
+    run(scenario)
+
+
+def test_allow_any_subject_lifts_the_guard():
+    subject, other = new_subject(), new_subject()
+
+    async def scenario():
+        async with connect("stdio", subject, "--allow-any-subject") as s:
+            await call(s, "remember", text="Mallory likes tea.", subject=other)
+            hits = (await call(s, "recall", query="what does Mallory like?", subject=other))["hits"]
+            assert [h["scope"] for h in hits] == [other]
+            assert (await call(s, "recall", query="what does Mallory like?"))["hits"] == []
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_forget_without_confirmation_is_refused(transport):
+    subject = new_subject()
+
+    async def scenario():
+        async with connect(transport, subject) as s:
+            await call(s, "remember", text="Alice likes green tea.")
+            for args in ({}, {"confirm": False}):
+                message = await refused(s, "forget", subject=subject, **args)
+                assert message == f"forget erases everything stored for {subject}: call it again with confirm: true"
+            assert (await call(s, "recall", query="what does Alice like?"))["hits"]  # nothing was erased
+            other = new_subject()
+            assert await refused(s, "forget", subject=other, confirm=True) == \
+                f"subject {other} is not allowed by this server"
+
+    run(scenario)
+
+
+@pytest.mark.skipif(not hasattr(GraphMem, "forget"), reason="GraphMem.forget is not there yet")
+def test_forget_with_confirmation_erases_the_subject():
+    subject = new_subject()
+
+    async def scenario():
+        async with connect("stdio", subject) as s:
+            await call(s, "remember", text="Alice likes green tea.")
+            done = await call(s, "forget", subject=subject, confirm=True)
+            assert done["subject"] == subject and sum(done["forgotten"].values()) >= 1
+            assert (await call(s, "recall", query="what does Alice like?"))["hits"] == []
+
+    run(scenario)
+
+
+def test_blocks_within_the_writable_rule():
+    subject = new_subject()
+
+    async def scenario():
+        async with connect("stdio", subject) as s:
+            assert (await call(s, "blocks_list"))["blocks"] == []
+            assert await refused(s, "blocks_set", label="persona", value="Likes tea.") == \
+                "block 'persona' is new: give its token budget"
+            block = await call(s, "blocks_set", label="persona", value="Prefers short answers.", token_budget=20,
+                               description="how to talk to the user")
+            assert block["writable"] is True and block["token_budget"] == 20 and block["tokens"] > 0
+            assert (await call(s, "blocks_get", label="persona"))["value"] == "Prefers short answers."
+            over = await refused(s, "blocks_set", label="persona", value="word " * 50)
+            assert over.startswith("block 'persona' value is") and "over its budget of 20" in over
+            assert [b["label"] for b in (await call(s, "blocks_list"))["blocks"]] == ["persona"]
+            assert await refused(s, "blocks_get", label="nope") == f"no block 'nope' for {subject}"
+            context = await call(s, "assemble", query="anything")
+            assert "Prefers short answers." in context["text"] and context["trace"]["resident_ids"] == [block["id"]]
+
+    run(scenario)
+
+
+def test_read_only_blocks_stay_read_only(conn):
+    """A block an operator made read-only cannot be changed through MCP (no admin path)."""
+    from graphmem.adapters.neo4j_store import Neo4jStore
+    from graphmem.models import MemoryBlock, Scope
+
+    subject = new_subject()
+    Neo4jStore(conn).put_block(MemoryBlock(scope=Scope.parse(subject), label="rules", value="Be kind.",
+                                           token_budget=50, writable=False))
+
+    async def scenario():
+        async with connect("stdio", subject) as s:
+            message = await refused(s, "blocks_set", label="rules", value="Be rude.")
+            assert message.startswith("block 'rules' is read-only")
+            assert (await call(s, "blocks_get", label="rules"))["value"] == "Be kind."
+
+    run(scenario)
+
+
+def test_serve_without_the_extra_says_how_to_install(monkeypatch):
+    from typer.testing import CliRunner
+
+    from graphmem.cli import mcp as mcp_cli
+
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
+    result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]'"
