@@ -181,6 +181,29 @@ class GraphMem:
             **self.store.invalidations(unit_id, scope),
         }
 
+    # -- review and re-extraction --------------------------------------------------------
+    def reviews(self, subject: SubjectLike | None = None, project: str | None = None,
+                status: str | None = "pending") -> list:
+        """Candidates held for human review (all subjects when none is given)."""
+        return self.store.list_reviews(as_scope(subject, project) if subject else None, status)
+
+    def review(self, review_id: str, approve: bool, note: str | None = None) -> WriteReport:
+        """Approve (write it, past the gate) or reject a held candidate."""
+        item = self.store.get_review(review_id)
+        if item is None:
+            raise NotFound(f"no review item {review_id}")
+        if item.status != "pending":
+            raise InvalidInput(f"review item {review_id} is already {item.status}")
+        report = self.writer.approve(item) if approve else WriteReport()
+        self.store.decide_review(review_id, "approved" if approve else "rejected", note)
+        return report
+
+    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None, progress=None) -> WriteReport:
+        """Re-run extraction over the subject's stored episodes with another extractor."""
+        if extractor not in self.extractors:
+            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+        return self.writer.reextract(as_scope(subject, project), extractor, progress=progress)
+
     # -- forgetting ---------------------------------------------------------------------
     def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000, progress=None) -> dict:
         """Erase everything of a subject (all its projects unless ``project`` is given):

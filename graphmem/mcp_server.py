@@ -32,7 +32,7 @@ try:  # mcp 2.x renamed FastMCP to MCPServer
     from mcp.server.mcpserver import MCPServer as FastMCP
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from graphmem.api import GraphMem, as_scope
 from graphmem.cli.blocks import block_json
@@ -329,7 +329,8 @@ def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> Fa
         return answer("blocks_set", work)
 
     @server.tool(name="forget", annotations=ERASE, description=(
-        "Erase everything stored for `subject` (episodes, units, decisions, blocks, traces). "
+        "Erase everything stored for `subject`: episodes, units, entities, decisions, traces, blocks and "
+        "review items. "
         "Irreversible: refused unless `confirm` is true."))
     def forget(
         subject: Annotated[str, Field(description="The subject to erase, TYPE:ID; must be one this server allows.")],
@@ -341,8 +342,10 @@ def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> Fa
                 raise InvalidInput(f"forget erases everything stored for {scope}: call it again with confirm: true")
             if not hasattr(mem, "forget"):
                 raise ConfigurationError("this graphmem cannot forget yet (GraphMem.forget is missing)")
-            counts = mem.forget(scope)
-            return {"subject": str(scope), "forgotten": {str(k): int(v) for k, v in counts.items()}}
+            # A server with a project erases that project only; without one, GraphMem.forget
+            # erases the subject with all its projects.
+            erased = mem.forget(scope, project=scope.project_id)
+            return {"subject": str(scope), "forgotten": jsonable(erased)}
         return answer("forget", work)
 
     return server

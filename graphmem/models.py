@@ -183,7 +183,7 @@ class RecallStats(Model):
 
 class WriteBatch(Model):
     """Everything one write commits atomically: new units, the decisions that produced or
-    targeted them, and the invalidation edges those decisions write.
+    targeted them, the invalidation edges those decisions write, and candidates held for review.
 
     ``guards`` maps a lock key to the version read before deciding; the commit fails with
     ``Conflict`` when another writer committed to a guarded key since (optimistic concurrency
@@ -193,6 +193,7 @@ class WriteBatch(Model):
     units: tuple[MemoryUnit, ...] = ()
     decisions: tuple["Decision", ...] = ()
     invalidations: tuple["Invalidation", ...] = ()
+    reviews: tuple["ReviewItem", ...] = ()
     guards: dict[str, int] = Field(default_factory=dict)
 
 
@@ -363,6 +364,21 @@ class AssembleTrace(Model):
     created_at: UTCDatetime = Field(default_factory=utcnow)
 
 
+class ReviewItem(Model):
+    """A candidate held for a human (resident targets): approve writes it, reject drops it."""
+
+    id: str = Field(default_factory=new_id)
+    scope: Scope
+    candidate: Candidate
+    episode_id: str
+    extractor_version: str
+    reason: Reason
+    status: Literal["pending", "approved", "rejected"] = "pending"
+    created_at: UTCDatetime = Field(default_factory=utcnow)
+    decided_at: UTCDatetime | None = None
+    note: str | None = None
+
+
 class AsOf(Model):
     """A point on both time axes: world time ``valid`` (T) and system time ``known`` (S)."""
 
@@ -410,6 +426,7 @@ __all__ = [
     "Op",
     "Page",
     "RecallStats",
+    "ReviewItem",
     "Scope",
     "SourceRef",
     "SubjectType",

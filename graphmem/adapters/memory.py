@@ -22,12 +22,14 @@ from ..models import (
     MemoryUnit,
     Page,
     RecallStats,
+    ReviewItem,
     Scope,
     TemporalMeta,
     UnitFilter,
     WriteBatch,
     entity_id,
     new_id,
+    utcnow,
 )
 
 
@@ -55,6 +57,7 @@ class InMemoryStore:
         self._lock = threading.RLock()
         self._erasures: dict[tuple[str, str], dict] = {}
         self._archived: set[str] = set()
+        self._reviews: dict[str, ReviewItem] = {}
 
     def put_episode(self, episode: Episode) -> bool:
         with self._lock:
@@ -100,7 +103,7 @@ class InMemoryStore:
     def commit(self, batch: WriteBatch, scope: Scope) -> None:
         with self._lock:
             state = self._state
-            for record in (*batch.units, *batch.decisions):
+            for record in (*batch.units, *batch.decisions, *batch.reviews):
                 if record.scope != scope:
                     raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
             stale = [k for k, v in batch.guards.items() if state.guards.get(k, 0) != v]
@@ -126,6 +129,7 @@ class InMemoryStore:
             state.units.update(new_units)
             state.decisions.update({d.id: d for d in batch.decisions})
             state.edges.extend(batch.invalidations)
+            self._reviews.update({r.id: r for r in batch.reviews})
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         with self._lock:
@@ -229,6 +233,33 @@ class InMemoryStore:
                 rows.append({"via": eid, "ids": ids[:fanout]})
             return rows
 
+    # -- review queue and episode listing --------------------------------------------------
+    def put_review(self, item: ReviewItem) -> str:
+        self.commit(WriteBatch(reviews=(item,)), item.scope)
+        return item.id
+
+    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100):
+        with self._lock:
+            found = [r for r in self._reviews.values()
+                     if (scope is None or r.scope == scope) and (status is None or r.status == status)]
+        return sorted(found, key=lambda r: (r.created_at, r.id))[:limit]
+
+    def get_review(self, review_id: str) -> ReviewItem | None:
+        return self._reviews.get(review_id)
+
+    def decide_review(self, review_id: str, status: str, note: str | None = None) -> bool:
+        with self._lock:
+            item = self._reviews.get(review_id)
+            if item is None or item.status != "pending":
+                return False
+            self._reviews[review_id] = item.model_copy(update={"status": status, "decided_at": utcnow(), "note": note})
+            return True
+
+    def list_episode_ids(self, scope: Scope, page: Page = Page()) -> list[str]:
+        with self._lock:
+            eps = sorted((e for e in self._state.episodes.values() if e.scope == scope), key=lambda e: (e.occurred_at, e.id))
+        return [e.id for e in eps][page.offset : page.offset + page.limit]
+
     # -- archive --------------------------------------------------------------------------
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at) -> int:
         with self._lock:
@@ -266,6 +297,10 @@ class InMemoryStore:
             for k in blocks:
                 del st.blocks[k]
             counts["blocks"] = len(blocks)
+            reviews = [k for k, r in self._reviews.items() if mine(r.scope)][:batch]
+            for k in reviews:
+                del self._reviews[k]
+            counts["reviews"] = len(reviews)
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
             return counts
 

@@ -23,6 +23,7 @@ from ..errors import Conflict, NotFound
 from ..models import (
     AsOf,
     AssembleTrace,
+    Candidate,
     Decision,
     Episode,
     Fact,
@@ -32,6 +33,7 @@ from ..models import (
     MemoryUnit,
     Page,
     RecallStats,
+    ReviewItem,
     Scope,
     SourceRef,
     TemporalMeta,
@@ -164,6 +166,12 @@ def decision_row(decision: Decision) -> dict[str, Any]:
     }
 
 
+def review_props(item: ReviewItem) -> dict[str, Any]:
+    return {**scope_props(item.scope), "id": item.id, "status": item.status, "episode_id": item.episode_id,
+            "extractor_version": item.extractor_version, "reason": item.reason, "created_at": item.created_at,
+            "candidate": item.candidate.model_dump_json()}
+
+
 def invalidation_row(inv: Invalidation) -> dict[str, Any]:
     return inv.model_dump()
 
@@ -234,7 +242,7 @@ class Neo4jStore:
         self.commit(WriteBatch(invalidations=(invalidation,)), scope)
 
     def commit(self, batch: WriteBatch, scope: Scope) -> None:
-        for record in (*batch.units, *batch.decisions):
+        for record in (*batch.units, *batch.decisions, *batch.reviews):
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
@@ -262,6 +270,8 @@ class Neo4jStore:
                 missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
                 if missing:
                     raise NotFound(f"{missing} decision(s) name a unit that is not in scope {scope}")
+            for item in batch.reviews:
+                run(tx, "review/put_review", props=review_props(item))
             if invalidations:
                 written = run(tx, "store/create_invalidations", rows=invalidations, scope=scope.key)
                 if written[0]["written"] != len(invalidations):
@@ -340,6 +350,26 @@ class Neo4jStore:
     def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict[str, Any]]:
         """Ids of up to ``fanout`` units about each entity: ``{via, ids}`` rows."""
         return self.conn.read("recall/units_about", entity_ids=entity_ids, scope=scope.key, fanout=fanout)
+
+    # -- review queue and episode listing --------------------------------------------------
+    def put_review(self, item: ReviewItem) -> str:
+        self.commit(WriteBatch(reviews=(item,)), item.scope)
+        return item.id
+
+    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100) -> list[ReviewItem]:
+        rows = self.conn.read("review/list_reviews", scope=scope.key if scope else None, status=status, limit=limit)
+        return [_review(r["review"]) for r in rows]
+
+    def get_review(self, review_id: str) -> ReviewItem | None:
+        rows = self.conn.read("review/get_review", id=review_id)
+        return _review(rows[0]["review"]) if rows else None
+
+    def decide_review(self, review_id: str, status: str, note: str | None = None) -> bool:
+        return bool(self.conn.write("review/decide_review", id=review_id, status=status, decided_at=utcnow(), note=note))
+
+    def list_episode_ids(self, scope: Scope, page: Page = Page()) -> list[str]:
+        rows = self.conn.read("store/list_episodes", scope=scope.key, offset=page.offset, limit=page.limit)
+        return [r["id"] for r in rows]
 
     # -- archive --------------------------------------------------------------------------
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
@@ -425,6 +455,14 @@ def _native(value: Any) -> Any:
     if isinstance(value, list):
         return [_native(v) for v in value]
     return to_datetime(value) if isinstance(value, DateTime) else value
+
+
+def _review(props: dict[str, Any]) -> ReviewItem:
+    p = _native(props)
+    scope = Scope(subject_type=p["subject_type"], subject_id=p["subject_id"], project_id=p.get("project_id"))
+    fields = {k: p.get(k) for k in ("id", "episode_id", "extractor_version", "reason", "status", "created_at",
+                                     "decided_at", "note")}
+    return ReviewItem(scope=scope, candidate=Candidate.model_validate_json(p["candidate"]), **fields)
 
 
 def _decision(props: dict[str, Any], scope: Scope) -> Decision:

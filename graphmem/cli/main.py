@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import admin, blocks, db, index, read, write
+from graphmem.cli import admin, blocks, db, index, lifecycle, read, write
 from graphmem.cli.common import connection_options
 
 app = typer.Typer(
@@ -17,6 +17,8 @@ app.callback()(connection_options)
 app.add_typer(db.app, name="db")
 app.add_typer(blocks.app, name="blocks")
 app.add_typer(index.app, name="index")
+app.add_typer(lifecycle.episodes, name="episodes")
+app.add_typer(lifecycle.review, name="review")
 
 app.command()(admin.init)
 app.command()(admin.doctor)
@@ -28,6 +30,10 @@ app.command()(write.explain)
 app.command()(read.recall)
 app.command()(read.assemble)
 app.command()(read.history)
+app.command()(lifecycle.forget)
+app.command()(lifecycle.archive)
+app.command()(lifecycle.restore)
+app.command()(lifecycle.reextract)
 
 
 if __name__ == "__main__":  # pragma: no cover

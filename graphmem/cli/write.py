@@ -15,6 +15,7 @@ from graphmem.cli.common import (
     JsonOpt, ProjectOpt, SubjectOpt, emit, error_line, fail, guard, iso, jsonable, open_mem, parse_time,
     stderr_progress, to_datetime,
 )
+from graphmem.errors import GraphMemError
 from graphmem.models import Episode, Fact, Scope
 
 OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
@@ -118,6 +119,7 @@ def ingest(
     """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
     name, lines = _lines(file)
     episodes: list[Episode] = []
+    numbers: list[int] = []
     failed: list[dict] = []
     try:
         for number, line in enumerate(lines, 1):
@@ -125,6 +127,7 @@ def ingest(
                 continue
             try:
                 episodes.append(parse_episode(line))
+                numbers.append(number)
             except ValueError as exc:
                 error = f"{name}:{number}: {error_line(exc)}"
                 failed.append({"line": number, "error": error})
@@ -140,14 +143,25 @@ def ingest(
     from graphmem.pipelines.write import WriteReport
 
     report = WriteReport()
+    stored, broken = 0, None
     if not (strict and failed):
         with open_mem(ctx) as mem, stderr_progress() as progress:
             task = progress.add_task("ingesting", total=len(episodes))
             for start in range(0, len(episodes), batch):
                 chunk = episodes[start:start + batch]
-                report.merge(mem.ingest(chunk, extractor.value if extractor else None))
+                try:
+                    report.merge(mem.ingest(chunk, extractor.value if extractor else None))
+                except GraphMemError as exc:
+                    # Each scope's batch is one transaction and nothing after the failure ran:
+                    # re-running the same file completes it without duplicates.
+                    broken = exc
+                    for number, episode in zip(numbers[start:], episodes[start:]):
+                        error = f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}"
+                        failed.append({"line": number, "episode_id": episode.id, "error": error})
+                    typer.echo(f"error: {error_line(exc)} ({len(episodes) - start} episode(s) not confirmed stored; re-run to complete)", err=True)
+                    break
+                stored += len(chunk)
                 progress.advance(task, len(chunk))
-    stored = 0 if (strict and failed) else len(episodes)
     result = {"episodes": stored, "failed": failed, **_report_json(report)}
 
     def human() -> None:
@@ -158,6 +172,8 @@ def ingest(
         for item in result["extraction_failed"]:
             typer.echo(f"extraction failed for episode {item['episode_id']}: {item['error']}")
     emit(result, as_json, human)
+    if broken is not None:
+        raise typer.Exit(broken.exit_code)
     if failed:
         raise typer.Exit(2)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
-from ..errors import Conflict, GraphMemError
+from ..errors import Conflict, GraphMemError, NotFound
 from ..models import (
     AsOf,
     Candidate,
@@ -32,6 +32,7 @@ from ..models import (
     MemoryUnit,
     Op,
     Page,
+    ReviewItem,
     Scope,
     SourceRef,
     TemporalMeta,
@@ -92,14 +93,12 @@ class WritePipeline:
         policy: MemoryPolicy,
         extractors: Mapping[str, Extractor],
         clock: Callable[[], datetime] = utcnow,
-        review_queue=None,
     ):
         self.store = store
         self.index = index
         self.policy = policy
         self.extractors = extractors
         self.clock = clock
-        self.review_queue = review_queue
 
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
@@ -120,50 +119,107 @@ class WritePipeline:
         for episode in episodes:
             if episode.id in done:
                 continue
-            chosen = self.pick_extractor(episode, extractor)
-            try:
-                candidates = chosen.extract(episode)  # stage 1
-            except Exception as exc:  # any extractor failure is recorded, never lost
-                reason = f"extraction by {chosen.version} failed: {type(exc).__name__}: {exc}"[:1900]
-                report.failed.append((episode.id, reason))
-                failures.append(Decision(op=Op.NOOP, reason=reason, scope=scope, policy=self.policy.name,
-                                         episode_id=episode.id, decided_at=self.clock(), confidence=0.0))
-                continue
-            for c in candidates:
-                if c.valid_at is None:
-                    c = c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
-                planned.append(_Planned(episode, c, chosen.version))
+            planned += self._extract(self.pick_extractor(episode, extractor), episode, report, failures)
+        return self._run(scope, planned, failures, report)
+
+    def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
+                 failures: list[Decision]) -> list[_Planned]:
+        """Stage 1. A failing extractor is recorded as a NOOP decision with its reason (the
+        episode is already stored), never raised."""
+        try:
+            candidates = chosen.extract(episode)
+        except Exception as exc:  # any extractor failure, by design
+            reason = f"extraction by {chosen.version} failed: {type(exc).__name__}: {exc}"[:1900]
+            report.failed.append((episode.id, reason))
+            failures.append(Decision(op=Op.NOOP, reason=reason, scope=episode.scope, policy=self.policy.name,
+                                     episode_id=episode.id, decided_at=self.clock(), confidence=0.0))
+            return []
+        return [_Planned(episode, self._dated(c, episode), chosen.version) for c in candidates]
+
+    def approve(self, item: ReviewItem) -> WriteReport:
+        """Write a candidate a human approved: past the gate, through dedupe and reconcile."""
+        episode = self.store.get_episode(item.episode_id, item.scope)
+        if episode is None:
+            raise NotFound(f"episode {item.episode_id} of review {item.id} no longer exists")
+        planned = [_Planned(episode, item.candidate, item.extractor_version)]
+        return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}")
+
+    def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None) -> WriteReport:
+        """Re-run extraction over the scope's stored episodes with ``extractor``. Units of other
+        extractor versions are retired by DELETE decisions that name the new version (history
+        and the old units stay); episodes already extracted by this version are skipped."""
+        chosen = self.extractors[extractor]
+        report, page = WriteReport(), Page(limit=batch)
+        while ids := self.store.list_episode_ids(scope, page):
+            episodes = [e for e in (self.store.get_episode(i, scope) for i in ids) if e is not None]
+            derived = tuple(d for e in episodes for d in e.derived_ids)
+            current = self.store.list_units(scope, UnitFilter(ids=derived), Page(limit=max(len(derived), 1))) if derived else []
+            retire = [u for u in current if u.source.extractor_version != chosen.version]
+            stale = {u.source.episode_id for u in retire}
+            fresh = {u.source.episode_id for u in current} - stale
+            planned, failures = [], []
+            for episode in episodes:
+                if episode.id not in fresh:
+                    planned += self._extract(chosen, episode, report, failures)
+            report.episodes += len(episodes)
+            self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}")
+            if progress:
+                progress(len(episodes))
+            page = Page(offset=page.offset + page.limit, limit=page.limit)
+        return report
+
+    # -- planning -------------------------------------------------------------------------
+    @staticmethod
+    def _dated(c: Candidate, episode: Episode) -> Candidate:
+        """A candidate without a world time is taken as true from when its episode happened."""
+        if c.valid_at is not None:
+            return c
+        return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
+
+    def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
+             retire: Sequence[MemoryUnit] = (), gated: bool = True, note: str = "") -> WriteReport:
+        """Plan and commit (re-planning when a guard says another writer got there first), then
+        update the index."""
         for attempt in range(MAX_ATTEMPTS):
             try:
-                units, decisions, reviews = self._plan_and_commit(scope, planned, failures)
+                units, decisions, reviews = self._plan_and_commit(scope, planned, failures, retire, gated, note)
                 break
             except Conflict:
                 report.conflicts += 1
                 if attempt == MAX_ATTEMPTS - 1:
                     raise
         report.decisions.update(d.op.value for d in decisions)
-        report.unit_ids = [u.id for u in units]
-        report.reviews = reviews
+        report.unit_ids += [u.id for u in units]
+        report.reviews += reviews
         if units:
             self.index.upsert(units)  # store first, then index
         return report
 
-    # -- planning -------------------------------------------------------------------------
-    def _plan_and_commit(self, scope: Scope, planned: list[_Planned], failures: list[Decision]):
+    def _plan_and_commit(self, scope: Scope, planned: list[_Planned], failures: list[Decision],
+                         retire: Sequence[MemoryUnit] = (), gated: bool = True, note: str = ""):
         now = self.clock()
         at = AsOf(valid=now, known=now)
         decisions: list[Decision] = list(failures)
-        reviews: list[str] = []
+        held: list[ReviewItem] = []
+        invalidations: list[Invalidation] = []
+        for old in retire:
+            d = Decision(op=Op.DELETE, target_id=old.id, scope=scope, policy=self.policy.name, decided_at=now,
+                         episode_id=old.source.episode_id,
+                         reason=f"superseded by {note} (was {old.source.extractor_version})")
+            decisions.append(d)
+            invalidations.append(Invalidation(unit_id=old.id, decision_id=d.id, expired_at=now, invalid_at=None,
+                                              reason=d.reason))
+        gone: set[str] = {u.id for u in retire}
         todo: list[_Planned] = []
         for p in planned:  # stage 0': the gate
             ok, reason = self.policy.should_write(p.candidate, WriteContext(episode=p.episode))
-            if ok:
+            if ok or not gated:
                 todo.append(p)
                 continue
-            review_id = self.review_queue.hold(p.candidate, p.episode, reason) if self.review_queue else None
-            if review_id:
-                reviews.append(review_id)
-            decisions.append(self._decision(Op.NOOP, reason, p, now))
+            item = ReviewItem(scope=scope, candidate=p.candidate, episode_id=p.episode.id,
+                              extractor_version=p.extractor_version, reason=reason)
+            held.append(item)
+            decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, now))
         guards = {k for p in todo for k in (hash_key(p.candidate), slot_key(p.candidate)) if k}
         versions = self.store.guard_versions(scope, guards)  # read before the neighbours
         hashes = sorted({p.candidate.content_hash for p in todo})
@@ -173,11 +229,11 @@ class WritePipeline:
             visible.update({u.id: u for u in self._all(scope, UnitFilter(content_hashes=tuple(hashes)), at)})
         if slots:
             visible.update({u.id: u for u in self._all(scope, UnitFilter(slots=tuple(slots)), at)})
+        for uid in gone:
+            visible.pop(uid, None)
 
         semantic = self._semantic_neighbours(scope, todo, at)
         units: list[MemoryUnit] = []
-        invalidations: list[Invalidation] = []
-        gone: set[str] = set()
         for i, p in enumerate(todo):
             c = p.candidate
             dup = next((u for u in visible.values() if u.kind == c.kind and u.content_hash == c.content_hash), None)
@@ -186,7 +242,8 @@ class WritePipeline:
                 continue
             neighbours = self._neighbours(c, visible, [u for u in semantic.get(i, ()) if u.id not in gone])
             decision = self.policy.reconcile(c, neighbours)  # stage 3
-            decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now})
+            decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now,
+                                                   "reason": f"{note}: {decision.reason}" if note else decision.reason})
             if decision.target_id and decision.target_id not in {n.id for n in neighbours}:
                 decision = self._decision(
                     Op.NOOP, f"policy named target {decision.target_id!r}, not a neighbour shown", p, now
@@ -209,10 +266,11 @@ class WritePipeline:
             units=tuple(units),
             decisions=tuple(decisions),
             invalidations=tuple(invalidations),
+            reviews=tuple(held),
             guards={k: versions.get(k, 0) for k in guards},
         )
         self.store.commit(batch, scope)
-        return units, decisions, reviews
+        return units, decisions, [r.id for r in held]
 
     def _all(self, scope: Scope, flt: UnitFilter, at: AsOf) -> list[MemoryUnit]:
         found, page = [], Page(limit=5_000)

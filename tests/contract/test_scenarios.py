@@ -115,3 +115,34 @@ def test_bad_input_is_refused(mem):
         mem.recall("x", "user:a", as_of=datetime(2020, 1, 1))
     with pytest.raises(ValueError):
         mem.remember("\x00", "user:a")
+
+
+def test_procedural_rules_wait_for_review(mem):
+    s = fresh_scope()
+    rule = Fact(subject="assistant", predicate="rule", object="answer in French", content="Always answer in French",
+                kind="procedural")
+    report = mem.remember("please always answer in French", s, facts=[rule])
+    assert report.decisions == {"NOOP": 1} and len(report.reviews) == 1
+    (item,) = mem.reviews(s)
+    assert item.candidate.content == "Always answer in French" and "human review" in item.reason
+    assert mem.recall("French", s) == []
+    approved = mem.review(item.id, approve=True)
+    assert approved.decisions == {"ADD": 1}
+    assert [h.unit.content for h in mem.recall("French", s)] == ["Always answer in French"]
+    assert mem.reviews(s) == []
+    with pytest.raises(InvalidInput):
+        mem.review(item.id, approve=False)
+
+
+def test_reextract_supersedes_old_units_with_reasons(mem):
+    s = fresh_scope()
+    mem.remember("I live in Porto. I like chess.", s, extractor="none", at=d("2024-01-01"))
+    (old,) = mem.recall("Porto", s)
+    report = mem.reextract(s, "rule")
+    assert report.decisions == {"DELETE": 1, "ADD": 2}
+    now = sorted(h.unit.content for h in mem.recall("Porto chess", s))
+    assert now == ["I like chess.", "I live in Porto."]
+    gone = mem.store.get_unit(old.unit.id, s)
+    assert gone.time.expired_at is not None
+    assert "re-extraction with rule-1" in mem.explain(old.unit.id, s)["incoming"][0]["reason"]
+    assert mem.reextract(s, "rule").decisions == {}  # already at that version: nothing to do

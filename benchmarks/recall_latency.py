@@ -1,0 +1,194 @@
+"""GraphMem.recall latency (hybrid, hops 0 and 2) against the raw Neo4j vector query, at several sizes.
+
+    python benchmarks/recall_latency.py --uri bolt://127.0.0.1:7695 --sizes 10000 100000 [--queries 200]
+
+WIPES THE TARGET DATABASE. Point it at a dedicated benchmark server, never the test one.
+
+Loading follows benchmarks/search_latency.py: units are written through Neo4jStore.commit
+(batches of 1000) over 20 scopes (one holding half the units, 18 splitting the rest evenly,
+one tiny scope of 5 units) and indexed through Neo4jIndex.upsert with an embedder that looks
+up precomputed random unit-normalised 384-d vectors (numpy, seeded; texts it was not given,
+such as entity names, get a vector seeded by the text). Unlike search_latency, every unit is a
+fact with a triple linking two entities of its scope (entity pool = scope size / 10, so an
+entity has ~20 units and graph walks have edges), and its text names both entities:
+"<subject> <predicate> <object> <5 random words>".
+
+Then, for --queries queries on the large scope (text "<entity name> <random word>" and a
+random vector for it), timed alternately query by query:
+  recall h0: GraphMem.recall(text, large scope, k=10, hops=0)   (hybrid)
+  raw:       CALL db.index.vector.queryNodes('unit_embedding', 10, $v)
+  recall h2: GraphMem.recall(text, large scope, k=10, hops=2)   (hybrid)
+  raw:       the same raw vector query again
+Each case's p50/p95 is printed with its ratio to the raw query's p50/p95 of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import default_uri, median, pct, wipe  # noqa: E402
+from search_latency import BATCH, DIM, N_SCOPES, scope_sizes, unit_vectors  # noqa: E402
+
+from graphmem import GraphMem
+from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.adapters.neo4j_index import Neo4jIndex
+from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.config import Settings
+from graphmem.models import MemoryKind, MemoryUnit, Scope, SourceRef, TemporalMeta, Triple, WriteBatch, content_hash
+
+# BENCHMARK-ONLY RAW BASELINE: the unscoped vector index call straight to Neo4j, for comparison.
+RAW_VECTOR = "CALL db.index.vector.queryNodes('unit_embedding', 10, $v) YIELD node, score RETURN node.id AS id, score"
+PREDICATES = ("works with", "lives near", "reports to", "knows", "owns", "visited")
+
+
+class LookupEmbedder:
+    """Precomputed vectors keyed by text; any other text gets a random vector seeded by it."""
+
+    name = "bench-random"
+    dimension = DIM
+
+    def __init__(self) -> None:
+        self.by_text: dict[str, list[float]] = {}
+
+    def embed(self, texts):
+        return [self.by_text.get(t) or self._seeded(t) for t in texts]
+
+    @staticmethod
+    def _seeded(text: str) -> list[float]:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+        return (v / np.linalg.norm(v)).tolist()
+
+
+def entity_names(vocab: list[str], scope_no: int, n: int) -> list[str]:
+    return [f"{vocab[(7 * i + scope_no) % len(vocab)].title()} {vocab[(13 * i + 3 * scope_no + 1) % len(vocab)].title()}{i}"
+            for i in range(n)]
+
+
+def load(uri: str, n: int, seed: int, vocab: list[str]):
+    wipe(uri)
+    conn = Neo4jConnection(Settings.from_env(neo4j_uri=uri))
+    embedder = LookupEmbedder()
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    store = Neo4jStore(conn)
+    rng = np.random.default_rng(seed)
+    scopes = [Scope.parse(f"user:bench-{i:02d}") for i in range(N_SCOPES)]
+    sizes = scope_sizes(n)
+    names_by_scope: list[list[str]] = []
+    now = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    serial = 0
+    for no, (scope, size) in enumerate(zip(scopes, sizes)):
+        names = entity_names(vocab, no, max(2, size // 10))
+        names_by_scope.append(names)
+        for start in range(0, size, BATCH):
+            m = min(BATCH, size - start)
+            vecs = unit_vectors(rng, m)
+            words = rng.integers(0, len(vocab), size=(m, 5))
+            ends = rng.integers(0, len(names), size=(m, 2))
+            preds = rng.integers(0, len(PREDICATES), size=m)
+            units = []
+            for j in range(m):
+                serial += 1
+                s, o = names[ends[j, 0]], names[ends[j, 1]]
+                if s == o:
+                    o = names[(ends[j, 1] + 1) % len(names)]
+                p = PREDICATES[preds[j]]
+                text = f"{s} {p} {o} " + " ".join(vocab[w] for w in words[j]) + f" #{serial}"
+                embedder.by_text[text] = vecs[j].tolist()
+                units.append(MemoryUnit(
+                    kind=MemoryKind.semantic, scope=scope, content=text, content_hash=content_hash(text),
+                    source=SourceRef(episode_id=f"bench-{serial}", channel="bench", extractor_version="bench"),
+                    time=TemporalMeta(created_at=now),
+                    triple=Triple(subject=s, predicate=p.replace(" ", "_"), object=o),
+                ))
+            store.commit(WriteBatch(units=tuple(units)), scope)
+            index.upsert(units)
+            embedder.by_text.clear()
+        print(f"  [{n}] scope {no + 1}/{len(scopes)} loaded ({time.perf_counter() - t0:.0f} s)", flush=True)
+    conn.schema("CALL db.awaitIndexes(600)", what="await indexes")  # benchmark-only
+    return conn, index, store, embedder, scopes, sizes, names_by_scope, time.perf_counter() - t0
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return (time.perf_counter() - t) * 1000, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--uri", default=default_uri())
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+
+    vocab_rng = np.random.default_rng(args.seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = sorted({"".join(vocab_rng.choice(letters, size=vocab_rng.integers(4, 9))) for _ in range(3000)})
+
+    rows, notes = [], []
+    for n in args.sizes:
+        conn, index, store, embedder, scopes, sizes, names, load_s = load(args.uri, n, args.seed, vocab)
+        print(f"[{n}] loaded {sum(sizes)} units over {len(scopes)} scopes in {load_s:.1f} s "
+              f"({sum(sizes) / load_s:.0f} units/s; large {sizes[0]}, mid {sizes[1]}, tiny {sizes[-1]}; "
+              f"{len(names[0])} entities in the large scope)", flush=True)
+        mem = GraphMem(store, index, settings=Settings.from_env(neo4j_uri=args.uri))
+        large = scopes[0]
+        rng = np.random.default_rng(args.seed + n)
+        qvecs = unit_vectors(rng, args.queries + 10)
+        texts = [f"{names[0][rng.integers(0, len(names[0]))]} {vocab[rng.integers(0, len(vocab))]}"
+                 for _ in range(args.queries + 10)]
+        for t, v in zip(texts, qvecs):
+            embedder.by_text[t] = v.tolist()
+
+        def raw(v):
+            return conn.read_tx(lambda tx: [r.data() for r in tx.run(RAW_VECTOR, {"v": v})], what="raw")
+
+        for i in range(args.queries, args.queries + 10):  # warm-up, not measured
+            mem.recall(texts[i], large, k=10, hops=0); mem.recall(texts[i], large, k=10, hops=2); raw(qvecs[i].tolist())
+
+        times: dict[str, list[float]] = {"recall h0": [], "recall h2": [], "raw vector": []}
+        walked = short = 0
+        for i in range(args.queries):
+            v = qvecs[i].tolist()
+            ms, hits = timed(lambda: mem.recall(texts[i], large, k=10, hops=0))
+            times["recall h0"].append(ms)
+            short += len(hits) < 10
+            times["raw vector"].append(timed(lambda: raw(v))[0])
+            ms, hits = timed(lambda: mem.recall(texts[i], large, k=10, hops=2))
+            times["recall h2"].append(ms)
+            walked += sum(1 for h in hits if h.hop > 0)
+            times["raw vector"].append(timed(lambda: raw(v))[0])
+        base50, base95 = median(times["raw vector"]), pct(times["raw vector"], 95)
+        for case in ("raw vector", "recall h0", "recall h2"):
+            t = times[case]
+            rows.append((n, case, median(t), pct(t, 95), median(t) / base50, pct(t, 95) / base95))
+        notes.append(f"size {n}: hops=2 hits reached by the walk: {walked} of {10 * args.queries} "
+                     f"({walked / args.queries:.1f}/query); hops=0 queries with fewer than 10 hits: {short}; "
+                     f"load {load_s:.0f} s")
+        print(f"[{n}] done", flush=True)
+        conn.close()
+
+    print()
+    print(f"large scope = half the units; {args.queries} queries per case, alternating; hybrid mode, k=10")
+    print(f"{'size':>7}  {'case':<12}{'p50 ms':>9}{'p95 ms':>9}{'x raw p50':>11}{'x raw p95':>11}")
+    for n, case, p50, p95, r50, r95 in rows:
+        print(f"{n:>7}  {case:<12}{p50:>9.2f}{p95:>9.2f}{r50:>11.2f}{r95:>11.2f}")
+    print()
+    for line in notes:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""`graphmem forget`, `episodes delete`, `archive`, `restore`, `review ...`, `reextract`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, jsonable, open_mem, parse_time, stderr_progress
+
+episodes = typer.Typer(help="Episodes: delete one and what only it produced.", no_args_is_help=True)
+review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
+
+
+def forget(
+    ctx: typer.Context,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm: this erases the subject for good.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase a subject: episodes, units, entities, decisions, traces, blocks, review items."""
+    if not yes:
+        fail(f"forget erases {subject} for good: add --yes to confirm", 2)
+    with open_mem(ctx) as mem, stderr_progress() as progress:
+        task = progress.add_task(f"erasing {subject}", total=None)
+        counts = mem.forget(subject, project, progress=lambda n: progress.advance(task, n))
+    emit(counts, as_json, lambda: typer.echo(
+        "erased " + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "erasure_id")
+        + f" (erasure record {counts['erasure_id']})"))
+
+
+@episodes.command("delete")
+def delete_episode(
+    ctx: typer.Context,
+    episode_id: Annotated[str, typer.Argument(help="The episode id.")],
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete one episode, the units it produced and its decisions; restore what it invalidated."""
+    with open_mem(ctx) as mem:
+        result = mem.delete_episode(episode_id, subject, project)
+    emit(result, as_json, lambda: typer.echo(
+        f"deleted episode {episode_id}: {result['units']} unit(s), {result['decisions']} decision(s); "
+        f"restored {len(result['restored'])} unit(s) {' '.join(result['restored'])}".rstrip()))
+
+
+def archive(
+    ctx: typer.Context,
+    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    project: ProjectOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would move; change nothing.")] = False,
+    now: Annotated[Optional[str], typer.Option("--now", help="Judge as of this time (ISO 8601) [default: now].")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move units the policy's should_archive picks out of search; they stay in the store."""
+    with open_mem(ctx) as mem:
+        moved = mem.archive(subject, project, dry_run=dry_run, now=parse_time(now, "--now"))
+    result = {"dry_run": dry_run, "units": {s: [jsonable(u.id) for u in units] for s, units in moved.items()}}
+
+    def human() -> None:
+        verb = "would archive" if dry_run else "archived"
+        for scope, units in moved.items():
+            for u in units:
+                typer.echo(f"{verb} {u.id} ({scope}): {u.content}")
+        typer.echo(f"{verb} {sum(len(u) for u in moved.values())} unit(s)")
+    emit(result, as_json, human)
+
+
+def restore(
+    ctx: typer.Context,
+    unit_ids: Annotated[list[str], typer.Argument(help="Archived unit ids.")],
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring archived units back into search."""
+    with open_mem(ctx) as mem:
+        restored = mem.restore(unit_ids, subject, project)
+    emit({"restored": restored}, as_json, f"restored {restored} unit(s)")
+
+
+@review.command("list")
+def review_list(
+    ctx: typer.Context,
+    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    project: ProjectOpt = None,
+    status: Annotated[str, typer.Option("--status", help="pending|approved|rejected|all")] = "pending",
+    as_json: JsonOpt = False,
+) -> None:
+    """Held candidates, oldest first."""
+    with open_mem(ctx) as mem:
+        items = mem.reviews(subject, project, None if status == "all" else status)
+    result = {"items": [jsonable(i.model_dump(mode="json")) for i in items]}
+    emit(result, as_json, lambda: [typer.echo(f"{i.id} [{i.status}] {i.scope}: {i.candidate.content} ({i.reason})")
+                                   for i in items] or typer.echo("no review items"))
+
+
+def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:
+    with open_mem(ctx) as mem:
+        report = mem.review(review_id, approve, note)
+    result = {"id": review_id, "status": "approved" if approve else "rejected", "unit_ids": report.unit_ids,
+              "decisions": dict(report.decisions)}
+    emit(result, as_json, f"{result['status']} {review_id}" + (f"; units {' '.join(report.unit_ids)}" if report.unit_ids else ""))
+
+
+@review.command("approve")
+def review_approve(
+    ctx: typer.Context,
+    review_id: Annotated[str, typer.Argument(help="The review item id.")],
+    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write the held candidate (past the gate, still deduplicated and reconciled)."""
+    _decide(ctx, review_id, True, note, as_json)
+
+
+@review.command("reject")
+def review_reject(
+    ctx: typer.Context,
+    review_id: Annotated[str, typer.Argument(help="The review item id.")],
+    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Drop the held candidate."""
+    _decide(ctx, review_id, False, note, as_json)
+
+
+def reextract(
+    ctx: typer.Context,
+    subject: SubjectOpt,
+    extractor: Annotated[str, typer.Option("--extractor", help="facts|rule|llm|none")],
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-run extraction over stored episodes; old-version units are superseded with reasons."""
+    with open_mem(ctx) as mem, stderr_progress() as progress:
+        task = progress.add_task("re-extracting", total=None)
+        report = mem.reextract(subject, extractor, project, progress=lambda n: progress.advance(task, n))
+    result = {"episodes": report.episodes, "decisions": dict(report.decisions), "unit_ids": report.unit_ids,
+              "failed": [{"episode_id": e, "error": r} for e, r in report.failed]}
+    emit(result, as_json, f"re-extracted {report.episodes} episode(s); decisions: "
+         + (", ".join(f"{k} {v}" for k, v in sorted(report.decisions.items())) or "none"))

@@ -1,0 +1,80 @@
+"""Faults: the Neo4j server stops in the middle of an ingest. The command reports which
+episodes were not stored and exits non-zero; no episode is half-written; re-running the same
+ingest after a restart completes it with no duplicates."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from graphmem.server.local import LocalNeo4j
+
+pytestmark = pytest.mark.neo4j
+
+EPISODES = 600
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def count(uri: str, query: str) -> int:
+    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        return driver.execute_query(query).records[0][0]
+
+
+def ingest(path: Path, uri: str) -> subprocess.Popen:
+    env = {**os.environ, "NEO4J_URI": uri, "GRAPHMEM_EMBEDDER": "hashing"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli.main", "ingest", str(path), "--batch", "25", "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_server_stopped_mid_ingest(tmp_path: Path):
+    data = tmp_path / "episodes.jsonl"
+    with data.open("w") as f:
+        for i in range(EPISODES):
+            fact = {"subject": f"Player {i}", "predicate": "plays_for", "object": f"Club {i % 40}",
+                    "valid_at": "2020-01-01", "single_valued": True}
+            f.write(json.dumps({"id": f"fault:{i}", "subject": "user:faults", "occurred_at": "2024-01-01T00:00:00Z",
+                                "raw": f"Player {i} joined Club {i % 40}", "facts": [fact]}) + "\n")
+    server = LocalNeo4j(port=free_port(), instances_dir=tmp_path / "instances", heap="1g", pagecache="256m")
+    server.start()
+    try:
+        uri = server.uri
+        run = ingest(data, uri)
+        deadline = time.monotonic() + 300
+        while count(uri, "MATCH (e:Episode) RETURN count(e)") < 100:  # let it get going
+            assert run.poll() is None, run.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        server.stop()
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 1, err
+        report = json.loads(out)
+        assert report["failed"] and all("not confirmed stored" in f["error"] for f in report["failed"])
+        assert report["failed"][0]["error"].startswith(f"{data}:")  # file:line
+
+        server.start()
+        # Atomic batches: every decided episode has exactly its one unit.
+        half = count(uri, "MATCH (e:Episode)-[:DECIDED]->() WHERE NOT (e)-[:DERIVED]->() RETURN count(e)")
+        assert half == 0
+        again = ingest(data, uri)
+        out, err = again.communicate(timeout=600)
+        assert again.returncode == 0, err
+        assert count(uri, "MATCH (e:Episode) RETURN count(e)") == EPISODES
+        assert count(uri, "MATCH (u:Unit) RETURN count(u)") == EPISODES  # no duplicates
+        assert count(uri, "MATCH (e:Episode) WHERE count { (e)-[:DERIVED]->() } <> 1 RETURN count(e)") == 0
+    finally:
+        server.stop()
