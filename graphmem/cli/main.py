@@ -6,6 +6,7 @@ import typer
 
 from graphmem.cli import admin, blocks, db, index, lifecycle, read, write
 from graphmem.cli.common import connection_options
+from graphmem.cli.mcp import app as mcp_app
 
 app = typer.Typer(
     pretty_exceptions_show_locals=False,
@@ -19,6 +20,7 @@ app.add_typer(blocks.app, name="blocks")
 app.add_typer(index.app, name="index")
 app.add_typer(lifecycle.episodes, name="episodes")
 app.add_typer(lifecycle.review, name="review")
+app.add_typer(mcp_app, name="mcp")
 
 app.command()(admin.init)
 app.command()(admin.doctor)
