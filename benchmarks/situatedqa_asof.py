@@ -11,7 +11,8 @@ context_answer_pairs with date_type "start" become facts, oldest first: subject 
 pair's first answer, content "<question>: <answer>", single_valued true, valid_at = the pair's
 date (year -> 1 January, "Month DD, YYYY" -> that day, "Month YYYY" -> the 1st; UTC),
 invalid_at = the next later start date of the same question, if any. One episode per question
-carries its facts; everything goes into one scope (user:situatedqa) through GraphMem.ingest.
+carries its facts; everything goes into one scope (user:situatedqa) through GraphMem.ingest,
+200 questions per call (--write-per-fact: each fact its own episode and its own call).
 
 Scored, per mode, on the top hit's triple object, normalised (lower-case, punctuation and the
 articles a/an/the removed, whitespace collapsed) and compared with each of the pair's answers:
@@ -105,6 +106,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions that have start pairs")
     ap.add_argument("--modes", nargs="+", default=["hybrid", "lexical"],
                     choices=["hybrid", "lexical", "semantic"])
+    ap.add_argument("--write-per-fact", action="store_true",
+                    help="write each fact as its own episode in its own ingest call (default: one episode "
+                         "per question, 200 per call)")
     args = ap.parse_args()
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
@@ -124,8 +128,13 @@ def main() -> None:
     t0 = time.perf_counter()
     decisions: dict[str, int] = defaultdict(int)
     failed = 0
-    for start in range(0, len(episodes), 200):
-        report = mem.ingest(episodes[start : start + 200])
+    if args.write_per_fact:  # each fact its own episode and its own write (one batch each)
+        writes = [[Episode(id=f"{e.id}:{i}", scope=e.scope, occurred_at=f.valid_at, raw=f.content,
+                           channel="document", facts=(f,))] for e in episodes for i, f in enumerate(e.facts)]
+    else:  # one episode per question, 200 questions per write
+        writes = [episodes[start : start + 200] for start in range(0, len(episodes), 200)]
+    for batch in writes:
+        report = mem.ingest(batch)
         for op, n in report.decisions.items():
             decisions[op] += n
         failed += len(report.failed)
@@ -134,7 +143,8 @@ def main() -> None:
     print(f"{len(rows)} records, {counts['questions']} with start pairs; used {len(episodes)} questions "
           f"(limit {args.limit}), {n_facts} facts; questions whose subject text repeats another's: {dup_subjects}; "
           f"pairs sharing a start date with the next: {counts['pairs sharing a start date with the next']}")
-    print(f"ingest {ingest_s:.1f} s ({n_facts / ingest_s:.1f} facts/s); decisions {dict(decisions)}; failed {failed}",
+    print(f"writes: {'one per fact' if args.write_per_fact else 'one episode per question, 200 per call'}; "
+          f"ingest {ingest_s:.1f} s ({n_facts / ingest_s:.1f} facts/s); decisions {dict(decisions)}; failed {failed}",
           flush=True)
 
     results = {}

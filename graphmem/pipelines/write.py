@@ -85,6 +85,47 @@ def slot_key(c: Candidate) -> str | None:
     return "slot:" + c.triple.slot(c.scope) if c.triple else None
 
 
+class _Visible:
+    """The units visible now that a batch's candidates can collide with, indexed by
+    (kind, content hash) and by single-valued slot, kept current as the batch is planned."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, MemoryUnit] = {}
+        self.by_hash: dict[tuple[str, str], set[str]] = {}
+        self.by_slot: dict[str, set[str]] = {}
+
+    def add(self, u: MemoryUnit) -> None:
+        self.units[u.id] = u
+        self.by_hash.setdefault((u.kind.value, u.content_hash), set()).add(u.id)
+        if u.triple:
+            self.by_slot.setdefault(u.triple.slot(u.scope), set()).add(u.id)
+
+    def add_all(self, units: Sequence[MemoryUnit]) -> None:
+        for u in units:
+            self.add(u)
+
+    def remove(self, unit_id: str) -> None:
+        u = self.units.pop(unit_id, None)
+        if u is not None:
+            self.by_hash[(u.kind.value, u.content_hash)].discard(unit_id)
+            if u.triple:
+                self.by_slot[u.triple.slot(u.scope)].discard(unit_id)
+
+    def same_hash(self, c: Candidate) -> list[MemoryUnit]:
+        return [self.units[i] for i in sorted(self.by_hash.get((c.kind.value, c.content_hash), ()))]
+
+    def neighbours(self, c: Candidate, semantic: Sequence[MemoryUnit]) -> list[MemoryUnit]:
+        """Visible same-kind units sharing the candidate's hash or single-valued slot, plus its
+        nearest units by meaning."""
+        ids = set(self.by_hash.get((c.kind.value, c.content_hash), ()))
+        if c.triple:
+            ids |= {i for i in self.by_slot.get(c.triple.slot(c.scope), ()) if self.units[i].kind == c.kind}
+        near = {i: self.units[i] for i in sorted(ids)}
+        for u in semantic:
+            near.setdefault(u.id, u)
+        return list(near.values())
+
+
 class WritePipeline:
     def __init__(
         self,
@@ -224,23 +265,23 @@ class WritePipeline:
         versions = self.store.guard_versions(scope, guards)  # read before the neighbours
         hashes = sorted({p.candidate.content_hash for p in todo})
         slots = sorted({p.candidate.triple.slot(scope) for p in todo if p.candidate.triple})
-        visible: dict[str, MemoryUnit] = {}
+        visible = _Visible()
         if hashes:
-            visible.update({u.id: u for u in self._all(scope, UnitFilter(content_hashes=tuple(hashes)), at)})
+            visible.add_all(self._all(scope, UnitFilter(content_hashes=tuple(hashes)), at))
         if slots:
-            visible.update({u.id: u for u in self._all(scope, UnitFilter(slots=tuple(slots)), at)})
+            visible.add_all(self._all(scope, UnitFilter(slots=tuple(slots)), at))
         for uid in gone:
-            visible.pop(uid, None)
+            visible.remove(uid)
 
         semantic = self._semantic_neighbours(scope, todo, at)
         units: list[MemoryUnit] = []
         for i, p in enumerate(todo):
             c = p.candidate
-            dup = next((u for u in visible.values() if u.kind == c.kind and u.content_hash == c.content_hash), None)
+            dup = next(iter(visible.same_hash(c)), None)
             if dup is not None and not c.retract:  # stage 2: exact duplicate, no policy call
                 decisions.append(self._decision(Op.NOOP, "exact duplicate of a current fact", p, now, target=dup.id))
                 continue
-            neighbours = self._neighbours(c, visible, [u for u in semantic.get(i, ()) if u.id not in gone])
+            neighbours = visible.neighbours(c, [u for u in semantic.get(i, ()) if u.id not in gone])
             decision = self.policy.reconcile(c, neighbours)  # stage 3
             decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now,
                                                    "reason": f"{note}: {decision.reason}" if note else decision.reason})
@@ -251,7 +292,7 @@ class WritePipeline:
             if decision.op in (Op.ADD, Op.UPDATE):
                 unit = self._unit(p, now, decision)
                 units.append(unit)
-                visible[unit.id] = unit
+                visible.add(unit)
                 decision = decision.model_copy(update={"produced_id": unit.id})
             if decision.op in (Op.UPDATE, Op.DELETE):
                 invalid_at = decision.invalid_at or c.valid_at if decision.op is Op.UPDATE else None
@@ -259,7 +300,7 @@ class WritePipeline:
                     Invalidation(unit_id=decision.target_id, decision_id=decision.id, expired_at=now,
                                  invalid_at=invalid_at, reason=decision.reason)
                 )
-                visible.pop(decision.target_id, None)
+                visible.remove(decision.target_id)
                 gone.add(decision.target_id)
             decisions.append(decision)
         batch = WriteBatch(
@@ -297,19 +338,6 @@ class WritePipeline:
             i: [units[h.id] for h in hits if h.id in units and units[h.id].kind == todo[i].candidate.kind]
             for i, hits in zip(picked, found)
         }
-
-    @staticmethod
-    def _neighbours(c: Candidate, visible: dict[str, MemoryUnit], semantic: list[MemoryUnit]) -> list[MemoryUnit]:
-        """Visible same-kind units sharing the candidate's hash or single-valued slot, plus its
-        nearest units by meaning."""
-        slot = c.triple.slot(c.scope) if c.triple else None
-        near = {
-            u.id: u for u in visible.values()
-            if u.kind == c.kind and (u.content_hash == c.content_hash or (slot and u.triple and u.triple.slot(u.scope) == slot))
-        }
-        for u in semantic:
-            near.setdefault(u.id, u)
-        return list(near.values())
 
     def _unit(self, p: _Planned, now: datetime, decision: Decision) -> MemoryUnit:
         c = p.candidate

@@ -1,0 +1,172 @@
+"""Ingest throughput of the write pipeline (`facts` extractor, rule policy) against a raw
+UNWIND CREATE of the same nodes and edges, in the same run on the same server.
+
+Facts: every YAGO15k line (subject, predicate, object, with its since/until years when given),
+then generated facts of the same shape up to --facts. Ten facts per episode, --batch facts per
+write. Embedding time is measured separately (the embedder is wrapped with a timer) and the
+pipeline figure is reported with and without it.
+
+    python benchmarks/ingest_throughput.py --uri bolt://127.0.0.1:7696 --facts 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import time
+from datetime import datetime, timezone
+
+from _common import default_uri, wipe
+
+from graphmem import GraphMem, Settings
+from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.embed import HashingEmbedder, MiniLMEmbedder
+from graphmem.models import Episode, Fact, Scope, content_hash, entity_id, new_id, utcnow
+
+LINE = re.compile(r'^<([^>]+)>\t<([^>]+)>\t<([^>]+)>(?:\t<(occursSince|occursUntil)>\t"(\d{4})-)?')
+
+#: BENCHMARK-ONLY RAW CYPHER: the baseline writes the same nodes and edges with no checks.
+RAW_CREATE = """
+UNWIND $rows AS row
+CREATE (e:Episode) SET e = row.episode
+WITH e, row
+UNWIND row.units AS unit
+CREATE (u:Unit) SET u = unit.props
+CREATE (e)-[:DERIVED]->(u)
+CREATE (d:Decision) SET d = unit.decision
+CREATE (e)-[:DECIDED]->(d)-[:PRODUCED]->(u)
+WITH u, unit
+UNWIND unit.entities AS ent
+MERGE (x:Entity {id: ent.id}) ON CREATE SET x.name = ent.name, x.scope = ent.scope
+CREATE (u)-[:ABOUT {role: ent.role}]->(x)
+"""
+
+
+class TimedEmbedder:
+    """Counts the seconds spent embedding, so they can be reported apart."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dimension, self.seconds, self.texts = inner, inner.name, inner.dimension, 0.0, 0
+
+    def embed(self, texts):
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.texts += len(texts)
+
+
+def read_facts(path: str, n: int, seed: int) -> list[Fact]:
+    years: dict[tuple[str, str, str], dict[str, int]] = {}
+    for line in open(path, encoding="utf-8"):
+        m = LINE.match(line)
+        if m:
+            key = (m.group(1).replace("_", " "), m.group(2), m.group(3).replace("_", " "))
+            years.setdefault(key, {})
+            if m.group(4):
+                years[key][m.group(4)] = int(m.group(5))
+    rng = random.Random(seed)
+    keys = list(years)
+    preds = sorted({p for _, p, _ in keys})
+    while len(keys) < n:  # generated facts of the same shape
+        i = len(keys)
+        keys.append((f"Person {i}", rng.choice(preds), f"Thing {rng.randrange(5000)}"))
+        years[keys[-1]] = {"occursSince": rng.randrange(1950, 2015)} if rng.random() < 0.4 else {}
+    facts = []
+    for s, p, o in keys[:n]:
+        span = years[(s, p, o)]
+        since, until = span.get("occursSince"), span.get("occursUntil")
+        valid = datetime(since, 1, 1, tzinfo=timezone.utc) if since else None
+        invalid = datetime(until + 1, 1, 1, tzinfo=timezone.utc) if until and since and until >= since else None
+        facts.append(Fact(subject=s, predicate=p, object=o, valid_at=valid, invalid_at=invalid))
+    return facts
+
+
+def episodes_of(facts: list[Fact], scope: Scope) -> list[Episode]:
+    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    return [Episode(scope=scope, occurred_at=at, raw=f"facts {i}..{i + 9}", channel="document",
+                    facts=tuple(facts[i:i + 10])) for i in range(0, len(facts), 10)]
+
+
+def raw_rows(episodes: list[Episode]) -> list[dict]:
+    now = utcnow()
+    rows = []
+    for ep in episodes:
+        units = []
+        for f in ep.facts:
+            uid = new_id()
+            units.append({
+                "props": {"id": uid, "scope": ep.scope.key, "kind": "semantic", "content": f.text(),
+                          "content_hash": content_hash(f.text()), "episode_id": ep.id, "created_at": now,
+                          "valid_at": f.valid_at, "invalid_at": f.invalid_at, "subject": f.subject,
+                          "predicate": f.predicate, "object": f.object},
+                "decision": {"id": new_id(), "op": "ADD", "reason": "new information", "decided_at": now,
+                             "scope": ep.scope.key},
+                "entities": [{"id": entity_id(ep.scope, name), "name": name, "scope": ep.scope.key, "role": role}
+                             for role, name in (("subject", f.subject), ("object", f.object))],
+            })
+        rows.append({"episode": {"id": ep.id, "scope": ep.scope.key, "raw": ep.raw, "occurred_at": ep.occurred_at},
+                     "units": units})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="?", default="../shared/bench-data/yago15k/yago15k_valid.txt")
+    ap.add_argument("--uri", default=default_uri())
+    ap.add_argument("--facts", type=int, default=100_000)
+    ap.add_argument("--batch", type=int, default=1_000, help="facts per write")
+    ap.add_argument("--embedder", choices=["hashing", "minilm"], default="hashing")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+
+    facts = read_facts(args.data, args.facts, args.seed)
+    per_write = max(1, args.batch // 10)
+    wipe(args.uri)
+    settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
+    embedder = TimedEmbedder(MiniLMEmbedder() if args.embedder == "minilm" else HashingEmbedder(384))
+
+    # Raw baseline first, in its own scope, then removed so the pipeline starts from the same state.
+    raw_scope = Scope.parse("user:raw-baseline")
+    raw_eps = episodes_of(facts, raw_scope)
+    conn = Neo4jConnection(settings)
+    started = time.perf_counter()
+    for i in range(0, len(raw_eps), per_write):
+        rows = raw_rows(raw_eps[i:i + per_write])
+        with conn.driver.session(database=conn.database) as session:
+            session.execute_write(lambda tx: tx.run(RAW_CREATE, rows=rows).consume())
+    raw_s = time.perf_counter() - started
+    conn.close()
+    wipe(args.uri)
+
+    from graphmem.adapters.neo4j_index import Neo4jIndex
+    from graphmem.adapters.neo4j_store import Neo4jStore
+
+    conn = Neo4jConnection(settings)
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    mem = GraphMem(Neo4jStore(conn), index, settings=settings)
+    scope = Scope.parse("user:ingest-bench")
+    episodes = episodes_of(facts, scope)
+    started = time.perf_counter()
+    units = 0
+    for i in range(0, len(episodes), per_write):
+        units += len(mem.ingest(episodes[i:i + per_write]).unit_ids)
+    total_s = time.perf_counter() - started
+    conn.close()
+
+    excl = total_s - embedder.seconds
+    print(f"facts {len(facts)}, episodes {len(episodes)}, {args.batch} facts per write, embedder {embedder.name}")
+    print(f"{'':28} {'seconds':>9} {'episodes/s':>11} {'units/s':>9}")
+    print(f"{'raw UNWIND CREATE':28} {raw_s:9.1f} {len(episodes) / raw_s:11.0f} {len(facts) / raw_s:9.0f}")
+    print(f"{'pipeline, with embedding':28} {total_s:9.1f} {len(episodes) / total_s:11.0f} {units / total_s:9.0f}")
+    print(f"{'pipeline, excl. embedding':28} {excl:9.1f} {len(episodes) / excl:11.0f} {units / excl:9.0f}")
+    print(f"embedding: {embedder.texts} texts in {embedder.seconds:.1f} s ({embedder.texts / max(embedder.seconds, 1e-9):.0f} texts/s)")
+    print(f"units written {units} of {len(facts)} facts (the rest NOOP as duplicates or superseded)")
+    print(f"ratio raw time / pipeline time excl. embedding: {raw_s / excl:.2f} (target >= 0.3)")
+
+
+if __name__ == "__main__":
+    main()
