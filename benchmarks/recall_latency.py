@@ -114,6 +114,8 @@ def load(uri: str, n: int, seed: int, vocab: list[str]):
             store.commit(WriteBatch(units=tuple(units)), scope)
             index.upsert(units)
             embedder.by_text.clear()
+            if size > 10 * BATCH and (start // BATCH) % 10 == 9:
+                print(f"  [{n}] scope {no + 1}: {start + m}/{size} ({time.perf_counter() - t0:.0f} s)", flush=True)
         print(f"  [{n}] scope {no + 1}/{len(scopes)} loaded ({time.perf_counter() - t0:.0f} s)", flush=True)
     conn.schema("CALL db.awaitIndexes(600)", what="await indexes")  # benchmark-only
     return conn, index, store, embedder, scopes, sizes, names_by_scope, time.perf_counter() - t0

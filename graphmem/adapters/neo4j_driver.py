@@ -23,6 +23,13 @@ from ..models import utcnow
 
 T = TypeVar("T")
 
+#: Codes a concurrent creator of the same schema rule produces (see ``schema``).
+SCHEMA_RACES = {
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+}
+
 #: Bounds the driver's own retry loop for transient errors (seconds).
 MAX_RETRY_TIME = 30.0
 
@@ -94,9 +101,15 @@ class Neo4jConnection:
             return session.execute_write(fn)
 
     def schema(self, text: str, what: str) -> None:
-        """Run one schema statement in an auto-commit transaction (Neo4j requires it)."""
+        """Run one schema statement in an auto-commit transaction (Neo4j requires it).
+        Idempotent: when a concurrent process created the same index or constraint first,
+        Neo4j reports an equivalent rule despite IF NOT EXISTS; that is success."""
         with mapped_errors(what), self.driver.session(database=self.database) as session:
-            session.run(text).consume()
+            try:
+                session.run(text).consume()
+            except neo4j_errors.ClientError as exc:
+                if exc.code not in SCHEMA_RACES:
+                    raise
 
     def server_version(self) -> tuple[str, str]:
         row = self.read("admin/server_version")[0]

@@ -40,3 +40,14 @@ def test_concurrent_single_valued_writers_leave_one_current_value(mem):
     current = mem.store.list_units(scope, UnitFilter())
     assert len(current) == 1  # one current value, the others superseded with edges
     assert len(mem.store.list_units(scope, UnitFilter(include_expired=True))) == 4
+
+
+def test_concurrent_creators_of_the_same_index_all_succeed(conn):
+    """Processes starting at once on a fresh database all create the same indexes; Neo4j
+    answers the losers 'equivalent rule already exists' despite IF NOT EXISTS."""
+    create = "CREATE INDEX race_probe IF NOT EXISTS FOR (n:RaceProbe) ON (n.x)"
+    for _ in range(3):
+        conn.schema("DROP INDEX race_probe IF EXISTS", what="test")
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda _: conn.schema(create, what="race probe"), range(16)))
+    conn.schema("DROP INDEX race_probe IF EXISTS", what="test")

@@ -1,0 +1,66 @@
+"""The scope guarantee at scale: a 5-unit scope among 100,000 units of other subjects gets
+exactly its own 5 best hits (semantic and lexical); a mid-size scope gets k hits, all its own,
+close to the exact top k. Runs last (tests/scale): it leaves 100k units in the test database."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphmem.adapters.neo4j_index import Neo4jIndex
+from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.models import Page, UnitFilter, WriteBatch
+from tests.conftest import fresh_scope
+from tests.factories import unit
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
+
+OTHERS, SCOPES, BATCH = 100_000, 10, 5_000
+
+
+def put(store, conn, scope, texts, vectors):
+    units = [unit(scope, t) for t in texts]
+    store.commit(WriteBatch(units=tuple(units)), scope)
+    rows = [{"id": u.id, "embedding": v.tolist()} for u, v in zip(units, vectors)]
+    conn.write("index/set_unit_embeddings", rows=rows)
+    return units
+
+
+def unit_vectors(rng, n, dim):
+    v = rng.standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_tiny_and_mid_scopes_among_100k(conn, embedder):
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    store = Neo4jStore(conn)
+    rng = np.random.default_rng(7)
+    dim = embedder.dimension
+    others = [fresh_scope() for _ in range(SCOPES)]
+    mid = others[0]
+    mid_vectors = []
+    for n, scope in enumerate(others):
+        for start in range(0, OTHERS // SCOPES, BATCH):
+            vectors = unit_vectors(rng, BATCH, dim)
+            if scope == mid:
+                mid_vectors.append(vectors)
+            put(store, conn, scope, [f"alpha common words item {n}-{start + i}" for i in range(BATCH)], vectors)
+    tiny = fresh_scope()
+    tiny_units = put(store, conn, tiny, [f"alpha common words tiny {i}" for i in range(5)], unit_vectors(rng, 5, dim))
+    tiny_ids = {u.id for u in tiny_units}
+
+    for q in unit_vectors(rng, 20, dim):
+        hits = index.search_vector(q.tolist(), tiny, 10)
+        assert {h.id for h in hits} == tiny_ids  # min(k, units in scope), never another scope's
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    lexical = index.search_lexical("alpha common words", tiny, 10)
+    assert {h.id for h in lexical} == tiny_ids
+
+    mid_ids = {u.id for u in store.list_units(mid, UnitFilter(), Page(limit=10_000))}
+    assert len(mid_ids) == OTHERS // SCOPES
+    for q in unit_vectors(rng, 10, dim):
+        hits = index.search_vector(q.tolist(), mid, 10)
+        assert len(hits) == 10 and {h.id for h in hits} <= mid_ids
+        exact = index._exact(q.tolist(), mid, 10)
+        assert len({h.id for h in hits} & {h.id for h in exact}) >= 8  # HNSW is approximate
