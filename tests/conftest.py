@@ -86,3 +86,20 @@ def mem(request, embedder):
     index = Neo4jIndex(conn, embedder)
     index.ensure()
     return GraphMem(Neo4jStore(conn), index)
+
+
+@pytest.fixture(scope="session")
+def spare_server(tmp_path_factory):
+    """A second local Neo4j of our own, for tests that stop the server or change the whole
+    database's embedding model. Started once per session, stopped at the end."""
+    import socket
+
+    from graphmem.server.local import LocalNeo4j
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = LocalNeo4j(port=port, instances_dir=tmp_path_factory.mktemp("spare"), heap="1g", pagecache="256m")
+    server.start()
+    yield server
+    server.stop()

@@ -1,0 +1,71 @@
+"""Switching embedders: start-up refuses the mismatch with a clear message, and `index
+rebuild` gives the same search results as a fresh ingest with the new embedder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmem import GraphMem, Settings
+from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.adapters.neo4j_index import Neo4jIndex
+from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.cli.main import app
+from graphmem.embed import HashingEmbedder
+from graphmem.errors import IndexMismatch
+
+pytestmark = pytest.mark.neo4j
+
+TEXTS = [f"{who} {verb} {what}" for who in ("Alice", "Bob", "Carol", "Dan") for verb in ("likes", "sells", "paints")
+         for what in ("boats", "tea", "jazz", "maps", "chess")]
+QUERIES = ["who likes tea", "boats for sale", "painting maps", "Carol jazz", "chess"]
+
+
+def wipe(conn: Neo4jConnection) -> None:
+    with conn.driver.session() as session:
+        session.run("MATCH (n) DETACH DELETE n").consume()
+        session.run("DROP INDEX unit_embedding IF EXISTS").consume()
+        session.run("DROP INDEX entity_embedding IF EXISTS").consume()
+    conn.migrate()
+
+
+def open_mem(conn: Neo4jConnection, dim: int) -> GraphMem:
+    index = Neo4jIndex(conn, HashingEmbedder(dim))
+    index.ensure()
+    return GraphMem(Neo4jStore(conn), index)
+
+
+def results(mem: GraphMem) -> list[list[str]]:
+    return [[h.unit.content for h in mem.recall(q, "user:rebuild", k=5, mode="semantic")] for q in QUERIES]
+
+
+def test_rebuild_after_switching_embedders_equals_a_fresh_ingest(spare_server):
+    conn = Neo4jConnection(Settings.from_env(neo4j_uri=spare_server.uri))
+    try:
+        wipe(conn)
+        old = open_mem(conn, 64)
+        for text in TEXTS:
+            old.remember(text, "user:rebuild", extractor="none")
+        before = results(old)
+        with pytest.raises(IndexMismatch, match="graphmem index rebuild"):
+            Neo4jIndex(conn, HashingEmbedder(128)).ensure()
+
+        env = {"NEO4J_URI": spare_server.uri, "GRAPHMEM_EMBEDDER": "hashing"}  # hashing-256 now
+        status = CliRunner().invoke(app, ["index", "status", "--json"], env=env)
+        assert json.loads(status.stdout)["dimension"] == 64
+        rebuilt = CliRunner().invoke(app, ["index", "rebuild", "--json"], env=env)
+        assert rebuilt.exit_code == 0, rebuilt.output
+        after = json.loads(CliRunner().invoke(app, ["index", "status", "--json"], env=env).stdout)
+        assert (after["model"], after["dimension"]) == ("hashing-256", 256)
+        rebuilt_results = results(open_mem(conn, 256))
+        assert rebuilt_results != before  # a different model ranks differently...
+
+        wipe(conn)
+        fresh = open_mem(conn, 256)
+        for text in TEXTS:
+            fresh.remember(text, "user:rebuild", extractor="none")
+        assert rebuilt_results == results(fresh)  # ...exactly as a fresh ingest with it does
+    finally:
+        conn.close()
