@@ -42,15 +42,25 @@ def serve(handlers: dict[str, Callable[[dict], dict]]) -> None:
             return
 
 
+def _status_mb(key: str) -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """This process's own peak RSS. Not getrusage's ru_maxrss: on Linux that survives fork and
+    exec, so a worker would report run.py's peak (the MiniLM model) when it exceeds its own."""
+    return _status_mb("VmHWM:")
 
 
 def current_rss_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return _status_mb("VmRSS:")
+
+
+def rusage_maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 class VectorTable:

@@ -9,6 +9,7 @@ stderr and the exit code the error carries (2 bad input, 1 runtime failure).
 from __future__ import annotations
 
 import json
+import logging
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from enum import Enum
@@ -36,6 +37,9 @@ def connection_options(
     database: Annotated[Optional[str], typer.Option("--database", envvar="NEO4J_DATABASE", help="Neo4j database.")] = None,
 ) -> None:
     """graphmem: temporal memory on Neo4j, for operators and scripts."""
+    # The driver logs each transient failure it retries (deadlocks between concurrent
+    # writers, leader switches) as a warning; they are handled, so keep stderr for real errors.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
     # Settings are built lazily (on first use) so a bad GRAPHMEM_* variable does not break
     # commands that never connect, such as `graphmem db status`.
     ctx.obj = {"overrides": {"neo4j_uri": uri, "neo4j_user": user, "neo4j_password": password,
