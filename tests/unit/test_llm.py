@@ -5,13 +5,12 @@ model says."""
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import openai
 import pytest
+
 
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
@@ -24,56 +23,33 @@ from graphmem.extract.rule import RuleExtractor
 from graphmem.llm import make_client, structured
 from graphmem.models import Candidate, Episode, Op, Scope, UnitFilter
 from graphmem.policy.llm import LLMPolicy
+from tests.stub_openai import StubOpenAI, error
 
 MODEL = "test-model"
 ALICE = Scope.parse("user:alice")
 MARCH = datetime(2024, 3, 15, 12, 0, tzinfo=timezone.utc)
 
 
-class _Server:
+class _Server(StubOpenAI):
     """POST /v1/chat/completions answers from a queue: a str is the assistant's content, a
     (status, message) tuple an error response. Every request body is recorded."""
 
     def __init__(self) -> None:
         self.queue: list[Any] = []
-        self.requests: list[dict] = []
-        server = self
+        super().__init__(self._respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _send(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "body": body})
-                if self.path != "/v1/chat/completions":
-                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "test", "code": None}})
-                    return
-                if not server.queue:
-                    self._send(500, {"error": {"message": "stub queue is empty", "type": "test", "code": None}})
-                    return
-                item = server.queue.pop(0)
-                if isinstance(item, tuple):
-                    status, message = item
-                    self._send(status, {"error": {"message": message, "type": "test", "code": None}})
-                    return
-                self._send(200, {
-                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": item}}],
-                })
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    def _respond(self, path: str, body: dict) -> tuple[int, dict]:
+        if path != "/v1/chat/completions":
+            return error(404, f"no route {path}")
+        if not self.queue:
+            return error(500, "stub queue is empty")
+        item = self.queue.pop(0)
+        if isinstance(item, tuple):
+            return error(*item)
+        return 200, {
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": item}}],
+        }
 
     def push(self, *items: Any) -> None:
         self.queue.extend(json.dumps(i) if isinstance(i, dict) else i for i in items)
@@ -83,8 +59,7 @@ class _Server:
 def server():
     srv = _Server()
     yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
+    srv.close()
 
 
 @pytest.fixture
