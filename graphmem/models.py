@@ -55,6 +55,13 @@ def _clean_text(limit: int):
     return check
 
 
+def _valid_before_invalid(record):
+    """World time runs forward: a fact cannot stop being true before it starts."""
+    if record.valid_at and record.invalid_at and record.invalid_at < record.valid_at:
+        raise ValueError("invalid_at is before valid_at")
+    return record
+
+
 UTCDatetime = Annotated[AwareDatetime, AfterValidator(_utc)]
 Content = Annotated[str, AfterValidator(_clean_text(MAX_CONTENT_CHARS))]
 RawText = Annotated[str, AfterValidator(_clean_text(MAX_RAW_CHARS))]
@@ -138,11 +145,7 @@ class TemporalMeta(Model):
     last_recalled_at: UTCDatetime | None = None
     recall_count: int = 0
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "TemporalMeta":
-        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
-            raise ValueError("invalid_at is before valid_at")
-        return self
+    _ordered = model_validator(mode="after")(_valid_before_invalid)
 
 
 class Triple(Model):
@@ -225,11 +228,7 @@ class Fact(Model):
     labels: tuple[str, ...] = ()
     confidence: Confidence = 1.0
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "Fact":
-        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
-            raise ValueError("invalid_at is before valid_at")
-        return self
+    _ordered = model_validator(mode="after")(_valid_before_invalid)
 
     def text(self) -> str:
         """The fact as one sentence: its content, else subject, predicate and object."""
@@ -316,11 +315,7 @@ class Candidate(Model):
     triple: Triple | None = None
     retract: bool = False
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "Candidate":
-        if self.valid_at and self.invalid_at and self.invalid_at < self.valid_at:
-            raise ValueError("invalid_at is before valid_at")
-        return self
+    _ordered = model_validator(mode="after")(_valid_before_invalid)
 
     @property
     def content_hash(self) -> str:
