@@ -229,6 +229,23 @@ class GraphMem:
     def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
         return lifecycle.restore(self.store, self.index, as_scope(subject, project), unit_ids)
 
+    def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
+        """A stored assembly trace with the blocks it loaded and the units it recalled (as
+        they are now), or None when there is no such trace in the scope."""
+        scope = as_scope(subject, project)
+        trace = self.store.get_trace(trace_id, scope)
+        if trace is None:
+            return None
+        blocks = {b.id: b for b in self.store.list_blocks(scope)}
+        units = self.store.list_units(scope, UnitFilter(ids=trace.recalled_ids, include_expired=True),
+                                      Page(limit=max(len(trace.recalled_ids), 1)))
+        by_id = {u.id: u for u in units}
+        return {
+            "trace": trace,
+            "resident": [blocks[i] for i in trace.resident_ids if i in blocks],
+            "recalled": [by_id[i] for i in trace.recalled_ids if i in by_id],
+        }
+
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
                 project: str | None = None, known_at: datetime | None = None) -> list[dict]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its

@@ -236,15 +236,29 @@ def decisions(
     emit({"decisions": [decision_json(d) for d in found]}, as_json, human)
 
 
+def _print_trace(trace: dict) -> None:
+    t = trace["trace"]
+    typer.echo(f"assembly {t.id} at {t.created_at.isoformat()} for {t.query!r}: {t.tokens} tokens")
+    for block in trace["resident"]:
+        typer.echo(f"resident {block.id} [{block.label}]")
+    for rank, unit in enumerate(trace["recalled"], 1):
+        typer.echo(f"recalled {rank}. {unit.id}: {unit.content}")
+
+
 def explain(
     ctx: typer.Context,
-    unit_id: Annotated[str, typer.Argument(help="The unit id.")],
+    unit_id: Annotated[str, typer.Argument(help="A unit id, or the id of an assembly trace.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Provenance of a unit: episode, extractor version, decisions with reasons, invalidations."""
+    """Provenance of a unit (episode, extractor version, decisions with reasons,
+    invalidations), or what an assembly loaded and recalled, given its trace id."""
     with open_mem(ctx) as mem:
+        trace = mem.trace(unit_id, subject=subject, project=project)
+        if trace is not None:
+            emit(jsonable(trace), as_json, lambda: _print_trace(trace))
+            return
         info = mem.explain(unit_id, subject=subject, project=project)
     unit, episode = info["unit"], info["episode"]
     result = {

@@ -229,3 +229,19 @@ def test_remember_index_and_stats(run):
     rebuilt = as_json(run("index", "rebuild", "--subject", s, "--json"))
     assert rebuilt["units"] >= 1
     assert as_json(run("stats", "--json"))["units"] >= 1
+
+
+def test_explain_reads_a_stored_assembly_trace(run):
+    scope = fresh_scope()
+    s = subject(scope)
+    assert run("blocks", "set", "--subject", s, "--label", "persona", "--value", "Be brief.", "--budget", "20").exit_code == 0
+    assert run("remember", "I like green tea.", "--subject", s).exit_code == 0
+    assembled = as_json(run("assemble", "green tea", "--subject", s, "--json"))
+    trace_id = assembled["trace"]["id"]
+    shown = as_json(run("explain", trace_id, "--subject", s, "--json"))
+    assert shown["trace"]["id"] == trace_id
+    assert shown["trace"]["recalled_ids"] == assembled["trace"]["recalled_ids"]
+    assert [u["content"] for u in shown["recalled"]] == ["I like green tea."]
+    assert [b["label"] for b in shown["resident"]] == ["persona"]
+    other = run("explain", trace_id, "--subject", subject(fresh_scope()), "--json")
+    assert other.exit_code == 2  # another scope cannot read it
