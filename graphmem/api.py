@@ -88,15 +88,16 @@ class GraphMem:
         self._conn: Neo4jConnection | None = None
 
     @classmethod
-    def connect(cls, settings: Settings | None = None, migrate: bool = True, **kwargs) -> "GraphMem":
+    def connect(cls, settings: Settings | None = None, migrate: bool = True, embedder=None, **kwargs) -> "GraphMem":
         """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
-        migrations, and check the index was built with this embedder."""
+        migrations, and check the index was built with this embedder (``settings.embedder``
+        unless an Embedder object is given)."""
         settings = settings or Settings.from_env()
         conn = Neo4jConnection(settings)
         try:
             if migrate:
                 conn.migrate()
-            index = Neo4jIndex(conn, make_embedder(settings))
+            index = Neo4jIndex(conn, embedder or make_embedder(settings))
             index.ensure()
         except Exception:
             conn.close()
