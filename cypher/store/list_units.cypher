@@ -2,22 +2,25 @@
 // params: scope, ids, hashes, slots, kind, labels, include_expired, valid, known, offset, limit
 // Units of one scope matching the filter and visible at (valid = T, known = S) unless
 // include_expired, with expired_at/invalid_at as seen at S. Candidates come from the most
-// selective key given (ids, hashes or slots), else from the scope index.
+// selective key given (ids, then hashes, then slots), else from the scope index.
 CALL {
   UNWIND coalesce($ids, []) AS key MATCH (u:Unit {id: key}) RETURN u
   UNION
-  UNWIND coalesce($hashes, []) AS key MATCH (u:Unit {content_hash: key}) RETURN u
+  UNWIND CASE WHEN $ids IS NULL THEN coalesce($hashes, []) ELSE [] END AS key
+  MATCH (u:Unit {content_hash: key}) RETURN u
   UNION
-  UNWIND coalesce($slots, []) AS key MATCH (u:Unit {slot: key}) RETURN u
+  UNWIND CASE WHEN $ids IS NULL AND $hashes IS NULL THEN coalesce($slots, []) ELSE [] END AS key
+  MATCH (u:Unit {slot: key}) RETURN u
   UNION
   UNWIND CASE WHEN $ids IS NULL AND $hashes IS NULL AND $slots IS NULL THEN [$scope] ELSE [] END AS key
   MATCH (u:Unit) WHERE u.scope = key RETURN u
 }
+// Each candidate came from the first key given, so only the later keys need testing (a list
+// test per row is linear in the list: re-testing the key it came from would be quadratic).
 WITH u
 WHERE u.scope = $scope
-  AND ($ids IS NULL OR u.id IN $ids)
-  AND ($hashes IS NULL OR u.content_hash IN $hashes)
-  AND ($slots IS NULL OR u.slot IN $slots)
+  AND ($ids IS NULL OR $hashes IS NULL OR u.content_hash IN $hashes)
+  AND (($ids IS NULL AND $hashes IS NULL) OR $slots IS NULL OR u.slot IN $slots)
   AND ($kind IS NULL OR u.kind = $kind)
   AND all(label IN $labels WHERE label IN u.labels)
   AND ($include_expired OR (

@@ -8,7 +8,8 @@
    hits when k visible ones exist;
 4. with hops > 0, a walk from the entities of the top hits through units visible at (T, S);
    a unit reached at hop h scores its parent's score times ``hop_decay`` plus its own fused
-   score (if the query matched it too), and carries the path that reached it. ``fanout`` bounds the neighbours read per entity (hub safety).
+   score (if the query matched it too), and carries the path that reached it. ``fanout`` bounds the neighbours read per entity (hub safety) and
+   ``frontier`` the units carried from one hop to the next, so a query's work is bounded.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from ..models import AsOf, Hit, MemoryKind, MemoryUnit, Page, Scope, UnitFilter
 from ..ports import MemoryIndex, MemoryStore
 
 MAX_CANDIDATES = 5_000
+#: Ids per visibility query (a store page holds at most 10,000).
+VISIBILITY_CHUNK = 2_000
 
 
 class RecallHit(BaseModel):
@@ -66,6 +69,7 @@ class Recaller:
         fanout: int = 50,
         hop_decay: float = 0.5,
         seeds: int = 5,
+        frontier: int = 200,
     ):
         self.store = store
         self.index = index
@@ -73,6 +77,7 @@ class Recaller:
         self.fanout = fanout
         self.hop_decay = hop_decay
         self.seeds = seeds
+        self.frontier = frontier
 
     def recall(
         self,
@@ -128,9 +133,10 @@ class Recaller:
         return [Hit(id=uid, score=1.0 / rank) for rank, uid in enumerate(ids, 1)]
 
     def _visible(self, scope: Scope, ids: list[str], at: AsOf, kinds) -> list[MemoryUnit]:
-        if not ids:
-            return []
-        units = self.store.list_units(scope, UnitFilter(ids=tuple(ids)), Page(limit=len(ids)), at)
+        units = []
+        for start in range(0, len(ids), VISIBILITY_CHUNK):
+            chunk = tuple(ids[start : start + VISIBILITY_CHUNK])
+            units += self.store.list_units(scope, UnitFilter(ids=chunk), Page(limit=len(chunk)), at)
         return [u for u in units if not kinds or u.kind in kinds]
 
     def _walk(self, seeds: list[RecallHit], scope, at, hops, kinds, seen: set[str], fused: dict[str, float]) -> list[RecallHit]:
@@ -152,7 +158,10 @@ class Recaller:
                     if nid not in reached or score > reached[nid].score:
                         path = (parent.path or [parent.unit.content]) + [row["via"]]
                         reached[nid] = RecallHit(unit=parent.unit, score=score, hop=hop, path=path)
-            visible = {u.id: u for u in self._visible(scope, list(reached), at, kinds)}
+            # Bound the work per hop, not only per entity: the best-scored reached units go on.
+            best = sorted(reached, key=lambda i: (-reached[i].score, i))[: self.frontier]
+            reached = {i: reached[i] for i in best}
+            visible = {u.id: u for u in self._visible(scope, best, at, kinds)}
             frontier = []
             for nid, h in reached.items():
                 if nid in visible:

@@ -85,6 +85,12 @@ def slot_key(c: Candidate) -> str | None:
     return "slot:" + c.triple.slot(c.scope) if c.triple else None
 
 
+def _visible_at(unit: MemoryUnit, t: datetime) -> bool:
+    """Is a unit just planned (no invalidation edges yet) true at world time ``t``?"""
+    time = unit.time
+    return (time.valid_at is None or time.valid_at <= t) and (time.invalid_at is None or t < time.invalid_at)
+
+
 class _Visible:
     """The units visible now that a batch's candidates can collide with, indexed by
     (kind, content hash) and by single-valued slot, kept current as the batch is planned."""
@@ -292,7 +298,8 @@ class WritePipeline:
             if decision.op in (Op.ADD, Op.UPDATE):
                 unit = self._unit(p, now, decision)
                 units.append(unit)
-                visible.add(unit)
+                if _visible_at(unit, now):  # a unit that already ended is history, not a duplicate
+                    visible.add(unit)
                 decision = decision.model_copy(update={"produced_id": unit.id})
             if decision.op in (Op.UPDATE, Op.DELETE):
                 invalid_at = decision.invalid_at or c.valid_at if decision.op is Op.UPDATE else None

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from graphmem.errors import InvalidInput
-from graphmem.models import Fact
+from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
 
@@ -146,3 +146,18 @@ def test_reextract_supersedes_old_units_with_reasons(mem):
     assert gone.time.expired_at is not None
     assert "re-extraction with rule-1" in mem.explain(old.unit.id, s)["incoming"][0]["reason"]
     assert mem.reextract(s, "rule").decisions == {}  # already at that version: nothing to do
+
+
+def test_a_value_that_returns_in_the_same_batch_is_not_lost(mem):
+    """An ended fact must not make a later interval with the same content a 'duplicate'."""
+    s = fresh_scope()
+
+    def answer(valid: str, invalid: str | None) -> Episode:
+        fact = Fact(subject="q", predicate="answer", object="A", content="q: A", single_valued=True,
+                    valid_at=d(valid), invalid_at=d(invalid) if invalid else None)
+        return Episode(scope=s, occurred_at=d("2024-01-01"), raw=f"A from {valid}", facts=(fact,))
+
+    report = mem.ingest([answer("2010-01-01", "2015-01-01"), answer("2019-01-01", None)])
+    assert report.decisions == {"ADD": 2}
+    assert [h.unit.content for h in mem.recall("q", s, as_of=d("2020-01-01"))] == ["q: A"]
+    assert mem.recall("q", s, as_of=d("2017-01-01")) == []

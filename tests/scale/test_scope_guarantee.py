@@ -12,7 +12,8 @@ import pytest
 
 from graphmem.adapters.neo4j_index import Neo4jIndex
 from graphmem.adapters.neo4j_store import Neo4jStore
-from graphmem.models import Page, UnitFilter, WriteBatch
+from graphmem import GraphMem
+from graphmem.models import Page, Triple, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.factories import unit
 
@@ -21,8 +22,9 @@ pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 OTHERS, SCOPES, BATCH = int(os.environ.get("GRAPHMEM_SCALE_UNITS", 100_000)), 10, 5_000
 
 
-def put(store, conn, scope, texts, vectors):
-    units = [unit(scope, t) for t in texts]
+def put(store, conn, scope, texts, vectors, hub=None):
+    triple = (lambda i: Triple(subject=hub, predicate="rel", object=f"thing {i}")) if hub else (lambda i: None)
+    units = [unit(scope, t, triple=triple(i)) for i, t in enumerate(texts)]
     store.commit(WriteBatch(units=tuple(units)), scope)
     rows = [{"id": u.id, "embedding": v.tolist()} for u, v in zip(units, vectors)]
     conn.write("index/set_unit_embeddings", rows=rows)
@@ -42,13 +44,13 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
     dim = embedder.dimension
     others = [fresh_scope() for _ in range(SCOPES)]
     mid = others[0]
-    mid_vectors = []
     for n, scope in enumerate(others):
-        for start in range(0, OTHERS // SCOPES, BATCH):
-            vectors = unit_vectors(rng, BATCH, dim)
-            if scope == mid:
-                mid_vectors.append(vectors)
-            put(store, conn, scope, [f"alpha common words item {n}-{start + i}" for i in range(BATCH)], vectors)
+        per_scope = OTHERS // SCOPES
+        for start in range(0, per_scope, BATCH):
+            size = min(BATCH, per_scope - start)
+            vectors = unit_vectors(rng, size, dim)
+            put(store, conn, scope, [f"alpha common words item {n}-{start + i}" for i in range(size)], vectors,
+                hub="Hub" if scope == mid else None)  # every unit of the mid scope is about one hub
     tiny = fresh_scope()
     tiny_units = put(store, conn, tiny, [f"alpha common words tiny {i}" for i in range(5)], unit_vectors(rng, 5, dim))
     tiny_ids = {u.id for u in tiny_units}
@@ -57,6 +59,14 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
         hits = index.search_vector(q.tolist(), tiny, 10)
         assert {h.id for h in hits} == tiny_ids  # min(k, units in scope), never another scope's
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    # A hub entity with 10,000 facts: one hop reads at most `fanout` of them per entity.
+    seeds = [h.id for h in index.search_vector(unit_vectors(rng, 1, dim)[0].tolist(), mid, 3)]
+    rows = store.expand(mid, seeds, 50)
+    assert rows and all(r["via"] == "Hub" and len(r["next"]) <= 50 for r in rows)
+    mem = GraphMem(store, index)
+    hits = mem.recall("alpha common words item", mid, k=10, hops=2)
+    assert len(hits) == 10 and all(h.unit.scope == mid for h in hits)
     lexical = index.search_lexical("alpha common words", tiny, 10)
     assert {h.id for h in lexical} == tiny_ids
 
