@@ -65,6 +65,22 @@ def make_policy(settings: Settings) -> BasePolicy:
     return RulePolicy(PolicyConfig())
 
 
+def history_json(entries: list[dict]) -> list[dict]:
+    """``GraphMem.history`` entries as plain JSON (the CLI's and the MCP tool's shape)."""
+    iso = lambda d: d.isoformat() if d else None  # noqa: E731
+    out = []
+    for entry in entries:
+        u, t = entry["unit"], entry["unit"].time
+        out.append({
+            "id": u.id, "content": u.content, "kind": u.kind.value,
+            "valid_at": iso(t.valid_at), "invalid_at": iso(t.invalid_at),
+            "created_at": iso(t.created_at), "expired_at": iso(t.expired_at),
+            "episode_id": u.source.episode_id,
+            "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in entry["decisions"]],
+        })
+    return out
+
+
 class GraphMem:
     """Temporal memory for one process: write, recall, assemble, audit."""
 

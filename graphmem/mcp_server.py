@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ToolAnnotations
 
-from graphmem.api import GraphMem, as_scope
+from graphmem.api import GraphMem, as_scope, history_json
 from graphmem.cli.blocks import block_json
 from graphmem.cli.common import error_line, jsonable, to_datetime
 from graphmem.cli.write import _report_json as report_json
@@ -256,18 +256,7 @@ def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> Fa
             if (unit_id is None) == (entity is None):
                 raise InvalidInput("give exactly one of unit_id or entity")
             entries = mem.history(subject=scope, entity=entity, unit_id=unit_id, known_at=_time(known_at, "known_at"))
-            out = []
-            for entry in entries:
-                u = entry["unit"]
-                t = u.time
-                out.append({
-                    "id": u.id, "content": u.content, "kind": u.kind.value,
-                    "valid_at": jsonable(t.valid_at), "invalid_at": jsonable(t.invalid_at),
-                    "created_at": jsonable(t.created_at), "expired_at": jsonable(t.expired_at),
-                    "episode_id": u.source.episode_id,
-                    "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in entry["decisions"]],
-                })
-            return {"entries": out}
+            return {"entries": history_json(entries)}
         return answer("history", work)
 
     @server.tool(name="explain", annotations=READ, description=(

@@ -95,19 +95,9 @@ def history(
     known = parse_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known)
-    out = []
-    for entry in entries:
-        u = entry["unit"]
-        t = u.time
-        out.append({
-            "id": u.id, "content": u.content, "kind": u.kind.value,
-            "valid_at": t.valid_at.isoformat() if t.valid_at else None,
-            "invalid_at": t.invalid_at.isoformat() if t.invalid_at else None,
-            "created_at": t.created_at.isoformat(),
-            "expired_at": t.expired_at.isoformat() if t.expired_at else None,
-            "episode_id": u.source.episode_id,
-            "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in entry["decisions"]],
-        })
+    from graphmem.api import history_json
+
+    out = history_json(entries)
 
     def human() -> None:
         for e, entry in zip(out, entries):
