@@ -63,7 +63,8 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
     # A hub entity with 10,000 facts: one hop reads at most `fanout` of them per entity.
     seeds = [h.id for h in index.search_vector(unit_vectors(rng, 1, dim)[0].tolist(), mid, 3)]
     rows = store.expand(mid, seeds, 50)
-    assert rows and all(r["via"] == "Hub" and len(r["next"]) <= 50 for r in rows)
+    assert all(len(r["next"]) <= 50 for r in rows)
+    assert any(r["via"] == "Hub" and len(r["next"]) == 50 for r in rows)  # 10,000 there, 50 read
     mem = GraphMem(store, index)
     hits = mem.recall("alpha common words item", mid, k=10, hops=2)
     assert len(hits) == 10 and all(h.unit.scope == mid for h in hits)
