@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
+
+import numpy as np
 
 from graphmem.adapters.neo4j_driver import Neo4jConnection
 from graphmem.config import Settings
@@ -46,3 +49,17 @@ def pct(values: list[float], p: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+def timed(fn):
+    """(milliseconds, result) of one call."""
+    t = time.perf_counter()
+    out = fn()
+    return (time.perf_counter() - t) * 1000, out
+
+
+def vocabulary(seed: int, size: int = 3000) -> list[str]:
+    """Random pseudo-words (4-8 letters) for generated benchmark texts."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    return sorted({"".join(rng.choice(letters, size=rng.integers(4, 9))) for _ in range(size)})

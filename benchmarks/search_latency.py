@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, wipe  # noqa: E402
+from _common import default_uri, median, pct, timed, vocabulary, wipe  # noqa: E402
 
 from graphmem.adapters.neo4j_driver import Neo4jConnection
 from graphmem.adapters.neo4j_index import Neo4jIndex
@@ -120,12 +120,6 @@ def load(uri: str, n: int, seed: int, vocab: list[str]):
     return conn, index, scopes, sizes, owner, members, time.perf_counter() - t0
 
 
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return (time.perf_counter() - t) * 1000, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--uri", default=default_uri())
@@ -134,9 +128,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
 
-    vocab_rng = np.random.default_rng(args.seed)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    vocab = sorted({"".join(vocab_rng.choice(letters, size=vocab_rng.integers(4, 9))) for _ in range(3000)})
+    vocab = vocabulary(args.seed)
 
     rows = []
     checks = []
