@@ -74,6 +74,9 @@ def start(
     heap: Annotated[str, typer.Option("--heap", help="JVM heap, e.g. 2g.")] = "2g",
     pagecache: Annotated[str, typer.Option("--pagecache", help="Page cache, e.g. 1g.")] = "1g",
     wait: Annotated[float, typer.Option("--wait", min=1, help="Seconds to wait for Bolt to answer.")] = 120,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Delete this instance's data first (throwaway servers; refused while running).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Start the server (downloading Neo4j from Maven Central on first use) and wait for Bolt."""
@@ -81,7 +84,7 @@ def start(
     try:
         began = time.monotonic()
         was_running = server.status().running
-        status = server.start(wait_seconds=wait, progress=lambda note: typer.echo(note, err=True))
+        status = server.start(wait_seconds=wait, progress=lambda note: typer.echo(note, err=True), fresh=fresh)
         if not was_running:
             typer.echo(f"started in {time.monotonic() - began:.1f} s", err=True)
     except GraphMemError as exc:

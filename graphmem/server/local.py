@@ -319,23 +319,38 @@ class LocalNeo4j(BaseModel):
 
     # ----------------------------------------------------------------------------- lifecycle
 
-    def start(self, wait_seconds: float = 120, progress: Callable[[str], None] | None = None) -> Status:
+    def start(
+        self,
+        wait_seconds: float = 120,
+        progress: Callable[[str], None] | None = None,
+        *,
+        fresh: bool = False,
+    ) -> Status:
         """Start the server (provisioning it first) and return once Bolt answers.
 
         ``progress`` receives one-line notes for a human (the CLI prints them on stderr) before
-        the slow steps: provisioning and spawning the server.
+        the slow steps: provisioning and spawning the server. ``wait_seconds`` counts from the
+        spawn, so a first start's download does not eat into it.
+
+        ``fresh`` deletes the instance's data folder first: for throwaway servers (the test
+        suite), whose leftover store from an earlier run may need a long crash recovery.
 
         Idempotent: if this instance is already running, waits for it to answer and returns its
-        status. Raises ConfigurationError if Java/Maven are missing or the port is held by
-        another process, BackendError if the server exits during start-up (with the last
-        meaningful log line) or does not answer within ``wait_seconds`` (it is then stopped).
+        status. Raises ConfigurationError if Java/Maven are missing, the port is held by another
+        process or a fresh start is asked of a running server, BackendError if the server exits
+        during start-up (with the last meaningful log line) or does not answer within
+        ``wait_seconds`` (it is then stopped).
         """
-        deadline = time.monotonic() + wait_seconds
         self.instance_dir.mkdir(parents=True, exist_ok=True)
         # Serialises concurrent starts of the same instance; the loser finds it running.
         with _locked(self.instance_dir / ".start.lock"):
             pid = self._running_pid()
+            if pid is not None and fresh:
+                raise ConfigurationError(
+                    f"Neo4j (pid {pid}) is running on {self.uri}; stop it before a fresh start"
+                )
             if pid is not None:
+                deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
                     _write_atomic(self.pid_file, f"{pid}\n")  # found by its command line: heal
                 if not self._wait_for_bolt(pid, deadline):
@@ -358,6 +373,8 @@ class LocalNeo4j(BaseModel):
                 )
             self.provision()
             java, _ = find_java()
+            if fresh:
+                shutil.rmtree(self.instance_dir / "data", ignore_errors=True)
             if progress is not None:
                 progress(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
             for sub in ("conf", "data", "logs", "run"):
@@ -379,6 +396,7 @@ class LocalNeo4j(BaseModel):
                 )
             _CHILDREN[proc.pid] = proc
             _write_atomic(self.pid_file, f"{proc.pid}\n")
+            deadline = time.monotonic() + wait_seconds
 
             try:
                 answered = self._wait_for_bolt(proc.pid, deadline)
@@ -390,7 +408,8 @@ class LocalNeo4j(BaseModel):
             if not answered:
                 self.stop(timeout=10)
                 raise BackendError(
-                    f"Neo4j did not answer on {self.uri} within {wait_seconds:g} s (stopped it); "
+                    f"Neo4j did not answer on {self.uri} within {wait_seconds:g} s (stopped it; "
+                    "a store recovering from a crash can need a longer --wait); "
                     f"see {self.console_log}"
                 )
             return self.status()

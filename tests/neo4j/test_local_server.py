@@ -86,14 +86,29 @@ def test_start_status_stop_cycle(tmp_path: Path) -> None:
 
         again = server.start()
         assert again.running and again.pid == status.pid
+        _run(server, "CREATE (:Marker)")
+        with pytest.raises(ConfigurationError, match="stop it before a fresh start"):
+            server.start(fresh=True)
 
         assert server.stop() is True
         after = server.status()
         assert after.running is False and after.pid is None
         assert not server.pid_file.exists()
         assert server.stop() is False
+
+        # A fresh start empties the store the previous run left behind.
+        server.start(wait_seconds=180, fresh=True)
+        assert _run(server, "MATCH (m:Marker) RETURN count(m) AS n") == [{"n": 0}]
     finally:
         server.stop(timeout=20)
+
+
+def _run(server: LocalNeo4j, query: str) -> list[dict]:
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(server.uri, auth=None) as driver:
+        records, _, _ = driver.execute_query(query)
+        return [record.data() for record in records]
 
 
 # ------------------------------------------------------------------------------- no server
