@@ -30,6 +30,7 @@ from .models import (
     Hit,
     Invalidation,
     MemoryBlock,
+    MemoryKind,
     MemoryUnit,
     Page,
     RecallStats,
@@ -107,6 +108,12 @@ class MemoryStore(Protocol):
     ) -> list[MemoryUnit]:
         """Units matching ``flt`` and visible at ``at`` (now when None; no visibility test when
         ``flt.include_expired``), ordered by (created_at, id), paged."""
+        ...
+
+    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
+        """The ids among ``ids`` of units in ``scope`` visible at ``at`` (and of one of ``kinds``
+        when given): the same rule as ``list_units``, without materialising units, so recall
+        can rank thousands of candidates cheaply."""
         ...
 
     def count_units(self, scope: Scope) -> int: ...

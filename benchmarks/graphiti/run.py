@@ -190,6 +190,24 @@ def fresh_server(server: LocalNeo4j) -> None:
     server.start(progress=lambda m: print(m, file=sys.stderr, flush=True))
 
 
+def _marker(server: LocalNeo4j) -> Path:
+    # Inside the data folder, so fresh_server() deletes it with the database it describes.
+    return server.instance_dir / "data" / "graphmem-bench-ingest.json"
+
+
+def _ingested(server: LocalNeo4j, digest: str) -> dict | None:
+    """The recorded ingest figures if this server's database holds exactly ``digest``."""
+    try:
+        recorded = json.loads(_marker(server).read_text())
+    except (OSError, ValueError):
+        return None
+    return recorded["ingest"] if recorded.get("digest") == digest else None
+
+
+def _record_ingest(server: LocalNeo4j, digest: str, ingest: dict) -> None:
+    _marker(server).write_text(json.dumps({"digest": digest, "ingest": ingest}))
+
+
 def server_peak_mb(server: LocalNeo4j) -> float:
     pid = server.status().pid
     try:
@@ -259,18 +277,29 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
         for f in facts:
             out.write(json.dumps(f) + "\n")
 
+    # What a database holds: these facts with these vectors. --reuse skips the ingest when both
+    # databases recorded the same digest (the ingest figures are then the recorded ones).
+    digest = hashlib.sha256(fpath.read_bytes() + emb_name.encode()).hexdigest()
+    ingest = {lbl: _ingested(server, digest) for lbl, server in servers.items()} if args.reuse else {}
+    reused = bool(ingest) and all(ingest.values())
     for server in servers.values():
-        fresh_server(server)
+        if reused:
+            server.start(progress=lambda m: print(m, file=sys.stderr, flush=True))
+        else:
+            fresh_server(server)
     workers = {"graphmem": Worker("graphmem", Path(sys.executable), "worker_graphmem.py"),
                "graphiti": Worker("graphiti", python_g, "worker_graphiti.py")}
     try:
         common = dict(texts=str(tpath), vectors=str(vpath), embedder_name=emb_name, facts=str(fpath), batch=BATCH, k=K)
         base = {lbl: w.call("setup", uri=servers[lbl].uri, **common)["rss_mb"] for lbl, w in workers.items()}
-        ingest = {}
-        for lbl in (("graphmem", "graphiti") if scale % 2 == 0 else ("graphiti", "graphmem")):
-            print(f"[{scale}] ingesting into {lbl}...", file=sys.stderr, flush=True)
-            ingest[lbl] = workers[lbl].call("ingest")
-            print(f"[{scale}]   {ingest[lbl]['ingest_s']:.1f} s", file=sys.stderr, flush=True)
+        if reused:
+            print(f"[{scale}] reusing both databases (ingested by an earlier run)", file=sys.stderr, flush=True)
+        else:
+            for lbl in (("graphmem", "graphiti") if scale % 2 == 0 else ("graphiti", "graphmem")):
+                print(f"[{scale}] ingesting into {lbl}...", file=sys.stderr, flush=True)
+                ingest[lbl] = workers[lbl].call("ingest")
+                print(f"[{scale}]   {ingest[lbl]['ingest_s']:.1f} s", file=sys.stderr, flush=True)
+                _record_ingest(servers[lbl], digest, ingest[lbl])
         for q in warm:
             for w in workers.values():
                 w.call("ask", q=q["q"], as_of=q["as_of"], k=K)
@@ -286,7 +315,7 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
     finally:
         for w in workers.values():
             w.close()
-    return {"scale": scale, "real": n_real, "embedder": emb_name, "embed_s_per_text": per_text,
+    return {"scale": scale, "real": n_real, "reused": reused, "embedder": emb_name, "embed_s_per_text": per_text,
             "texts": len(set(texts)), "ingest": ingest, "results": results, "stats": stats, "base_rss": base,
             "server_peak_mb": {lbl: server_peak_mb(s) for lbl, s in servers.items()}}
 
@@ -312,7 +341,8 @@ def report(r: dict) -> str:
             acc = {lbl: sum(x[m] for x in res[lbl][kind]) / max(len(res[lbl][kind]), 1) for lbl in res}
             row(f"{kind} right club in {m.replace('top', 'top-')}", acc["graphmem"], acc["graphiti"], "{:.3f}", False)
     ing = r["ingest"]
-    row("ingest (s, embedding excluded)", ing["graphmem"]["ingest_s"], ing["graphiti"]["ingest_s"])
+    recorded = " (recorded)" if r.get("reused") else ""
+    row(f"ingest (s, embedding excluded){recorded}", ing["graphmem"]["ingest_s"], ing["graphiti"]["ingest_s"])
     row("ingest facts/s", r["scale"] / ing["graphmem"]["ingest_s"], r["scale"] / ing["graphiti"]["ingest_s"], "{:.0f}")
     row("client peak RSS (MB)", st["graphmem"]["peak_rss_mb"], st["graphiti"]["peak_rss_mb"], "{:.0f}")
     row("client RSS after setup (MB)", r["base_rss"]["graphmem"], r["base_rss"]["graphiti"], "{:.0f}")
@@ -335,6 +365,8 @@ def main() -> None:
     ap.add_argument("--venv", type=Path, default=BENCH / "graphiti-venv")
     ap.add_argument("--graphmem-port", type=int, default=7693)
     ap.add_argument("--graphiti-port", type=int, default=7694)
+    ap.add_argument("--reuse", action="store_true",
+                    help="skip the ingest when both databases already hold this scale's facts (from a run kept with --keep-servers or stopped)")
     ap.add_argument("--keep-servers", action="store_true", help="leave both Neo4j servers running at the end")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()

@@ -8,7 +8,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..errors import Conflict, NotFound
 from ..models import (
@@ -19,6 +19,7 @@ from ..models import (
     Hit,
     Invalidation,
     MemoryBlock,
+    MemoryKind,
     MemoryUnit,
     Page,
     RecallStats,
@@ -205,6 +206,18 @@ class InMemoryStore:
                 for e in self._state.edges if e.decision_id in producers and e.unit_id in self._state.units
             ]
             return {"incoming": incoming, "outgoing": outgoing}
+
+    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
+        with self._lock:
+            units = [self._state.units.get(uid) for uid in set(ids)]
+            return {
+                u.id
+                for u in units
+                if u is not None
+                and u.scope == scope
+                and (not kinds or u.kind in kinds)
+                and self._visible(u, [e for e in self._state.edges if e.unit_id == u.id and e.expired_at <= at.known], at)
+            }
 
     def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
         with self._lock:

@@ -64,6 +64,7 @@ class Neo4jIndex:
         # scope key -> (searchable units in scope, in the database, when read). Only picks the
         # search strategy: a stale size costs speed, never correctness.
         self._sizes: dict[str, tuple[int, int, float]] = {}
+        self._last_query: tuple[str, list[float]] | None = None
 
     # -- model bookkeeping ----------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:
@@ -124,7 +125,11 @@ class Neo4jIndex:
 
     # -- search ---------------------------------------------------------------------------
     def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        return self.search_vector(self.embedder.embed([query])[0], scope, k)
+        # Recall asks again with a larger k for the same query: embed it once.
+        last = self._last_query
+        if last is None or last[0] != query:
+            last = self._last_query = (query, self.embedder.embed([query])[0])
+        return self.search_vector(last[1], scope, k)
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int) -> list[list[Hit]]:
         """``search_semantic`` for many queries, embedded in one batch."""

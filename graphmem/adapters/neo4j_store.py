@@ -47,6 +47,9 @@ from ..models import (
 )
 from .neo4j_driver import Neo4jConnection, run
 
+#: Ids per visibility query: bounds one query's parameter list and result.
+VISIBLE_CHUNK = 5_000
+
 
 def scope_props(scope: Scope) -> dict[str, Any]:
     return {
@@ -333,6 +336,20 @@ class Neo4jStore:
             limit=page.limit,
         )
         return [unit_from_row(r) for r in rows]
+
+    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), VISIBLE_CHUNK):
+            rows = self.conn.read(
+                "store/visible_ids",
+                scope=scope.key,
+                ids=list(ids[start : start + VISIBLE_CHUNK]),
+                kinds=[k.value for k in kinds],
+                valid=at.valid,
+                known=at.known,
+            )
+            found.update(r["id"] for r in rows)
+        return found
 
     def count_units(self, scope: Scope) -> int:
         return self.conn.read("store/count_units", scope=scope.key)[0]["n"]

@@ -5,7 +5,9 @@
 2. fused by reciprocal rank fusion: score = sum over lists of 1 / (rrf_k + rank);
 3. the visibility rule at (T, S) applied *before* truncating to k; candidate lists grow until
    k visible hits are found or the index has nothing more, so an as-of query still returns k
-   hits when k visible ones exist;
+   hits when k visible ones exist. Candidates are tested by id (``visible_ids``) and only the
+   k returned are materialised; each growth step is sized from the share of candidates found
+   visible so far, so a question about a sparse moment takes few rounds;
 4. with hops > 0, a walk from the entities of the top hits through units visible at (T, S);
    a unit reached at hop h scores its parent's score times ``hop_decay`` plus its own fused
    score (if the query matched it too), and carries the path that reached it. ``fanout`` bounds the neighbours read per entity (hub safety) and
@@ -14,6 +16,8 @@
 
 from __future__ import annotations
 
+import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from pydantic import BaseModel
@@ -60,6 +64,15 @@ def rrf(lists: Sequence[Sequence[Hit]], k: int = 60) -> dict[str, float]:
     return fused
 
 
+def grow(fetch: int, candidates: int, visible: int, k: int) -> int:
+    """The next per-list fetch when ``visible`` of ``candidates`` passed and k are wanted:
+    enough to reach k at the visible share seen so far, with margin; between 2x and 16x."""
+    if visible == 0:
+        return 16 * fetch
+    needed = math.ceil(1.5 * fetch * k / visible)
+    return max(2 * fetch, min(16 * fetch, needed))
+
+
 class Recaller:
     def __init__(
         self,
@@ -78,6 +91,7 @@ class Recaller:
         self.hop_decay = hop_decay
         self.seeds = seeds
         self.frontier = frontier
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="graphmem-recall")
 
     def recall(
         self,
@@ -94,11 +108,11 @@ class Recaller:
         at = at or AsOf.now()
         hits: list[RecallHit] = []
         for scope in scopes:
-            ranked = self._direct(query, scope, k, at, kinds, mode)
-            direct = ranked[:k]
+            ranked, fused = self._direct(query, scope, k, at, kinds, mode)
+            units = {u.id: u for u in self._visible(scope, ranked[:k], at, kinds)}
+            direct = [RecallHit(unit=units[i], score=fused[i]) for i in ranked[:k] if i in units]
             hits += direct
             if hops:
-                fused = {h.unit.id: h.score for h in ranked}
                 hits += self._walk(direct[: self.seeds], scope, at, hops, kinds, {h.unit.id for h in direct}, fused)
         best: dict[str, RecallHit] = {}
         for h in hits:
@@ -106,23 +120,27 @@ class Recaller:
                 best[h.unit.id] = h
         return sorted(best.values(), key=lambda h: (-h.score, h.unit.id))[:k]
 
-    def _direct(self, query, scope, k, at, kinds, mode) -> list[RecallHit]:
-        """Every visible fused candidate, best first (at least k when k exist)."""
+    def _direct(self, query, scope, k, at, kinds, mode) -> tuple[list[str], dict[str, float]]:
+        """Ids of every visible fused candidate, best first (at least k when k exist), and
+        their fused scores."""
         fetch = max(3 * k, 30)
-        about = self._about_entities(query, scope) if mode == "hybrid" else []
+        about = self._pool.submit(self._about_entities, query, scope) if mode == "hybrid" else None
         while True:
-            lists = [about] if about else []
+            # The searches are independent round trips: run them side by side.
+            searches = []
             if mode in ("hybrid", "semantic"):
-                lists.append(self.index.search_semantic(query, scope, fetch))
+                searches.append(self._pool.submit(self.index.search_semantic, query, scope, fetch))
             if mode in ("hybrid", "lexical"):
-                lists.append(self.index.search_lexical(query, scope, fetch))
+                searches.append(self._pool.submit(self.index.search_lexical, query, scope, fetch))
+            found = [f.result() for f in searches]
+            about_hits = about.result() if about else []
+            lists = [about_hits, *found] if about_hits else found
             fused = rrf(lists, self.rrf_k)
-            units = self._visible(scope, list(fused), at, kinds)
-            exhausted = all(len(hits) < fetch for hits in lists if hits is not about)
-            if len(units) >= k or exhausted or fetch >= MAX_CANDIDATES:
-                ranked = sorted(units, key=lambda u: (-fused[u.id], u.id))
-                return [RecallHit(unit=u, score=fused[u.id]) for u in ranked]
-            fetch *= 4
+            visible = self.store.visible_ids(scope, list(fused), at, kinds)
+            exhausted = all(len(hits) < fetch for hits in found)
+            if len(visible) >= k or exhausted or fetch >= MAX_CANDIDATES:
+                return sorted(visible, key=lambda i: (-fused[i], i)), {i: fused[i] for i in visible}
+            fetch = min(MAX_CANDIDATES, grow(fetch, len(fused), len(visible), k))
 
     def _about_entities(self, query: str, scope: Scope) -> list[Hit]:
         entities = [h.id for h in self.index.search_entities(query, scope, self.seeds) if h.score > 0]

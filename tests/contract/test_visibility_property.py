@@ -71,3 +71,5 @@ def test_list_units_matches_the_oracle(store, history):
             if visible:
                 expected[units[i].id] = (expired, invalid)
         assert got == expected, (t, s)
+        # recall's light check applies the same rule
+        assert store.visible_ids(scope, [u.id for u in units], AsOf(valid=t, known=s)) == set(expected), (t, s)
