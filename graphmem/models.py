@@ -7,6 +7,7 @@ construction, so no layer below ever guesses a zone. Times are normalised to UTC
 from __future__ import annotations
 
 import hashlib
+import re
 import json
 import unicodedata
 import uuid
@@ -20,7 +21,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    field_validator,
     model_validator,
 )
 
@@ -391,6 +391,14 @@ def normalise(text: str) -> str:
     surrounding punctuation dropped."""
     text = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(text.split()).strip(" .,;:!?\"'()[]{}")
+
+
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """The plain words of a text, lower-cased: how search and entity matching see it."""
+    return [w.lower() for w in _WORD.findall(text)]
 
 
 def content_hash(content: str) -> str:

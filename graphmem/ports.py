@@ -125,7 +125,8 @@ class MemoryStore(Protocol):
         ...
 
     def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
-        """Rows ``{via, ids}``: up to ``fanout`` ids of units about each entity."""
+        """Rows ``{entity, via, ids}``: up to ``fanout`` ids of units about each entity (its id
+        and name), for the entities of ``entity_ids`` found in the scope."""
         ...
 
 
@@ -154,7 +155,9 @@ class MemoryIndex(Protocol):
     def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
 
     def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        """Entities of the scope whose names the query mentions, best first."""
+        """Entities of the scope the query names, best first: those whose every name word
+        occurs in the query ("Viktor Senvel" for "...did Viktor Senvel play..."), or when there
+        are none, those sharing a word with it."""
         ...
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:

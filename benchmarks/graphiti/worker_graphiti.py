@@ -95,15 +95,16 @@ def setup(msg: dict) -> dict:
     LOOP.run_until_complete(g.build_indices_and_constraints())
     config = EDGE_HYBRID_SEARCH_RRF.model_copy(deep=True)
     config.limit = msg["k"]
-    STATE.update(table=table, g=g, config=config, facts=read_facts(msg["facts"]), batch=msg["batch"])
+    facts = read_facts(msg["facts"])
+    names = list(dict.fromkeys(n for f in facts for n in (f["s"], f["o"])))
+    STATE.update(table=table, g=g, config=config, facts=facts, names=names, batch=msg["batch"],
+                 name_of={node_uuid(n): n for n in names})  # answers' node uuids back to names
     return {"rss_mb": current_rss_mb()}
 
 
 async def _ingest() -> int:
-    g, table, facts, batch = STATE["g"], STATE["table"], STATE["facts"], STATE["batch"]
+    g, table, facts, names, batch = STATE["g"], STATE["table"], STATE["facts"], STATE["names"], STATE["batch"]
     now = datetime.now(timezone.utc)
-    names = list(dict.fromkeys(n for f in facts for n in (f["s"], f["o"])))
-    STATE["names"] = {node_uuid(n): n for n in names}
     for start in range(0, len(names), batch):
         chunk = names[start : start + batch]
         nodes = [EntityNode(uuid=node_uuid(n), name=n, group_id=GROUP, labels=["Entity"], created_at=now,
@@ -146,7 +147,7 @@ def ask(msg: dict) -> dict:
     res = LOOP.run_until_complete(g.search_(msg["q"], config=STATE["config"], group_ids=[GROUP],
                                             search_filter=as_of_filter(t)))
     ms = 1000 * (time.perf_counter() - t0)
-    names = STATE["names"]
+    names = STATE["name_of"]
     return {"ms": ms, "hits": [[names.get(e.source_node_uuid), names.get(e.target_node_uuid)] for e in res.edges]}
 
 

@@ -9,4 +9,4 @@ CALL {
   MATCH (e)<-[:ABOUT]-(n:Unit) WHERE n.archived_at IS NULL
   RETURN n.id AS unit_id LIMIT $fanout
 }
-RETURN e.name AS via, collect(unit_id) AS ids
+RETURN eid AS entity, e.name AS via, collect(unit_id) AS ids

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +30,7 @@ from ..models import (
     entity_id,
     new_id,
     utcnow,
+    words,
 )
 
 
@@ -241,9 +241,16 @@ class InMemoryStore:
         with self._lock:
             rows = []
             for eid in entity_ids:
-                ids = [u.id for u in self._state.units.values() if u.scope == scope and u.triple
-                       and u.id not in self._archived and eid in {entity_id(scope, n) for n in (u.triple.subject, u.triple.object) if n}]
-                rows.append({"via": eid, "ids": ids[:fanout]})
+                names = [
+                    (u.id, n)
+                    for u in self._state.units.values()
+                    if u.scope == scope and u.triple and u.id not in self._archived
+                    for n in (u.triple.subject, u.triple.object)
+                    if n and entity_id(scope, n) == eid
+                ]
+                if names:
+                    ids = list(dict.fromkeys(uid for uid, _ in names))
+                    rows.append({"entity": eid, "via": names[0][1], "ids": ids[:fanout]})
             return rows
 
     # -- review queue and episode listing --------------------------------------------------
@@ -429,7 +436,7 @@ class InMemoryIndex:
     def upsert(self, units) -> None:
         vectors = self.embedder.embed([u.content for u in units])
         for u, v in zip(units, vectors):
-            self._vectors[u.id] = (u.scope, v, _words(u.content))
+            self._vectors[u.id] = (u.scope, v, words(u.content))
 
     def remove(self, scope: Scope, unit_ids) -> None:
         for uid in unit_ids:
@@ -448,31 +455,33 @@ class InMemoryIndex:
         return [self.search_semantic(q, scope, k) for q in queries]
 
     def search_lexical(self, query: str, scope: Scope, k: int):
-        terms = set(_words(query))
+        terms = set(words(query))
         docs = self._scoped(scope)
         if not terms or not docs:
             return []
         avg = sum(len(w) for _, _, w in docs) / len(docs)
         df = {t: sum(1 for _, _, w in docs if t in w) for t in terms}
         scored = []
-        for uid, _, words in docs:
+        for uid, _, doc in docs:
             score = 0.0
             for t in terms:
-                tf = words.count(t)
+                tf = doc.count(t)
                 if tf:
                     idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
-                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(words) / avg))
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
             if score > 0:
                 scored.append((uid, score))
         return _top(scored, k)
 
     def search_entities(self, query: str, scope: Scope, k: int):
-        """Entities of the scope whose name words all occur in the query."""
-        words = set(_words(query))
+        """Entities the query names (see the port), scored by the share of their name it holds."""
+        asked = set(words(query))
         names = {n for u in self.store._state.units.values() if u.scope == scope and u.triple
                  for n in (u.triple.subject, u.triple.object) if n}
-        found = [entity_id(scope, n) for n in sorted(names) if set(_words(n)) <= words]
-        return [Hit(id=e, score=1.0) for e in found[:k]]
+        share = {n: len(set(words(n)) & asked) / max(len(set(words(n))), 1) for n in names}
+        named = [n for n in names if share[n] == 1.0]
+        found = sorted(named or [n for n in names if share[n] > 0], key=lambda n: (-share[n], n))
+        return [Hit(id=entity_id(scope, n), score=share[n]) for n in found[:k]]
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
         units = [
@@ -482,10 +491,6 @@ class InMemoryIndex:
         ]
         self.upsert(units)
         return len(units)
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"\w+", text)]
 
 
 def _top(scored, k: int):

@@ -13,17 +13,15 @@ query requires it, so Lucene itself returns only the scope's best matches.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Callable, Sequence
 
 from ..cypher import load
 from ..errors import IndexMismatch
-from ..models import Hit, MemoryUnit, Scope, utcnow
+from ..models import Hit, MemoryUnit, Scope, utcnow, words
 from ..ports import Embedder
 from .neo4j_driver import Neo4jConnection
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 #: Lucene refuses queries with more than 1024 clauses; a query never needs this many words.
 MAX_QUERY_WORDS = 64
 
@@ -39,10 +37,10 @@ def lucene_query(text: str, scope: Scope, fields: Sequence[str]) -> str | None:
     Only ``\\w+`` runs survive, lower-cased, so no user character can reach Lucene syntax
     (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and nothing can raise.
     """
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))[:MAX_QUERY_WORDS]
-    if not words:
+    unique = list(dict.fromkeys(words(text)))[:MAX_QUERY_WORDS]
+    if not unique:
         return None
-    terms = " ".join(words)
+    terms = " ".join(unique)
     clauses = " ".join(f"{field}:({terms})" for field in fields)
     return f"+scope_token:{scope.token} +({clauses})"
 
@@ -174,11 +172,14 @@ class Neo4jIndex:
         return [Hit(**r) for r in self.conn.read("index/lexical", lucene=lucene, k=k)]
 
     def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        """Entities whose names the query mentions (BM25 over entity names, scoped)."""
+        """Entities the query names (see the port), ranked by BM25 over entity names."""
         lucene = lucene_query(query, scope, ("name",))
         if lucene is None or k <= 0:
             return []
-        return [Hit(**r) for r in self.conn.read("index/entity_lexical", lucene=lucene, k=k)]
+        rows = self.conn.read("index/entity_lexical", lucene=lucene, k=max(10 * k, 50))
+        asked = set(words(query))
+        named = [r for r in rows if set(words(r["name"])) <= asked]
+        return [Hit(id=r["id"], score=r["score"]) for r in (named or rows)[:k]]
 
     # -- rebuild and status ---------------------------------------------------------------
     def rebuild(self, scope: Scope | None = None, progress: Progress | None = None) -> int:

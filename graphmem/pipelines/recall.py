@@ -56,10 +56,14 @@ class RecallHit(BaseModel):
 
 
 def rrf(lists: Sequence[Sequence[Hit]], k: int = 60) -> dict[str, float]:
-    """Reciprocal rank fusion: ranks, not raw scores, so BM25 and cosine mix fairly."""
+    """Reciprocal rank fusion: ranks, not raw scores, so BM25 and cosine mix fairly. Each list
+    is best first; hits with equal scores share a rank (1, 1, 3), so a tie carries no weight."""
     fused: dict[str, float] = {}
     for hits in lists:
-        for rank, hit in enumerate(hits, 1):
+        rank, previous = 0, None
+        for position, hit in enumerate(hits, 1):
+            if hit.score != previous:
+                rank, previous = position, hit.score
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (k + rank)
     return fused
 
@@ -143,12 +147,16 @@ class Recaller:
             fetch = min(MAX_CANDIDATES, grow(fetch, len(fused), len(visible), k))
 
     def _about_entities(self, query: str, scope: Scope) -> list[Hit]:
-        entities = [h.id for h in self.index.search_entities(query, scope, self.seeds) if h.score > 0]
+        """Units about the entities the query names, each scored by its best-matching entity:
+        the units of one entity tie, leaving their order to the other lists."""
+        entities = {h.id: h.score for h in self.index.search_entities(query, scope, self.seeds) if h.score > 0}
         if not entities:
             return []
-        rows = self.store.units_about(scope, entities, self.fanout)
-        ids = list(dict.fromkeys(uid for row in rows for uid in row["ids"]))
-        return [Hit(id=uid, score=1.0 / rank) for rank, uid in enumerate(ids, 1)]
+        best: dict[str, float] = {}
+        for row in self.store.units_about(scope, list(entities), self.fanout):
+            for uid in row["ids"]:
+                best[uid] = max(best.get(uid, 0.0), entities[row["entity"]])
+        return [Hit(id=uid, score=score) for uid, score in sorted(best.items(), key=lambda x: (-x[1], x[0]))]
 
     def _visible(self, scope: Scope, ids: list[str], at: AsOf, kinds) -> list[MemoryUnit]:
         units = []

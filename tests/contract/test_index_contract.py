@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphmem.models import Triple, entity_id
 from tests.conftest import fresh_scope
 from tests.factories import unit
 
@@ -56,3 +57,21 @@ def test_lucene_syntax_is_plain_words(store_and_index):
         hits = index.search_lexical(q, scope, 5)
         assert all(h.id == u.id for h in hits)
     assert [h.id for h in index.search_lexical('title:"Robert', scope, 5)] == [u.id]
+
+
+def test_entities_fully_named_by_the_query_come_alone(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    facts = [("Viktor Senvel", "Lanhan Athletic"), ("David Mersenbel", "Senvel FK")]
+    units = [unit(scope, f"{s} plays for {o}", triple=Triple(subject=s, predicate="plays_for", object=o)) for s, o in facts]
+    for u in units:
+        store.put_unit(u)
+    index.upsert(units)
+    # "Senvel FK" shares a word with the question but is not named by it
+    assert [h.id for h in index.search_entities("which club did Viktor Senvel play for?", scope, 5)] == [
+        entity_id(scope, "Viktor Senvel")
+    ]
+    # with no entity fully named, those sharing a word with the query are the best there is
+    partial = {h.id for h in index.search_entities("what about Senvel?", scope, 5)}
+    assert partial == {entity_id(scope, "Viktor Senvel"), entity_id(scope, "Senvel FK")}
+    assert index.search_entities("who plays the cello?", fresh_scope(), 5) == []

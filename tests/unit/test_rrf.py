@@ -1,0 +1,29 @@
+"""Reciprocal rank fusion: the ranking rule every hybrid recall stands on."""
+
+from __future__ import annotations
+
+from graphmem.models import Hit
+from graphmem.pipelines.recall import grow, rrf
+
+
+def hits(*pairs: tuple[str, float]) -> list[Hit]:
+    return [Hit(id=i, score=s) for i, s in pairs]
+
+
+def test_fused_score_is_the_sum_of_reciprocal_ranks():
+    fused = rrf([hits(("a", 0.9), ("b", 0.5)), hits(("b", 7.0))], k=60)
+    assert fused == {"a": 1 / 61, "b": 1 / 62 + 1 / 61}
+
+
+def test_equal_scores_share_a_rank():
+    # e.g. every unit about the entity a query names: their order must come from other lists
+    fused = rrf([hits(("a", 1.0), ("b", 1.0), ("c", 0.5))], k=60)
+    assert fused["a"] == fused["b"] == 1 / 61
+    assert fused["c"] == 1 / 63
+
+
+def test_growth_aims_at_k_from_the_visible_share():
+    assert grow(30, 60, 1, 5) == 225  # 1.5 * 30 * 5 / 1
+    assert grow(30, 60, 4, 5) == 60  # never less than double
+    assert grow(30, 60, 0, 5) == 480  # nothing visible yet: the largest step
+    assert grow(100, 200, 1, 100) == 1600  # never more than 16x
