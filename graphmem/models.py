@@ -401,6 +401,20 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+#: Words too common to tell texts apart. A lexical query drops them: BM25 would weight them
+#: low, but across many of them the low weights still add up to noise.
+STOPWORDS = frozenset(
+    "a an the of to in on at for and or is are was were be been did do does what when where who "
+    "whom which how why with from by as that this it its i you he she they we her his their our "
+    "my me your".split()
+)
+
+
+def search_terms(text: str) -> list[str]:
+    """The distinct words of a query a lexical search looks for, in order."""
+    return [w for w in dict.fromkeys(words(text)) if w not in STOPWORDS]
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(normalise(content).encode()).hexdigest()
 

@@ -29,6 +29,7 @@ from ..models import (
     WriteBatch,
     entity_id,
     new_id,
+    search_terms,
     utcnow,
     words,
 )
@@ -455,7 +456,7 @@ class InMemoryIndex:
         return [self.search_semantic(q, scope, k) for q in queries]
 
     def search_lexical(self, query: str, scope: Scope, k: int):
-        terms = set(words(query))
+        terms = set(search_terms(query))
         docs = self._scoped(scope)
         if not terms or not docs:
             return []

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 from ..cypher import load
 from ..errors import IndexMismatch
-from ..models import Hit, MemoryUnit, Scope, utcnow, words
+from ..models import Hit, MemoryUnit, Scope, search_terms, utcnow, words
 from ..ports import Embedder
 from .neo4j_driver import Neo4jConnection
 
@@ -31,17 +31,18 @@ SIZE_TTL = 30.0
 Progress = Callable[[int], None]
 
 
-def lucene_query(text: str, scope: Scope, fields: Sequence[str]) -> str | None:
-    """Plain words of ``text`` as a Lucene query restricted to ``scope``; None when no words.
+def lucene_query(terms: Sequence[str], scope: Scope, fields: Sequence[str]) -> str | None:
+    """Plain words (from ``words`` or ``search_terms``) as a Lucene query restricted to
+    ``scope``; None when there are none.
 
-    Only ``\\w+`` runs survive, lower-cased, so no user character can reach Lucene syntax
+    Words are ``\\w+`` runs, lower-cased, so no user character can reach Lucene syntax
     (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and nothing can raise.
     """
-    unique = list(dict.fromkeys(words(text)))[:MAX_QUERY_WORDS]
+    unique = list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
     if not unique:
         return None
-    terms = " ".join(unique)
-    clauses = " ".join(f"{field}:({terms})" for field in fields)
+    joined = " ".join(unique)
+    clauses = " ".join(f"{field}:({joined})" for field in fields)
     return f"+scope_token:{scope.token} +({clauses})"
 
 
@@ -166,14 +167,14 @@ class Neo4jIndex:
         return [Hit(**r) for r in rows]
 
     def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        lucene = lucene_query(query, scope, ("content", "summary"))
+        lucene = lucene_query(search_terms(query), scope, ("content", "summary"))
         if lucene is None or k <= 0:
             return []
         return [Hit(**r) for r in self.conn.read("index/lexical", lucene=lucene, k=k)]
 
     def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
         """Entities the query names (see the port), ranked by BM25 over entity names."""
-        lucene = lucene_query(query, scope, ("name",))
+        lucene = lucene_query(words(query), scope, ("name",))
         if lucene is None or k <= 0:
             return []
         rows = self.conn.read("index/entity_lexical", lucene=lucene, k=max(10 * k, 50))

@@ -75,3 +75,11 @@ def test_entities_fully_named_by_the_query_come_alone(store_and_index):
     partial = {h.id for h in index.search_entities("what about Senvel?", scope, 5)}
     assert partial == {entity_id(scope, "Viktor Senvel"), entity_id(scope, "Senvel FK")}
     assert index.search_entities("who plays the cello?", fresh_scope(), 5) == []
+
+
+def test_common_words_do_not_match_on_their_own(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    load(store, index, scope, ["What is the plan for the trip?", "The capital of France is Paris"])
+    assert index.search_lexical("what is the", scope, 5) == []
+    assert [h.score > 0 for h in index.search_lexical("what is the capital of France?", scope, 5)] == [True]
