@@ -97,7 +97,7 @@ class GraphMem:
             "none": NoneExtractor(),
         }
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
-        self.recaller = Recaller(store, index)
+        self.recaller = Recaller(store, index, rrf_k=self.settings.rrf_k)
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter)
         self.blocks = Blocks(store, self.counter)
         self.shared = shared or Scope.parse("shared:global")

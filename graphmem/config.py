@@ -35,6 +35,7 @@ class Settings(BaseModel):
     llm_model: str = Field("gpt-4o-mini", description="GRAPHMEM_LLM_MODEL")
 
     policy: Literal["rule", "llm"] = Field("rule", description="GRAPHMEM_POLICY")
+    rrf_k: int = Field(60, ge=1, description="GRAPHMEM_RRF_K (reciprocal rank fusion constant)")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
@@ -53,6 +54,7 @@ class Settings(BaseModel):
             "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
             "llm_model": "GRAPHMEM_LLM_MODEL",
             "policy": "GRAPHMEM_POLICY",
+            "rrf_k": "GRAPHMEM_RRF_K",
         }
         values: dict[str, object] = {k: env[v] for k, v in names.items() if env.get(v)}
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -27,3 +27,16 @@ def test_growth_aims_at_k_from_the_visible_share():
     assert grow(30, 60, 4, 5) == 60  # never less than double
     assert grow(30, 60, 0, 5) == 480  # nothing visible yet: the largest step
     assert grow(100, 200, 1, 100) == 1600  # never more than 16x
+
+
+def test_the_fusion_constant_is_a_setting():
+    from graphmem import GraphMem, Settings
+    from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+    from graphmem.embed import HashingEmbedder
+
+    settings = Settings.from_env({"GRAPHMEM_RRF_K": "5"})
+    store = InMemoryStore()
+    mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()), settings=settings)
+    mem.remember("Alice plays the cello.", "user:alice")
+    (hit,) = mem.recall("cello", "user:alice", k=1, mode="lexical")
+    assert hit.score == 1 / (5 + 1)
