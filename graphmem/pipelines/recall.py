@@ -173,26 +173,28 @@ class Recaller:
                 break
             by_id = {h.unit.id: h for h in frontier}
             rows = self.store.expand(scope, list(by_id), self.fanout)
-            reached: dict[str, RecallHit] = {}
+            # id -> (score, parent id, via entity): plain tuples, as a hop can reach
+            # frontier x entities x fanout units; hits are built only for those kept.
+            reached: dict[str, tuple[float, str, str]] = {}
             for row in rows:
-                parent = by_id[row["source"]]
+                base = by_id[row["source"]].score * self.hop_decay
                 for nid in row["next"]:
                     if nid in seen:
                         continue
                     # Evidence adds up: reached through the graph and matching the query itself.
-                    score = parent.score * self.hop_decay + fused.get(nid, 0.0)
-                    if nid not in reached or score > reached[nid].score:
-                        path = (parent.path or [parent.unit.content]) + [row["via"]]
-                        reached[nid] = RecallHit(unit=parent.unit, score=score, hop=hop, path=path)
+                    score = base + fused.get(nid, 0.0)
+                    if nid not in reached or score > reached[nid][0]:
+                        reached[nid] = (score, row["source"], row["via"])
             # Bound the work per hop, not only per entity: the best-scored reached units go on.
-            best = sorted(reached, key=lambda i: (-reached[i].score, i))[: self.frontier]
-            reached = {i: reached[i] for i in best}
+            best = sorted(reached, key=lambda i: (-reached[i][0], i))[: self.frontier]
             visible = {u.id: u for u in self._visible(scope, best, at, kinds)}
             frontier = []
-            for nid, h in reached.items():
+            for nid in best:
                 if nid in visible:
-                    hit = h.model_copy(update={"unit": visible[nid], "path": h.path + [visible[nid].content]})
-                    frontier.append(hit)
+                    score, source, via = reached[nid]
+                    parent = by_id[source]
+                    path = (parent.path or [parent.unit.content]) + [via, visible[nid].content]
+                    frontier.append(RecallHit(unit=visible[nid], score=score, hop=hop, path=path))
                     seen.add(nid)
             found += frontier
         return found
