@@ -37,8 +37,13 @@ def open_mem(conn: Neo4jConnection, dim: int) -> GraphMem:
     return GraphMem(Neo4jStore(conn), index)
 
 
-def results(mem: GraphMem) -> list[list[str]]:
-    return [[h.unit.content for h in mem.recall(q, "user:rebuild", k=5, mode="semantic")] for q in QUERIES]
+def results(mem: GraphMem) -> list[list[tuple[float, str]]]:
+    """Every unit's score per query, best first; equal scores (a tie of equal vectors) in
+    content order, since unit ids, which break ties in recall, differ between two ingests."""
+    return [
+        sorted(((-round(h.score, 9), h.unit.content) for h in mem.recall(q, "user:rebuild", k=len(TEXTS), mode="semantic")))
+        for q in QUERIES
+    ]
 
 
 def test_rebuild_after_switching_embedders_equals_a_fresh_ingest(spare_server):
