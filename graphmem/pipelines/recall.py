@@ -7,8 +7,7 @@
    k visible hits are found or the index has nothing more, so an as-of query still returns k
    hits when k visible ones exist. Candidates are tested by id (``visible_ids``) and only the
    k returned are materialised; each growth step is sized from the share of candidates found
-   visible so far, and lists are read deeper than they are fused, so a question about a
-   sparse moment takes few round trips;
+   visible so far, so a question about a sparse moment takes few rounds;
 4. with hops > 0, a walk from the entities of the top hits through units visible at (T, S);
    a unit reached at hop h scores its parent's score times ``hop_decay`` plus its own fused
    score (if the query matched it too), and carries the path that reached it. ``fanout`` bounds the neighbours read per entity (hub safety) and
@@ -127,35 +126,25 @@ class Recaller:
 
     def _direct(self, query, scope, k, at, kinds, mode) -> tuple[list[str], dict[str, float]]:
         """Ids of every visible fused candidate, best first (at least k when k exist), and
-        their fused scores.
-
-        ``depth`` is how far down each list fusion looks; ``fetch`` how far the lists were read.
-        Reading deeper than fusing means a growing depth is usually served from the lists
-        already read, without another round trip."""
-        depth, fetch = max(3 * k, 30), max(10 * k, 100)
+        their fused scores."""
+        fetch = max(3 * k, 30)
         about = self._pool.submit(self._about_entities, query, scope) if mode == "hybrid" else None
-        found: list[list[Hit]] | None = None
-        visible: set[str] = set()
         while True:
-            if found is None or depth > fetch:
-                fetch = max(fetch, depth)
-                # The searches are independent round trips: run them side by side.
-                searches = []
-                if mode in ("hybrid", "semantic"):
-                    searches.append(self._pool.submit(self.index.search_semantic, query, scope, fetch))
-                if mode in ("hybrid", "lexical"):
-                    searches.append(self._pool.submit(self.index.search_lexical, query, scope, fetch))
-                found = [f.result() for f in searches]
-                about_hits = about.result() if about else []
-                read = {h.id for hits in (about_hits, *found) for h in hits}
-                visible = self.store.visible_ids(scope, list(read), at, kinds)
-            lists = [hits[:depth] for hits in found]
-            fused = rrf([about_hits, *lists] if about_hits else lists, self.rrf_k)
-            shown = [i for i in fused if i in visible]
-            exhausted = all(len(hits) < depth for hits in found)
-            if len(shown) >= k or exhausted or depth >= MAX_CANDIDATES:
-                return sorted(shown, key=lambda i: (-fused[i], i)), {i: fused[i] for i in shown}
-            depth = min(MAX_CANDIDATES, grow(depth, len(fused), len(shown), k))
+            # The searches are independent round trips: run them side by side.
+            searches = []
+            if mode in ("hybrid", "semantic"):
+                searches.append(self._pool.submit(self.index.search_semantic, query, scope, fetch))
+            if mode in ("hybrid", "lexical"):
+                searches.append(self._pool.submit(self.index.search_lexical, query, scope, fetch))
+            found = [f.result() for f in searches]
+            about_hits = about.result() if about else []
+            lists = [about_hits, *found] if about_hits else found
+            fused = rrf(lists, self.rrf_k)
+            visible = self.store.visible_ids(scope, list(fused), at, kinds)
+            exhausted = all(len(hits) < fetch for hits in found)
+            if len(visible) >= k or exhausted or fetch >= MAX_CANDIDATES:
+                return sorted(visible, key=lambda i: (-fused[i], i)), {i: fused[i] for i in visible}
+            fetch = min(MAX_CANDIDATES, grow(fetch, len(fused), len(visible), k))
 
     def _about_entities(self, query: str, scope: Scope) -> list[Hit]:
         """Units about the entities the query names, each scored by its best-matching entity:
