@@ -174,7 +174,7 @@ class InMemoryStore:
         with self._lock:
             seen = []
             for unit in self._matching(scope, flt):
-                edges = [e for e in self._state.edges if e.unit_id == unit.id and e.expired_at <= at.known]
+                edges = self._known_edges(unit.id, at)
                 if not flt.include_expired and not self._visible(unit, edges, at):
                     continue
                 time: TemporalMeta = unit.time.model_copy(
@@ -217,7 +217,7 @@ class InMemoryStore:
                 if u is not None
                 and u.scope == scope
                 and (not kinds or u.kind in kinds)
-                and self._visible(u, [e for e in self._state.edges if e.unit_id == u.id and e.expired_at <= at.known], at)
+                and self._visible(u, self._known_edges(u.id, at), at)
             }
 
     def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
@@ -414,6 +414,10 @@ class InMemoryStore:
             )
 
         return [u for u in self._state.units.values() if ok(u)]
+
+    def _known_edges(self, unit_id: str, at: AsOf) -> list[Invalidation]:
+        """The invalidation edges of a unit already written at ``at.known``."""
+        return [e for e in self._state.edges if e.unit_id == unit_id and e.expired_at <= at.known]
 
     @staticmethod
     def _visible(unit: MemoryUnit, edges: list[Invalidation], at: AsOf) -> bool:

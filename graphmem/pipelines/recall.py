@@ -68,9 +68,9 @@ def rrf(lists: Sequence[Sequence[Hit]], k: int = 60) -> dict[str, float]:
     return fused
 
 
-def grow(fetch: int, candidates: int, visible: int, k: int) -> int:
-    """The next per-list fetch when ``visible`` of ``candidates`` passed and k are wanted:
-    enough to reach k at the visible share seen so far, with margin; between 2x and 16x."""
+def grow(fetch: int, visible: int, k: int) -> int:
+    """The next per-list fetch when ``visible`` candidates passed at ``fetch`` and k are
+    wanted: enough to reach k at the visible share seen so far, with margin; 2x to 16x."""
     if visible == 0:
         return 16 * fetch
     needed = math.ceil(1.5 * fetch * k / visible)
@@ -144,7 +144,7 @@ class Recaller:
             exhausted = all(len(hits) < fetch for hits in found)
             if len(visible) >= k or exhausted or fetch >= MAX_CANDIDATES:
                 return sorted(visible, key=lambda i: (-fused[i], i)), {i: fused[i] for i in visible}
-            fetch = min(MAX_CANDIDATES, grow(fetch, len(fused), len(visible), k))
+            fetch = min(MAX_CANDIDATES, grow(fetch, len(visible), k))
 
     def _about_entities(self, query: str, scope: Scope) -> list[Hit]:
         """Units about the entities the query names, each scored by its best-matching entity:

@@ -23,10 +23,10 @@ def test_equal_scores_share_a_rank():
 
 
 def test_growth_aims_at_k_from_the_visible_share():
-    assert grow(30, 60, 1, 5) == 225  # 1.5 * 30 * 5 / 1
-    assert grow(30, 60, 4, 5) == 60  # never less than double
-    assert grow(30, 60, 0, 5) == 480  # nothing visible yet: the largest step
-    assert grow(100, 200, 1, 100) == 1600  # never more than 16x
+    assert grow(30, 1, 5) == 225  # 1.5 * 30 * 5 / 1
+    assert grow(30, 4, 5) == 60  # never less than double
+    assert grow(30, 0, 5) == 480  # nothing visible yet: the largest step
+    assert grow(100, 1, 100) == 1600  # never more than 16x
 
 
 def test_the_fusion_constant_is_a_setting():
