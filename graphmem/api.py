@@ -27,11 +27,13 @@ from .extract import FactsExtractor, NoneExtractor
 from .extract.llm import LLMExtractor
 from .extract.rule import RuleExtractor
 from .llm import make_client
-from .models import AsOf, Episode, Fact, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, normalise, utcnow
+from . import timeline
+from .models import AsOf, Episode, Fact, GroupUnit, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, normalise, utcnow
 from .pipelines import lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
 from .pipelines.recall import Recaller, RecallHit
-from .pipelines.write import WritePipeline, WriteReport
+from .pipelines.usage import UsageLog
+from .pipelines.write import WritePipeline, WriteReport, drawn
 from .policy import BasePolicy, PolicyConfig
 from .policy.llm import LLMPolicy
 from .policy.rule import RulePolicy
@@ -72,7 +74,7 @@ def history_json(entries: list[dict]) -> list[dict]:
     for entry in entries:
         u, t = entry["unit"], entry["unit"].time
         out.append({
-            "id": u.id, "content": u.content, "kind": u.kind.value,
+            "id": u.id, "content": u.content, "kind": u.kind.value, "slot": entry.get("slot", ""),
             "valid_at": iso(t.valid_at), "invalid_at": iso(t.invalid_at),
             "created_at": iso(t.created_at), "expired_at": iso(t.expired_at),
             "episode_id": u.source.episode_id,
@@ -98,7 +100,8 @@ class GraphMem:
         }
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
         self.recaller = Recaller(store, index, rrf_k=self.settings.rrf_k)
-        self.assembler = Assembler(store, self.recaller, self.policy, self.counter)
+        self.usage = UsageLog(store)
+        self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)
         self.shared = shared or Scope.parse("shared:global")
         self._conn: Neo4jConnection | None = None
@@ -126,6 +129,7 @@ class GraphMem:
         return mem
 
     def close(self) -> None:
+        self.usage.close()
         if self._conn is not None:
             self._conn.close()
 
@@ -175,7 +179,11 @@ class GraphMem:
         if not 1 <= k <= 1000:
             raise InvalidInput("k must be between 1 and 1000")
         at = point_in_time(as_of, known_at)
-        return self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode)
+        hits = self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode)
+        now = utcnow()
+        for scope in {h.unit.scope for h in hits}:
+            self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
+        return hits
 
     def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: datetime | None = None,
                  known_at: datetime | None = None, include_shared: bool = False, project: str | None = None,
@@ -231,7 +239,7 @@ class GraphMem:
     def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> dict:
         """Remove one episode and what only it produced; what it invalidated is current again."""
         scope = as_scope(subject, project)
-        result = self.store.delete_episode(episode_id, scope)
+        result = lifecycle.delete_episode(self.store, self.index, scope, episode_id)
         if result is None:
             raise NotFound(f"no episode {episode_id} in scope {scope}")
         return result
@@ -241,6 +249,7 @@ class GraphMem:
         """Archive what the policy's should_archive picks, per scope (all scopes without a subject)."""
         scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
         at = now or utcnow()
+        self.usage.flush()  # the sweep reads recall statistics
         return {str(s): lifecycle.archive(self.store, self.index, self.policy, s, at, dry_run) for s in scopes}
 
     def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
@@ -266,25 +275,50 @@ class GraphMem:
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
                 project: str | None = None, known_at: datetime | None = None) -> list[dict]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
-        decision superseded, as the system saw it at ``known_at`` (default now): each entry is
-        a unit (valid_at/invalid_at on the world axis, created_at/expired_at on the system
-        axis) with the decisions that shaped it, in world-time order."""
+        decision superseded, as the system saw it at ``known_at`` (default now).
+
+        With ``entity``, each slot (subject and predicate) is one timeline, ordered by world
+        time: the units alive at ``known_at``, which never overlap within a single-valued slot.
+        Each entry is a unit as seen then (valid_at/invalid_at on the world axis,
+        created_at/expired_at on the system axis), its ``slot``, and the decisions that shaped
+        it, oldest first."""
         scope = as_scope(subject, project)
         at = point_in_time(None, known_at)
         if unit_id:
             ids = [unit_id] + [o["unit_id"] for o in self.store.invalidations(unit_id, scope)["outgoing"]]
-            flt = UnitFilter(ids=tuple(ids), include_expired=True)
+            records = [r for r in self.store.unit_records(scope, ids) if r.unit.time.created_at <= at.known]
+            if not any(r.unit.id == unit_id for r in records):
+                raise NotFound(f"no unit {unit_id} in scope {scope}")
         elif entity:
-            flt = UnitFilter(include_expired=True)
+            found = self.store.units_naming(scope, entity)
+            alive = {s.id for s in timeline.shown(drawn(found), at.known)}
+            records = [r for r in found if r.unit.id in alive]
         else:
             raise InvalidInput("history needs a unit id or an entity name")
-        name = normalise(entity or "")
-        units = [
-            u for u in self.store.list_units(scope, flt, Page(limit=10_000), at)
-            if u.time.created_at <= at.known
-            and (unit_id or (u.triple and name in (normalise(u.triple.subject), normalise(u.triple.object or ""))))
-        ]
-        if unit_id and not units:
-            raise NotFound(f"no unit {unit_id} in scope {scope}")
-        units.sort(key=lambda u: (u.time.valid_at or u.time.created_at, u.time.created_at))
-        return [{"unit": u, "decisions": self.store.list_decisions(scope, unit_id=u.id)} for u in units]
+        decisions = self.store.list_decisions(scope, unit_ids=[r.unit.id for r in records], limit=10_000)
+        entries = []
+        for r in records:
+            unit = seen_at(r, at.known)
+            hung = {e.decision_id for e in r.edges if e.expired_at <= at.known}
+            mine = sorted((d for d in decisions if d.decided_at <= at.known
+                           and (unit.id in (d.target_id, d.produced_id) or d.id in hung)),
+                          key=lambda d: (d.decided_at, d.id))
+            entries.append({"unit": unit, "slot": slot_label(unit), "decisions": mine})
+        entries.sort(key=lambda e: (normalise(e["slot"]), e["unit"].time.valid_at or e["unit"].time.created_at,
+                                    e["unit"].time.created_at, e["unit"].id))
+        return entries
+
+
+def slot_label(unit: MemoryUnit) -> str:
+    """The slot a unit's fact fills, as written: subject and predicate ("" without a triple)."""
+    return f"{unit.triple.subject} {unit.triple.predicate}" if unit.triple else ""
+
+
+def seen_at(record: GroupUnit, known: datetime) -> MemoryUnit:
+    """A stored unit as the system saw it at ``known``: ``expired_at`` the first edge known
+    then, ``invalid_at`` the earliest of its own end and the ends those edges give."""
+    edges = [e for e in record.edges if e.expired_at <= known]
+    ends = [t for t in (record.unit.time.invalid_at, *(e.invalid_at for e in edges)) if t is not None]
+    time = record.unit.time.model_copy(update={"expired_at": min((e.expired_at for e in edges), default=None),
+                                               "invalid_at": min(ends, default=None)})
+    return record.unit.model_copy(update={"time": time})

@@ -131,6 +131,9 @@ class SourceRef(Model):
     episode_id: str
     channel: str
     extractor_version: str
+    #: The decision whose assertion this unit shows (``graphmem.timeline``): a unit shows one
+    #: stretch of one assertion's timeline.
+    assertion_id: str | None = None
 
 
 class TemporalMeta(Model):
@@ -175,10 +178,13 @@ class MemoryUnit(Model):
     confidence: Confidence = 1.0
     labels: tuple[str, ...] = ()
     triple: Triple | None = None
+    #: The timeline group the unit belongs to (``graphmem.timeline``); None for units written
+    #: outside the write pipeline.
+    group: str | None = None
 
 
 class RecallStats(Model):
-    """The one mutable part of a unit (invariant 3): recall statistics."""
+    """Recall statistics: operational state kept beside a unit, never on it."""
 
     recalled_at: UTCDatetime
     increment: Annotated[int, Field(ge=1)] = 1
@@ -198,6 +204,8 @@ class WriteBatch(Model):
     invalidations: tuple["Invalidation", ...] = ()
     reviews: tuple["ReviewItem", ...] = ()
     guards: dict[str, int] = Field(default_factory=dict)
+    #: Archived units a write of their fact makes searchable again.
+    unarchive: tuple[str, ...] = ()
 
 
 class MemoryBlock(Model):
@@ -265,6 +273,29 @@ class Entity(Model):
     norm: str
 
 
+class TimelineEvent(Model):
+    """What a decision put into its group's log (``graphmem.timeline.Event``): an assertion
+    with what its units show, a retraction of a value, or the retirement of an assertion."""
+
+    kind: Literal["assert", "retract", "retire"]
+    group: str
+    single: bool
+    value: str
+    #: (when the asserting episode was first extracted, its place in that write, the fact's
+    #: place in the episode): ties of valid_at and the reach of retractions follow it.
+    order_at: UTCDatetime
+    order_ep: Annotated[int, Field(ge=0)] = 0
+    order_fact: Annotated[int, Field(ge=0)] = 0
+    valid_at: UTCDatetime | None = None
+    end: UTCDatetime | None = None
+    #: ``retire``: the assertion (decision id) it retires.
+    target: str | None = None
+    #: ``assert``: what the units of its stretches show.
+    candidate: Candidate | None = None
+    extractor_version: str | None = None
+    channel: str | None = None
+
+
 class Decision(Model):
     """One policy decision. The reason is mandatory, for NOOP too."""
 
@@ -282,6 +313,10 @@ class Decision(Model):
     #: unit, e.g. an out-of-order fact bounded by the newer fact named in ``target_id``.
     invalid_at: UTCDatetime | None = None
     candidate: str | None = None
+    #: Set when the decision entered its group's timeline log.
+    event: TimelineEvent | None = None
+    #: Decisions that re-derive timelines after an episode deletion hang from its record.
+    deletion_id: str | None = None
 
     @model_validator(mode="after")
     def _target(self) -> "Decision":
@@ -425,16 +460,62 @@ def entity_id(scope: Scope, name: str) -> str:
     return hashlib.sha256(f"{scope.key}\x1f{normalise(name)}".encode()).hexdigest()[:32]
 
 
+class Edge(Model):
+    """An invalidation edge as stored on a unit (see ``Invalidation``)."""
+
+    expired_at: UTCDatetime
+    invalid_at: UTCDatetime | None
+    decision_id: str
+    #: The episode of that decision (None for decisions of a deletion record).
+    episode_id: str | None = None
+
+
+class GroupUnit(Model):
+    """A unit of a timeline group as stored (its own end in ``unit.time.invalid_at``) with
+    every invalidation edge on it, so its stretch can be read at any system time."""
+
+    unit: MemoryUnit
+    edges: tuple[Edge, ...] = ()
+    archived: bool = False
+
+
+class Deletion(Model):
+    """The content-free record of an episode deletion: ids, counts and when. Decisions that
+    re-derive timelines after it hang from it."""
+
+    id: str = Field(default_factory=new_id)
+    scope: Scope
+    episode_id: str
+    deleted_at: UTCDatetime
+    units: int = 0
+    decisions: int = 0
+
+
+class Rewrite(Model):
+    """What re-deriving timelines after an episode deletion changes, applied atomically with
+    the deletion: records to drop and records to add (units, decisions, edges)."""
+
+    drop_units: tuple[str, ...] = ()
+    #: (unit id, decision id) of edges to drop.
+    drop_edges: tuple[tuple[str, str], ...] = ()
+    add: "WriteBatch" = Field(default_factory=lambda: WriteBatch())
+
+
 WriteBatch.model_rebuild()
+TimelineEvent.model_rebuild()
+Decision.model_rebuild()
 
 __all__ = [
     "AsOf",
     "AssembleTrace",
     "Candidate",
     "Decision",
+    "Deletion",
+    "Edge",
     "Entity",
     "Episode",
     "Fact",
+    "GroupUnit",
     "Hit",
     "Invalidation",
     "MemoryBlock",
@@ -444,10 +525,12 @@ __all__ = [
     "Page",
     "RecallStats",
     "ReviewItem",
+    "Rewrite",
     "Scope",
     "SourceRef",
     "SubjectType",
     "TemporalMeta",
+    "TimelineEvent",
     "Triple",
     "UnitFilter",
     "WriteBatch",

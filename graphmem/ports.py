@@ -19,14 +19,16 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import (
     AsOf,
     AssembleTrace,
     Candidate,
     Decision,
+    Deletion,
     Episode,
+    GroupUnit,
     Hit,
     Invalidation,
     MemoryBlock,
@@ -34,6 +36,7 @@ from .models import (
     MemoryUnit,
     Page,
     RecallStats,
+    Rewrite,
     Scope,
     UnitFilter,
     WriteBatch,
@@ -50,9 +53,10 @@ class MemoryStore(Protocol):
     - episodes are append-only: ``put_episode`` with an existing id and the same fingerprint
       is a no-op; with a different fingerprint it raises ``Conflict``;
     - a unit's content, kind, scope and times are written once; ``put_unit`` of an existing
-      id raises ``Conflict``; only ``update_unit`` (recall statistics) mutates a unit;
+      id raises ``Conflict``; nothing is ever set on a stored unit (recall statistics and
+      archive state are kept beside it);
     - ``invalidate_unit`` and ``commit`` add invalidation edges and never change the target;
-    - ``delete_units`` is the only physical delete of units (erasure, archive purge).
+    - units are deleted physically only by ``delete_units`` (erasure) and ``delete_episode``.
     """
 
     def put_episode(self, episode: Episode) -> bool:
@@ -74,8 +78,42 @@ class MemoryStore(Protocol):
         ...
 
     def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        """Record a recall: ``last_recalled_at`` = max(old, patch), ``recall_count`` += n.
-        Raises ``NotFound`` when the unit is not in the scope."""
+        """Record a recall: ``last_recalled_at`` = max(old, patch), ``recall_count`` += n,
+        kept beside the unit (never on it). Raises ``NotFound`` when the unit is not in the scope."""
+        ...
+
+    def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
+        """``update_unit`` for many units in one write; ids no longer stored are skipped.
+        Returns how many were recorded."""
+        ...
+
+    def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
+        """Every decision that entered the log of one of these timeline groups (``Decision.event``
+        set), oldest first, and every unit of these groups at any system time with all its
+        invalidation edges (``graphmem.timeline``)."""
+        ...
+
+    def episode_groups(self, scope: Scope, episode_id: str) -> set[str]:
+        """The timeline groups an episode's decisions and units belong to."""
+        ...
+
+    def episode_events(self, scope: Scope, episode_ids: Sequence[str]) -> list[Decision]:
+        """The decisions of these episodes that entered a timeline log, oldest first."""
+        ...
+
+    def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
+        """In one transaction: delete the episode, the units it produced and its decisions (with
+        their edges), apply ``rewrite`` (the records re-deriving the timelines they touched) and
+        store the deletion record with the counts. None when the episode is not in the scope."""
+        ...
+
+    def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
+        """Units by id at any system time, each with all its invalidation edges."""
+        ...
+
+    def units_naming(self, scope: Scope, entity: str) -> list[GroupUnit]:
+        """Every unit about an entity (by name, resolved within the scope) at any system time,
+        with all its invalidation edges."""
         ...
 
     def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
@@ -184,6 +222,10 @@ class MemoryPolicy(Protocol):
 
     def budget_for(self, label: str) -> int:
         """Token budget of a block label; ``"__recall__"`` is the recall budget."""
+        ...
+
+    def is_single_valued(self, candidate: Candidate) -> bool:
+        """Whether the candidate's subject holds one value of its predicate at a time."""
         ...
 
 

@@ -48,4 +48,14 @@ CALL {
     AND ($project_id IS NULL OR n.project_id = $project_id)
   WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS commits
 }
-RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits
+CALL {
+  MATCH (n:Usage) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
+    AND ($project_id IS NULL OR n.project_id = $project_id)
+  WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS usage
+}
+CALL {
+  MATCH (n:Deletion) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
+    AND ($project_id IS NULL OR n.project_id = $project_id)
+  WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deletions
+}
+RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage, deletions

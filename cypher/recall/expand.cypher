@@ -9,7 +9,7 @@ WHERE u.scope = $scope
 CALL {
   WITH e, u
   MATCH (e)<-[:ABOUT]-(n:Unit)
-  WHERE n <> u AND n.archived_at IS NULL
+  WHERE n <> u AND NOT EXISTS { MATCH (s:Usage {unit_id: n.id}) WHERE s.archived_at IS NOT NULL }
   RETURN n.id AS next LIMIT $fanout
 }
 RETURN uid AS source, e.name AS via, collect(next) AS next

@@ -6,7 +6,7 @@ UNWIND $entity_ids AS eid
 MATCH (e:Entity {id: eid}) WHERE e.scope = $scope
 CALL {
   WITH e
-  MATCH (e)<-[:ABOUT]-(n:Unit) WHERE n.archived_at IS NULL
+  MATCH (e)<-[:ABOUT]-(n:Unit) WHERE NOT EXISTS { MATCH (s:Usage {unit_id: n.id}) WHERE s.archived_at IS NOT NULL }
   RETURN n.id AS unit_id LIMIT $fanout
 }
 RETURN eid AS entity, e.name AS via, collect(unit_id) AS ids

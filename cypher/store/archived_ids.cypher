@@ -1,5 +1,5 @@
 // mode: read
 // params: scope
 // Ids of the scope's archived units.
-MATCH (u:Unit) WHERE u.scope = $scope AND u.archived_at IS NOT NULL
-RETURN u.id AS id
+MATCH (s:Usage) WHERE s.scope = $scope AND s.archived_at IS NOT NULL
+RETURN s.unit_id AS id

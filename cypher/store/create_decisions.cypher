@@ -1,15 +1,17 @@
 // mode: write
 // params: rows, scope
-// Create decisions and link them to their episode (DECIDED), the unit they targeted (TARGET)
-// and the unit they produced (PRODUCED). Returns how many links found their unit.
+// Create decisions and link them to their episode or deletion record (DECIDED), the unit they
+// targeted (TARGET) and the unit they produced (PRODUCED). Returns how many links missed.
 UNWIND $rows AS row
 CREATE (d:Decision)
 SET d = row.props
 WITH d, row
 OPTIONAL MATCH (ep:Episode {id: row.episode_id}) WHERE ep.scope = $scope
+OPTIONAL MATCH (del:Deletion {id: row.deletion_id}) WHERE del.scope = $scope
 OPTIONAL MATCH (t:Unit {id: row.target_id}) WHERE t.scope = $scope
 OPTIONAL MATCH (p:Unit {id: row.produced_id}) WHERE p.scope = $scope
 FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DECIDED]->(d))
+FOREACH (_ IN CASE WHEN del IS NULL THEN [] ELSE [1] END | CREATE (del)-[:DECIDED]->(d))
 FOREACH (_ IN CASE WHEN t IS NULL THEN [] ELSE [1] END | CREATE (d)-[:TARGET]->(t))
 FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (d)-[:PRODUCED]->(p))
 RETURN sum(CASE WHEN (row.target_id IS NULL OR t IS NOT NULL) AND (row.produced_id IS NULL OR p IS NOT NULL) THEN 0 ELSE 1 END) AS missing

@@ -37,10 +37,11 @@ CALL {
   OPTIONAL MATCH (:Decision)-[e:INVALIDATES]->(u) WHERE e.expired_at <= $known
   RETURN min(e.expired_at) AS expired_at, min(e.invalid_at) AS edge_invalid_at
 }
-RETURN u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel,
-          .extractor_version, .created_at, .valid_at, .confidence, .labels, .subject,
-          .predicate, .object, .single_valued, .last_recalled_at, .recall_count,
-          subject_type: u.subject_type, subject_id: u.subject_id, project_id: u.project_id} AS unit,
+OPTIONAL MATCH (s:Usage {unit_id: u.id})
+RETURN u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
+          .assertion_id, .group, .created_at, .valid_at, .invalid_at, .confidence, .labels, .subject,
+          .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
+          last_recalled_at: s.last_recalled_at, recall_count: s.recall_count} AS unit,
        expired_at,
        CASE WHEN u.invalid_at IS NULL THEN edge_invalid_at
             WHEN edge_invalid_at IS NULL OR u.invalid_at < edge_invalid_at THEN u.invalid_at

@@ -1,9 +1,12 @@
 // mode: write
-// params: ids, scope, recalled_at, increment
-// Recall statistics, the one mutable part of a unit.
-UNWIND $ids AS id
-MATCH (u:Unit {id: id}) WHERE u.scope = $scope
-SET u.recall_count = coalesce(u.recall_count, 0) + $increment,
-    u.last_recalled_at = CASE WHEN u.last_recalled_at IS NULL OR u.last_recalled_at < $recalled_at
-                              THEN $recalled_at ELSE u.last_recalled_at END
+// params: rows, scope_props
+// Recall statistics, kept on a Usage node beside each unit (never on the unit): one batched
+// write per flush of recalls, not one per read. Rows of units no longer stored are skipped.
+UNWIND $rows AS row
+MATCH (u:Unit {id: row.id}) WHERE u.scope = $scope_props.scope
+MERGE (s:Usage {unit_id: row.id})
+ON CREATE SET s += $scope_props, s.recall_count = 0
+SET s.recall_count = s.recall_count + row.n,
+    s.last_recalled_at = CASE WHEN s.last_recalled_at IS NULL OR s.last_recalled_at < row.at
+                              THEN row.at ELSE s.last_recalled_at END
 RETURN count(u) AS updated

@@ -7,14 +7,17 @@ import math
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound
 from ..models import (
     AsOf,
     AssembleTrace,
     Decision,
+    Deletion,
+    Edge,
     Episode,
+    GroupUnit,
     Hit,
     Invalidation,
     MemoryBlock,
@@ -23,6 +26,7 @@ from ..models import (
     Page,
     RecallStats,
     ReviewItem,
+    Rewrite,
     Scope,
     TemporalMeta,
     UnitFilter,
@@ -49,6 +53,9 @@ class _State:
     guards: dict[str, int] = field(default_factory=dict)
     traces: dict[str, AssembleTrace] = field(default_factory=dict)
     blocks: dict[tuple[str, str], MemoryBlock] = field(default_factory=dict)
+    #: unit id -> (last recalled at, recall count): kept beside units, never on them.
+    usage: dict[str, tuple[datetime, int]] = field(default_factory=dict)
+    deletions: dict[str, Deletion] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -132,28 +139,25 @@ class InMemoryStore:
             state.decisions.update({d.id: d for d in batch.decisions})
             state.edges.extend(batch.invalidations)
             self._reviews.update({r.id: r for r in batch.reviews})
+            self._archived.difference_update(batch.unarchive)
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         with self._lock:
             return {k: self._state.guards.get(k, 0) for k in keys}
 
     def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        self.record_recall(scope, [unit_id], patch)
+        if not self.record_recall(scope, {unit_id: patch}):
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
 
-    def record_recall(self, scope: Scope, unit_ids: list[str], patch: RecallStats) -> int:
+    def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         with self._lock:
             units = self._state.units
-            missing = [i for i in set(unit_ids) if i not in units or units[i].scope != scope]
-            if missing:
-                raise NotFound(f"{len(missing)} unit(s) not found in scope {scope}")
-            for uid in set(unit_ids):
-                t = units[uid].time
-                last = max(filter(None, (t.last_recalled_at, patch.recalled_at)))
-                time = t.model_copy(
-                    update={"last_recalled_at": last, "recall_count": t.recall_count + patch.increment}
-                )
-                units[uid] = units[uid].model_copy(update={"time": time})
-            return len(set(unit_ids))
+            found = [uid for uid in stats if uid in units and units[uid].scope == scope]
+            for uid in found:
+                patch = stats[uid]
+                last, count = self._state.usage.get(uid, (patch.recalled_at, 0))
+                self._state.usage[uid] = (max(last, patch.recalled_at), count + patch.increment)
+            return len(found)
 
     def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
         with self._lock:
@@ -177,10 +181,13 @@ class InMemoryStore:
                 edges = self._known_edges(unit.id, at)
                 if not flt.include_expired and not self._visible(unit, edges, at):
                     continue
+                last, count = self._state.usage.get(unit.id, (None, 0))
                 time: TemporalMeta = unit.time.model_copy(
                     update={
                         "expired_at": _earliest(*(e.expired_at for e in edges)),
                         "invalid_at": _earliest(unit.time.invalid_at, *(e.invalid_at for e in edges)),
+                        "last_recalled_at": last,
+                        "recall_count": count,
                     }
                 )
                 seen.append(unit.model_copy(update={"time": time}))
@@ -322,6 +329,14 @@ class InMemoryStore:
             for k in reviews:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
+            usage = [k for k in st.usage if k not in st.units][:batch]
+            for k in usage:
+                del st.usage[k]
+            counts["usage"] = len(usage)
+            deletions = [k for k, d in st.deletions.items() if mine(d.scope)][:batch]
+            for k in deletions:
+                del st.deletions[k]
+            counts["deletions"] = len(deletions)
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
             return counts
 
@@ -342,35 +357,87 @@ class InMemoryStore:
                     return dict(record)
             raise NotFound(f"no erasure {erasure_id}")
 
-    def delete_episode(self, episode_id: str, scope: Scope) -> dict | None:
+    def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
             st = self._state
             episode = st.episodes.get(episode_id)
             if episode is None or episode.scope != scope:
                 return None
             units = {k for k, u in st.units.items() if u.source.episode_id == episode_id and u.scope == scope}
+            units |= set(rewrite.drop_units)
             decisions = {k for k, d in st.decisions.items() if d.episode_id == episode_id and d.scope == scope}
-            before = {e.unit_id for e in st.edges}
-            st.edges = [e for e in st.edges if e.decision_id not in decisions and e.unit_id not in units]
-            after = {e.unit_id for e in st.edges}
-            restored = sorted(before - after - units)
+            dropped = set(rewrite.drop_edges)
+            st.edges = [e for e in st.edges if e.decision_id not in decisions and e.unit_id not in units
+                        and (e.unit_id, e.decision_id) not in dropped]
             for k in units:
                 del st.units[k]
+                st.usage.pop(k, None)
+            self._archived.difference_update(units)
             for k in decisions:
                 del st.decisions[k]
             del st.episodes[episode_id]
-            return {"units": len(units), "decisions": len(decisions), "restored": restored}
+            record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
+            st.deletions[record.id] = record
+        self.commit(rewrite.add, scope)
+        return record
+
+    # -- timelines ------------------------------------------------------------------------
+    def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
+        wanted = set(groups)
+        with self._lock:
+            events = [d for d in self._state.decisions.values()
+                      if d.scope == scope and d.event is not None and d.event.group in wanted]
+            units = [u for u in self._state.units.values() if u.scope == scope and u.group in wanted]
+            return sorted(events, key=lambda d: (d.decided_at, d.id)), [self._with_edges(u) for u in units]
+
+    def episode_groups(self, scope: Scope, episode_id: str) -> set[str]:
+        with self._lock:
+            st = self._state
+            found = {d.event.group for d in st.decisions.values()
+                     if d.scope == scope and d.episode_id == episode_id and d.event is not None}
+            return found | {u.group for u in st.units.values()
+                            if u.scope == scope and u.source.episode_id == episode_id and u.group}
+
+    def episode_events(self, scope: Scope, episode_ids: Sequence[str]) -> list[Decision]:
+        wanted = set(episode_ids)
+        with self._lock:
+            found = [d for d in self._state.decisions.values()
+                     if d.scope == scope and d.episode_id in wanted and d.event is not None]
+        return sorted(found, key=lambda d: (d.decided_at, d.id))
+
+    def units_naming(self, scope: Scope, entity: str) -> list[GroupUnit]:
+        eid = entity_id(scope, entity)
+        with self._lock:
+            units = [u for u in self._state.units.values() if u.scope == scope and u.triple and eid in
+                     {entity_id(scope, n) for n in (u.triple.subject, u.triple.object) if n}]
+            return [self._with_edges(u) for u in units]
+
+    def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
+        with self._lock:
+            units = [self._state.units.get(uid) for uid in dict.fromkeys(ids)]
+            return [self._with_edges(u) for u in units if u is not None and u.scope == scope]
+
+    def _with_edges(self, unit: MemoryUnit) -> GroupUnit:
+        decisions = self._state.decisions
+        edges = sorted((Edge(expired_at=e.expired_at, invalid_at=e.invalid_at, decision_id=e.decision_id,
+                             episode_id=decisions[e.decision_id].episode_id)
+                        for e in self._state.edges if e.unit_id == unit.id), key=lambda e: (e.expired_at, e.decision_id))
+        last, count = self._state.usage.get(unit.id, (None, 0))
+        time = unit.time.model_copy(update={"last_recalled_at": last, "recall_count": count})
+        return GroupUnit(unit=unit.model_copy(update={"time": time}), edges=tuple(edges),
+                         archived=unit.id in self._archived)
 
     # -- audit and blocks -----------------------------------------------------------------
-    def list_decisions(self, scope, episode_id=None, op=None, unit_id=None, limit=100) -> list[Decision]:
+    def list_decisions(self, scope, episode_id=None, op=None, unit_id=None, limit=100, unit_ids=None) -> list[Decision]:
+        wanted = None if unit_id is None and unit_ids is None else {unit_id, *(unit_ids or ())} - {None}
         with self._lock:
-            hit_units = {e.decision_id for e in self._state.edges if e.unit_id == unit_id}
+            hit_units = {e.decision_id for e in self._state.edges if wanted is not None and e.unit_id in wanted}
             found = [
                 d for d in self._state.decisions.values()
                 if d.scope == scope
                 and (episode_id is None or d.episode_id == episode_id)
                 and (op is None or d.op.value == op)
-                and (unit_id is None or unit_id in (d.target_id, d.produced_id) or d.id in hit_units)
+                and (wanted is None or d.target_id in wanted or d.produced_id in wanted or d.id in hit_units)
             ]
         found.sort(key=lambda d: (-d.decided_at.timestamp(), d.id))
         return found[:limit]

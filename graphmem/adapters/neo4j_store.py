@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
@@ -25,8 +25,11 @@ from ..models import (
     AssembleTrace,
     Candidate,
     Decision,
+    Deletion,
+    Edge,
     Episode,
     Fact,
+    GroupUnit,
     Invalidation,
     MemoryBlock,
     MemoryKind,
@@ -34,9 +37,11 @@ from ..models import (
     Page,
     RecallStats,
     ReviewItem,
+    Rewrite,
     Scope,
     SourceRef,
     TemporalMeta,
+    TimelineEvent,
     Triple,
     UnitFilter,
     WriteBatch,
@@ -79,11 +84,11 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
         "episode_id": unit.source.episode_id,
         "channel": unit.source.channel,
         "extractor_version": unit.source.extractor_version,
+        "assertion_id": unit.source.assertion_id,
+        "group": unit.group,
         "created_at": unit.time.created_at,
         "valid_at": unit.time.valid_at,
         "invalid_at": unit.time.invalid_at,
-        "last_recalled_at": unit.time.last_recalled_at,
-        "recall_count": unit.time.recall_count,
         "confidence": unit.confidence,
         "labels": list(unit.labels),
         "subject": triple.subject if triple else None,
@@ -131,7 +136,8 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
         summary=u.get("summary"),
         content_hash=u["content_hash"],
         source=SourceRef(
-            episode_id=u["episode_id"], channel=u["channel"], extractor_version=u["extractor_version"]
+            episode_id=u["episode_id"], channel=u["channel"], extractor_version=u["extractor_version"],
+            assertion_id=u.get("assertion_id"),
         ),
         time=TemporalMeta(
             created_at=to_datetime(u["created_at"]),
@@ -144,7 +150,38 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
         confidence=u["confidence"],
         labels=tuple(u.get("labels") or ()),
         triple=triple,
+        group=u.get("group"),
     )
+
+
+def group_unit(row: dict[str, Any]) -> GroupUnit:
+    """A stored unit with its own end and all its edges (store/group_state, store/units_naming)."""
+    unit = unit_from_row({"unit": row["unit"], "expired_at": None, "invalid_at": row["unit"].get("invalid_at")})
+    edges = sorted((Edge(expired_at=to_datetime(e["expired_at"]), invalid_at=to_datetime(e["invalid_at"]),
+                         decision_id=e["decision_id"], episode_id=e.get("episode_id")) for e in row["edges"]),
+                   key=lambda e: (e.expired_at, e.decision_id))
+    return GroupUnit(unit=unit, edges=tuple(edges), archived=bool(row.get("archived")))
+
+
+#: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
+_EVENT_FIELDS = ("kind", "group", "single", "value", "order_at", "order_ep", "order_fact", "valid_at", "end",
+                 "target", "extractor_version", "channel")
+
+
+def event_props(event: TimelineEvent | None) -> dict[str, Any]:
+    if event is None:
+        return {}
+    props = {f"ev_{k}": getattr(event, k) for k in _EVENT_FIELDS}
+    props["ev_candidate"] = event.candidate.model_dump_json() if event.candidate else None
+    return props
+
+
+def event_from_props(props: dict[str, Any]) -> TimelineEvent | None:
+    if props.get("ev_kind") is None:
+        return None
+    fields = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
+    raw = props.get("ev_candidate")
+    return TimelineEvent(**fields, candidate=Candidate.model_validate_json(raw) if raw else None)
 
 
 def decision_row(decision: Decision) -> dict[str, Any]:
@@ -160,10 +197,13 @@ def decision_row(decision: Decision) -> dict[str, Any]:
         "episode_id": decision.episode_id,
         "produced_id": decision.produced_id,
         "candidate": decision.candidate,
+        "deletion_id": decision.deletion_id,
+        **event_props(decision.event),
     }
     return {
         "props": props,
         "episode_id": decision.episode_id,
+        "deletion_id": decision.deletion_id,
         "target_id": decision.target_id,
         "produced_id": decision.produced_id,
     }
@@ -267,40 +307,40 @@ class Neo4jStore:
                 stale = [k for k, v in guards if before[k] != v]
                 if stale:
                     raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
-            if units:
-                run(tx, "store/create_units", rows=units)
-            if decisions:
-                missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
-                if missing:
-                    raise NotFound(f"{missing} decision(s) name a unit that is not in scope {scope}")
-            for item in batch.reviews:
-                run(tx, "review/put_review", props=review_props(item))
-            if invalidations:
-                written = run(tx, "store/create_invalidations", rows=invalidations, scope=scope.key)
-                if written[0]["written"] != len(invalidations):
-                    raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
+            self._apply(tx, scope, units, decisions, invalidations, batch)
 
         self.conn.write_tx(work, what="commit")
+
+    @staticmethod
+    def _apply(tx: ManagedTransaction, scope: Scope, units: list, decisions: list, invalidations: list,
+               batch: WriteBatch) -> None:
+        """The creating part of a commit: units, decisions, reviews, edges, unarchived units."""
+        if units:
+            run(tx, "store/create_units", rows=units)
+        if decisions:
+            missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
+            if missing:
+                raise NotFound(f"{missing} decision(s) name a unit that is not in scope {scope}")
+        for item in batch.reviews:
+            run(tx, "review/put_review", props=review_props(item))
+        if invalidations:
+            written = run(tx, "store/create_invalidations", rows=invalidations, scope=scope.key)
+            if written[0]["written"] != len(invalidations):
+                raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
+        if batch.unarchive:
+            run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
         return {r["key"]: r["version"] for r in rows}
 
     def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        self.record_recall(scope, [unit_id], patch)
+        if not self.record_recall(scope, {unit_id: patch}):
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
 
-    def record_recall(self, scope: Scope, unit_ids: list[str], patch: RecallStats) -> int:
-        rows = self.conn.write(
-            "store/record_recall",
-            ids=unit_ids,
-            scope=scope.key,
-            recalled_at=patch.recalled_at,
-            increment=patch.increment,
-        )
-        updated = rows[0]["updated"]
-        if updated != len(set(unit_ids)):
-            raise NotFound(f"{len(set(unit_ids)) - updated} unit(s) not found in scope {scope}")
-        return updated
+    def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
+        rows = [{"id": uid, "at": s.recalled_at, "n": s.increment} for uid, s in stats.items()]
+        return self.conn.write("store/record_recall", rows=rows, scope_props=scope_props(scope))[0]["updated"]
 
     def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
         flt = flt.model_copy(update={"include_expired": True})
@@ -390,7 +430,8 @@ class Neo4jStore:
 
     # -- archive --------------------------------------------------------------------------
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
-        return self.conn.write("store/set_archived", ids=unit_ids, scope=scope.key, archived_at=archived_at)[0]["updated"]
+        rows = self.conn.write("store/set_archived", ids=unit_ids, scope_props=scope_props(scope), archived_at=archived_at)
+        return rows[0]["updated"] if rows else 0
 
     def archived_ids(self, scope: Scope) -> set[str]:
         return {r["id"] for r in self.conn.read("store/archived_ids", scope=scope.key)}
@@ -414,19 +455,66 @@ class Neo4jStore:
                               status="done" if done else "running", at=utcnow())[0]
         return _native(row["record"])
 
-    def delete_episode(self, episode_id: str, scope: Scope) -> dict[str, Any] | None:
-        """Delete an episode, its units and decisions; None when not in the scope."""
-        rows = self.conn.write("store/delete_episode", id=episode_id, scope=scope.key)
-        return rows[0] if rows else None
+    def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
+        """Delete an episode, its units and decisions, and apply the timeline ``rewrite`` that
+        re-derives what they changed, in one transaction; None when not in the scope."""
+        add = rewrite.add
+        units = [unit_row(u) for u in add.units]
+        decisions = [decision_row(d) for d in add.decisions]
+        invalidations = [invalidation_row(i) for i in add.invalidations]
+
+        def work(tx: ManagedTransaction) -> Deletion | None:
+            rows = run(tx, "store/delete_episode", id=episode_id, scope=scope.key)
+            if not rows:
+                return None
+            if rewrite.drop_edges:
+                run(tx, "store/drop_edges", scope=scope.key, pairs=[list(p) for p in rewrite.drop_edges])
+            if rewrite.drop_units:
+                run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))
+            record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
+                                                 "decisions": rows[0]["decisions"]})
+            run(tx, "store/put_deletion", props={**scope_props(scope), **record.model_dump(exclude={"scope"})})
+            self._apply(tx, scope, units, decisions, invalidations, add)
+            return record
+
+        return self.conn.write_tx(work, what="delete episode")
+
+    # -- timelines ------------------------------------------------------------------------
+    def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
+        if not groups:
+            return [], []
+        row = self.conn.read("store/group_state", scope=scope.key, groups=sorted(set(groups)))[0]
+        events = sorted((_decision(d, scope) for d in row["events"]), key=lambda d: (d.decided_at, d.id))
+        return events, [group_unit(u) for u in row["units"]]
+
+    def episode_groups(self, scope: Scope, episode_id: str) -> set[str]:
+        rows = self.conn.read("store/episode_groups", scope=scope.key, id=episode_id)
+        return set(rows[0]["groups"]) if rows else set()
+
+    def episode_events(self, scope: Scope, episode_ids: Sequence[str]) -> list[Decision]:
+        rows = self.conn.read("store/episode_events", scope=scope.key, ids=list(episode_ids))
+        return [_decision(r["decision"], scope) for r in rows]
+
+    def units_naming(self, scope: Scope, entity: str) -> list[GroupUnit]:
+        rows = self.conn.read("store/units_naming", scope=scope.key, entity_id=entity_id(scope, entity))
+        return [group_unit(r) for r in rows]
+
+    def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
+        rows = self.conn.read("store/unit_records", scope=scope.key, ids=list(dict.fromkeys(ids)))
+        return [group_unit(r) for r in rows]
 
     # -- audit ----------------------------------------------------------------------------
     def list_decisions(
         self, scope: Scope, episode_id: str | None = None, op: str | None = None,
-        unit_id: str | None = None, limit: int = 100,
+        unit_id: str | None = None, limit: int = 100, unit_ids: Sequence[str] | None = None,
     ) -> list[Decision]:
-        rows = self.conn.read(
-            "audit/list_decisions", scope=scope.key, episode_id=episode_id, op=op, unit_id=unit_id, limit=limit
-        )
+        if unit_id is not None or unit_ids is not None:
+            ids = sorted({unit_id, *(unit_ids or ())} - {None})
+            rows = self.conn.read("audit/unit_decisions", scope=scope.key, unit_ids=ids)
+            found = [_decision(r["decision"], scope) for r in rows]
+            return [d for d in found if (episode_id is None or d.episode_id == episode_id)
+                    and (op is None or d.op.value == op)][:limit]
+        rows = self.conn.read("audit/list_decisions", scope=scope.key, episode_id=episode_id, op=op, limit=limit)
         return [_decision(r["decision"], scope) for r in rows]
 
     def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
@@ -483,5 +571,6 @@ def _review(props: dict[str, Any]) -> ReviewItem:
 
 
 def _decision(props: dict[str, Any], scope: Scope) -> Decision:
-    fields = set(Decision.model_fields) - {"scope"}
-    return Decision(scope=scope, **{k: v for k, v in _native(props).items() if k in fields})
+    props = _native(props)
+    fields = set(Decision.model_fields) - {"scope", "event"}
+    return Decision(scope=scope, event=event_from_props(props), **{k: v for k, v in props.items() if k in fields})

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import BudgetExceeded, InvalidInput
-from ..models import AsOf, AssembleTrace, MemoryBlock, RecallStats, Scope, utcnow
+from ..models import AsOf, AssembleTrace, MemoryBlock, Scope, utcnow
 from ..policy import RECALL_BUDGET
 from ..ports import MemoryPolicy, TokenCounter
 from .recall import Recaller, RecallHit
@@ -64,11 +64,12 @@ class Blocks:
 
 
 class Assembler:
-    def __init__(self, store, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter):
+    def __init__(self, store, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter, usage):
         self.store = store
         self.recaller = recaller
         self.policy = policy
         self.counter = counter
+        self.usage = usage
 
     def assemble(
         self, query: str, scopes: Sequence[Scope], at: AsOf | None = None, budget: int | None = None,
@@ -102,5 +103,5 @@ class Assembler:
         for s in scopes:
             ids = [h.unit.id for h in chosen if h.unit.scope == s]
             if ids:
-                self.store.record_recall(s, ids, RecallStats(recalled_at=now))
+                self.usage.add(s, ids, now)
         return Assembly(text=text, trace=trace, hits=chosen)

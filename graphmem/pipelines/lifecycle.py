@@ -3,10 +3,13 @@
 - ``forget`` deletes everything of a subject in bounded batches (each its own transaction) and
   keeps an erasure record with counts but no personal content (the subject only as a hash). An
   interrupted erasure is resumed by running it again: the record is found and continued.
-- ``delete_episode`` removes one episode, the units it produced and its decisions; the facts
-  those decisions had invalidated are current again, because invalidation is an edge.
-- ``archive`` moves units the policy's ``should_archive`` picks out of the hot indexes; they stay
-  in the store (history, explain) and ``restore`` brings them back.
+- ``delete_episode`` removes one episode, the units it produced and its decisions as if they
+  had never been made, at every system time: the timelines of the groups it touched are
+  re-derived from what remains (``graphmem.timeline.replay``), and the records that changes are
+  written by decisions hanging from a content-free deletion record, all in one transaction.
+- ``archive`` moves units the policy's ``should_archive`` picks out of search; they stay in the
+  store (history, explain) and ``restore`` brings them back. Archive changes what search shows
+  now, never what is true.
 """
 
 from __future__ import annotations
@@ -15,10 +18,26 @@ import hashlib
 from datetime import datetime
 from typing import Callable
 
-from ..models import MemoryUnit, Page, Scope, UnitFilter
+from .. import timeline
+from ..models import (
+    Decision,
+    Deletion,
+    GroupUnit,
+    Invalidation,
+    MemoryUnit,
+    Op,
+    Page,
+    Rewrite,
+    Scope,
+    UnitFilter,
+    WriteBatch,
+    utcnow,
+)
 from ..ports import MemoryIndex, MemoryPolicy
+from .write import _day, _unit, as_event, drawn
 
-KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits")
+KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits", "usage",
+         "deletions")
 
 
 def _hash(text: str) -> str:
@@ -72,3 +91,85 @@ def restore(store, index: MemoryIndex, scope: Scope, unit_ids: list[str]) -> int
     units = store.list_units(scope, UnitFilter(ids=tuple(unit_ids), include_expired=True), Page(limit=len(unit_ids) or 1))
     index.upsert(units)
     return restored
+
+
+def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
+                   now: datetime | None = None) -> dict | None:
+    """Delete an episode as if it had never been written and re-derive the timelines it
+    touched. Returns what was removed and which units are current again (None: no such episode)."""
+    now = now or utcnow()
+    groups = sorted(store.episode_groups(scope, episode_id))
+    events, units = store.group_state(scope, groups)
+    deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now)
+    rewrite, restored = _rederive(scope, episode_id, events, units, deletion)
+    record = store.delete_episode(episode_id, scope, rewrite, deletion)
+    if record is None:
+        return None
+    index.remove(scope, rewrite.drop_units)  # store first, then the index
+    if rewrite.add.units:
+        index.upsert(rewrite.add.units)
+    return {"deletion_id": record.id, "units": record.units, "decisions": record.decisions,
+            "restored": restored, "rederived": len(rewrite.add.decisions)}
+
+
+def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list[GroupUnit],
+              deletion: Deletion) -> tuple[Rewrite, list[str]]:
+    """The records that turn what is stored into what the log without ``episode_id`` draws."""
+    now = deletion.deleted_at
+    reason = f"episode {episode_id} deleted"
+    drop_units: list[str] = []
+    drop_edges: list[tuple[str, str]] = []
+    add_units: list[MemoryUnit] = []
+    add_edges: list[Invalidation] = []
+    decisions: list[Decision] = []
+    restored: list[str] = []
+    for group in sorted({d.event.group for d in events} | {u.unit.group for u in units}):
+        log = [d for d in events if d.event.group == group and d.episode_id != episode_id]
+        kept = {u.unit.id: u for u in units if u.unit.group == group and u.unit.source.episode_id != episode_id}
+        single = any(d.event.single for d in events if d.event.group == group)
+        want_units, want_edges = timeline.replay([as_event(d) for d in log], single)
+        owners = {d.id: d for d in log}
+        wanted = {u.id for u in want_units}
+        drop_units += [uid for uid in kept if uid not in wanted]
+        stored = {(uid, e.expired_at, e.invalid_at): e.decision_id for uid, u in kept.items() if uid in wanted
+                  for e in u.edges if e.episode_id != episode_id}
+        want = {(e.unit_id, e.at, e.invalid_at): e for e in want_edges}
+        drop_edges += [(key[0], did) for key, did in stored.items() if key not in want]
+        contents = {uid: u.unit.content for uid, u in kept.items()}
+        for nu in want_units:
+            if nu.id in kept:
+                continue
+            unit = _unit(owners[nu.owner], nu, scope)
+            contents[unit.id] = unit.content
+            add_units.append(unit)
+            decisions.append(Decision(
+                op=Op.ADD, produced_id=unit.id, scope=scope, policy="timeline", decided_at=now,
+                deletion_id=deletion.id, candidate=unit.content,
+                reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}"))
+        changed: dict[str, Decision] = {}
+        for key, e in sorted(want.items(), key=lambda kv: (kv[1].at, kv[1].unit_id)):
+            if key in stored:
+                continue
+            d = changed.get(e.unit_id)
+            if d is None:
+                cause = owners[e.cause]
+                begins = cause.event.candidate.content if cause.event.candidate else cause.reason
+                what = (f"now ends {_day(e.invalid_at)}, where {begins!r} begins" if e.why == "ended"
+                        else "no longer holds from then")
+                d = changed[e.unit_id] = Decision(
+                    op=Op.UPDATE, target_id=e.unit_id, scope=scope, policy="timeline", decided_at=now,
+                    deletion_id=deletion.id, candidate=contents.get(e.unit_id),
+                    reason=f"{reason}: {contents.get(e.unit_id)!r} {what}")
+                decisions.append(d)
+            add_edges.append(Invalidation(unit_id=e.unit_id, decision_id=d.id, expired_at=e.at,
+                                          invalid_at=e.invalid_at, reason=d.reason))
+        # What is current now after the re-derivation, that was not before it.
+        before = {s.id for s in timeline.shown(drawn([u for u in units if u.unit.group == group]), now)
+                  if timeline.covers(s, now)}
+        ends: dict[str, list] = {}
+        for e in want_edges:
+            ends.setdefault(e.unit_id, []).append((e.at, e.invalid_at))
+        after = timeline.shown([(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units], now)
+        restored += sorted(s.id for s in after if timeline.covers(s, now) and s.id not in before)
+    add = WriteBatch(units=tuple(add_units), decisions=tuple(decisions), invalidations=tuple(add_edges))
+    return Rewrite(drop_units=tuple(drop_units), drop_edges=tuple(drop_edges), add=add), restored

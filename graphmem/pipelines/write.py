@@ -1,16 +1,21 @@
-"""The write pipeline (seed §3 writePipeline, design brief §6).
+"""The write pipeline.
 
-    0  persist the episode            (a failing extractor or policy never loses it)
+    0  persist the episodes           (a failing extractor or policy never loses them)
     1  extract candidates
     0' gate: policy.should_write      (resident targets go to the human review queue)
-    2  hash dedupe                    (free, before any policy or LLM call)
-    3  reconcile against visible same-scope same-kind neighbours
-    4  commit the store, then update the index
+    2  timelines first, for free: a candidate that restates a value its group already holds,
+       or retracts one, is decided here without asking the policy (no LLM call)
+    3  reconcile a new value against visible same-scope same-kind neighbours (the policy)
+    4  draw every touched group's timeline (``graphmem.timeline``): new units, invalidation
+       edges ending or closing old ones; commit all of it atomically, then update the index
 
-Stage 4 is one atomic commit per batch of episodes, guarded by optimistic lock keys (one per
-content hash and one per single-valued slot): if another writer committed to any of them
-after this batch read its neighbours, the commit is refused by the database and the batch is
-planned again. Two writers of the same fact therefore leave exactly one visible unit.
+Every candidate belongs to a timeline group (a single-valued slot, a multi-valued fact, or a
+text without a triple); whatever the policy decided about a candidate, where its unit starts and
+ends, and which units it ends, is the timeline's job, so facts arriving in any order give one
+value per single-valued slot at every (world time, system time).
+
+Stage 4 is guarded by one optimistic lock key per group: if another writer committed to a group
+after this batch read it, the commit is refused by the database and the batch is planned again.
 """
 
 from __future__ import annotations
@@ -18,15 +23,17 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Callable, Mapping, Sequence
 
+from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound
 from ..models import (
     AsOf,
     Candidate,
     Decision,
     Episode,
+    GroupUnit,
     Invalidation,
     MemoryKind,
     MemoryUnit,
@@ -36,15 +43,20 @@ from ..models import (
     Scope,
     SourceRef,
     TemporalMeta,
+    TimelineEvent,
     UnitFilter,
     WriteBatch,
     WriteContext,
+    normalise,
     utcnow,
 )
 from ..ports import Extractor, MemoryIndex, MemoryPolicy, MemoryStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
+#: System times of one group's log are strictly increasing: a write never shares its time
+#: with an earlier one, whatever the clock says.
+TICK = timedelta(microseconds=1)
 
 
 @dataclass
@@ -69,67 +81,73 @@ class WriteReport:
 
 @dataclass
 class _Planned:
-    """One candidate with its episode and the extractor that produced it."""
+    """One candidate with its episode, the extractor that produced it, and its place in the
+    order of assertions: (the episode's place in the write, the fact's place in the episode),
+    after ``order_at`` (the write's time; re-extraction keeps the episode's first one)."""
 
     episode: Episode
     candidate: Candidate
     extractor_version: str
+    position: tuple[int, int]
+    order_at: datetime | None = None
 
 
-def hash_key(c: Candidate) -> str:
+def group_of(c: Candidate, single: bool) -> tuple[str, str]:
+    """(timeline group, value) of a candidate: a single-valued slot holds one object at a
+    time; a multi-valued fact and a text without a triple each form a group of their own."""
+    if c.triple is not None and single:
+        return "slot:" + c.triple.slot(c.scope), normalise(c.triple.object or "")
+    if c.triple is not None:
+        t = c.triple
+        key = f"{c.scope.key}\x1f{normalise(t.subject)}\x1f{normalise(t.predicate)}\x1f{normalise(t.object or '')}"
+        return "fact:" + hashlib.sha256(key.encode()).hexdigest()[:32], normalise(t.object or "")
     key = f"{c.scope.key}\x1f{c.kind.value}\x1f{c.content_hash}"
-    return "hash:" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return "text:" + hashlib.sha256(key.encode()).hexdigest()[:32], c.content_hash
 
 
-def slot_key(c: Candidate) -> str | None:
-    return "slot:" + c.triple.slot(c.scope) if c.triple else None
+def as_event(d: Decision) -> timeline.Event:
+    """A decision's log entry in the shape ``graphmem.timeline`` computes with."""
+    e = d.event
+    assert e is not None
+    return timeline.Event(id=d.id, kind=e.kind, value=e.value, known=d.decided_at,
+                          order=(e.order_at, e.order_ep, e.order_fact), valid_at=e.valid_at, end=e.end,
+                          target=e.target)
 
 
-def _visible_at(unit: MemoryUnit, t: datetime) -> bool:
-    """Is a unit just planned (no invalidation edges yet) true at world time ``t``?"""
-    time = unit.time
-    return (time.valid_at is None or time.valid_at <= t) and (time.invalid_at is None or t < time.invalid_at)
+def drawn(units: Sequence[GroupUnit]) -> list:
+    """Stored units in the shape ``timeline.shown`` reads."""
+    return [(g.unit.id, g.unit.source.assertion_id or g.unit.id, g.unit.time.valid_at, g.unit.time.invalid_at,
+             g.unit.time.created_at, [(e.expired_at, e.invalid_at) for e in g.edges]) for g in units]
 
 
-class _Visible:
-    """The units visible now that a batch's candidates can collide with, indexed by
-    (kind, content hash) and by single-valued slot, kept current as the batch is planned."""
+def _day(t: datetime | None) -> str:
+    return t.date().isoformat() if t else "the open end"
 
-    def __init__(self) -> None:
-        self.units: dict[str, MemoryUnit] = {}
-        self.by_hash: dict[tuple[str, str], set[str]] = {}
-        self.by_slot: dict[str, set[str]] = {}
 
-    def add(self, u: MemoryUnit) -> None:
-        self.units[u.id] = u
-        self.by_hash.setdefault((u.kind.value, u.content_hash), set()).add(u.id)
-        if u.triple:
-            self.by_slot.setdefault(u.triple.slot(u.scope), set()).add(u.id)
+@dataclass
+class _Group:
+    """One timeline group while a batch is planned: its stored log and units, plus the log
+    entries this batch adds."""
 
-    def add_all(self, units: Sequence[MemoryUnit]) -> None:
-        for u in units:
-            self.add(u)
+    single: bool
+    events: list[Decision]
+    units: list[GroupUnit]
 
-    def remove(self, unit_id: str) -> None:
-        u = self.units.pop(unit_id, None)
-        if u is not None:
-            self.by_hash[(u.kind.value, u.content_hash)].discard(unit_id)
-            if u.triple:
-                self.by_slot[u.triple.slot(u.scope)].discard(unit_id)
+    def standing(self, at: datetime) -> list[timeline.Event]:
+        return timeline.active([as_event(d) for d in self.events], at)
 
-    def same_hash(self, c: Candidate) -> list[MemoryUnit]:
-        return [self.units[i] for i in sorted(self.by_hash.get((c.kind.value, c.content_hash), ()))]
+    def alive(self, at: datetime) -> dict[str, timeline.Shown]:
+        return {s.id: s for s in timeline.shown(drawn(self.units), at)}
 
-    def neighbours(self, c: Candidate, semantic: Sequence[MemoryUnit]) -> list[MemoryUnit]:
-        """Visible same-kind units sharing the candidate's hash or single-valued slot, plus its
-        nearest units by meaning."""
-        ids = set(self.by_hash.get((c.kind.value, c.content_hash), ()))
-        if c.triple:
-            ids |= {i for i in self.by_slot.get(c.triple.slot(c.scope), ()) if self.units[i].kind == c.kind}
-        near = {i: self.units[i] for i in sorted(ids)}
-        for u in semantic:
-            near.setdefault(u.id, u)
-        return list(near.values())
+    def covering(self, at: datetime, owners: set[str]) -> list[MemoryUnit]:
+        """Units of these owners alive at system time ``at`` that show world time ``at``."""
+        alive = self.alive(at)
+        return [u.unit for u in self.units if u.unit.id in alive and u.unit.source.assertion_id in owners
+                and timeline.covers(alive[u.unit.id], at)]
+
+    @property
+    def archived(self) -> set[str]:
+        return {u.unit.id for u in self.units if u.archived}
 
 
 class WritePipeline:
@@ -146,6 +164,7 @@ class WritePipeline:
         self.policy = policy
         self.extractors = extractors
         self.clock = clock
+        self._last = datetime.min.replace(tzinfo=utcnow().tzinfo)
 
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
@@ -163,14 +182,16 @@ class WritePipeline:
         failures: list[Decision] = []
         report.new_episodes = self.store.put_episodes(episodes)  # stage 0
         done = self.store.processed_episodes(scope, [e.id for e in episodes])
-        for episode in episodes:
+        for place, episode in enumerate(episodes):
             if episode.id in done:
                 continue
-            planned += self._extract(self.pick_extractor(episode, extractor), episode, report, failures)
+            chosen = self.pick_extractor(episode, extractor)
+            candidates = self._extract(chosen, episode, report, failures)
+            planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
         return self._run(scope, planned, failures, report)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
-                 failures: list[Decision]) -> list[_Planned]:
+                 failures: list[Decision]) -> list[Candidate]:
         """Stage 1. A failing extractor is recorded as a NOOP decision with its reason (the
         episode is already stored), never raised."""
         try:
@@ -181,33 +202,43 @@ class WritePipeline:
             failures.append(Decision(op=Op.NOOP, reason=reason, scope=episode.scope, policy=self.policy.name,
                                      episode_id=episode.id, decided_at=self.clock(), confidence=0.0))
             return []
-        return [_Planned(episode, self._dated(c, episode), chosen.version) for c in candidates]
+        return [self._dated(c, episode) for c in candidates]
 
     def approve(self, item: ReviewItem) -> WriteReport:
-        """Write a candidate a human approved: past the gate, through dedupe and reconcile."""
+        """Write a candidate a human approved: past the gate, through the timeline and reconcile."""
         episode = self.store.get_episode(item.episode_id, item.scope)
         if episode is None:
             raise NotFound(f"episode {item.episode_id} of review {item.id} no longer exists")
-        planned = [_Planned(episode, item.candidate, item.extractor_version)]
+        planned = [_Planned(episode, item.candidate, item.extractor_version, (0, 0))]
         return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}")
 
     def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None) -> WriteReport:
-        """Re-run extraction over the scope's stored episodes with ``extractor``. Units of other
-        extractor versions are retired by DELETE decisions that name the new version (history
-        and the old units stay); episodes already extracted by this version are skipped."""
+        """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
+        standing facts from another extractor version are retired by decisions naming the new
+        version, and its new facts take their place in the order of assertions (so where the
+        extractors agree, the same value stands); history before the re-extraction stays.
+        Episodes whose latest extraction is already this version are skipped."""
         chosen = self.extractors[extractor]
         report, page = WriteReport(), Page(limit=batch)
         while ids := self.store.list_episode_ids(scope, page):
             episodes = [e for e in (self.store.get_episode(i, scope) for i in ids) if e is not None]
-            derived = tuple(d for e in episodes for d in e.derived_ids)
-            current = self.store.list_units(scope, UnitFilter(ids=derived), Page(limit=max(len(derived), 1))) if derived else []
-            retire = [u for u in current if u.source.extractor_version != chosen.version]
-            stale = {u.source.episode_id for u in retire}
-            fresh = {u.source.episode_id for u in current} - stale
-            planned, failures = [], []
-            for episode in episodes:
-                if episode.id not in fresh:
-                    planned += self._extract(chosen, episode, report, failures)
+            logged: dict[str, list[Decision]] = {}
+            for d in self.store.episode_events(scope, ids):
+                logged.setdefault(d.episode_id or "", []).append(d)
+            planned, failures, retire = [], [], []
+            for place, episode in enumerate(episodes):
+                events = logged.get(episode.id, [])
+                retired = {d.event.target for d in events if d.event.kind == "retire"}
+                standing = [d for d in events if d.event.kind != "retire" and d.id not in retired]
+                latest = max((d for d in events if d.event.kind != "retire"), key=lambda d: d.decided_at, default=None)
+                if latest is not None and latest.event.extractor_version == chosen.version:
+                    continue
+                retire += standing
+                first = min(events, key=lambda d: d.decided_at).event if events else None
+                position = first.order_ep if first else place
+                candidates = self._extract(chosen, episode, report, failures)
+                planned += [_Planned(episode, c, chosen.version, (position, i), first.order_at if first else None)
+                            for i, c in enumerate(candidates)]
             report.episodes += len(episodes)
             self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}")
             if progress:
@@ -224,39 +255,39 @@ class WritePipeline:
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
 
     def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
-             retire: Sequence[MemoryUnit] = (), gated: bool = True, note: str = "") -> WriteReport:
+             retire: Sequence[Decision] = (), gated: bool = True, note: str = "") -> WriteReport:
         """Plan and commit (re-planning when a guard says another writer got there first), then
         update the index."""
         for attempt in range(MAX_ATTEMPTS):
             try:
-                units, decisions, reviews = self._plan_and_commit(scope, planned, failures, retire, gated, note)
+                batch, held = self._plan(scope, planned, failures, retire, gated, note)
+                self.store.commit(batch, scope)
                 break
             except Conflict:
                 report.conflicts += 1
                 if attempt == MAX_ATTEMPTS - 1:
                     raise
-        report.decisions.update(d.op.value for d in decisions)
-        report.unit_ids += [u.id for u in units]
-        report.reviews += reviews
-        if units:
-            self.index.upsert(units)  # store first, then index
+        report.decisions.update(d.op.value for d in batch.decisions)
+        report.unit_ids += [u.id for u in batch.units]
+        report.reviews += held
+        if batch.units:
+            self.index.upsert(batch.units)  # store first, then index
+        if batch.unarchive:
+            archived = self.store.list_units(scope, UnitFilter(ids=batch.unarchive, include_expired=True),
+                                             Page(limit=len(batch.unarchive)))
+            self.index.upsert(archived)
         return report
 
-    def _plan_and_commit(self, scope: Scope, planned: list[_Planned], failures: list[Decision],
-                         retire: Sequence[MemoryUnit] = (), gated: bool = True, note: str = ""):
-        now = self.clock()
-        at = AsOf(valid=now, known=now)
+    def _tick(self, floor: datetime) -> datetime:
+        """Now, strictly after ``floor`` and after this pipeline's previous write."""
+        now = max(self.clock(), floor + TICK, self._last + TICK)
+        self._last = now
+        return now
+
+    def _plan(self, scope: Scope, planned: list[_Planned], failures: list[Decision], retire: Sequence[Decision],
+              gated: bool, note: str) -> tuple[WriteBatch, list[str]]:
         decisions: list[Decision] = list(failures)
         held: list[ReviewItem] = []
-        invalidations: list[Invalidation] = []
-        for old in retire:
-            d = Decision(op=Op.DELETE, target_id=old.id, scope=scope, policy=self.policy.name, decided_at=now,
-                         episode_id=old.source.episode_id,
-                         reason=f"superseded by {note} (was {old.source.extractor_version})")
-            decisions.append(d)
-            invalidations.append(Invalidation(unit_id=old.id, decision_id=d.id, expired_at=now, invalid_at=None,
-                                              reason=d.reason))
-        gone: set[str] = {u.id for u in retire}
         todo: list[_Planned] = []
         for p in planned:  # stage 0': the gate
             ok, reason = self.policy.should_write(p.candidate, WriteContext(episode=p.episode))
@@ -266,68 +297,172 @@ class WritePipeline:
             item = ReviewItem(scope=scope, candidate=p.candidate, episode_id=p.episode.id,
                               extractor_version=p.extractor_version, reason=reason)
             held.append(item)
-            decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, now))
-        guards = {k for p in todo for k in (hash_key(p.candidate), slot_key(p.candidate)) if k}
-        versions = self.store.guard_versions(scope, guards)  # read before the neighbours
-        hashes = sorted({p.candidate.content_hash for p in todo})
-        slots = sorted({p.candidate.triple.slot(scope) for p in todo if p.candidate.triple})
-        visible = _Visible()
-        if hashes:
-            visible.add_all(self._all(scope, UnitFilter(content_hashes=tuple(hashes)), at))
-        if slots:
-            visible.add_all(self._all(scope, UnitFilter(slots=tuple(slots)), at))
-        for uid in gone:
-            visible.remove(uid)
-
+            decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
+        keyed = [(p, self.policy.is_single_valued(p.candidate)) for p in todo]
+        keyed = [(p, single, *group_of(p.candidate, single)) for p, single in keyed]
+        groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
+        guards = {"group:" + g for g in groups}
+        versions = self.store.guard_versions(scope, guards)  # read before the groups
+        stored, units = self.store.group_state(scope, sorted(groups))
+        now = self._tick(max((d.decided_at for d in stored), default=self._last))
+        decisions = [d.model_copy(update={"decided_at": now}) for d in decisions]
+        state = {g: _Group(single=False, events=[], units=[]) for g in groups}
+        for d in stored:
+            state[d.event.group].events.append(d)
+            state[d.event.group].single = d.event.single
+        for u in units:
+            state[u.unit.group].units.append(u)
+        for p, single, g, _ in keyed:
+            state[g].single = single
+        at = AsOf(valid=now, known=now)
         semantic = self._semantic_neighbours(scope, todo, at)
-        units: list[MemoryUnit] = []
-        for i, p in enumerate(todo):
-            c = p.candidate
-            dup = next(iter(visible.same_hash(c)), None)
-            if dup is not None and not c.retract:  # stage 2: exact duplicate, no policy call
-                decisions.append(self._decision(Op.NOOP, "exact duplicate of a current fact", p, now, target=dup.id))
-                continue
-            neighbours = visible.neighbours(c, [u for u in semantic.get(i, ()) if u.id not in gone])
-            decision = self.policy.reconcile(c, neighbours)  # stage 3
-            decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now,
-                                                   "reason": f"{note}: {decision.reason}" if note else decision.reason})
-            if decision.target_id and decision.target_id not in {n.id for n in neighbours}:
-                decision = self._decision(
-                    Op.NOOP, f"policy named target {decision.target_id!r}, not a neighbour shown", p, now
-                )
-            if decision.op in (Op.ADD, Op.UPDATE):
-                unit = self._unit(p, now, decision)
-                units.append(unit)
-                if _visible_at(unit, now):  # a unit that already ended is history, not a duplicate
-                    visible.add(unit)
-                decision = decision.model_copy(update={"produced_id": unit.id})
-            if decision.op in (Op.UPDATE, Op.DELETE):
-                invalid_at = decision.invalid_at or c.valid_at if decision.op is Op.UPDATE else None
-                invalidations.append(
-                    Invalidation(unit_id=decision.target_id, decision_id=decision.id, expired_at=now,
-                                 invalid_at=invalid_at, reason=decision.reason)
-                )
-                visible.remove(decision.target_id)
-                gone.add(decision.target_id)
-            decisions.append(decision)
-        batch = WriteBatch(
-            units=tuple(units),
-            decisions=tuple(decisions),
-            invalidations=tuple(invalidations),
-            reviews=tuple(held),
-            guards={k: versions.get(k, 0) for k in guards},
-        )
-        self.store.commit(batch, scope)
-        return units, decisions, [r.id for r in held]
+        unarchive: set[str] = set()
 
-    def _all(self, scope: Scope, flt: UnitFilter, at: AsOf) -> list[MemoryUnit]:
-        found, page = [], Page(limit=5_000)
-        while True:
-            chunk = self.store.list_units(scope, flt, page, at)
-            found += chunk
-            if len(chunk) < page.limit:
-                return found
-            page = Page(offset=page.offset + page.limit, limit=page.limit)
+        for old in retire:
+            ev = old.event.model_copy(update={"kind": "retire", "target": old.id})
+            shown = self._shown_by(state[ev.group], old.id, now)
+            reason = f"superseded by {note} (was {old.event.extractor_version})"
+            d = Decision(op=Op.DELETE if shown else Op.NOOP, target_id=shown, reason=reason, scope=scope,
+                         policy="timeline", decided_at=now, episode_id=old.episode_id, candidate=old.candidate,
+                         event=ev)
+            state[ev.group].events.append(d)
+            decisions.append(d)
+
+        for i, (p, single, g, value) in enumerate(keyed):
+            group, c = state[g], p.candidate
+            ev: TimelineEvent | None = TimelineEvent(
+                kind="retract" if c.retract else "assert", group=g, single=single, value=value,
+                order_at=p.order_at or now, order_ep=p.position[0], order_fact=p.position[1],
+                valid_at=c.valid_at, end=c.invalid_at, candidate=c, extractor_version=p.extractor_version,
+                channel=p.episode.channel)
+            showing = self._showing(group, value, now)
+            if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
+                reason = f"retraction of {c.content!r}" if showing else "retraction matched no current fact"
+                d = self._decision(Op.DELETE if showing else Op.NOOP, reason, p, now, target=showing)
+            elif any(a.value == value for a in group.standing(now)):  # stage 2: a restatement
+                before = timeline.stretches(group.standing(now), single)
+                probe = [*map(as_event, group.events), _probe(ev, now)]
+                changed = before != timeline.stretches(timeline.active(probe, now), single)
+                d = self._decision(Op.ADD if changed else Op.NOOP,
+                                   "restates a known fact over another time" if changed else "restates a current fact",
+                                   p, now, target=showing)
+                unarchive |= self._units_of_value(group, value, now) & group.archived
+            else:  # stage 3: a new value
+                standing = {a.id for a in group.standing(now)}
+                neighbours = group.covering(now, standing) + [
+                    _pending(e, scope, now) for e in group.events if e.id in standing and e.decided_at == now]
+                known = {n.id for n in neighbours}
+                neighbours += [u for u in semantic.get(i, ()) if u.id not in known]
+                d = self._reconcile(p, neighbours, now)
+                if d.op is Op.NOOP:
+                    ev = None
+                elif d.op is Op.DELETE:  # the policy retracts what the target unit shows
+                    target = next(n for n in neighbours if n.id == d.target_id)
+                    tg = target.group or g
+                    if tg not in state:
+                        guards.add("group:" + tg)
+                        versions.update(self.store.guard_versions(scope, ["group:" + tg]))
+                        self._load(scope, state, tg)
+                    owner = next((e for e in state[tg].events if e.id == target.source.assertion_id), None)
+                    ev = ev.model_copy(update={"kind": "retract", "group": tg,
+                                               "single": state[tg].single if owner else single,
+                                               "value": owner.event.value if owner else value})
+            if ev is not None:
+                d = d.model_copy(update={"event": ev})
+                state[ev.group].events.append(d)
+            decisions.append(d)
+
+        new_units, invalidations, drawn_decisions = self._draw(scope, state, now, decisions)
+        batch = WriteBatch(units=tuple(new_units), decisions=tuple(drawn_decisions),
+                           invalidations=tuple(invalidations), reviews=tuple(held),
+                           guards={k: versions.get(k, 0) for k in guards}, unarchive=tuple(sorted(unarchive)))
+        return batch, [r.id for r in held]
+
+    def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
+        events, units = self.store.group_state(scope, [group])
+        single = events[0].event.single if events else False
+        state[group] = _Group(single=single, events=events, units=units)
+
+    def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
+        decision = self.policy.reconcile(p.candidate, neighbours)  # stage 3
+        decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now})
+        if decision.target_id and decision.target_id not in {n.id for n in neighbours}:
+            return self._decision(Op.NOOP, f"policy named target {decision.target_id!r}, not a neighbour shown",
+                                  p, now)
+        return decision
+
+    @staticmethod
+    def _showing(group: _Group, value: str, now: datetime) -> str | None:
+        """A unit alive now showing ``value`` at world time now, else at any time."""
+        owners = {d.id for d in group.events if d.event.value == value}
+        alive = group.alive(now)
+        showing = [g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners]
+        pick = group.covering(now, owners) or showing
+        return pick[0].id if pick else None
+
+    @staticmethod
+    def _shown_by(group: _Group, owner: str, now: datetime) -> str | None:
+        alive = group.alive(now)
+        return next((g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id == owner), None)
+
+    @staticmethod
+    def _units_of_value(group: _Group, value: str, now: datetime) -> set[str]:
+        owners = {d.id for d in group.events if d.event.value == value}
+        alive = group.alive(now)
+        return {g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners}
+
+    def _draw(self, scope: Scope, state: dict[str, _Group], now: datetime,
+              decisions: list[Decision]) -> tuple[list[MemoryUnit], list[Invalidation], list[Decision]]:
+        """Stage 4: the units and edges each touched group's timeline needs now, each edge hung
+        from the decision that caused it; continuations get decisions of their own."""
+        by_id = {d.id: d for d in decisions}
+        units: list[MemoryUnit] = []
+        edges: list[Invalidation] = []
+        extra: list[Decision] = []
+        for group in state.values():
+            fresh = [d for d in group.events if d.decided_at == now]
+            if not fresh:
+                continue
+            log = [as_event(d) for d in group.events]
+            current = timeline.shown(drawn(group.units), now)
+            desired = timeline.stretches(timeline.active(log, now), group.single)
+            new_units, new_edges = timeline.step(current, desired, now, [as_event(d) for d in fresh])
+            owners = {d.id: d for d in group.events}
+            closed = {e.unit_id: e for e in new_edges if e.why == "continued"}
+            continuing: dict[str, Decision] = {}
+            for nu in new_units:
+                owner = owners[nu.owner]
+                unit = _unit(owner, nu, scope)
+                units.append(unit)
+                old = next((s.id for s in current if s.owner == nu.owner and s.id in closed), None)
+                if owner.id in by_id and by_id[owner.id].produced_id is None and old is None:
+                    by_id[owner.id] = by_id[owner.id].model_copy(update={"produced_id": unit.id})
+                    continue
+                cause = by_id[closed[old].cause] if old else by_id[fresh[0].id]
+                reason = f"{unit.content!r} now holds from {_day(nu.start)} until {_day(nu.end)} ({cause.reason})"
+                d = Decision(op=Op.UPDATE if old else Op.ADD, target_id=old, produced_id=unit.id, reason=reason,
+                             scope=scope, policy="timeline", decided_at=now, episode_id=cause.episode_id,
+                             candidate=unit.content)
+                extra.append(d)
+                if old:
+                    continuing[old] = d
+            for e in new_edges:
+                cause = continuing[e.unit_id] if e.why == "continued" else by_id[e.cause]
+                edges.append(Invalidation(unit_id=e.unit_id, decision_id=cause.id, expired_at=now,
+                                          invalid_at=e.invalid_at, reason=_edge_reason(e, cause)))
+        # A policy may have named an assertion of this batch as its target: name its unit.
+        for did, d in by_id.items():
+            if d.target_id in by_id:
+                target = by_id[d.target_id].produced_id
+                by_id[did] = d.model_copy(update={"target_id": target} if target or d.op is Op.NOOP
+                                          else {"target_id": None, "op": Op.ADD})
+        # A new assertion drawn by no unit of its own (absorbed into a stretch) changed nothing.
+        final = []
+        for d in by_id.values():
+            if d.event is not None and d.event.kind == "assert" and d.produced_id is None and d.op in (Op.ADD, Op.UPDATE):
+                d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; already shown by a current fact"})
+            final.append(d)
+        return units, edges, final + extra
 
     def _semantic_neighbours(self, scope: Scope, todo: list[_Planned], at: AsOf) -> dict[int, list[MemoryUnit]]:
         """Nearest visible same-kind units by meaning, for the candidates that need them: all
@@ -340,29 +475,57 @@ class WritePipeline:
             return {}
         found = self.index.search_semantic_many([todo[i].candidate.content for i in picked], scope, NEIGHBOURS)
         ids = tuple({h.id for hits in found for h in hits})
-        units = {u.id: u for u in self._all(scope, UnitFilter(ids=ids), at)} if ids else {}
+        units = {u.id: u for u in self.store.list_units(scope, UnitFilter(ids=ids), Page(limit=max(len(ids), 1)), at)}
         return {
             i: [units[h.id] for h in hits if h.id in units and units[h.id].kind == todo[i].candidate.kind]
             for i, hits in zip(picked, found)
         }
 
-    def _unit(self, p: _Planned, now: datetime, decision: Decision) -> MemoryUnit:
-        c = p.candidate
-        ends = [t for t in (c.invalid_at, decision.invalid_at if decision.op is Op.ADD else None) if t]
-        return MemoryUnit(
-            kind=c.kind,
-            scope=c.scope,
-            content=c.content,
-            content_hash=c.content_hash,
-            source=SourceRef(episode_id=p.episode.id, channel=p.episode.channel,
-                             extractor_version=p.extractor_version),
-            time=TemporalMeta(created_at=now, valid_at=c.valid_at, invalid_at=min(ends) if ends else None),
-            confidence=c.confidence,
-            labels=c.labels,
-            triple=c.triple,
-        )
-
     def _decision(self, op: Op, reason: str, p: _Planned, now: datetime, target: str | None = None) -> Decision:
         return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope, policy=self.policy.name,
                         confidence=p.candidate.confidence, decided_at=now, episode_id=p.episode.id,
                         candidate=p.candidate.content)
+
+
+def _probe(ev: TimelineEvent, now: datetime) -> timeline.Event:
+    return timeline.Event(id="?", kind=ev.kind, value=ev.value, known=now,
+                          order=(ev.order_at, ev.order_ep, ev.order_fact), valid_at=ev.valid_at, end=ev.end)
+
+
+def _pending(d: Decision, scope: Scope, now: datetime) -> MemoryUnit:
+    """An assertion of this batch shown to the policy as a neighbour (its id: the decision's),
+    as if its unit already stood from its start to its own end."""
+    return _unit(d, timeline.NewUnit(d.id, d.id, d.event.valid_at, d.event.end, now), scope)
+
+
+def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> MemoryUnit:
+    """The unit showing one stretch of ``owner``'s assertion."""
+    ev = owner.event
+    c = ev.candidate
+    return MemoryUnit(
+        id=drawn_unit.id,
+        kind=c.kind,
+        scope=scope,
+        content=c.content,
+        content_hash=c.content_hash,
+        source=SourceRef(episode_id=owner.episode_id or "", channel=ev.channel or "chat",
+                         extractor_version=ev.extractor_version or "unknown", assertion_id=owner.id),
+        time=TemporalMeta(created_at=drawn_unit.at, valid_at=drawn_unit.start, invalid_at=drawn_unit.end),
+        confidence=c.confidence,
+        labels=c.labels,
+        triple=c.triple,
+        group=ev.group,
+    )
+
+
+def _edge_reason(edge: timeline.NewEdge, cause: Decision) -> str:
+    c = cause.event.candidate if cause.event else None
+    if edge.why == "ended":
+        begins = c is not None and cause.event.kind == "assert" and cause.event.valid_at == edge.invalid_at
+        return (f"ends {_day(edge.invalid_at)}, where {c.content!r} begins" if begins
+                else f"ends {_day(edge.invalid_at)}: {cause.reason}")
+    if edge.why == "continued":
+        return f"closed: a longer stretch continues it ({cause.reason})"
+    if cause.event is not None and cause.event.kind == "assert":
+        return f"superseded by {c.content!r}" if c else cause.reason
+    return cause.reason

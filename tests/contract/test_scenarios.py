@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -35,10 +35,13 @@ def test_move_supersedes_with_the_right_times(mem):
     now = mem.store.get_unit(old.id, s)
     assert now.time.invalid_at == d("2023-04-01") and now.time.expired_at is not None
     # known-at before the move was learned: we believed Paris, even for today's world time
-    assert contents(mem.recall("where does Alice live", s, known_at=now.time.expired_at.replace(year=2019))) == []
+    before = now.time.expired_at - timedelta(microseconds=1)
+    assert contents(mem.recall("where does Alice live", s, known_at=before)) == ["Alice lives in Paris"]
+    # and before anything was learned, nothing
+    assert contents(mem.recall("where does Alice live", s, known_at=old.time.created_at - timedelta(microseconds=1))) == []
     explained = mem.explain(old.id, s)
     assert explained["incoming"][0]["invalid_at"] == d("2023-04-01")
-    assert "supersedes" in explained["incoming"][0]["reason"]
+    assert "where 'Alice lives in Berlin' begins" in explained["incoming"][0]["reason"]
 
 
 def test_retraction_duplicate_and_out_of_order(mem):
@@ -51,8 +54,9 @@ def test_retraction_duplicate_and_out_of_order(mem):
     assert contents(mem.recall("where does Alice live", s)) == ["Alice lives in Berlin"]
     assert contents(mem.recall("where does Alice live", s, as_of=d("2021-01-01"))) == ["Alice lives in Paris"]
     gone = mem.remember("no", s, at=d("2023-07-01"), facts=[lives("Berlin", "2023-04-01", op="retract")])
-    assert gone.decisions == {"DELETE": 1}
-    assert contents(mem.recall("where does Alice live", s, as_of=d("2024-01-01"))) == []
+    # Berlin was never true, so Paris holds on: its unit is closed and continued without end.
+    assert gone.decisions == {"DELETE": 1, "UPDATE": 1}
+    assert contents(mem.recall("where does Alice live", s, as_of=d("2024-01-01"))) == ["Alice lives in Paris"]
 
 
 def test_reingest_is_idempotent(mem):

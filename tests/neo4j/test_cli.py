@@ -197,8 +197,12 @@ def test_explain_shows_decision_reason(run, moved):
     assert doc["episode"]["id"] == f"{moved.subject_id}:b"
     assert doc["extractor_version"]
     update = next(d for d in doc["decisions"] if d["op"] == "UPDATE")
-    assert update["reason"]
-    assert [o["content"] for o in doc["outgoing"]] == ["Alice lives in Paris"]
+    assert "supersedes" in update["reason"]
+    paris = next(h for h in as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-03-01",
+                                        "--json"))["hits"] if h["content"] == "Alice lives in Paris")
+    assert update["target_id"] == paris["id"]
+    # learned in one write, Paris was bounded by Berlin from the start: no edge needed
+    assert doc["outgoing"] == []
 
     human = run("explain", berlin["id"], "--subject", s)
     assert human.exit_code == 0 and update["reason"] in human.stdout
@@ -211,7 +215,9 @@ def test_history_and_decisions(run, moved):
     s = subject(moved)
     entries = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))["entries"]
     assert [e["content"] for e in entries] == ["Alice lives in Paris", "Alice lives in Berlin"]
-    assert entries[0]["invalid_at"] and entries[0]["expired_at"]
+    # both learned in one write: Paris ends where Berlin begins and was never stopped being believed
+    assert entries[0]["invalid_at"] == entries[1]["valid_at"] == "2023-06-01T00:00:00+00:00"
+    assert entries[0]["expired_at"] is None
     assert any(d["op"] == "UPDATE" and d["reason"] for d in entries[0]["decisions"])
     updates = as_json(run("decisions", "--subject", s, "--op", "UPDATE", "--json"))["decisions"]
     assert len(updates) == 1 and updates[0]["reason"]

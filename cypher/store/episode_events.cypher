@@ -1,0 +1,7 @@
+// mode: read
+// params: scope, ids
+// The event decisions (timeline log entries) of the given episodes.
+UNWIND $ids AS id
+MATCH (:Episode {id: id})-[:DECIDED]->(d:Decision) WHERE d.scope = $scope AND d.ev_kind IS NOT NULL
+RETURN d {.*} AS decision
+ORDER BY d.decided_at, d.id

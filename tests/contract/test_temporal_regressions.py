@@ -1,0 +1,105 @@
+"""Sequences that once broke "one value per single-valued slot at any (as-of, known-at)" or
+lost facts in active use, each through the public API on every adapter."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from graphmem.models import Fact, utcnow
+from tests.conftest import fresh_scope
+
+
+def d(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+def lives(who: str, city: str, valid: str, **kw) -> Fact:
+    return Fact(subject=who, predicate="lives_in", object=city, content=f"{who} lives in {city}",
+                valid_at=d(valid), single_valued=True, **kw)
+
+
+def cities(mem, scope, **at) -> list[str]:
+    return sorted(h.unit.triple.object for h in mem.recall("where does he live", scope, k=50, **at) if h.unit.triple)
+
+
+def test_out_of_order_arrival_in_separate_writes(mem):
+    s = fresh_scope()
+    for city, year in (("Rome", "2000"), ("Oslo", "1990"), ("Kyiv", "1995")):
+        mem.remember(f"{city} since {year}", s, facts=[lives("Zed", city, f"{year}-01-01")])
+    assert cities(mem, s, as_of=d("1992-06-01")) == ["Oslo"]
+    assert cities(mem, s, as_of=d("1996-06-01")) == ["Kyiv"]
+    assert cities(mem, s, as_of=d("2002-06-01")) == ["Rome"]
+    assert cities(mem, s) == ["Rome"]
+
+
+def test_out_of_order_arrival_in_one_episode(mem):
+    s = fresh_scope()
+    mem.remember("three moves", s, facts=[lives("Zed", "Rome", "2000-01-01"), lives("Zed", "Oslo", "1990-01-01"),
+                                          lives("Zed", "Kyiv", "1995-01-01")])
+    assert cities(mem, s, as_of=d("1996-06-01")) == ["Kyiv"]
+    assert cities(mem, s, as_of=d("2002-06-01")) == ["Rome"]
+
+
+def test_deleting_the_middle_of_a_chain(mem):
+    s = fresh_scope()
+    for n, (city, year) in enumerate((("Paris", "2010"), ("Berlin", "2015"), ("Rome", "2020"))):
+        mem.remember(city, s, facts=[lives("Alice", city, f"{year}-01-01")], episode_id=f"{s.subject_id}:m{n}")
+    result = mem.delete_episode(f"{s.subject_id}:m1", s)
+    assert cities(mem, s) == ["Rome"]
+    assert cities(mem, s, as_of=d("2021-01-01")) == ["Rome"]
+    assert cities(mem, s, as_of=d("2016-01-01")) == ["Paris"]
+    rederived = [x for x in mem.store.list_decisions(s) if x.deletion_id == result["deletion_id"]]
+    assert any("episode" in x.reason and "deleted" in x.reason and "Rome" in x.reason for x in rederived)
+
+
+def test_deleting_one_of_two_restatements(mem):
+    s = fresh_scope()
+    mem.remember("Paris", s, facts=[lives("Alice", "Paris", "2010-01-01")], episode_id=f"{s.subject_id}:r0")
+    mem.remember("Berlin", s, facts=[lives("Alice", "Berlin", "2015-01-01")], episode_id=f"{s.subject_id}:r1")
+    between = utcnow()
+    again = mem.remember("Berlin again", s, facts=[lives("Alice", "Berlin", "2015-01-01")],
+                         episode_id=f"{s.subject_id}:r2")
+    assert again.decisions == {"NOOP": 1}
+    mem.delete_episode(f"{s.subject_id}:r1", s)
+    assert cities(mem, s) == ["Berlin"]  # r2 still says so
+    berlin = mem.recall("where", s, k=5)[0].unit
+    assert berlin.source.episode_id == f"{s.subject_id}:r2"
+    # as if r1 had never been written: before r2 arrived, Paris was all we knew
+    assert cities(mem, s, known_at=between) == ["Paris"]
+
+
+def test_reextraction_with_another_extractor_replaces_the_units(mem):
+    s = fresh_scope()
+    for raw, city, year in (("I live in Paris.", "Paris", "2020"), ("I moved to Berlin.", "Berlin", "2022")):
+        fact = Fact(subject=s.subject_id, predicate="lives_in", object=city, content=f"Alice lives in {city}",
+                    single_valued=True)
+        mem.remember(raw, s, at=d(f"{year}-01-01"), facts=[fact])
+    before = utcnow()
+    mem.reextract(s, "rule")
+    assert [h.unit.content for h in mem.recall("where", s, as_of=d("2021-01-01"))] == ["I live in Paris."]
+    assert [h.unit.content for h in mem.recall("where", s)] == ["I moved to Berlin."]
+    # history before the re-extraction is kept
+    assert [h.unit.content for h in mem.recall("where", s, as_of=d("2021-01-01"), known_at=before)] == [
+        "Alice lives in Paris"]
+
+
+def test_recall_counts_as_use_so_archive_keeps_the_current_value(mem):
+    s = fresh_scope()
+    mem.remember("Paris", s, facts=[lives("Alice", "Paris", "2010-01-01")])
+    mem.remember("Berlin", s, facts=[lives("Alice", "Berlin", "2015-01-01")])
+    hit = mem.recall("where does Alice live", s, k=1)[0].unit
+    mem.archive(s, now=utcnow() + timedelta(days=200))
+    assert hit.id not in mem.store.archived_ids(s)
+    assert cities(mem, s) == ["Berlin"]
+    assert mem.store.get_unit(hit.id, s).time.recall_count >= 1
+
+
+def test_writing_an_archived_fact_again_makes_it_searchable(mem):
+    s = fresh_scope()
+    mem.remember("Paris", s, facts=[lives("Alice", "Paris", "2010-01-01")])
+    mem.archive(s, now=utcnow() + timedelta(days=200))
+    assert cities(mem, s) == []
+    report = mem.remember("Paris again", s, facts=[lives("Alice", "Paris", "2010-01-01")])
+    assert report.decisions == {"NOOP": 1}  # the same fact: no new unit...
+    assert cities(mem, s) == ["Paris"]  # ...but its unit is searchable again
+    assert mem.store.archived_ids(s) == set()
