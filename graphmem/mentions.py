@@ -18,8 +18,9 @@ Three sources are read, each on its own, and merged:
   says nothing there, and on chat text most such words are ordinary ("Sounds good", "Painting
   is fun", "Life's busy"). It is found when it is a known name, or when the run goes on ("New
   York is big" gives ``New York``).
-- **known**: names already known in the scope, matched case-folded on word boundaries anywhere
-  in the text (``alice`` in "ask alice"), in one Aho-Corasick pass however many names there are.
+- **known**: names already known in the scope, matched case-folded as whole words anywhere in
+  the text (``alice`` in "ask alice", not ``al`` in "also"; a name wrapped over a line break
+  too), in one Aho-Corasick pass however many names there are.
   Overlapping known names resolve leftmost-longest ("New York" hides "York"); a known name
   inside a proper run is reported too, so a known ``Paris`` is still found in a sentence that
   starts "Visited Paris".
@@ -103,6 +104,7 @@ _SPEAKER = regex.compile(
 )
 
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+_NON_WORD = regex.compile(r"\W")
 
 _OPENERS = frozenset(" \t\r\n\u00a0\"'“‘«([{*_-–—")
 _ENDS = frozenset(".!?…:")
@@ -123,8 +125,11 @@ class Mention:
     kind: Kind
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_" or unicodedata.combining(ch) != 0
+def _words_only(text: str) -> str:
+    """The text padded with a space each side and every non-word character made a space
+    (same offsets plus one): a name padded the same way is then found only as whole words, and
+    the automaton reports no hit inside a word ("al" in "also")."""
+    return f" {_NON_WORD.sub(' ', text)} "
 
 
 def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
@@ -168,35 +173,45 @@ class NameMatcher:
     """
 
     def __init__(self, names: Iterable[str] = ()) -> None:
+        # Padded words-only key -> the norms written that way ("u.s" and "u s" share a key).
         self._automaton = ahocorasick.Automaton()
+        self._size = 0
         self._stale = False
         self.add(names)
 
     def __len__(self) -> int:
-        return len(self._automaton)
+        """How many distinct names (norms) are known."""
+        return self._size
 
     def add(self, names: Iterable[str]) -> None:
         """Learn names (incremental; names already known cost nothing)."""
         for name in names:
             norm = normalise(name)
-            if _usable(norm) and norm not in self._automaton:
-                self._automaton.add_word(norm, norm)
+            if not _usable(norm):
+                continue
+            key = _words_only(norm)
+            norms = self._automaton.get(key, frozenset())
+            if norm not in norms:
+                self._automaton.add_word(key, norms | {norm})
+                self._size += 1
                 self._stale = True
 
     def find(self, text: str) -> list[Mention]:
         """Every known name in the text, leftmost-longest, in text order."""
-        if not len(self._automaton):
+        if not self._size:
             return []
         if self._stale:
             self._automaton.make_automaton()
             self._stale = False
         folded, starts, ends = _fold(text)
         spans: list[tuple[int, int]] = []
-        for last, norm in self._automaton.iter(folded):
-            first = last - len(norm) + 1
-            start = first if starts is None else starts[first]
-            end = last + 1 if ends is None else ends[last]
-            if _bounded(text, start, end):
+        for last, norms in self._automaton.iter(_words_only(folded)):
+            # The hit ends on the trailing pad; folded offsets are one less than the padded ones.
+            stop = last - 1
+            first = stop - len(next(iter(norms)))
+            if " ".join(folded[first:stop].split()) in norms:  # not only alike in its words
+                start = first if starts is None else starts[first]
+                end = stop if ends is None else ends[stop - 1]
                 spans.append((start, end))
         # Leftmost first, and the longest of those starting at one place.
         spans.sort(key=lambda span: (span[0], -span[1]))
@@ -207,14 +222,6 @@ class NameMatcher:
                 found.append(_mention(text, start, end, "known"))
                 reached = end
         return found
-
-
-def _bounded(text: str, start: int, end: int) -> bool:
-    """The span does not cut a word: a name edge that is a word character must not touch
-    another word character ("al" is not found in "also", "c++" is found in "c++ code")."""
-    if _is_word_char(text[start]) and start > 0 and _is_word_char(text[start - 1]):
-        return False
-    return not (_is_word_char(text[end - 1]) and end < len(text) and _is_word_char(text[end]))
 
 
 def _mention(text: str, start: int, end: int, kind: Kind) -> Mention:

@@ -113,6 +113,8 @@ def test_case_variants_are_one_entity():
         (["C++"], "I write c++ daily", [(8, "c++")]),  # a name ending in punctuation
         (["Zoë"], "zoe\u0308 is here", [(0, "zoe\u0308")]),  # decomposed form of the name
         (["ﬁnn"], "FINN came", [(0, "FINN")]),  # compatibility form of the name
+        (["New York"], "in new\nyork", [(3, "new\nyork")]),  # a name wrapped over two lines
+        (["U.S.", "U S"], "u s and U.S.", [(0, "u s"), (8, "U.S")]),  # alike but for punctuation
         (["May", "I", "x"], "may I x", []),  # common words and single characters are ignored
     ],
 )
@@ -132,7 +134,8 @@ def test_matcher_learns_incrementally():
 # properties below meet speakers, possessives, runs and sentence starts, not only noise.
 WORDS = st.sampled_from(
     ["Alice", "alice", "ALICE", "New", "York", "new", "york", "The", "the", "of", "Bank", "I", "May",
-     "José", "jose\u0301", "Zoë", "ZOË", "St.", "J.", "LGBTQ", "iPhone", "Don't", "Hey", "Mel", "al", "Al"]
+     "José", "jose\u0301", "Zoë", "ZOË", "St.", "J.", "LGBTQ", "iPhone", "Don't", "Hey", "Mel", "al", "Al",
+     "U.S.", "u s", "C++"]
 )
 SEPARATORS = st.sampled_from([" ", " ", ". ", ", ", ": ", "\n", "'s ", "’s ", "! ", " [x] "])
 TEXTS = st.one_of(
