@@ -1,0 +1,176 @@
+"""Mentions: the names a free text links to, found without an LLM.
+
+Tables pin each rule of graphmem.mentions (what counts as a name, and what does not); the
+properties check what the store relies on when it re-scans texts as a scope learns names: the
+result is a pure function of the text and the set of known names.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.mentions import NameMatcher, mentions
+from graphmem.models import Scope, entity_id, normalise
+
+
+def names(text: str, known: NameMatcher | None = None) -> list[str]:
+    return [m.name for m in mentions(text, known)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I moved to Porto with Alice.", ["Porto", "Alice"]),
+        ("we flew to New York last week", ["New York"]),
+        ("the Bank of America and Leonardo da Vinci", ["Bank of America", "Leonardo da Vinci"]),
+        ("we watched The Lord of the Rings again", ["Lord of the Rings"]),
+        ("a book by J. K. Rowling, read in St. Louis", ["J. K. Rowling", "St. Louis"]),
+        ("she lives in the U.S. now", ["U.S."]),
+        ("I went to a LGBTQ support group", ["LGBTQ"]),
+        ("my new iPhone and Jean-Luc's O'Brien mug", ["iPhone", "Jean-Luc", "O'Brien"]),
+        ("we played CS:GO all night", ["CS"]),
+    ],
+)
+def test_runs_of_capitalised_words_are_names(text, expected):
+    assert names(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The Hague is far. Yesterday Bob called.", ["Hague", "Bob"]),  # determiner, time word
+        ("On Monday Alice called in May.", ["Alice"]),  # days and months are no names
+        ("Hey Mel! Wow, Caroline!", ["Mel", "Caroline"]),  # chat openers
+        ("I think I'm late. Don't wait, I'll go.", []),  # "I" and contractions
+        ("Dr. Smith met Mr. Jones.", ["Smith", "Jones"]),  # titles
+        ("after World War I. New rules", ["World War"]),  # "I." ends a sentence, no initial
+        ("Sounds good. Painting is fun. Life's busy.", []),  # a sentence's first word alone
+        ("New York is big. Gone With The Wind is long.", ["New York", "Gone With The Wind"]),
+        ("NASA launched it.", ["NASA"]),  # an acronym starting a sentence
+        ("we chose X, then Y.", []),  # single letters
+    ],
+)
+def test_common_words_and_lone_sentence_starts_are_not_names(text, expected):
+    assert names(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I met Alice's manager.", ["Alice"]),
+        ("we stayed at Bob’s place", ["Bob"]),  # typographic apostrophe
+        ("at O'Brien's pub with ALICE'S dog", ["O'Brien", "ALICE"]),
+        ("Mel's and Bob’s kids", ["Bob"]),  # a possessive alone starting a sentence: not taken
+    ],
+)
+def test_possessives_are_folded_into_the_possessor(text, expected):
+    assert names(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Caroline: Painting is fun.", [("Caroline", "speaker")]),
+        ("[1:56 pm on 8 May, 2023] Caroline: Hey Mel!", [("Caroline", "speaker"), ("Mel", "proper")]),
+        ("Alice: hi\nBob Stone: hey\n", [("Alice", "speaker"), ("Bob Stone", "speaker")]),
+        ("User: where is Porto?", [("Porto", "proper")]),  # a role label is no speaker
+        ("The Lesser Evil: political ethics", [("Lesser Evil", "proper")]),  # title, subtitle
+        ("the time is 10:30 now", []),
+    ],
+)
+def test_a_chat_line_names_its_speaker(text, expected):
+    assert [(m.name, m.kind) for m in mentions(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I met José and Zoë in Zürich.", ["José", "Zoë", "Zürich"]),
+        ("we met Ǆemal and Łukasz", ["Ǆemal", "Łukasz"]),  # a titlecase letter, a Polish one
+        ("I met Zoë, then ZOË again", ["Zoë"]),  # one norm, first occurrence kept
+    ],
+)
+def test_unicode_names(text, expected):
+    assert names(text) == expected
+
+
+def test_case_variants_are_one_entity():
+    text = "alice said ALICE and Alice are one"
+    found = mentions(text, NameMatcher(["Alice"]))
+    assert [(m.name, m.start, m.kind) for m in found] == [("alice", 0, "known")]
+    scope = Scope.parse("user:u")
+    assert {entity_id(scope, v) for v in ("alice", "ALICE", "Alice", "Alice.")} == {entity_id(scope, found[0].name)}
+
+
+@pytest.mark.parametrize(
+    ("known", "text", "expected"),
+    [
+        (["Al"], "also, Al's", [(6, "Al")]),  # word boundaries only
+        (["New York", "York"], "new york, then york", [(0, "new york"), (15, "york")]),  # longest
+        (["Paris"], "Visited Paris. paris", [(0, "Visited Paris"), (8, "Paris")]),  # inside a run
+        (["C++"], "I write c++ daily", [(8, "c++")]),  # a name ending in punctuation
+        (["Zoë"], "zoe\u0308 is here", [(0, "zoe\u0308")]),  # decomposed form of the name
+        (["ﬁnn"], "FINN came", [(0, "FINN")]),  # compatibility form of the name
+        (["New York"], "in new\nyork", [(3, "new\nyork")]),  # a name wrapped over two lines
+        (["U.S.", "U S"], "u s and U.S.", [(0, "u s"), (8, "U.S")]),  # alike but for punctuation
+        (["May", "I", "x"], "may I x", []),  # common words and single characters are ignored
+    ],
+)
+def test_known_names_match_case_folded_on_word_boundaries(known, text, expected):
+    assert [(m.start, m.name) for m in mentions(text, NameMatcher(known))] == expected
+
+
+def test_matcher_learns_incrementally():
+    matcher = NameMatcher(["Alice"])
+    assert names("alice and bob", matcher) == ["alice"]
+    matcher.add(["Bob", "bob", "BOB"])
+    assert names("alice and bob", matcher) == ["alice", "bob"]
+    assert len(matcher) == 2
+
+
+# Texts built from name-like words, common words and the separators the rules look at, so the
+# properties below meet speakers, possessives, runs and sentence starts, not only noise.
+WORDS = st.sampled_from(
+    ["Alice", "alice", "ALICE", "New", "York", "new", "york", "The", "the", "of", "Bank", "I", "May",
+     "José", "jose\u0301", "Zoë", "ZOË", "St.", "J.", "LGBTQ", "iPhone", "Don't", "Hey", "Mel", "al", "Al",
+     "U.S.", "u s", "C++"]
+)
+SEPARATORS = st.sampled_from([" ", " ", ". ", ", ", ": ", "\n", "'s ", "’s ", "! ", " [x] "])
+TEXTS = st.one_of(
+    st.lists(st.tuples(WORDS, SEPARATORS), max_size=14).map(lambda parts: "".join(w + s for w, s in parts)),
+    st.text(max_size=60),
+)
+NAMES = st.lists(st.one_of(WORDS, st.text(min_size=1, max_size=8)), max_size=8)
+
+
+@given(TEXTS, NAMES, st.randoms(use_true_random=False))
+def test_mentions_do_not_depend_on_the_order_names_were_learnt(text, known, rnd):
+    shuffled = list(known)
+    rnd.shuffle(shuffled)
+    incremental = NameMatcher()
+    for name in shuffled:  # one at a time, with a scan in between: the automaton is rebuilt
+        incremental.add([name])
+        incremental.find(text)
+    assert mentions(text, NameMatcher(known)) == mentions(text, incremental)
+
+
+@given(TEXTS, NAMES)
+def test_every_mention_is_a_span_of_the_text_with_its_norm(text, known):
+    found = mentions(text, NameMatcher(known))
+    assert [m.start for m in found] == sorted(m.start for m in found)
+    assert len({m.norm for m in found}) == len(found)
+    for m in found:
+        assert 0 <= m.start < m.end <= len(text)
+        assert text[m.start : m.end] == m.name
+        assert m.norm == normalise(m.name) != ""
+        if m.kind == "known":
+            assert m.norm in {normalise(n) for n in known}
+
+
+@given(TEXTS)
+def test_learning_a_texts_own_names_changes_nothing(text):
+    first = mentions(text)
+    again = mentions(text, NameMatcher(m.name for m in first))
+    assert {m.norm for m in again} == {m.norm for m in first}
