@@ -128,7 +128,7 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # weekends take their own ("on Monday", "over the weekend"), since "on May" or "in Monday" are
 # not how people name them.
 _PERIOD_CUES = {"in", "during", "throughout", "since", "before", "after", "until", "till",
-                "around", "as of", "back in", "sometime in"}  # fmt: skip
+                "around", "circa", "as of", "back in", "sometime in"}  # fmt: skip
 _CUES = {
     "month": _PERIOD_CUES,
     "season": _PERIOD_CUES,
@@ -153,7 +153,7 @@ _YEAR = r"(?<![\w.:/$£€])[12]\d{3}(?!\w)"
 _NUM = rf"(?:\d{{1,4}}|a\s+couple\s+of|{_words(_NUMBERS)})"
 _UNIT = r"(?:hour|day|week|month|year)s?(?!\w)"
 
-_CUE = r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|between|from|at|by|over)\s+"
+_CUE = r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|circa|between|from|at|by|over)\s+"
 _MOD = (
     r"(?:(?:the\s+)?(?:very\s+)?(?P<part>early|mid|late)(?:\s*-\s*|\s+)"
     r"|(?:the\s+)?(?:very\s+)?(?P<partof>beginning|start|middle|end)\s+of\s+"
