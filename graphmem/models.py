@@ -178,7 +178,8 @@ class MemoryUnit(Model):
 
 
 class RecallStats(Model):
-    """The one mutable part of a unit (invariant 3): recall statistics."""
+    """The one mutable part of a unit: recall statistics (content, kind, scope and times are
+    written once)."""
 
     recalled_at: UTCDatetime
     increment: Annotated[int, Field(ge=1)] = 1
@@ -214,7 +215,7 @@ class MemoryBlock(Model):
 
 
 class Fact(Model):
-    """A structured fact given with an episode (CLI.md episode lines)."""
+    """A structured fact given with an episode (the README's episode lines)."""
 
     subject: Annotated[str, AfterValidator(_clean_text(500))]
     predicate: Annotated[str, AfterValidator(_clean_text(200))]
