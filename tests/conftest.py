@@ -104,6 +104,16 @@ def mem(request, embedder):
     return GraphMem(Neo4jStore(conn), index, database=Neo4jDatabase(conn, index))
 
 
+@pytest.fixture
+def memory_mem(embedder):
+    """A GraphMem over the in-memory adapters only (the faces' tests)."""
+    from graphmem import GraphMem
+    from graphmem.adapters.memory import InMemoryIndex
+
+    store = InMemoryStore()
+    return GraphMem(store, InMemoryIndex(store, embedder))
+
+
 @pytest.fixture(scope="session")
 def spare_server(tmp_path_factory):
     """A second local Neo4j of our own, for tests that stop the server or change the whole

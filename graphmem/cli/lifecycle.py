@@ -12,6 +12,8 @@ from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, ope
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
 
+EpisodeArg = Annotated[str, typer.Argument(help="The episode id.")]
+
 
 def forget(
     ctx: typer.Context,
@@ -53,13 +55,8 @@ def list_episodes(
 
 
 @episodes.command("show")
-def show_episode(
-    ctx: typer.Context,
-    episode_id: Annotated[str, typer.Argument(help="The episode id.")],
-    subject: SubjectOpt,
-    project: ProjectOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt, project: ProjectOpt = None,
+                 as_json: JsonOpt = False) -> None:
     """One episode: its text, time, channel and structured facts."""
     with open_mem(ctx) as mem:
         found = mem.episode(episode_id, subject, project)
@@ -70,7 +67,7 @@ def show_episode(
 @episodes.command("delete")
 def delete_episode(
     ctx: typer.Context,
-    episode_id: Annotated[str, typer.Argument(help="The episode id.")],
+    episode_id: EpisodeArg,
     subject: SubjectOpt,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,

@@ -9,10 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
-from graphmem.embed import HashingEmbedder
 from graphmem.errors import InvalidInput
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
@@ -20,9 +18,8 @@ from tests.conftest import fresh_scope
 
 
 @pytest.fixture
-def mem() -> GraphMem:
-    store = InMemoryStore()
-    return GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
+def mem(memory_mem: GraphMem) -> GraphMem:
+    return memory_mem
 
 
 @pytest.fixture

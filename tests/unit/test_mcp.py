@@ -13,9 +13,7 @@ pytest.importorskip("mcp")
 
 import anyio  # noqa: E402  (installed with mcp)
 
-from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
 from graphmem.api import GraphMem  # noqa: E402
-from graphmem.embed import HashingEmbedder  # noqa: E402
 from graphmem.mcp_server import FactIn, McpConfig, build_server  # noqa: E402
 from graphmem.models import Fact, MemoryBlock, Scope  # noqa: E402
 
@@ -28,9 +26,8 @@ class ToolFailed(Exception):
 
 
 @pytest.fixture
-def mem() -> GraphMem:
-    store = InMemoryStore()
-    return GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
+def mem(memory_mem: GraphMem) -> GraphMem:
+    return memory_mem
 
 
 @pytest.fixture
