@@ -1,4 +1,4 @@
-"""The seed's types as pydantic v2 models: the boundary every adapter and pipeline speaks.
+"""graphmem's types as pydantic v2 models: the boundary every adapter and pipeline speaks.
 
 Datetimes are timezone-aware everywhere (``AwareDatetime``): a naive datetime is rejected at
 construction, so no layer below ever guesses a zone. Times are normalised to UTC.
