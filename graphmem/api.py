@@ -10,34 +10,36 @@
 
 It is synchronous: every call is a handful of Neo4j round trips and the CLI, benchmarks and
 MCP tools are synchronous too; an async facade would add a second code path to keep correct.
+
+The faces (CLI, MCP) go through these methods only and render results with
+``graphmem.views``; what the facade is built from is chosen in ``graphmem.wiring``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from .adapters.neo4j_driver import Neo4jConnection
-from .adapters.neo4j_index import Neo4jIndex
-from .adapters.neo4j_store import Neo4jStore
+from . import health, wiring
 from .config import Settings
-from .embed import make_embedder
-from .errors import InvalidInput, NotFound
-from .extract import FactsExtractor, NoneExtractor
-from .extract.llm import LLMExtractor
-from .extract.rule import RuleExtractor
-from .llm import make_client
 from . import timeline
-from .models import AsOf, Episode, Fact, GroupUnit, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, normalise, utcnow
+from .errors import ConfigurationError, InvalidInput, NotFound
+from .models import (
+    AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope, UnitFilter,
+    normalise, utcnow,
+)
 from .pipelines import lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
 from .pipelines.recall import Recaller, RecallHit
 from .pipelines.usage import UsageLog
 from .pipelines.write import WritePipeline, WriteReport, drawn
 from .policy import BasePolicy, PolicyConfig
-from .policy.llm import LLMPolicy
 from .policy.rule import RulePolicy
+from .ports import Database, Embedder
 from .tokens import TiktokenCounter
+
+if TYPE_CHECKING:
+    from .ports import MemoryIndex, MemoryStore
 
 SubjectLike = str | Scope
 
@@ -60,78 +62,42 @@ def point_in_time(valid: datetime | None = None, known: datetime | None = None) 
     return AsOf(valid=valid or now, known=known or now)
 
 
-def make_policy(settings: Settings) -> BasePolicy:
-    """The policy ``settings.policy`` names: rules (default) or an OpenAI-compatible model."""
-    if settings.policy == "llm":
-        return LLMPolicy(make_client(settings), settings.llm_model)
-    return RulePolicy(PolicyConfig())
-
-
-def history_json(entries: list[dict]) -> list[dict]:
-    """``GraphMem.history`` entries as plain JSON (the CLI's and the MCP tool's shape)."""
-    iso = lambda d: d.isoformat() if d else None  # noqa: E731
-    out = []
-    for entry in entries:
-        u, t = entry["unit"], entry["unit"].time
-        out.append({
-            "id": u.id, "content": u.content, "kind": u.kind.value, "slot": entry.get("slot", ""),
-            "valid_at": iso(t.valid_at), "invalid_at": iso(t.invalid_at),
-            "created_at": iso(t.created_at), "expired_at": iso(t.expired_at),
-            "episode_id": u.source.episode_id,
-            "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in entry["decisions"]],
-        })
-    return out
-
-
 class GraphMem:
     """Temporal memory for one process: write, recall, assemble, audit."""
 
-    def __init__(self, store, index, policy: BasePolicy | None = None, settings: Settings | None = None,
-                 extractors: dict | None = None, shared: Scope | None = None):
+    def __init__(self, store: MemoryStore, index: MemoryIndex, policy: BasePolicy | None = None,
+                 settings: Settings | None = None, extractors: dict | None = None, shared: Scope | None = None,
+                 database: Database | None = None):
+        """Compose the pipelines over a store and its index. ``GraphMem.connect`` builds them
+        on Neo4j from settings; tests pass ``InMemoryStore``/``InMemoryIndex``. ``database``
+        (the operator's view of the backend: migrations, health) is None in memory."""
         self.settings = settings or Settings()
         self.store = store
         self.index = index
+        self.database = database
         self.policy = policy or RulePolicy(PolicyConfig())
         self.counter = TiktokenCounter()
-        self.extractors = extractors or {
-            "facts": FactsExtractor(),
-            "rule": RuleExtractor(),
-            "none": NoneExtractor(),
-        }
+        self.extractors = extractors or wiring.make_extractors()
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
         self.recaller = Recaller(store, index, rrf_k=self.settings.rrf_k)
         self.usage = UsageLog(store)
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)
         self.shared = shared or Scope.parse("shared:global")
-        self._conn: Neo4jConnection | None = None
 
     @classmethod
-    def connect(cls, settings: Settings | None = None, migrate: bool = True, embedder=None, **kwargs) -> "GraphMem":
+    def connect(cls, settings: Settings | None = None, migrate: bool = True, embedder: Embedder | None = None,
+                check_index: bool = True, **kwargs) -> "GraphMem":
         """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
         migrations, and check the index was built with this embedder (``settings.embedder``
-        unless an Embedder object is given)."""
-        settings = settings or Settings.from_env()
-        conn = Neo4jConnection(settings)
-        try:
-            if migrate:
-                conn.migrate()
-            index = Neo4jIndex(conn, embedder or make_embedder(settings))
-            index.ensure()
-        except Exception:
-            conn.close()
-            raise
-        kwargs.setdefault("policy", make_policy(settings))
-        mem = cls(Neo4jStore(conn), index, settings=settings, **kwargs)
-        if settings.openai_base_url or settings.openai_api_key.get_secret_value():
-            mem.extractors["llm"] = LLMExtractor(make_client(settings), settings.llm_model)
-        mem._conn = conn
-        return mem
+        unless an Embedder object is given). Keyword arguments go to ``GraphMem(...)``.
+        See ``graphmem.wiring.connect``."""
+        return wiring.connect(settings, migrate=migrate, check_index=check_index, embedder=embedder, **kwargs)
 
     def close(self) -> None:
         self.usage.close()
-        if self._conn is not None:
-            self._conn.close()
+        if self.database is not None:
+            self.database.close()
 
     def __enter__(self) -> "GraphMem":
         return self
@@ -307,6 +273,106 @@ class GraphMem:
         entries.sort(key=lambda e: (normalise(e["slot"]), e["unit"].time.valid_at or e["unit"].time.created_at,
                                     e["unit"].time.created_at, e["unit"].id))
         return entries
+
+
+    # -- resident blocks ------------------------------------------------------------------
+    def list_blocks(self, subject: SubjectLike, project: str | None = None) -> list[MemoryBlock]:
+        """Every resident block of a subject."""
+        return self.store.list_blocks(as_scope(subject, project))
+
+    def get_block(self, subject: SubjectLike, label: str, project: str | None = None) -> MemoryBlock:
+        """One block by label. Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        block = self.store.get_block(scope, label)
+        if block is None:
+            raise NotFound(f"no block {label!r} for {scope}")
+        return block
+
+    def set_block(self, subject: SubjectLike, label: str, value: str, project: str | None = None,
+                  token_budget: int | None = None, description: str | None = None, writable: bool | None = None,
+                  truncate: bool = False, admin: bool = False) -> MemoryBlock:
+        """Create or replace a block within its token budget; a read-only block changes only
+        with ``admin`` (see ``pipelines.assemble.Blocks.set``)."""
+        return self.blocks.set(as_scope(subject, project), label, value, token_budget=token_budget,
+                               description=description, writable=writable, truncate=truncate, admin=admin)
+
+    def delete_block(self, subject: SubjectLike, label: str, project: str | None = None) -> None:
+        """Delete a block. Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        if not self.store.delete_block(scope, label):
+            raise NotFound(f"no block {label!r} for {scope}")
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as budgets count them."""
+        return self.counter.count(text)
+
+    # -- audit ----------------------------------------------------------------------------
+    def decisions(self, subject: SubjectLike, project: str | None = None, episode_id: str | None = None,
+                  op: str | Op | None = None, limit: int = 100) -> list[Decision]:
+        """The decision log of a subject, newest first (one episode's, or one op's)."""
+        if not 1 <= limit <= 10_000:
+            raise InvalidInput("limit must be between 1 and 10000")
+        try:
+            chosen = Op(op.upper() if isinstance(op, str) else op) if op is not None else None
+        except ValueError:
+            raise InvalidInput(f"unknown op {op!r}: use {'|'.join(o.value for o in Op)}") from None
+        return self.store.list_decisions(as_scope(subject, project), episode_id=episode_id,
+                                         op=chosen.value if chosen else None, limit=limit)
+
+    def episodes(self, subject: SubjectLike, project: str | None = None, offset: int = 0,
+                 limit: int = 100) -> list[Episode]:
+        """A page of the subject's episodes, in the store's order."""
+        scope = as_scope(subject, project)
+        try:
+            page = Page(offset=offset, limit=limit)
+        except ValueError as exc:
+            raise InvalidInput(f"episodes page: {exc}") from None
+        found = (self.store.get_episode(i, scope) for i in self.store.list_episode_ids(scope, page))
+        return [e for e in found if e is not None]
+
+    def episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> Episode:
+        """One episode. Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        found = self.store.get_episode(episode_id, scope)
+        if found is None:
+            raise NotFound(f"no episode {episode_id} in scope {scope}")
+        return found
+
+    # -- operations -----------------------------------------------------------------------
+    def _database(self) -> Database:
+        if self.database is None:
+            raise ConfigurationError("this GraphMem has no database (in-memory store): nothing to migrate or inspect")
+        return self.database
+
+    def init(self) -> dict:
+        """Apply pending schema migrations and create the search indexes (idempotent):
+        ``{"applied": [...], "already_applied": [...]}``."""
+        applied, already = self._database().migrate()
+        return {"applied": applied, "already_applied": already}
+
+    def doctor(self) -> dict:
+        """Every health check, failures included: ``{"ok", "checks": [{"check", "ok", "detail"}]}``."""
+        return health.doctor(self.database, self.index.embedder, self.counter)
+
+    def index_status(self) -> dict:
+        """The index's model, the embedder's, counts and index states (``Database.index_status``)."""
+        return self._database().index_status()
+
+    def stats(self) -> dict:
+        """Counts of units and entities (all and searchable), the index model, migrations applied."""
+        database = self._database()
+        status = database.index_status()
+        counts = {k: v for k, v in status.items() if k not in ("indexes", "embedder")}
+        return {**counts, "migrations": len(database.applied_migrations())}
+
+    def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,
+                      progress: Callable[[int], None] | None = None) -> dict:
+        """Recompute the derived index from the store with the current embedder (all, or one
+        subject): ``{"units": n, "model", "dimension"}``."""
+        scope = as_scope(subject, project) if subject else None
+        done = self.index.rebuild(scope, progress=progress)
+        embedder = self.index.embedder
+        return {"units": done, "model": embedder.name, "dimension": embedder.dimension}
 
 
 def slot_label(unit: MemoryUnit) -> str:

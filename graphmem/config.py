@@ -1,12 +1,20 @@
-"""Settings, built explicitly (``Settings.from_env()``); nothing is read at import time."""
+"""Settings from the environment and a ``.env`` file, built explicitly (``Settings()``); nothing
+is read at import time.
+
+Each setting has one environment name: ``NEO4J_*`` and ``OPENAI_*`` as those tools spell them,
+``GRAPHMEM_<FIELD>`` for the rest (``GRAPHMEM_EMBEDDER``, ``GRAPHMEM_RRF_K``, ...). Keyword
+arguments win over the environment, which wins over ``.env`` in the working directory. Empty
+variables count as unset.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_BOLT_PORT = 7687
 
@@ -16,46 +24,38 @@ def default_home() -> Path:
     return Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".cache" / "graphmem"))
 
 
-class Settings(BaseModel):
-    """Everything configurable. Environment names are given in each field's description."""
+def _named(field: str) -> AliasChoices:
+    """A setting whose environment name is its own name upper-cased, outside the GRAPHMEM_
+    prefix (names match case-insensitively, so the two choices are one variable)."""
+    return AliasChoices(field, field.upper())
 
-    model_config = {"frozen": True}
 
-    neo4j_uri: str = Field(f"bolt://127.0.0.1:{DEFAULT_BOLT_PORT}", description="NEO4J_URI")
-    neo4j_user: str = Field("neo4j", description="NEO4J_USER")
-    neo4j_password: SecretStr = Field(SecretStr(""), description="NEO4J_PASSWORD (empty: no auth)")
-    neo4j_database: str = Field("neo4j", description="NEO4J_DATABASE")
-    home: Path = Field(default_factory=default_home, description="GRAPHMEM_HOME")
+class Settings(BaseSettings):
+    """Everything configurable (environment names in the module docstring)."""
 
-    embedder: Literal["minilm", "hashing", "openai"] = Field("minilm", description="GRAPHMEM_EMBEDDER")
-    openai_base_url: str | None = Field(None, description="OPENAI_BASE_URL")
-    openai_api_key: SecretStr = Field(SecretStr(""), description="OPENAI_API_KEY")
-    embedding_model: str = Field("text-embedding-3-small", description="GRAPHMEM_EMBEDDING_MODEL")
-    embedding_dimensions: int | None = Field(None, description="GRAPHMEM_EMBEDDING_DIMENSIONS")
-    llm_model: str = Field("gpt-4o-mini", description="GRAPHMEM_LLM_MODEL")
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHMEM_", env_file=".env", env_ignore_empty=True, extra="ignore", frozen=True
+    )
 
-    policy: Literal["rule", "llm"] = Field("rule", description="GRAPHMEM_POLICY")
-    rrf_k: int = Field(60, ge=1, description="GRAPHMEM_RRF_K (reciprocal rank fusion constant)")
+    neo4j_uri: str = Field(f"bolt://127.0.0.1:{DEFAULT_BOLT_PORT}", validation_alias=_named("neo4j_uri"))
+    neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"))
+    neo4j_password: SecretStr = Field(
+        SecretStr(""), validation_alias=_named("neo4j_password"), description="empty: no auth"
+    )
+    neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
+    home: Path = Field(default_factory=default_home, description="Neo4j jars, instances, model files")
+
+    embedder: Literal["minilm", "hashing", "openai"] = "minilm"
+    openai_base_url: str | None = Field(None, validation_alias=_named("openai_base_url"))
+    openai_api_key: SecretStr = Field(SecretStr(""), validation_alias=_named("openai_api_key"))
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int | None = None
+    llm_model: str = "gpt-4o-mini"
+
+    policy: Literal["rule", "llm"] = "rule"
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> "Settings":
-        """Build settings from environment variables; explicit overrides win (None is ignored)."""
-        env = os.environ if env is None else env
-        names = {
-            "neo4j_uri": "NEO4J_URI",
-            "neo4j_user": "NEO4J_USER",
-            "neo4j_password": "NEO4J_PASSWORD",
-            "neo4j_database": "NEO4J_DATABASE",
-            "home": "GRAPHMEM_HOME",
-            "embedder": "GRAPHMEM_EMBEDDER",
-            "openai_base_url": "OPENAI_BASE_URL",
-            "openai_api_key": "OPENAI_API_KEY",
-            "embedding_model": "GRAPHMEM_EMBEDDING_MODEL",
-            "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
-            "llm_model": "GRAPHMEM_LLM_MODEL",
-            "policy": "GRAPHMEM_POLICY",
-            "rrf_k": "GRAPHMEM_RRF_K",
-        }
-        values: dict[str, object] = {k: env[v] for k, v in names.items() if env.get(v)}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+    def from_env(cls, **overrides: object) -> "Settings":
+        """``Settings(**overrides)`` with None overrides dropped (unset CLI options)."""
+        return cls(**{k: v for k, v in overrides.items() if v is not None})

@@ -11,11 +11,14 @@
     └── BackendError              the database or a remote model failed (CLI exit code 1)
         └── Unavailable           the database cannot be reached (retryable)
 
-The CLI maps InvalidInput (and its children) to exit code 2 and everything else to exit code 1;
-each error's ``str()`` is the one line an operator reads.
+Every face (CLI, MCP) reports a failure as ``error_line(exc)``: one line an operator reads.
+``exit_code(exc)`` is 2 for bad input (InvalidInput, NotFound, any ValueError, pydantic's
+validation errors included) and 1 for everything else.
 """
 
 from __future__ import annotations
+
+from pydantic import ValidationError
 
 
 class GraphMemError(Exception):
@@ -62,3 +65,25 @@ class BackendError(GraphMemError):
 
 class Unavailable(BackendError):
     """The database cannot be reached right now; retrying later may succeed."""
+
+
+#: What a face reports as one line instead of a traceback: graphmem's own errors and bad
+#: values (``ValueError`` includes pydantic's ``ValidationError``).
+REPORTED = (GraphMemError, ValueError)
+
+
+def error_line(exc: BaseException) -> str:
+    """The error as one line: a validation error names its first bad field."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or exc.title
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return f"{where}: {first['msg']}{more}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def exit_code(exc: BaseException) -> int:
+    """2 for bad input, 1 for a runtime failure."""
+    if isinstance(exc, GraphMemError):
+        return exc.exit_code
+    return 2 if isinstance(exc, ValueError) else 1

@@ -1,94 +1,52 @@
-"""A small shared helper for chat models behind any OpenAI-compatible endpoint.
+"""Structured output from chat models behind any OpenAI-compatible endpoint.
 
-- ``make_client(settings)``: an ``openai.OpenAI`` client with the library's own retries off
-  (``max_retries=0``): retries are ours, bounded and visible;
-- ``structured(...)``: one JSON-schema structured-output call, validated with a pydantic model.
-  Invalid output (not JSON, refused, truncated, failing validation) is asked for again, up to
-  ``attempts`` times, telling the model what was wrong; 429, 5xx and connection errors are
-  retried with exponential backoff and jitter (at most ``transport_attempts`` tries and
-  ``max_total_wait`` seconds of sleep per call). Every final failure raises ``BackendError``
-  with one line saying what was wrong.
+``structured(...)`` makes one JSON-schema structured-output call and validates the reply with a
+pydantic model. Invalid output (not JSON, refused, truncated, failing validation) is asked for
+again, up to ``attempts`` times, telling the model what was wrong. Transport failures are
+retried by the client itself (``graphmem.openai_api``). Every final failure raises
+``BackendError`` with one line saying what was wrong.
 
-The backoff follows ``graphmem.embed.openai_compat`` (same "equal jitter", same Retry-After
-handling, reusing its ``_retry_after``); its retry loop is a method of the embedder, so the
-loop itself lives here as ``call_with_retries``.
+``strict_schema(model)`` is a pydantic model's JSON schema in the form strict structured output
+accepts, so a reply's schema and its validator are one declaration.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import time
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from .embed.openai_compat import _retry_after
-from .errors import BackendError, ConfigurationError
+from .errors import BackendError
+from .openai_api import mapped_errors, one_line
 
 if TYPE_CHECKING:
     import openai
 
-    from .config import Settings
-
-T = TypeVar("T")
-
-
-def make_client(settings: "Settings", timeout: float = 60.0) -> "openai.OpenAI":
-    """A client for ``settings.openai_base_url`` (None: api.openai.com) with retries off."""
-    import openai  # imported here: it costs ~1 s, and only the LLM parts need it
-
-    api_key = settings.openai_api_key.get_secret_value()
-    if not api_key and settings.openai_base_url is None:
-        raise ConfigurationError("the llm extractor/policy need OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
-    return openai.OpenAI(
-        base_url=settings.openai_base_url,
-        api_key=api_key or "unused",  # local servers often need no key, but the client wants one
-        max_retries=0,
-        timeout=timeout,
-    )
+#: Keywords strict mode refuses; the validator still checks them on the reply.
+_NOT_STRICT = ("default", "minLength", "maxLength")
 
 
-def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()`` for strict structured output: nested models inlined, every
+    object closed (``additionalProperties: false``) with all its properties required."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
 
+    def strict(node: Any) -> Any:
+        if isinstance(node, list):
+            return [strict(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return strict(defs[node["$ref"].rsplit("/", 1)[-1]])
+        out = {k: strict(v) for k, v in node.items() if k not in _NOT_STRICT}
+        if "properties" in out:
+            out["additionalProperties"] = False
+            out["required"] = list(out["properties"])
+        return out
 
-def call_with_retries(
-    fn: Callable[[], T],
-    what: str,
-    *,
-    max_attempts: int = 4,
-    base_delay: float = 0.5,
-    max_delay: float = 8.0,
-    max_total_wait: float = 20.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> T:
-    """Call ``fn``; retry 429, 5xx and connection errors with bounded backoff. Other API errors
-    and the last retryable one raise ``BackendError`` naming ``what``."""
-    import openai
-
-    waited, attempt, last = 0.0, 0, None
-    for attempt in range(1, max_attempts + 1):
-        try:
-            return fn()
-        except openai.APIStatusError as exc:
-            if exc.status_code != 429 and exc.status_code < 500:
-                raise BackendError(f"{what} was rejected ({exc.status_code}): {_one_line(exc.message)}") from exc
-            last, retry_after = exc, _retry_after(exc)
-        except openai.APIConnectionError as exc:  # includes timeouts
-            last, retry_after = exc, None
-        except openai.OpenAIError as exc:
-            raise BackendError(f"{what} failed: {_one_line(exc)}") from exc
-        cap = min(max_delay, base_delay * 2 ** (attempt - 1))
-        delay = min(max_delay, max(cap / 2 + random.uniform(0, cap / 2), retry_after or 0.0))
-        if attempt == max_attempts or waited + delay > max_total_wait:
-            break
-        sleep(delay)
-        waited += delay
-    raise BackendError(
-        f"{what} failed after {attempt} attempts ({waited:.1f} s of backoff): {_one_line(last)}"
-    ) from last
+    return strict(schema)
 
 
 def structured(
@@ -101,9 +59,6 @@ def structured(
     attempts: int = 3,
     *,
     validator: type[BaseModel] | None = None,
-    transport_attempts: int = 4,
-    max_total_wait: float = 20.0,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """Ask ``model`` for one JSON object matching ``json_schema`` (strict structured output) and
     return it as a dict, validated (and normalised) by ``validator`` when given.
@@ -121,15 +76,10 @@ def structured(
     problem = "no attempt made"
     last_exc: Exception | None = None
     for _ in range(attempts):
-        response = call_with_retries(
-            lambda: client.chat.completions.create(
+        with mapped_errors(what):
+            response = client.chat.completions.create(
                 model=model, messages=list(messages), response_format=response_format, temperature=0
-            ),
-            what,
-            max_attempts=transport_attempts,
-            max_total_wait=max_total_wait,
-            sleep=sleep,
-        )
+            )
         content: str | None = None
         try:
             choice = response.choices[0]
@@ -165,4 +115,4 @@ def structured(
             "content": f"Your reply was invalid ({problem}). Reply again with only a JSON object "
                        f"that matches the {schema_name} schema.",
         })
-    raise BackendError(f"model output invalid after {attempts} attempts: {_one_line(problem)}") from last_exc
+    raise BackendError(f"model output invalid after {attempts} attempts: {one_line(problem)}") from last_exc

@@ -8,12 +8,14 @@
         run_server(server, "stdio")
 
 (``graphmem mcp serve`` does exactly this.) Every tool is a few lines over a ``GraphMem``
-method, so the policy, the decision audit and the assembly traces apply as they do for the
-CLI. Every tool is scoped: a call may name a ``subject`` (``TYPE:ID``); without one it gets the
+method and answers in the shapes of ``graphmem.views``, so the policy, the decision audit and
+the assembly traces apply as they do for the CLI, and a hit or a block looks the same.
+
+Every tool is scoped: a call may name a ``subject`` (``TYPE:ID``); without one it gets the
 server's configured subject, and a call naming any other subject is refused unless the server
 allows it (``allow_subjects`` or ``allow_any_subject``). Times are ISO 8601 strings (a date
 alone is midnight UTC). A failure comes back as an MCP tool error (``isError: true``) whose
-text is the one line the CLI prints after ``error:``.
+text is ``graphmem.errors.error_line`` of the error (the line the CLI prints after ``error:``).
 
 Needs the optional extra: ``pip install 'graphmem[mcp]'`` (mcp 1.x ``FastMCP`` or mcp 2.x
 ``MCPServer``; both are driven the same way here).
@@ -21,6 +23,7 @@ Needs the optional extra: ``pip install 'graphmem[mcp]'`` (mcp 1.x ``FastMCP`` o
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -34,12 +37,11 @@ except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ToolAnnotations
 
-from graphmem.api import GraphMem, as_scope, history_json
-from graphmem.cli.blocks import block_json
-from graphmem.cli.common import error_line, jsonable, to_datetime
-from graphmem.cli.write import _report_json as report_json
-from graphmem.errors import ConfigurationError, GraphMemError, InvalidInput, NotFound, ScopeViolation
+from graphmem import views
+from graphmem.api import GraphMem, as_scope
+from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line
 from graphmem.models import Fact, MemoryKind, Scope
+from graphmem.times import parse_optional_time
 
 log = logging.getLogger("graphmem.mcp")
 
@@ -104,8 +106,7 @@ class FactIn(BaseModel):
     def to_fact(self, where: str) -> Fact:
         data = self.model_dump()
         for key in ("valid_at", "invalid_at"):
-            if data[key] is not None:
-                data[key] = _time(data[key], f"{where}.{key}")
+            data[key] = parse_optional_time(data[key], f"{where}.{key}")
         data["labels"] = tuple(data["labels"])
         try:
             return Fact.model_validate(data)
@@ -123,88 +124,62 @@ HopsArg = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top 
 SharedArg = Annotated[bool, Field(description="Also read the shared:global scope.")]
 
 
-def _time(text: str | None, name: str):
-    if text is None or not text.strip():
-        return None
-    try:
-        return to_datetime(text)
-    except ValueError as exc:
-        raise InvalidInput(f"{name}: {exc}") from None
-
-
-def _error(message: str) -> CallToolResult:
-    return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
-
-
-class _Memory:
-    """The GraphMem, opened by ``factory`` at the first call that needs it."""
-
-    def __init__(self, factory: Callable[[], GraphMem]):
-        self.factory = factory
-        self.lock = threading.Lock()
-        self.mem: GraphMem | None = None
-
-    def get(self) -> GraphMem:
-        with self.lock:
-            if self.mem is None:
-                self.mem = self.factory()
-            return self.mem
-
-
 READ = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
 WRITE = ToolAnnotations.model_validate({"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False})
 ERASE = ToolAnnotations.model_validate({"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False})
 
 
-# -- the server -------------------------------------------------------------------------------
-def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> FastMCP:
-    """An MCP server whose tools read and write the memory ``mem_factory`` returns (called
-    once, at the first tool call; the caller closes that GraphMem)."""
-    memory = _Memory(mem_factory)
-    cfg = settings
-    server = FastMCP(
-        cfg.name,
-        instructions=(
-            "graphmem: temporal memory. `remember` what the user says; `recall` or `assemble` before "
-            "answering; `history` and `explain` show how a fact changed and why. Every fact keeps both "
-            f"time axes, so as_of/known_at replay any past moment. Default subject: {cfg.subject}."
-        ),
-    )
+def tool(annotations: ToolAnnotations, description: str) -> Callable[[Callable], Callable]:
+    """Mark a ``MemoryTools`` method as an MCP tool with these hints and description."""
+    def mark(method: Callable) -> Callable:
+        method.mcp_tool = (annotations, description)  # type: ignore[attr-defined]
+        return method
+    return mark
 
-    def answer(tool: str, work: Callable[[GraphMem], dict]) -> Any:
-        """Run ``work`` on the GraphMem; graphmem's errors become a tool error with the CLI's line."""
-        try:
-            return work(memory.get())
-        except (GraphMemError, ValidationError, ValueError) as exc:
-            message = error_line(exc)
-            log.info("tool %s refused: %s", tool, message)
-            return _error(message)
 
-    @server.tool(name="remember", annotations=WRITE, description=(
-        "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
-        "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
-        "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
-        "'2023-04-01', single_valued: true}); otherwise facts are extracted from the text. Returns the "
-        "decision counts and the ids of the units written."))
+# -- the tools --------------------------------------------------------------------------------
+class MemoryTools:
+    """The MCP tools: each scopes the call (``McpConfig.scope_for``), calls one ``GraphMem``
+    method and answers in a ``graphmem.views`` shape. The GraphMem is opened by ``factory`` at
+    the first call that needs it."""
+
+    def __init__(self, factory: Callable[[], GraphMem], config: McpConfig):
+        self.factory = factory
+        self.config = config
+        self._lock = threading.Lock()
+        self._opened: GraphMem | None = None
+
+    @property
+    def mem(self) -> GraphMem:
+        with self._lock:
+            if self._opened is None:
+                self._opened = self.factory()
+            return self._opened
+
+    @tool(WRITE, "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
+          "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
+          "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
+          "'2023-04-01', single_valued: true}); otherwise facts are extracted from the text. Returns the "
+          "decision counts and the ids of the units written.")
     def remember(
+        self,
         text: Annotated[str, Field(description="The episode text, e.g. 'I moved to Berlin last month.'")],
         facts: Annotated[Optional[list[FactIn]], Field(description="Structured facts that came with the episode.")] = None,
         at: Annotated[Time, Field(description="When it happened, ISO 8601 [default: now].")] = None,
         channel: Annotated[str, Field(description="Where it came from (chat, email, ...).")] = "chat",
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            parsed = [f.to_fact(f"facts.{n}") for n, f in enumerate(facts or [])]
-            report = mem.remember(text, subject=scope, at=_time(at, "at"), channel=channel, facts=parsed)
-            return {"episodes": report.episodes, **report_json(report)}
-        return answer("remember", work)
+        scope = self.config.scope_for(subject)
+        parsed = [f.to_fact(f"facts.{n}") for n, f in enumerate(facts or [])]
+        report = self.mem.remember(text, subject=scope, at=parse_optional_time(at, "at"), channel=channel,
+                                   facts=parsed)
+        return views.write_report(report)
 
-    @server.tool(name="recall", annotations=READ, description=(
-        "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
-        "system time `known_at` (both default to now). With hops > 0, units reached through shared "
-        "entities (e.g. a manager's city) are added, each with the `path` that reached it."))
+    @tool(READ, "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
+          "system time `known_at` (both default to now). With hops > 0, units reached through shared "
+          "entities (e.g. a manager's city) are added, each with the `path` that reached it.")
     def recall(
+        self,
         query: Annotated[str, Field(description="What to recall, e.g. 'where does Alice live?'")],
         k: Annotated[int, Field(ge=1, le=1000, description="How many hits (1..1000).")] = 10,
         as_of: AsOfArg = None,
@@ -213,17 +188,16 @@ def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> Fa
         include_shared: SharedArg = False,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            hits = mem.recall(query, subject=scope, k=k, as_of=_time(as_of, "as_of"),
-                              known_at=_time(known_at, "known_at"), hops=hops, include_shared=include_shared)
-            return {"hits": [hit.to_json() for hit in hits]}
-        return answer("recall", work)
+        hits = self.mem.recall(query, subject=self.config.scope_for(subject), k=k,
+                               as_of=parse_optional_time(as_of, "as_of"),
+                               known_at=parse_optional_time(known_at, "known_at"), hops=hops,
+                               include_shared=include_shared)
+        return {"hits": [views.hit(h) for h in hits]}
 
-    @server.tool(name="assemble", annotations=WRITE, description=(
-        "The context to put in front of the model for `query`: the subject's resident blocks, then "
-        "recalled units within `budget` tokens. The assembly trace is stored; its id is returned."))
+    @tool(WRITE, "The context to put in front of the model for `query`: the subject's resident blocks, then "
+          "recalled units within `budget` tokens. The assembly trace is stored; its id is returned.")
     def assemble(
+        self,
         query: Annotated[str, Field(description="What the context is for.")],
         budget: Annotated[Optional[int], Field(ge=1, description="Token budget of the recalled section [default: the policy's].")] = None,
         as_of: AsOfArg = None,
@@ -232,111 +206,110 @@ def build_server(mem_factory: Callable[[], GraphMem], settings: McpConfig) -> Fa
         include_shared: SharedArg = False,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            result = mem.assemble(query, subject=scope, budget=budget, as_of=_time(as_of, "as_of"),
-                                  known_at=_time(known_at, "known_at"), include_shared=include_shared, hops=hops)
-            t = result.trace
-            return {"text": result.text, "trace": {"id": t.id, "resident_ids": list(t.resident_ids),
-                                                   "recalled_ids": list(t.recalled_ids), "tokens": t.tokens}}
-        return answer("assemble", work)
+        result = self.mem.assemble(query, subject=self.config.scope_for(subject), budget=budget,
+                                   as_of=parse_optional_time(as_of, "as_of"),
+                                   known_at=parse_optional_time(known_at, "known_at"),
+                                   include_shared=include_shared, hops=hops)
+        return views.assembly(result)
 
-    @server.tool(name="history", annotations=READ, description=(
-        "The bi-temporal timeline of an entity's facts (give `entity`), or of one unit and the units it "
-        "superseded (give `unit_id`), as known at `known_at`: each entry has valid_at/invalid_at (world "
-        "time), created_at/expired_at (system time) and the decisions that shaped it."))
+    @tool(READ, "The bi-temporal timeline of an entity's facts (give `entity`), or of one unit and the units it "
+          "superseded (give `unit_id`), as known at `known_at`: each entry has valid_at/invalid_at (world "
+          "time), created_at/expired_at (system time) and the decisions that shaped it.")
     def history(
+        self,
         entity: Annotated[Optional[str], Field(description="An entity name, e.g. 'Alice'.")] = None,
         unit_id: Annotated[Optional[str], Field(description="A unit id (from recall).")] = None,
         known_at: KnownAtArg = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            if (unit_id is None) == (entity is None):
-                raise InvalidInput("give exactly one of unit_id or entity")
-            entries = mem.history(subject=scope, entity=entity, unit_id=unit_id, known_at=_time(known_at, "known_at"))
-            return {"entries": history_json(entries)}
-        return answer("history", work)
+        scope = self.config.scope_for(subject)
+        if (unit_id is None) == (entity is None):
+            raise InvalidInput("give exactly one of unit_id or entity")
+        entries = self.mem.history(subject=scope, entity=entity, unit_id=unit_id,
+                                   known_at=parse_optional_time(known_at, "known_at"))
+        return {"entries": [views.history_entry(e) for e in entries]}
 
-    @server.tool(name="explain", annotations=READ, description=(
-        "Provenance of one unit: the episode it came from, the extractor version, every decision about "
-        "it with its reason, and the invalidations in and out."))
+    @tool(READ, "Provenance of one unit: the episode it came from, the extractor version, every decision about "
+          "it with its reason, and the invalidations in and out.")
     def explain(
+        self,
         unit_id: Annotated[str, Field(description="A unit id (from recall or history).")],
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            info = mem.explain(unit_id, subject=cfg.scope_for(subject))
-            unit, episode = info["unit"], info["episode"]
-            return {
-                "unit": unit.model_dump(mode="json"),
-                "episode": episode.model_dump(mode="json") if episode else None,
-                "extractor_version": unit.source.extractor_version,
-                "decisions": [d.model_dump(mode="json", exclude={"scope"}) for d in info["decisions"]],
-                "incoming": jsonable(info.get("incoming", [])),
-                "outgoing": jsonable(info.get("outgoing", [])),
-            }
-        return answer("explain", work)
+        return views.explanation(self.mem.explain(unit_id, subject=self.config.scope_for(subject)))
 
-    @server.tool(name="blocks_list", annotations=READ, description=(
-        "The subject's resident blocks (always in the assembled context), each with its token budget "
-        "and whether it is writable."))
-    def blocks_list(subject: Subject = None) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            return {"blocks": [block_json(b) for b in mem.store.list_blocks(cfg.scope_for(subject))]}
-        return answer("blocks_list", work)
+    @tool(READ, "The subject's resident blocks (always in the assembled context), each with its token budget "
+          "and whether it is writable.")
+    def blocks_list(self, subject: Subject = None) -> dict[str, Any]:
+        return {"blocks": [views.block(b) for b in self.mem.list_blocks(self.config.scope_for(subject))]}
 
-    @server.tool(name="blocks_get", annotations=READ, description="One resident block by label, with its value.")
+    @tool(READ, "One resident block by label, with its value.")
     def blocks_get(
+        self,
         label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            block = mem.store.get_block(scope, label)
-            if block is None:
-                raise NotFound(f"no block {label!r} for {scope}")
-            return block_json(block)
-        return answer("blocks_get", work)
+        return views.block(self.mem.get_block(self.config.scope_for(subject), label))
 
-    @server.tool(name="blocks_set", annotations=WRITE, description=(
-        "Create or replace a resident block. A new block needs `token_budget`; a value over the budget "
-        "is refused; a read-only block cannot be changed here (an operator uses the CLI's --admin)."))
+    @tool(WRITE, "Create or replace a resident block. A new block needs `token_budget`; a value over the budget "
+          "is refused; a read-only block cannot be changed here (an operator uses the CLI's --admin).")
     def blocks_set(
+        self,
         label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
         value: Annotated[str, Field(description="The new value.")],
         token_budget: Annotated[Optional[int], Field(gt=0, le=100_000, description="Token budget (required for a new block).")] = None,
         description: Annotated[Optional[str], Field(description="What the block is for.")] = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            # Never admin, never a writability change: the writable rule stays with operators.
-            block = mem.blocks.set(cfg.scope_for(subject), label, value, token_budget=token_budget,
-                                   description=description, writable=None, truncate=False, admin=False)
-            return {**block_json(block), "tokens": mem.counter.count(block.value)}
-        return answer("blocks_set", work)
+        # Never admin, never a writability change: the writable rule stays with operators.
+        block = self.mem.set_block(self.config.scope_for(subject), label, value, token_budget=token_budget,
+                                   description=description)
+        return views.block(block, self.mem.count_tokens(block.value))
 
-    @server.tool(name="forget", annotations=ERASE, description=(
-        "Erase everything stored for `subject`: episodes, units, entities, decisions, traces, blocks and "
-        "review items. "
-        "Irreversible: refused unless `confirm` is true."))
+    @tool(ERASE, "Erase everything stored for `subject`: episodes, units, entities, decisions, traces, blocks and "
+          "review items. Irreversible: refused unless `confirm` is true.")
     def forget(
+        self,
         subject: Annotated[str, Field(description="The subject to erase, TYPE:ID; must be one this server allows.")],
         confirm: Annotated[bool, Field(description="Must be true: confirms the erasure.")] = False,
     ) -> dict[str, Any]:
-        def work(mem: GraphMem) -> dict:
-            scope = cfg.scope_for(subject)
-            if confirm is not True:
-                raise InvalidInput(f"forget erases everything stored for {scope}: call it again with confirm: true")
-            if not hasattr(mem, "forget"):
-                raise ConfigurationError("this graphmem cannot forget yet (GraphMem.forget is missing)")
-            # A server with a project erases that project only; without one, GraphMem.forget
-            # erases the subject with all its projects.
-            erased = mem.forget(scope, project=scope.project_id)
-            return {"subject": str(scope), "forgotten": jsonable(erased)}
-        return answer("forget", work)
+        scope = self.config.scope_for(subject)
+        if confirm is not True:
+            raise InvalidInput(f"forget erases everything stored for {scope}: call it again with confirm: true")
+        # A server with a project erases that project only; without one, GraphMem.forget
+        # erases the subject with all its projects.
+        erased = self.mem.forget(scope, project=scope.project_id)
+        return {"subject": views.scope(scope)["scope"], "project": scope.project_id, "forgotten": erased}
 
+
+# -- the server -------------------------------------------------------------------------------
+def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
+    """``method`` with graphmem's errors turned into a tool error carrying their one line."""
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except REPORTED as exc:
+            message = error_line(exc)
+            log.info("tool %s refused: %s", name, message)
+            return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+    return call
+
+
+def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> FastMCP:
+    """An MCP server whose tools read and write the memory ``mem_factory`` returns (called
+    once, at the first tool call; the caller closes that GraphMem)."""
+    tools = MemoryTools(mem_factory, config)
+    server = FastMCP(config.name, instructions=(
+        "graphmem: temporal memory. `remember` what the user says; `recall` or `assemble` before "
+        "answering; `history` and `explain` show how a fact changed and why. Every fact keeps both "
+        f"time axes, so as_of/known_at replay any past moment. Default subject: {config.subject}."
+    ))
+    for name, function in vars(MemoryTools).items():
+        if hasattr(function, "mcp_tool"):
+            annotations, description = function.mcp_tool
+            server.add_tool(_answering(name, getattr(tools, name)), name=name, description=description,
+                            annotations=annotations)
     return server
 
 

@@ -1,4 +1,4 @@
-"""The seed's types as pydantic v2 models: the boundary every adapter and pipeline speaks.
+"""graphmem's types as pydantic v2 models: the boundary every adapter and pipeline speaks.
 
 Datetimes are timezone-aware everywhere (``AwareDatetime``): a naive datetime is rejected at
 construction, so no layer below ever guesses a zone. Times are normalised to UTC.
@@ -222,7 +222,7 @@ class MemoryBlock(Model):
 
 
 class Fact(Model):
-    """A structured fact given with an episode (CLI.md episode lines)."""
+    """A structured fact given with an episode (the README's episode lines)."""
 
     subject: Annotated[str, AfterValidator(_clean_text(500))]
     predicate: Annotated[str, AfterValidator(_clean_text(200))]

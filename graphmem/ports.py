@@ -3,8 +3,8 @@
 Adapters (``graphmem.adapters``) implement them on Neo4j and in memory; the contract suite in
 ``tests/contract`` runs the same tests against every adapter.
 
-Visibility (design brief §4), used wherever a method takes ``at: AsOf`` (T = ``at.valid``,
-S = ``at.known``)::
+Visibility (the README's "Bi-temporal visibility"), used wherever a method takes ``at: AsOf``
+(T = ``at.valid``, S = ``at.known``)::
 
     visible(u, T, S) :=  u.created_at <= S
                      and (u.valid_at is null or u.valid_at <= T)
@@ -180,6 +180,9 @@ class MemoryIndex(Protocol):
       touching the store.
     """
 
+    #: What turns text into vectors here; its name and dimension describe the index.
+    embedder: Embedder
+
     def upsert(self, units: Sequence[MemoryUnit]) -> None: ...
 
     def remove(self, scope: Scope, unit_ids: Sequence[str]) -> None: ...
@@ -201,6 +204,49 @@ class MemoryIndex(Protocol):
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
         """Recompute every derived entry from the store (one scope, or all); returns the count."""
         ...
+
+
+class Database(Protocol):
+    """The database behind a store and its index, as an operator sees it: schema, server and
+    index health. A GraphMem over the in-memory adapters has none.
+
+    Every method but ``migrate`` and ``close`` only reads. Each raises ``Unavailable`` when the
+    database cannot be reached.
+    """
+
+    def migrate(self) -> tuple[list[str], list[str]]:
+        """Apply pending numbered schema migrations, then create the search indexes for the
+        index's embedder (idempotent). Returns the migration names (applied now, already
+        applied). Raises ``IndexMismatch`` when the index was built with another model."""
+        ...
+
+    def server(self) -> str:
+        """Where the server is and what it runs, on one line."""
+        ...
+
+    def applied_migrations(self) -> list[str]:
+        """Numbers of the migrations recorded as applied, in order."""
+        ...
+
+    def pending_migrations(self) -> list[str]:
+        """Names of the migrations not applied yet, in order."""
+        ...
+
+    def stored_model(self) -> tuple[str, int] | None:
+        """(model name, dimension) the index was built with; None on a fresh database."""
+        ...
+
+    def index_problems(self) -> list[str]:
+        """One phrase per search index that is missing or not online; [] when all are."""
+        ...
+
+    def index_status(self) -> dict:
+        """``model`` and ``dimension`` the index was built with, counts of ``units``,
+        ``searchable_units``, ``entities`` and ``searchable_entities``, and ``indexes``: the
+        state of each search index."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class MemoryPolicy(Protocol):
@@ -252,7 +298,9 @@ class Extractor(Protocol):
 
 
 class TokenCounter(Protocol):
-    """Exact token counts for context budgets."""
+    """Exact token counts for context budgets. ``name`` names the tokenizer."""
+
+    name: str
 
     def count(self, text: str) -> int: ...
 

@@ -1,6 +1,11 @@
 """Shared fixtures. Tests on Neo4j use the server named by NEO4J_URI (default: the local one
 that `graphmem db start` / .ci/run starts) and isolate themselves by fresh scopes, so they
-never depend on each other or on an empty database."""
+never depend on each other or on an empty database.
+
+Everything that needs the server carries the ``neo4j`` mark, so ``pytest -m "not neo4j"`` runs
+with none: the Neo4j half of each adapter-parametrised fixture is marked, and a test that asks
+for ``conn`` is marked at collection.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,15 @@ from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.config import Settings
 from graphmem.errors import Unavailable
 from graphmem.models import Scope
+
+
+NEO4J = pytest.param("neo4j", marks=pytest.mark.neo4j)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "conn" in getattr(item, "fixturenames", ()) and item.get_closest_marker("neo4j") is None:
+            item.add_marker(pytest.mark.neo4j)
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +47,7 @@ def conn(settings: Settings):
     connection.close()
 
 
-@pytest.fixture(params=["memory", "neo4j"])
+@pytest.fixture(params=["memory", NEO4J])
 def store(request):
     """Every MemoryStore adapter, for the contract suite."""
     if request.param == "memory":
@@ -57,7 +71,7 @@ def embedder():
     return HashingEmbedder()
 
 
-@pytest.fixture(params=["memory", "neo4j"])
+@pytest.fixture(params=["memory", NEO4J])
 def store_and_index(request, embedder):
     """A (store, index) pair of each adapter family, for the index contract suite."""
     from graphmem.adapters.memory import InMemoryIndex
@@ -72,11 +86,13 @@ def store_and_index(request, embedder):
     return Neo4jStore(conn), index
 
 
-@pytest.fixture(params=["memory", "neo4j"])
+@pytest.fixture(params=["memory", NEO4J])
 def mem(request, embedder):
-    """A GraphMem over each adapter family (hashing embedder: fast, deterministic)."""
+    """A GraphMem over each adapter family (hashing embedder: fast, deterministic); on Neo4j
+    with its database (never closed here: the session shares the connection)."""
     from graphmem import GraphMem
     from graphmem.adapters.memory import InMemoryIndex
+    from graphmem.adapters.neo4j_admin import Neo4jDatabase
     from graphmem.adapters.neo4j_index import Neo4jIndex
 
     if request.param == "memory":
@@ -85,7 +101,17 @@ def mem(request, embedder):
     conn = request.getfixturevalue("conn")
     index = Neo4jIndex(conn, embedder)
     index.ensure()
-    return GraphMem(Neo4jStore(conn), index)
+    return GraphMem(Neo4jStore(conn), index, database=Neo4jDatabase(conn, index))
+
+
+@pytest.fixture
+def memory_mem(embedder):
+    """A GraphMem over the in-memory adapters only (the faces' tests)."""
+    from graphmem import GraphMem
+    from graphmem.adapters.memory import InMemoryIndex
+
+    store = InMemoryStore()
+    return GraphMem(store, InMemoryIndex(store, embedder))
 
 
 @pytest.fixture(scope="session")

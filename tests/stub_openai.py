@@ -1,5 +1,6 @@
 """A tiny OpenAI-compatible HTTP server on 127.0.0.1 for tests: every request is recorded and
-answered by the test's ``respond(path, body) -> (status, payload)``."""
+answered by the test's ``respond(path, body) -> (status, payload)``. Error answers carry
+``retry-after-ms: 1``, so the client's own retries run without real backoff."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ class StubOpenAI:
                 status, payload = respond(self.path, body)
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
+                if status >= 400:
+                    self.send_header("retry-after-ms", "1")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()

@@ -9,7 +9,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import graphmem.api
 from _proto import VectorTable, current_rss_mb, peak_rss_mb, read_facts, serve, years
 from graphmem import GraphMem, Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
@@ -33,11 +32,11 @@ class LazyFallback:
 
 def setup(msg: dict) -> dict:
     table = VectorTable(msg["texts"], msg["vectors"], msg["embedder_name"], LazyFallback(msg["embedder_name"]))
-    # Benchmark-only: GraphMem.connect builds its embedder from settings; hand it the lookup
-    # table instead (same name and dimension as the real embedder, so index.ensure() agrees).
-    graphmem.api.make_embedder = lambda settings: table
+    # The lookup table stands in for the embedder (same name and dimension as the real one,
+    # so the index's model check agrees).
     settings = Settings.from_env(neo4j_uri=msg["uri"], embedder="hashing" if msg["embedder_name"].startswith("hashing") else "minilm")
-    STATE.update(table=table, mem=GraphMem.connect(settings), facts=read_facts(msg["facts"]), batch=msg["batch"])
+    STATE.update(table=table, mem=GraphMem.connect(settings, embedder=table), facts=read_facts(msg["facts"]),
+                 batch=msg["batch"])
     return {"rss_mb": current_rss_mb()}
 
 

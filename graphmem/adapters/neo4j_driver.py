@@ -5,11 +5,16 @@ Aura (``neo4j+s://``) reads are routed to readers and writes to the leader. Both
 transient failures (deadlocks, leader switches, brief outages) with the driver's bounded
 exponential backoff; transaction functions here are pure functions of their inputs, so a
 retried attempt does exactly what the first would have.
+
+A query file's ``mode`` is enforced: inside ``read``/``read_tx`` only read queries run, inside
+``write``/``write_tx`` read and write queries, and schema files only through ``schema``; any
+other use raises ``ConfigurationError`` naming the file before the query is sent.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
 
 import neo4j
@@ -18,7 +23,7 @@ from neo4j import exceptions as neo4j_errors
 
 from ..config import Settings
 from ..cypher import load, migrations
-from ..errors import BackendError, Conflict, GraphMemError, InvalidInput, Unavailable
+from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
 from ..models import utcnow
 
 T = TypeVar("T")
@@ -32,6 +37,13 @@ SCHEMA_RACES = {
 
 #: Bounds the driver's own retry loop for transient errors (seconds).
 MAX_RETRY_TIME = 30.0
+
+#: Query modes each kind of transaction may run.
+ALLOWED_MODES = {"read": ("read",), "write": ("read", "write")}
+
+#: The kind of transaction the current transaction function runs in (``read_tx``/``write_tx``
+#: set it around the function, which the driver calls on this thread).
+_ACCESS: ContextVar[str] = ContextVar("graphmem_access", default="write")
 
 
 @contextmanager
@@ -56,9 +68,24 @@ def mapped_errors(what: str) -> Iterator[None]:
 
 
 def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
-    """Run a named query inside a transaction function and return its rows as dicts."""
+    """Run a named query inside a transaction function and return its rows as dicts.
+    Raises ``ConfigurationError`` when the file's mode is not allowed in this transaction."""
     query = load(name)
+    access = _ACCESS.get()
+    if query.mode not in ALLOWED_MODES[access]:
+        raise ConfigurationError(f"{query.path}: a {query.mode} query cannot run in a {access} transaction")
     return [record.data() for record in tx.run(query.text, params)]
+
+
+def _as(access: str, fn: Callable[[ManagedTransaction], T]) -> Callable[[ManagedTransaction], T]:
+    """``fn`` run with ``access`` as the current transaction kind (checked by ``run``)."""
+    def work(tx: ManagedTransaction) -> T:
+        token = _ACCESS.set(access)
+        try:
+            return fn(tx)
+        finally:
+            _ACCESS.reset(token)
+    return work
 
 
 class Neo4jConnection:
@@ -94,11 +121,11 @@ class Neo4jConnection:
 
     def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
         with mapped_errors(what), self.driver.session(database=self.database) as session:
-            return session.execute_read(fn)
+            return session.execute_read(_as("read", fn))
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
         with mapped_errors(what), self.driver.session(database=self.database) as session:
-            return session.execute_write(fn)
+            return session.execute_write(_as("write", fn))
 
     def schema(self, text: str, what: str) -> None:
         """Run one schema statement in an auto-commit transaction (Neo4j requires it).

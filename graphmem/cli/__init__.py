@@ -1,1 +1,1 @@
-"""The `graphmem` admin CLI (see docs: CLI.md)."""
+"""The `graphmem` admin CLI: one typer sub-app per noun over the ``GraphMem`` facade."""

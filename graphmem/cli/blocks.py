@@ -6,30 +6,19 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, open_mem
+from graphmem import views
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem
 
 app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
 
 LabelOpt = Annotated[str, typer.Option("--label", "-l", help="The block label.")]
 
 
-def block_json(block) -> dict:
-    return {**block.model_dump(mode="json", exclude={"scope"}), "scope": str(block.scope)}
-
-
-def _scope(subject: str, project: str | None):
-    from graphmem.api import as_scope
-
-    with guard():
-        return as_scope(subject, project)
-
-
 @app.command("list")
 def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     """Every block of a subject."""
-    scope = _scope(subject, project)
     with open_mem(ctx) as mem:
-        found = mem.store.list_blocks(scope)
+        found = mem.list_blocks(subject, project)
 
     def human() -> None:
         for b in found:
@@ -37,21 +26,16 @@ def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, a
             typer.echo(f"{b.label} (budget {b.token_budget}{ro}): {b.description or ''}")
         if not found:
             typer.echo("no blocks")
-    emit({"blocks": [block_json(b) for b in found]}, as_json, human)
+    emit({"blocks": [views.block(b) for b in found]}, as_json, human)
 
 
 @app.command()
 def show(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
          as_json: JsonOpt = False) -> None:
     """One block's value."""
-    from graphmem.errors import NotFound
-
-    scope = _scope(subject, project)
     with open_mem(ctx) as mem:
-        block = mem.store.get_block(scope, label)
-    if block is None:
-        fail(NotFound(f"no block {label!r} for {scope}"))
-    emit(block_json(block), as_json, block.value)
+        block = mem.get_block(subject, label, project)
+    emit(views.block(block), as_json, block.value)
 
 
 @app.command("set")
@@ -71,22 +55,17 @@ def set_(
     as_json: JsonOpt = False,
 ) -> None:
     """Create or replace a block; a value over budget is refused unless --truncate."""
-    scope = _scope(subject, project)
     with open_mem(ctx) as mem:
-        block = mem.blocks.set(scope, label, value, token_budget=budget, description=description,
-                               writable=None if read_only is None else not read_only, truncate=truncate, admin=admin)
-    emit(block_json(block), as_json, f"set block {block.label} ({mem.counter.count(block.value)}/{block.token_budget} tokens)")
+        block = mem.set_block(subject, label, value, project, token_budget=budget, description=description,
+                              writable=None if read_only is None else not read_only, truncate=truncate, admin=admin)
+        tokens = mem.count_tokens(block.value)
+    emit(views.block(block, tokens), as_json, f"set block {block.label} ({tokens}/{block.token_budget} tokens)")
 
 
 @app.command()
 def delete(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
            as_json: JsonOpt = False) -> None:
     """Delete a block."""
-    from graphmem.errors import NotFound
-
-    scope = _scope(subject, project)
     with open_mem(ctx) as mem:
-        deleted = mem.store.delete_block(scope, label)
-    if not deleted:
-        fail(NotFound(f"no block {label!r} for {scope}"))
+        mem.delete_block(subject, label, project)
     emit({"deleted": True, "label": label}, as_json, f"deleted block {label}")

@@ -1,4 +1,4 @@
-"""`graphmem forget`, `episodes delete`, `archive`, `restore`, `review ...`, `reextract`."""
+"""`graphmem forget`, `episodes list|show|delete`, `archive`, `restore`, `review ...`, `reextract`."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, jsonable, open_mem, parse_time, stderr_progress
+from graphmem import views
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when
 
-episodes = typer.Typer(help="Episodes: delete one and what only it produced.", no_args_is_help=True)
+episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
+
+EpisodeArg = Annotated[str, typer.Argument(help="The episode id.")]
 
 
 def forget(
@@ -30,10 +33,41 @@ def forget(
         + f" (erasure record {counts['erasure_id']})"))
 
 
+@episodes.command("list")
+def list_episodes(
+    ctx: typer.Context,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="At most this many.")] = 100,
+    as_json: JsonOpt = False,
+) -> None:
+    """A page of the subject's episodes."""
+    with open_mem(ctx) as mem:
+        found = mem.episodes(subject, project, offset=offset, limit=limit)
+
+    def human() -> None:
+        for e in found:
+            typer.echo(f"{e.id} {when(e.occurred_at)} [{e.channel}] {e.raw[:80]}")
+        if not found:
+            typer.echo("no episodes")
+    emit({"episodes": [views.episode(e) for e in found]}, as_json, human)
+
+
+@episodes.command("show")
+def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt, project: ProjectOpt = None,
+                 as_json: JsonOpt = False) -> None:
+    """One episode: its text, time, channel and structured facts."""
+    with open_mem(ctx) as mem:
+        found = mem.episode(episode_id, subject, project)
+    emit(views.episode(found), as_json, lambda: typer.echo(
+        f"episode {found.id} ({found.channel}, {when(found.occurred_at)}): {found.raw}"))
+
+
 @episodes.command("delete")
 def delete_episode(
     ctx: typer.Context,
-    episode_id: Annotated[str, typer.Argument(help="The episode id.")],
+    episode_id: EpisodeArg,
     subject: SubjectOpt,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
@@ -56,8 +90,8 @@ def archive(
 ) -> None:
     """Move units the policy's should_archive picks out of search; they stay in the store."""
     with open_mem(ctx) as mem:
-        moved = mem.archive(subject, project, dry_run=dry_run, now=parse_time(now, "--now"))
-    result = {"dry_run": dry_run, "units": {s: [jsonable(u.id) for u in units] for s, units in moved.items()}}
+        moved = mem.archive(subject, project, dry_run=dry_run, now=option_time(now, "--now"))
+    result = {"dry_run": dry_run, "units": {s: [u.id for u in units] for s, units in moved.items()}}
 
     def human() -> None:
         verb = "would archive" if dry_run else "archived"
@@ -92,7 +126,7 @@ def review_list(
     """Held candidates, oldest first."""
     with open_mem(ctx) as mem:
         items = mem.reviews(subject, project, None if status == "all" else status)
-    result = {"items": [jsonable(i.model_dump(mode="json")) for i in items]}
+    result = {"items": [views.review(i) for i in items]}
     emit(result, as_json, lambda: [typer.echo(f"{i.id} [{i.status}] {i.scope}: {i.candidate.content} ({i.reason})")
                                    for i in items] or typer.echo("no review items"))
 
@@ -100,8 +134,7 @@ def review_list(
 def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:
     with open_mem(ctx) as mem:
         report = mem.review(review_id, approve, note)
-    result = {"id": review_id, "status": "approved" if approve else "rejected", "unit_ids": report.unit_ids,
-              "decisions": dict(report.decisions)}
+    result = {"id": review_id, "status": "approved" if approve else "rejected", **views.write_report(report)}
     emit(result, as_json, f"{result['status']} {review_id}" + (f"; units {' '.join(report.unit_ids)}" if report.unit_ids else ""))
 
 
@@ -138,7 +171,7 @@ def reextract(
     with open_mem(ctx) as mem, stderr_progress() as progress:
         task = progress.add_task("re-extracting", total=None)
         report = mem.reextract(subject, extractor, project, progress=lambda n: progress.advance(task, n))
-    result = {"episodes": report.episodes, "decisions": dict(report.decisions), "unit_ids": report.unit_ids,
-              "failed": [{"episode_id": e, "error": r} for e, r in report.failed]}
+    result = views.write_report(report)
+    result["failed"] = result["extraction_failed"]  # the key this command always had
     emit(result, as_json, f"re-extracted {report.episodes} episode(s); decisions: "
          + (", ".join(f"{k} {v}" for k, v in sorted(report.decisions.items())) or "none"))

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, iso, open_mem, parse_time
+from graphmem import views
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, when
 from graphmem.models import MemoryKind
 
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
@@ -36,7 +37,7 @@ def recall(
     as_json: JsonOpt = False,
 ) -> None:
     """The k best units visible at (as-of, known-at), best first."""
-    valid, known = parse_time(as_of, "--as-of"), parse_time(known_at, "--known-at")
+    valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         hits = mem.recall(query, subject=subject, project=project, k=k, as_of=valid, known_at=known, hops=hops,
                           kinds=tuple(kind or ()), include_shared=include_shared, mode=mode.value)
@@ -44,12 +45,12 @@ def recall(
     def human() -> None:
         for hit in hits:
             t = hit.unit.time
-            typer.echo(f"{hit.score:.4f}  [{iso(t.valid_at)} .. {iso(t.invalid_at)}]  {hit.unit.content}  ({hit.unit.id})")
+            typer.echo(f"{hit.score:.4f}  [{when(t.valid_at)} .. {when(t.invalid_at)}]  {hit.unit.content}  ({hit.unit.id})")
             if hit.path:
                 typer.echo(f"        via {' -> '.join(hit.path)}")
         if not hits:
             typer.echo("no hits")
-    emit({"hits": [hit.to_json() for hit in hits]}, as_json, human)
+    emit({"hits": [views.hit(hit) for hit in hits]}, as_json, human)
 
 
 def assemble(
@@ -65,17 +66,11 @@ def assemble(
     as_json: JsonOpt = False,
 ) -> None:
     """Resident blocks plus recalled units within budget: the context text."""
-    valid, known = parse_time(as_of, "--as-of"), parse_time(known_at, "--known-at")
+    valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         result = mem.assemble(query, subject=subject, project=project, budget=budget, as_of=valid, known_at=known,
                               include_shared=include_shared, hops=hops)
-    trace = result.trace
-    emit(
-        {"text": result.text, "trace": {"id": trace.id, "resident_ids": list(trace.resident_ids),
-                                        "recalled_ids": list(trace.recalled_ids), "tokens": trace.tokens}},
-        as_json,
-        result.text,
-    )
+    emit(views.assembly(result), as_json, result.text)
 
 
 def history(
@@ -88,23 +83,19 @@ def history(
     as_json: JsonOpt = False,
 ) -> None:
     """The bi-temporal timeline of an entity, or of a unit and what it superseded."""
-    from graphmem.cli.common import fail
-
     if (unit is None) == (entity is None):
         fail("give exactly one of --unit ID or --entity NAME", 2)
-    known = parse_time(known_at, "--known-at")
+    known = option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known)
-    from graphmem.api import history_json
-
-    out = history_json(entries)
 
     def human() -> None:
-        for e, entry in zip(out, entries):
-            typer.echo(f"valid {e['valid_at'] or '…'} .. {e['invalid_at'] or '…'}  "
-                       f"known {e['created_at']} .. {e['expired_at'] or '…'}  {e['content']}  ({e['id']})")
+        for entry in entries:
+            u, t = entry["unit"], entry["unit"].time
+            typer.echo(f"valid {when(t.valid_at)} .. {when(t.invalid_at)}  "
+                       f"known {when(t.created_at)} .. {when(t.expired_at)}  {u.content}  ({u.id})")
             for d in entry["decisions"]:
                 typer.echo(f"    {d.op.value}: {d.reason}")
-        if not out:
+        if not entries:
             typer.echo("no history")
-    emit({"entries": out}, as_json, human)
+    emit({"entries": [views.history_entry(e) for e in entries]}, as_json, human)

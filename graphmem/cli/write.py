@@ -4,32 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Iterable, Optional
 
 import typer
 from pydantic import ValidationError
 
-from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, emit, error_line, fail, guard, iso, jsonable, open_mem, parse_time,
-    stderr_progress, to_datetime,
-)
-from graphmem.errors import GraphMemError
+from graphmem import views
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when
+from graphmem.errors import GraphMemError, InvalidInput, error_line
 from graphmem.models import Episode, Fact, Scope
-
-OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
-
-
-class ExtractorName(str, Enum):
-    facts = "facts"
-    rule = "rule"
-    llm = "llm"
-    none = "none"
+from graphmem.pipelines.write import WriteReport
+from graphmem.times import parse_time
 
 
 ExtractorOpt = Annotated[
-    Optional[ExtractorName],
+    Optional[str],
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
 ]
 
@@ -38,7 +28,7 @@ TIME_KEYS = ("valid_at", "invalid_at")
 
 
 def parse_episode(line: str) -> Episode:
-    """One JSON Lines record (CLI.md "Episode lines") as an Episode; ValueError if bad."""
+    """One JSON Lines record (the README's episode lines) as an Episode; ValueError if bad."""
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -56,10 +46,7 @@ def parse_episode(line: str) -> Episode:
     scope = Scope.parse(data["subject"], data.get("project"))
     if not isinstance(data["occurred_at"], str):
         raise ValueError("occurred_at: must be an ISO 8601 string")
-    try:
-        occurred = to_datetime(data["occurred_at"])
-    except ValueError as exc:
-        raise ValueError(f"occurred_at: {exc}") from None
+    occurred = parse_time(data["occurred_at"], "occurred_at")
     facts = data.get("facts") or []
     if not isinstance(facts, list):
         raise ValueError("facts: must be a list")
@@ -70,10 +57,7 @@ def parse_episode(line: str) -> Episode:
         fact = dict(fact)
         for key in TIME_KEYS:
             if isinstance(fact.get(key), str):
-                try:
-                    fact[key] = to_datetime(fact[key])
-                except ValueError as exc:
-                    raise ValueError(f"facts.{n}.{key}: {exc}") from None
+                fact[key] = parse_time(fact[key], f"facts.{n}.{key}")
         try:
             parsed.append(Fact.model_validate(fact))
         except ValidationError as exc:
@@ -96,16 +80,6 @@ def _lines(file: str) -> tuple[str, Iterable[str]]:
     if not path.is_file():
         fail(f"{file}: no such file", 2)
     return file, path.open(encoding="utf-8")
-
-
-def _report_json(report) -> dict:
-    return {
-        "decisions": {op: report.decisions.get(op, 0) for op in OPS},
-        "new_episodes": report.new_episodes,
-        "unit_ids": list(report.unit_ids),
-        "extraction_failed": [{"episode_id": e, "error": r} for e, r in report.failed],
-        "reviews": list(report.reviews),
-    }
 
 
 def ingest(
@@ -140,8 +114,6 @@ def ingest(
         if hasattr(lines, "close") and lines is not sys.stdin:
             lines.close()
 
-    from graphmem.pipelines.write import WriteReport
-
     report = WriteReport()
     stored, broken = 0, None
     if not (strict and failed):
@@ -150,8 +122,10 @@ def ingest(
             for start in range(0, len(episodes), batch):
                 chunk = episodes[start:start + batch]
                 try:
-                    report.merge(mem.ingest(chunk, extractor.value if extractor else None))
+                    report.merge(mem.ingest(chunk, extractor))
                 except GraphMemError as exc:
+                    if isinstance(exc, InvalidInput) and start == 0:
+                        raise  # bad usage (an unknown extractor), refused before anything is written
                     # Each scope's batch is one transaction and nothing after the failure ran:
                     # re-running the same file completes it without duplicates.
                     broken = exc
@@ -162,10 +136,10 @@ def ingest(
                     break
                 stored += len(chunk)
                 progress.advance(task, len(chunk))
-    result = {"episodes": stored, "failed": failed, **_report_json(report)}
+    result = {**views.write_report(report), "episodes": stored, "failed": failed}
 
     def human() -> None:
-        counts = ", ".join(f"{op} {result['decisions'][op]}" for op in OPS)
+        counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items())
         typer.echo(f"{stored} episode(s) ingested ({report.new_episodes} new); decisions: {counts}")
         if failed:
             typer.echo(f"{len(failed)} line(s) failed" + (" (strict: nothing stored)" if strict else ""))
@@ -189,22 +163,18 @@ def remember(
     as_json: JsonOpt = False,
 ) -> None:
     """Store one episode and what it teaches."""
-    when = parse_time(at, "--at")
+    occurred = option_time(at, "--at")
     with open_mem(ctx) as mem:
-        report = mem.remember(text, subject=subject, project=project, at=when, channel=channel,
-                              extractor=extractor.value if extractor else None)
-    result = {"episodes": report.episodes, **_report_json(report)}
+        report = mem.remember(text, subject=subject, project=project, at=occurred, channel=channel,
+                              extractor=extractor)
+    result = views.write_report(report)
 
     def human() -> None:
-        counts = ", ".join(f"{op} {result['decisions'][op]}" for op in OPS if result["decisions"][op])
+        counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items() if n)
         typer.echo(f"remembered ({counts or 'no decisions'}); units: {', '.join(report.unit_ids) or '-'}")
         for item in result["extraction_failed"]:
             typer.echo(f"extraction failed: {item['error']}", err=True)
     emit(result, as_json, human)
-
-
-def decision_json(d) -> dict:
-    return d.model_dump(mode="json", exclude={"scope"})
 
 
 def decisions(
@@ -217,28 +187,22 @@ def decisions(
     as_json: JsonOpt = False,
 ) -> None:
     """The decision log of a subject, newest first."""
-    if op is not None and op.upper() not in OPS:
-        fail(f"--op: unknown op {op!r}: use {'|'.join(OPS)}", 2)
-    from graphmem.api import as_scope
-
     with open_mem(ctx) as mem:
-        with guard():
-            scope = as_scope(subject, project)
-        found = mem.store.list_decisions(scope, episode_id=episode, op=op.upper() if op else None, limit=limit)
+        found = mem.decisions(subject, project, episode_id=episode, op=op, limit=limit)
 
     def human() -> None:
         for d in found:
             target = f" target={d.target_id}" if d.target_id else ""
             produced = f" produced={d.produced_id}" if d.produced_id else ""
-            typer.echo(f"{d.decided_at.isoformat()} {d.op.value:<6} {d.id}{target}{produced}  {d.reason}")
+            typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {d.id}{target}{produced}  {d.reason}")
         if not found:
             typer.echo("no decisions")
-    emit({"decisions": [decision_json(d) for d in found]}, as_json, human)
+    emit({"decisions": [views.decision(d) for d in found]}, as_json, human)
 
 
 def _print_trace(trace: dict) -> None:
     t = trace["trace"]
-    typer.echo(f"assembly {t.id} at {t.created_at.isoformat()} for {t.query!r}: {t.tokens} tokens")
+    typer.echo(f"assembly {t.id} at {when(t.created_at)} for {t.query!r}: {t.tokens} tokens")
     for block in trace["resident"]:
         typer.echo(f"resident {block.id} [{block.label}]")
     for rank, unit in enumerate(trace["recalled"], 1):
@@ -257,25 +221,18 @@ def explain(
     with open_mem(ctx) as mem:
         trace = mem.trace(unit_id, subject=subject, project=project)
         if trace is not None:
-            emit(jsonable(trace), as_json, lambda: _print_trace(trace))
+            emit(views.stored_trace(trace), as_json, lambda: _print_trace(trace))
             return
         info = mem.explain(unit_id, subject=subject, project=project)
     unit, episode = info["unit"], info["episode"]
-    result = {
-        "unit": unit.model_dump(mode="json"),
-        "episode": episode.model_dump(mode="json") if episode else None,
-        "extractor_version": unit.source.extractor_version,
-        "decisions": [decision_json(d) for d in info["decisions"]],
-        "incoming": jsonable(info.get("incoming", [])),
-        "outgoing": jsonable(info.get("outgoing", [])),
-    }
+    result = views.explanation(info)
 
     def human() -> None:
         t = unit.time
         typer.echo(f"unit {unit.id} ({unit.kind.value}): {unit.content}")
-        typer.echo(f"  valid {iso(t.valid_at)} .. {iso(t.invalid_at)}; known {iso(t.created_at)} .. {iso(t.expired_at)}")
+        typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
         if episode:
-            typer.echo(f"episode {episode.id} ({episode.channel}, {episode.occurred_at.isoformat()}): {episode.raw}")
+            typer.echo(f"episode {episode.id} ({episode.channel}, {when(episode.occurred_at)}): {episode.raw}")
         else:
             typer.echo(f"episode {unit.source.episode_id} (not found)")
         typer.echo(f"extractor {unit.source.extractor_version}")

@@ -1,5 +1,6 @@
 """LLM extractor: durable facts from an episode through any OpenAI-compatible chat model, with
-strict JSON-schema structured output (``graphmem.llm.structured``).
+strict JSON-schema structured output (``graphmem.llm.structured``); the schema is the
+``_Facts`` model's own.
 
 Output that is still invalid after the retries raises ``BackendError``; the write pipeline has
 already stored the episode and records the failure as a NOOP decision with the reason.
@@ -10,43 +11,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import date, datetime, time, timezone
-from typing import Any, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
-from ..llm import structured
+from ..llm import strict_schema, structured
 from ..models import Candidate, Episode, MemoryKind, Triple
+from ..times import parse_time
 
 SCHEMA_NAME = "extracted_facts"
-
-FACTS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["facts"],
-    "properties": {
-        "facts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [
-                    "content", "subject", "predicate", "object", "single_valued", "valid_at", "kind", "confidence",
-                ],
-                "properties": {
-                    "content": {"type": "string", "description": "the fact as one standalone sentence"},
-                    "subject": {"type": "string", "description": "who or what the fact is about"},
-                    "predicate": {"type": "string", "description": "snake_case relation, e.g. lives_in"},
-                    "object": {"type": ["string", "null"]},
-                    "single_valued": {"type": "boolean", "description": "the subject holds one value at a time"},
-                    "valid_at": {"type": ["string", "null"], "description": "ISO date the fact became true"},
-                    "kind": {"type": "string", "enum": ["semantic", "episodic", "procedural"]},
-                    "confidence": {"type": "number"},
-                },
-            },
-        }
-    },
-}
 
 SYSTEM = """You extract durable memories from one message for a long-term memory store.
 Return facts about the speaker or the subject that will still matter later: where they live or \
@@ -64,15 +38,20 @@ on how the assistant should behave);
 Return {"facts": []} when there is nothing durable."""
 
 
+# One extracted fact: the reply's schema (through ``strict_schema``) and its validator. No
+# docstring: it would become the schema's description, which the model reads.
 class _Fact(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    content: str = Field(min_length=1, max_length=20_000)
-    subject: str = Field(min_length=1, max_length=500)
-    predicate: str = Field(min_length=1, max_length=200)
+    content: str = Field(min_length=1, max_length=20_000, description="the fact as one standalone sentence")
+    subject: str = Field(min_length=1, max_length=500, description="who or what the fact is about")
+    predicate: str = Field(min_length=1, max_length=200, description="snake_case relation, e.g. lives_in")
     object: str | None = Field(None, max_length=500)
-    single_valued: bool = False
-    valid_at: datetime | None = None
+    single_valued: bool = Field(False, description="the subject holds one value at a time")
+    # Asked for as a date string; the validator below makes it a datetime.
+    valid_at: Annotated[datetime | None, WithJsonSchema({"type": ["string", "null"]})] = Field(
+        None, description="ISO date the fact became true"
+    )
     kind: Literal["semantic", "episodic", "procedural"] = "semantic"
     confidence: float = 1.0
 
@@ -92,22 +71,11 @@ class _Fact(BaseModel):
     @field_validator("valid_at", mode="before")
     @classmethod
     def _date(cls, value: Any) -> Any:
-        """An ISO date or datetime; a date is midnight UTC and a naive datetime is UTC."""
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         if not isinstance(value, str):
             raise ValueError("valid_at must be an ISO date string or null")
-        text = value.strip()
-        try:
-            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-                parsed = datetime.combine(date.fromisoformat(text), time(0), tzinfo=timezone.utc)
-            else:
-                parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"valid_at {value!r} is not an ISO date") from None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.astimezone(timezone.utc)
+        return parse_time(value, "valid_at")
 
     @field_validator("confidence", mode="after")
     @classmethod
@@ -120,6 +88,8 @@ class _Facts(BaseModel):
 
     facts: list[_Fact]
 
+
+FACTS_SCHEMA = strict_schema(_Facts)
 
 _SELF = {"i", "me", "my", "myself", "speaker", "the speaker", "user", "the user"}
 

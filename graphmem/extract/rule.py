@@ -29,7 +29,7 @@ PATTERNS: list[tuple[re.Pattern[str], str, bool, bool]] = [
     (re.compile(rf"^{_NAME} (?:no longer|don't|doesn't) work (?:at|for) {_OBJ}(?: anymore)?{_END}", re.I), "works_at", True, True),
     (re.compile(rf"^{_NAME} (?:work|works|am working|is working|started working) (?:at|for) {_OBJ}{_END}", re.I), "works_at", True, False),
     (re.compile(rf"^{_NAME} (?:report|reports) to {_OBJ}{_END}", re.I), "reports_to", True, False),
-    (re.compile(rf"^{_NAME}(?:'s| am| is) (?:manager|boss) is {_OBJ}{_END}", re.I), "reports_to", True, False),
+    (re.compile(rf"^(?:my|{_NAME}'s) (?:manager|boss) is {_OBJ}{_END}", re.I), "reports_to", True, False),
     (re.compile(rf"^(?:my name is|I am called|I'm called) {_OBJ}{_END}", re.I), "name", True, False),
     (re.compile(rf"^{_NAME} (?:am|is|are) married to {_OBJ}{_END}", re.I), "married_to", True, False),
     (re.compile(rf"^{_NAME} (?:am|is) allergic to {_OBJ}{_END}", re.I), "allergic_to", False, False),

@@ -36,24 +36,6 @@ class RecallHit(BaseModel):
     hop: int = 0
     path: list[str] = []
 
-    def to_json(self) -> dict:
-        t = self.unit.time
-        iso = lambda d: d.isoformat() if d else None  # noqa: E731
-        return {
-            "id": self.unit.id,
-            "content": self.unit.content,
-            "kind": self.unit.kind.value,
-            "score": self.score,
-            "episode_id": self.unit.source.episode_id,
-            "valid_at": iso(t.valid_at),
-            "invalid_at": iso(t.invalid_at),
-            "created_at": iso(t.created_at),
-            "expired_at": iso(t.expired_at),
-            "hop": self.hop,
-            "path": self.path,
-            "scope": str(self.unit.scope),
-        }
-
 
 def rrf(lists: Sequence[Sequence[Hit]], k: int = 60) -> dict[str, float]:
     """Reciprocal rank fusion: ranks, not raw scores, so BM25 and cosine mix fairly. Each list

@@ -1,5 +1,6 @@
 """The MCP server against the real Neo4j, driven by the SDK's own client over stdio and over
-streamable HTTP: each test starts `mcp serve` in a subprocess for a fresh subject."""
+streamable HTTP: each test starts `graphmem mcp serve` in a subprocess for a fresh subject.
+The tools' rules (scoping, confirmation, blocks) are tested in process in tests/unit/test_mcp.py."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ try:  # mcp 2.x
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.client.streamable_http import streamablehttp_client as http_client
 
-from graphmem.api import GraphMem  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
@@ -51,12 +51,8 @@ def new_subject() -> str:
 
 
 def serve_argv(*args: str) -> list[str]:
-    """`graphmem mcp serve` when main.py mounts it, else the module's own entry point."""
-    from graphmem.cli.main import app
-
-    mounted = any(group.name == "mcp" for group in app.registered_groups)
-    module = "graphmem.cli.main" if mounted else "graphmem.cli.mcp"
-    return [sys.executable, "-m", module, "mcp", "serve", *args]
+    """`graphmem mcp serve ...`, run by this interpreter."""
+    return [sys.executable, "-m", "graphmem.cli.main", "mcp", "serve", *args]
 
 
 def server_env() -> dict[str, str]:
@@ -226,54 +222,6 @@ def test_multi_hop_recall(transport):
     run(scenario)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_scope_guard(transport):
-    subject, other = new_subject(), new_subject()
-
-    async def scenario():
-        async with connect(transport, subject) as s:
-            for name, args in [("remember", {"text": "Mallory likes tea."}), ("recall", {"query": "tea"}),
-                               ("blocks_list", {}), ("history", {"entity": "Mallory"})]:
-                message = await refused(s, name, subject=other, **args)
-                assert message == f"subject {other} is not allowed by this server", name
-            assert (await call(s, "recall", query="tea", subject=subject))["hits"] == []
-            assert "is not TYPE:ID" in await refused(s, "recall", query="tea", subject="alice")
-
-    run(scenario)
-
-
-def test_allow_any_subject_lifts_the_guard():
-    subject, other = new_subject(), new_subject()
-
-    async def scenario():
-        async with connect("stdio", subject, "--allow-any-subject") as s:
-            await call(s, "remember", text="Mallory likes tea.", subject=other)
-            hits = (await call(s, "recall", query="what does Mallory like?", subject=other))["hits"]
-            assert [h["scope"] for h in hits] == [other]
-            assert (await call(s, "recall", query="what does Mallory like?"))["hits"] == []
-
-    run(scenario)
-
-
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_forget_without_confirmation_is_refused(transport):
-    subject = new_subject()
-
-    async def scenario():
-        async with connect(transport, subject) as s:
-            await call(s, "remember", text="Alice likes green tea.")
-            for args in ({}, {"confirm": False}):
-                message = await refused(s, "forget", subject=subject, **args)
-                assert message == f"forget erases everything stored for {subject}: call it again with confirm: true"
-            assert (await call(s, "recall", query="what does Alice like?"))["hits"]  # nothing was erased
-            other = new_subject()
-            assert await refused(s, "forget", subject=other, confirm=True) == \
-                f"subject {other} is not allowed by this server"
-
-    run(scenario)
-
-
-@pytest.mark.skipif(not hasattr(GraphMem, "forget"), reason="GraphMem.forget is not there yet")
 def test_forget_with_confirmation_erases_the_subject():
     subject = new_subject()
 
@@ -286,66 +234,3 @@ def test_forget_with_confirmation_erases_the_subject():
             assert (await call(s, "recall", query="what does Alice like?"))["hits"] == []
 
     run(scenario)
-
-
-def test_blocks_within_the_writable_rule():
-    subject = new_subject()
-
-    async def scenario():
-        async with connect("stdio", subject) as s:
-            assert (await call(s, "blocks_list"))["blocks"] == []
-            assert await refused(s, "blocks_set", label="persona", value="Likes tea.") == \
-                "block 'persona' is new: give its token budget"
-            block = await call(s, "blocks_set", label="persona", value="Prefers short answers.", token_budget=20,
-                               description="how to talk to the user")
-            assert block["writable"] is True and block["token_budget"] == 20 and block["tokens"] > 0
-            assert (await call(s, "blocks_get", label="persona"))["value"] == "Prefers short answers."
-            over = await refused(s, "blocks_set", label="persona", value="word " * 50)
-            assert over.startswith("block 'persona' value is") and "over its budget of 20" in over
-            assert [b["label"] for b in (await call(s, "blocks_list"))["blocks"]] == ["persona"]
-            assert await refused(s, "blocks_get", label="nope") == f"no block 'nope' for {subject}"
-            context = await call(s, "assemble", query="anything")
-            assert "Prefers short answers." in context["text"] and context["trace"]["resident_ids"] == [block["id"]]
-
-    run(scenario)
-
-
-def test_read_only_blocks_stay_read_only(conn):
-    """A block an operator made read-only cannot be changed through MCP (no admin path)."""
-    from graphmem.adapters.neo4j_store import Neo4jStore
-    from graphmem.models import MemoryBlock, Scope
-
-    subject = new_subject()
-    Neo4jStore(conn).put_block(MemoryBlock(scope=Scope.parse(subject), label="rules", value="Be kind.",
-                                           token_budget=50, writable=False))
-
-    async def scenario():
-        async with connect("stdio", subject) as s:
-            message = await refused(s, "blocks_set", label="rules", value="Be rude.")
-            assert message.startswith("block 'rules' is read-only")
-            assert (await call(s, "blocks_get", label="rules"))["value"] == "Be kind."
-
-    run(scenario)
-
-
-def test_serve_without_the_extra_says_how_to_install(monkeypatch):
-    from typer.testing import CliRunner
-
-    from graphmem.cli import mcp as mcp_cli
-
-    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")] + ["mcp"]:
-        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
-    monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
-    result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
-    assert result.exit_code == 1
-    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]'"
-
-
-def test_fact_input_matches_the_fact_model():
-    """`remember`'s structured facts carry exactly graphmem.models.Fact's fields."""
-    from graphmem.mcp_server import FactIn
-    from graphmem.models import Fact
-
-    assert list(FactIn.model_fields) == list(Fact.model_fields)
-    fact = FactIn(subject="Alice", predicate="lives_in", object="Paris", valid_at="2020-01-01").to_fact("facts.0")
-    assert fact.valid_at.isoformat() == "2020-01-01T00:00:00+00:00"

@@ -20,7 +20,9 @@ from graphmem.errors import BackendError, ConfigurationError
 from graphmem.extract import FactsExtractor, NoneExtractor
 from graphmem.extract.llm import LLMExtractor
 from graphmem.extract.rule import RuleExtractor
-from graphmem.llm import make_client, structured
+from graphmem.llm import structured
+from graphmem.openai_api import make_client
+from graphmem.wiring import make_extractors, make_policy
 from graphmem.models import Candidate, Episode, Op, Scope, UnitFilter
 from graphmem.policy.llm import LLMPolicy
 from tests.stub_openai import StubOpenAI, error
@@ -64,7 +66,7 @@ def server():
 
 @pytest.fixture
 def client(server: _Server) -> openai.OpenAI:
-    return make_client(Settings(openai_base_url=server.url), timeout=10)
+    return make_client(Settings(openai_base_url=server.url, openai_api_key=""), "test", timeout=10)
 
 
 @pytest.fixture
@@ -252,32 +254,46 @@ def test_requests_carry_a_strict_json_schema(server: _Server, mem: GraphMem) -> 
     item = server.requests[0]["body"]["response_format"]["json_schema"]["schema"]["properties"]["facts"]["items"]
     assert set(item["required"]) == set(item["properties"]) and item["additionalProperties"] is False
     assert item["properties"]["valid_at"]["type"] == ["string", "null"]
+    # The schema is the validator's own: every field the validator reads is asked for.
+    assert set(item["properties"]) == {"content", "subject", "predicate", "object", "single_valued", "valid_at",
+                                       "kind", "confidence"}
+    assert item["properties"]["kind"]["enum"] == ["semantic", "episodic", "procedural"]
+    assert not any(k in json.dumps(item) for k in ('"default"', '"minLength"', '"maxLength"', '"$ref"'))
 
 
 # -- the shared helper ------------------------------------------------------------------------
 
 
-def test_structured_retries_transient_errors_with_bounded_backoff(server: _Server, client: openai.OpenAI) -> None:
+def test_structured_transient_errors_are_retried_by_the_client(server: _Server, client: openai.OpenAI) -> None:
     server.push((503, "overloaded"), (429, "slow down"), {"ok": True})
-    sleeps: list[float] = []
-    data = structured(client, MODEL, "sys", "user", "probe", {"type": "object"}, sleep=sleeps.append)
+    data = structured(client, MODEL, "sys", "user", "probe", {"type": "object"})
     assert data == {"ok": True} and len(server.requests) == 3
-    assert len(sleeps) == 2 and all(0 <= s <= 8 for s in sleeps)
 
 
 def test_structured_gives_up_on_persistent_errors(server: _Server, client: openai.OpenAI) -> None:
-    server.push(*[(500, "down")] * 4)
-    with pytest.raises(BackendError, match="failed after 4 attempts") as info:
-        structured(client, MODEL, "sys", "user", "probe", {"type": "object"}, sleep=lambda s: None)
+    server.push(*[(500, "down")] * 5)
+    with pytest.raises(BackendError, match=r"failed \(500\): down") as info:
+        structured(client, MODEL, "sys", "user", "probe", {"type": "object"})
+    assert len(server.requests) == 5  # the first try and the client's four retries
     assert "\n" not in str(info.value) and info.value.__cause__ is not None
     server.push((401, "bad key"))
-    with pytest.raises(BackendError, match=r"rejected \(401\)"):
-        structured(client, MODEL, "sys", "user", "probe", {"type": "object"}, sleep=lambda s: None)
-    assert len(server.requests) == 5  # a 4xx is not retried
+    with pytest.raises(BackendError, match=r"failed \(401\): bad key"):
+        structured(client, MODEL, "sys", "user", "probe", {"type": "object"})
+    assert len(server.requests) == 6  # a 4xx is not retried
 
 
 def test_make_client_needs_a_key_or_a_base_url() -> None:
-    with pytest.raises(ConfigurationError):
-        make_client(Settings())
-    c = make_client(Settings(openai_base_url="http://127.0.0.1:9/v1"))
-    assert c.max_retries == 0 and c.api_key == "unused"
+    with pytest.raises(ConfigurationError, match="the llm policy needs OPENAI_API_KEY"):
+        make_client(Settings(openai_api_key="", openai_base_url=None), "the llm policy")
+    c = make_client(Settings(openai_base_url="http://127.0.0.1:9/v1", openai_api_key=""), "test")
+    assert c.max_retries == 4 and c.api_key == "unused"
+
+
+def test_wiring_adds_the_llm_parts_only_when_an_endpoint_is_configured(server: _Server) -> None:
+    offline = Settings(openai_base_url=None, openai_api_key="", policy="rule")
+    assert set(make_extractors(offline)) == {"facts", "rule", "none"}
+    assert make_policy(offline).name == "rule"
+    online = Settings(openai_base_url=server.url, openai_api_key="", policy="llm", llm_model=MODEL)
+    assert set(make_extractors(online)) == {"facts", "rule", "none", "llm"}
+    policy = make_policy(online)
+    assert isinstance(policy, LLMPolicy) and policy.model == MODEL

@@ -29,12 +29,13 @@ def test_growth_aims_at_k_from_the_visible_share():
     assert grow(100, 1, 100) == 1600  # never more than 16x
 
 
-def test_the_fusion_constant_is_a_setting():
+def test_the_fusion_constant_is_a_setting(monkeypatch):
     from graphmem import GraphMem, Settings
     from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
     from graphmem.embed import HashingEmbedder
 
-    settings = Settings.from_env({"GRAPHMEM_RRF_K": "5"})
+    monkeypatch.setenv("GRAPHMEM_RRF_K", "5")
+    settings = Settings()
     store = InMemoryStore()
     mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()), settings=settings)
     mem.remember("Alice plays the cello.", "user:alice")

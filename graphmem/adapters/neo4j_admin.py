@@ -1,0 +1,48 @@
+"""``graphmem.ports.Database`` on Neo4j: migrations, server version and index health."""
+
+from __future__ import annotations
+
+from ..cypher import migrations
+from .neo4j_driver import Neo4jConnection
+from .neo4j_index import Neo4jIndex
+
+#: The search indexes recall needs (vector and fulltext, for units and entities).
+SEARCH_INDEXES = ("entity_embedding", "entity_text", "unit_embedding", "unit_text")
+
+
+class Neo4jDatabase:
+    """The Neo4j server behind a ``Neo4jStore`` and ``Neo4jIndex`` (see the port)."""
+
+    def __init__(self, conn: Neo4jConnection, index: Neo4jIndex):
+        self.conn = conn
+        self.index = index
+
+    def migrate(self) -> tuple[list[str], list[str]]:
+        applied, already = self.conn.migrate()
+        self.index.ensure()
+        return applied, already
+
+    def server(self) -> str:
+        version, edition = self.conn.server_version()
+        return f"{self.conn.settings.neo4j_uri}: Neo4j {version} {edition}"
+
+    def applied_migrations(self) -> list[str]:
+        return [row["id"] for row in self.conn.read("admin/applied_migrations")]
+
+    def pending_migrations(self) -> list[str]:
+        done = set(self.applied_migrations())
+        return [m.name for m in migrations() if m.number not in done]
+
+    def stored_model(self) -> tuple[str, int] | None:
+        return self.index.stored_model()
+
+    def index_problems(self) -> list[str]:
+        states = {row["name"]: row["state"] for row in self.conn.read("index/index_states")}
+        return [f"{name} missing" if name not in states else f"{name}={states[name]}"
+                for name in SEARCH_INDEXES if states.get(name) != "ONLINE"]
+
+    def index_status(self) -> dict:
+        return self.index.status()
+
+    def close(self) -> None:
+        self.conn.close()

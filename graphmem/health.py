@@ -1,0 +1,68 @@
+"""``graphmem doctor``: every health check run and reported, failures included.
+
+Checks the database (when there is one: reachable, migrations applied, search indexes
+online), the embedder (it embeds, and the index was built with it) and the tokenizer. A check
+that raises is a failed check whose detail is the error's one line; the next check still runs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .errors import error_line
+from .ports import Database, Embedder, TokenCounter
+
+Probe = Callable[[], tuple[bool, str]]
+
+
+def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter) -> dict:
+    """``{"ok": all passed, "checks": [{"check", "ok", "detail"}, ...]}`` in the order run."""
+    checks: list[dict] = []
+
+    def check(name: str, probe: Probe) -> bool:
+        try:
+            ok, detail = probe()
+        except Exception as exc:  # a doctor reports every failure, it never stops at one
+            ok, detail = False, error_line(exc)
+        checks.append({"check": name, "ok": bool(ok), "detail": detail})
+        return bool(ok)
+
+    connected = False
+    if database is None:
+        check("database", lambda: (True, "none: the in-memory store"))
+    else:
+        connected = check("connectivity", lambda: (True, database.server()))
+    if database is not None and connected:
+        check("migrations", lambda: _migrations(database))
+        check("indexes", lambda: _indexes(database))
+    check("embedder", lambda: _embedder(embedder, database if connected else None))
+    check("tokenizer", lambda: _tokenizer(counter))
+    return {"ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _migrations(database: Database) -> tuple[bool, str]:
+    pending = database.pending_migrations()
+    if pending:
+        return False, f"pending: {', '.join(pending)} (run `graphmem init`)"
+    return True, "all applied"
+
+
+def _indexes(database: Database) -> tuple[bool, str]:
+    problems = database.index_problems()
+    return not problems, ", ".join(problems) or "all online"
+
+
+def _embedder(embedder: Embedder, database: Database | None) -> tuple[bool, str]:
+    vector = embedder.embed(["graphmem doctor"])[0]
+    ok = len(vector) == embedder.dimension
+    detail = f"{embedder.name} ({embedder.dimension} dims)"
+    stored = database.stored_model() if database is not None else None
+    if stored is not None and tuple(stored) != (embedder.name, embedder.dimension):
+        ok = False
+        detail += f"; index built with {stored[0]} ({stored[1]} dims): run `graphmem index rebuild`"
+    return ok, detail
+
+
+def _tokenizer(counter: TokenCounter) -> tuple[bool, str]:
+    n = counter.count("I moved to Berlin last month.")
+    return n > 0, f"{counter.name}: sample is {n} tokens"

@@ -1,0 +1,37 @@
+"""Times written as text (CLI options, MCP arguments, ingest files, model replies) to aware UTC
+datetimes: the one parser every face uses.
+
+ISO 8601 only: ``2021-03-01`` is midnight UTC that day, ``2021-03-01T12:00`` (no zone) is UTC,
+``2021-03-01T12:00:00+02:00`` keeps its offset and comes back in UTC. Text is the only place a
+missing zone is read as UTC; the Python API refuses naive datetimes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+EXAMPLE = "e.g. 2021-03-01 or 2021-03-01T12:00:00+02:00"
+
+
+def parse_time(text: str, name: str | None = None) -> datetime:
+    """``text`` as an aware UTC datetime.
+
+    Raises:
+        ValueError: not ISO 8601; the message quotes the text and starts with ``name: ``
+            when a name is given (the option, argument or field it came from).
+    """
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except (TypeError, AttributeError, ValueError):
+        prefix = f"{name}: " if name else ""
+        raise ValueError(f"{prefix}{text!r} is not an ISO 8601 time ({EXAMPLE})") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def parse_optional_time(text: str | None, name: str | None = None) -> datetime | None:
+    """``parse_time``, with None or blank text meaning "not given"."""
+    if text is None or not text.strip():
+        return None
+    return parse_time(text, name)

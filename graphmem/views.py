@@ -1,0 +1,163 @@
+"""The JSON shapes graphmem shows the world: one function per shape, shared by the CLI's
+``--json``, the MCP tools and any other face, so a thing looks the same wherever it is read.
+
+- Times are ISO 8601 in UTC with the offset written ``+00:00``, at full precision: a known-at
+  replay or an export must give back the exact instant. Absent times are ``null``.
+- A scope is its ``TYPE:ID`` string under ``"scope"``, with its project under ``"project"``.
+- Enums are their values; tuples are lists.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .models import AssembleTrace, Decision, Episode, MemoryBlock, MemoryUnit, Op, ReviewItem, Scope
+
+if TYPE_CHECKING:
+    from .pipelines.assemble import Assembly
+    from .pipelines.recall import RecallHit
+    from .pipelines.write import WriteReport
+
+
+def time(value: datetime | None) -> str | None:
+    """An instant as ISO 8601 UTC (``2023-05-08T13:56:00.123456+00:00``), or None."""
+    return value.astimezone(timezone.utc).isoformat() if value is not None else None
+
+
+def scope(value: Scope) -> dict[str, str | None]:
+    """``{"scope": "TYPE:ID", "project": id or None}``."""
+    return {"scope": f"{value.subject_type.value}:{value.subject_id}", "project": value.project_id}
+
+
+def _plain(value: Any) -> Any:
+    """Python-mode model dumps to JSON values: times through ``time``, enums to values."""
+    if isinstance(value, datetime):
+        return time(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _scoped(model: Any, **extra: Any) -> dict[str, Any]:
+    """A model's fields with its scope written as ``scope``/``project``."""
+    return {**_plain(model.model_dump(exclude={"scope"})), **scope(model.scope), **extra}
+
+
+def unit(value: MemoryUnit) -> dict[str, Any]:
+    """A memory unit with its source, both time axes and its triple."""
+    return _scoped(value)
+
+
+def hit(value: RecallHit) -> dict[str, Any]:
+    """One recall hit (``recall --json``): the unit flattened, its score, hop and path."""
+    u, t = value.unit, value.unit.time
+    return {
+        "id": u.id,
+        "content": u.content,
+        "kind": u.kind.value,
+        "score": value.score,
+        "episode_id": u.source.episode_id,
+        "valid_at": time(t.valid_at),
+        "invalid_at": time(t.invalid_at),
+        "created_at": time(t.created_at),
+        "expired_at": time(t.expired_at),
+        "hop": value.hop,
+        "path": list(value.path),
+        **scope(u.scope),
+    }
+
+
+def write_report(report: WriteReport) -> dict[str, Any]:
+    """What a write did: every op counted (0 included), units written, extraction failures,
+    review items held."""
+    return {
+        "episodes": report.episodes,
+        "new_episodes": report.new_episodes,
+        "decisions": {op.value: report.decisions.get(op.value, 0) for op in Op},
+        "unit_ids": list(report.unit_ids),
+        "extraction_failed": [{"episode_id": e, "error": r} for e, r in report.failed],
+        "reviews": list(report.reviews),
+    }
+
+
+def decision(value: Decision) -> dict[str, Any]:
+    """One decision of the log, with its reason; ``event`` says what it put into its timeline
+    (kind, group, value, world interval, order) without repeating the candidate."""
+    event = value.event
+    return _scoped(value, event=None if event is None else {
+        **_plain(event.model_dump(exclude={"candidate", "order_at", "order_ep", "order_fact"})),
+        "order": [time(event.order_at), event.order_ep, event.order_fact],
+    })
+
+
+def history_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """One entry of ``GraphMem.history``: a unit on both time axes, the slot it fills, and its
+    decisions."""
+    u, t = entry["unit"], entry["unit"].time
+    return {
+        "id": u.id,
+        "content": u.content,
+        "kind": u.kind.value,
+        "slot": entry["slot"],
+        "valid_at": time(t.valid_at),
+        "invalid_at": time(t.invalid_at),
+        "created_at": time(t.created_at),
+        "expired_at": time(t.expired_at),
+        "episode_id": u.source.episode_id,
+        "decisions": [decision(d) for d in entry["decisions"]],
+        **scope(u.scope),
+    }
+
+
+def episode(value: Episode) -> dict[str, Any]:
+    """An episode with its structured facts (the ingest line's fields)."""
+    return _scoped(value)
+
+
+def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``GraphMem.explain``: the unit, its episode, extractor version, decisions and the
+    invalidation edges into it (``incoming``) and out of its decision (``outgoing``)."""
+    u, ep = info["unit"], info["episode"]
+    return {
+        "unit": unit(u),
+        "episode": episode(ep) if ep is not None else None,
+        "extractor_version": u.source.extractor_version,
+        "decisions": [decision(d) for d in info["decisions"]],
+        "incoming": _plain(info.get("incoming", [])),
+        "outgoing": _plain(info.get("outgoing", [])),
+    }
+
+
+def trace(value: AssembleTrace) -> dict[str, Any]:
+    """A stored assembly trace: what it loaded and recalled, and its token count."""
+    return _scoped(value)
+
+
+def assembly(value: Assembly) -> dict[str, Any]:
+    """``assemble --json``: the context text and its trace."""
+    return {"text": value.text, "trace": trace(value.trace)}
+
+
+def stored_trace(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``GraphMem.trace``: a trace with the blocks it loaded and the units it recalled."""
+    return {
+        "trace": trace(info["trace"]),
+        "resident": [block(b) for b in info["resident"]],
+        "recalled": [unit(u) for u in info["recalled"]],
+    }
+
+
+def block(value: MemoryBlock, tokens: int | None = None) -> dict[str, Any]:
+    """A resident block; ``tokens`` (its value's count) when the caller has it."""
+    return _scoped(value, **({"tokens": tokens} if tokens is not None else {}))
+
+
+def review(value: ReviewItem) -> dict[str, Any]:
+    """A candidate held for review (its candidate without the repeated scope)."""
+    return _scoped(value, candidate=_plain(value.candidate.model_dump(exclude={"scope"})))

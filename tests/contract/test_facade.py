@@ -1,0 +1,78 @@
+"""The facade methods the faces use instead of the store, on every adapter family: blocks,
+the decision log, episode listing, and the operator calls where a database exists."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from graphmem.errors import ConfigurationError, InvalidInput, NotFound
+from graphmem.models import Fact, Op
+from tests.conftest import fresh_scope
+from tests.factories import EPOCH
+
+
+def test_blocks_through_the_facade(mem):
+    scope, other = fresh_scope(), fresh_scope()
+    with pytest.raises(InvalidInput, match="give its token budget"):
+        mem.set_block(scope, "persona", "Be brief.")
+    made = mem.set_block(scope, "persona", "Be brief.", token_budget=10, writable=False)
+    assert mem.get_block(scope, "persona") == made and mem.list_blocks(scope) == [made]
+    assert mem.list_blocks(other) == []
+    with pytest.raises(NotFound):
+        mem.get_block(other, "persona")
+    with pytest.raises(InvalidInput, match="read-only"):
+        mem.set_block(scope, "persona", "Be verbose.")
+    assert mem.set_block(scope, "persona", "Be verbose.", admin=True).value == "Be verbose."
+    mem.delete_block(scope, "persona")
+    assert mem.list_blocks(scope) == []
+    with pytest.raises(NotFound, match="no block 'persona'"):
+        mem.delete_block(scope, "persona")
+    assert mem.count_tokens("Be brief.") == 3
+
+
+def test_decisions_and_episodes_through_the_facade(mem):
+    scope = fresh_scope()
+    ids = [f"{scope.subject_id}:e{n}" for n in range(3)]  # episode ids are unique database-wide
+    for n, city in enumerate(["Paris", "Berlin", "Rome"]):
+        fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
+                    valid_at=EPOCH + timedelta(days=n))
+        mem.remember(f"I live in {city}.", scope, facts=[fact], at=EPOCH + timedelta(days=n), episode_id=ids[n])
+    log = mem.decisions(scope)
+    assert sorted(d.op.value for d in log) == ["ADD", "UPDATE", "UPDATE"]
+    assert [d.op for d in mem.decisions(scope, op="update")] == [Op.UPDATE, Op.UPDATE]
+    assert [d.episode_id for d in mem.decisions(scope, episode_id=ids[0])] == [ids[0]]
+    assert len(mem.decisions(scope, limit=1)) == 1
+    with pytest.raises(InvalidInput, match="unknown op 'MERGE'"):
+        mem.decisions(scope, op="MERGE")
+    assert mem.decisions(fresh_scope()) == []
+
+    every = mem.episodes(scope)
+    assert sorted(e.id for e in every) == ids
+    assert mem.episodes(scope, offset=1, limit=1) == every[1:2]
+    assert mem.episode(ids[1], scope).raw == "I live in Berlin."
+    with pytest.raises(NotFound):
+        mem.episode(ids[1], fresh_scope())
+    with pytest.raises(InvalidInput):
+        mem.episodes(scope, limit=0)
+
+
+def test_operator_calls(mem):
+    if mem.database is None:
+        for call in (mem.init, mem.stats, mem.index_status):
+            with pytest.raises(ConfigurationError, match="no database"):
+                call()
+        assert [c["check"] for c in mem.doctor()["checks"]] == ["database", "embedder", "tokenizer"]
+    else:
+        assert mem.init()["applied"] == []  # the conn fixture migrated already
+        report = mem.doctor()
+        assert report["ok"], report
+        stats = mem.stats()
+        assert {"units", "searchable_units", "entities", "searchable_entities", "model", "dimension",
+                "migrations"} == set(stats)
+    scope = fresh_scope()
+    mem.remember("Alice plays the cello.", scope)
+    rebuilt = mem.rebuild_index(scope)
+    assert rebuilt == {"units": 1, "model": mem.index.embedder.name, "dimension": mem.index.embedder.dimension}
+    assert [h.unit.content for h in mem.recall("cello", scope)] == ["Alice plays the cello."]

@@ -1,0 +1,281 @@
+"""The admin CLI over the in-memory adapters (the factory in the context object): JSON shapes,
+exit codes, one-line errors and effects. The same commands against Neo4j are in
+tests/neo4j/test_cli.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from graphmem.api import GraphMem
+from graphmem.cli.common import CliState
+from graphmem.errors import InvalidInput
+from graphmem.models import MAX_RAW_CHARS, Scope
+from tests.cli import as_json, fact_line, invoker, one_error_line, subject
+from tests.conftest import fresh_scope
+
+
+@pytest.fixture
+def mem(memory_mem: GraphMem) -> GraphMem:
+    return memory_mem
+
+
+@pytest.fixture
+def run(mem: GraphMem):
+    """Invoke the CLI; every command opens the same in-memory GraphMem."""
+    opened: list[dict] = []
+
+    def factory(settings, **options):
+        opened.append(options)
+        return mem
+
+    invoke = invoker(CliState(factory=factory))
+    invoke.opened = opened
+    return invoke
+
+
+def units(mem: GraphMem, scope: Scope) -> list[str]:
+    return sorted(h.unit.content for h in mem.recall("anything", scope, k=100, mode="semantic"))
+
+
+def test_ingest_reports_bad_lines_and_stores_good_ones(run, mem, tmp_path):
+    scope = fresh_scope()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join([
+        fact_line(scope, "e1", "2023-01-01", "Paris"),
+        "{not json",
+        json.dumps({"subject": "robot:x", "occurred_at": "2023-01-01", "raw": "beep"}),
+        json.dumps({"subject": subject(scope), "occurred_at": "2023-02-01", "raw": "I like green tea."}),
+    ]) + "\n")
+    doc = as_json(run("ingest", path, "--json"), code=2)
+    assert doc["episodes"] == 2
+    assert [f["line"] for f in doc["failed"]] == [2, 3]
+    assert doc["failed"][0]["error"].startswith(f"{path}:2: ")
+    assert doc["failed"][1]["error"].startswith(f"{path}:3: ") and "robot" in doc["failed"][1]["error"]
+    assert doc["decisions"] == {"ADD": 2, "UPDATE": 0, "DELETE": 0, "NOOP": 0}
+    assert mem.episode("e1", scope).raw == "I live in Paris."
+    assert units(mem, scope) == ["Alice lives in Paris", "I like green tea."]
+
+
+def test_ingest_strict_stops_at_first_bad_line_and_stores_nothing(run, mem, tmp_path):
+    scope = fresh_scope()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join([fact_line(scope, "e1", "2023-01-01", "Paris"), "[1, 2]", "{broken"]) + "\n")
+    result = run("ingest", path, "--strict", "--json")
+    doc = as_json(result, code=2)
+    assert [f["line"] for f in doc["failed"]] == [2] and doc["episodes"] == 0
+    assert f"{path}:2:" in one_error_line(result)
+    assert mem.episodes(scope) == [] and run.opened == []  # it never even opened the memory
+
+
+BAD_LINES = {
+    "malformed JSON": (lambda s: '{"subject": "' + s + '", "raw": ', "JSON"),
+    "unknown subject type": (lambda s: line(s.replace("user:", "robot:")), "subject type"),
+    "empty content": (lambda s: line(s, raw="   "), "empty"),
+    "oversized content": (lambda s: line(s, raw="x" * (MAX_RAW_CHARS + 1)), "limit"),
+    "NUL byte": (lambda s: line(s, raw="a\x00b"), "NUL"),
+    "NaN confidence": (lambda s: line(s, facts=[fact(confidence=float("nan"))]), "confidence"),
+    "infinite confidence": (lambda s: line(s, facts=[fact(confidence=float("inf"))]), "confidence"),
+    "invalid time range": (lambda s: line(s, facts=[fact(valid_at="2024-01-01", invalid_at="2023-01-01")]),
+                           "invalid_at is before valid_at"),
+    "garbage time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "yesterday-ish"), "occurred_at"),
+    "garbage fact time": (lambda s: line(s, facts=[fact(valid_at="soon")]), "facts.0.valid_at"),
+    "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) mood"),
+}
+
+
+def line(subject_: str, raw: object = "fine", **extra) -> str:
+    return json.dumps({"subject": subject_, "occurred_at": "2024-01-01T00:00:00Z", "raw": raw, **extra})
+
+
+def fact(**extra) -> dict:
+    return {"subject": "Alice", "predicate": "likes", "object": "tea", **extra}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINES))
+def test_each_bad_line_is_named_and_skipped(run, mem, tmp_path, case):
+    scope = fresh_scope()
+    make, words = BAD_LINES[case]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([line(subject(scope), raw="I like tea."), make(subject(scope)),
+                               line(subject(scope), raw="I like chess.")]) + "\n")
+    doc = as_json(run("ingest", path, "--json"), code=2)
+    [failure] = doc["failed"]
+    assert failure["line"] == 2 and failure["error"].startswith(f"{path}:2: ") and "\n" not in failure["error"]
+    assert words.lower() in failure["error"].lower(), failure["error"]
+    assert units(mem, scope) == ["I like chess.", "I like tea."]  # the good lines, nothing of the bad one
+
+
+def test_ingest_from_stdin_and_unknown_extractor(run):
+    s = subject(fresh_scope())
+    episode = json.dumps({"subject": s, "occurred_at": "2023-01-01T10:00:00", "raw": "We talked about the garden."})
+    assert as_json(run("ingest", "-", "--json", "--extractor", "none", input=episode + "\n"))["episodes"] == 1
+    bad = run("ingest", "-", "--extractor", "magic", input=episode + "\n")
+    assert bad.exit_code == 2 and one_error_line(bad) == "error: unknown extractor 'magic': use facts|rule|none"
+
+
+@pytest.fixture
+def moved(run, tmp_path) -> Scope:
+    """Alice lived in Paris from 2023-01-01, then in Berlin from 2023-06-01 (a supersede)."""
+    scope = fresh_scope()
+    path = tmp_path / "moved.jsonl"
+    path.write_text(fact_line(scope, "p", "2023-01-01", "Paris") + "\n"
+                    + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin") + "\n")
+    assert as_json(run("ingest", path, "--json"))["decisions"]["UPDATE"] == 1
+    return scope
+
+
+def test_recall_json_shape_and_as_of(run, moved):
+    s = subject(moved)
+    [hit] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    assert {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
+            "expired_at", "path", "hop", "scope", "project"} == set(hit)
+    assert hit["content"] == "Alice lives in Berlin" and hit["scope"] == s and hit["project"] is None
+    assert hit["valid_at"] == "2023-06-01T07:30:00.250000+00:00"  # full precision, UTC
+    [before] = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-03-01",
+                           "--json"))["hits"]
+    assert before["content"] == "Alice lives in Paris" and before["invalid_at"] == hit["valid_at"]
+    human = run("recall", "where does Alice live", "--subject", s)
+    assert human.exit_code == 0 and "Alice lives in Berlin" in human.stdout and "07:30:00+00:00" in human.stdout
+
+
+@pytest.mark.parametrize("args, names", [
+    (["recall", "Alice", "--as-of", "last tuesday"], "--as-of"),
+    (["recall", "Alice", "--known-at", "2021-02-30"], "--known-at"),
+    (["history", "--entity", "Alice", "--known-at", "x"], "--known-at"),
+    (["remember", "x", "--at", "yesterday-ish"], "--at"),
+    (["archive", "--now", "soon"], "--now"),
+])
+def test_bad_times_are_one_line_exit_2(run, args, names):
+    result = run(*args, "--subject", "user:alice", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert one_error_line(result).startswith(f"error: {names}: ")
+
+
+def test_bad_subject_and_bad_op_are_one_line_exit_2(run):
+    result = run("recall", "Alice", "--subject", "robot:x")
+    assert result.exit_code == 2 and "robot" in one_error_line(result)
+    result = run("decisions", "--subject", "user:alice", "--op", "merge")
+    assert result.exit_code == 2
+    assert one_error_line(result) == "error: unknown op 'merge': use ADD|UPDATE|DELETE|NOOP"
+
+
+def test_assemble_json_trace_and_explain_it(run, moved):
+    s = subject(moved)
+    assert run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "20",
+               "--subject", s).exit_code == 0
+    doc = as_json(run("assemble", "where does Alice live", "--subject", s, "--json"))
+    assert "Berlin" in doc["text"] and "Paris" not in doc["text"]
+    trace = doc["trace"]
+    assert {"id", "resident_ids", "recalled_ids", "tokens", "query", "created_at", "scope", "project"} == set(trace)
+    assert len(trace["resident_ids"]) == 1 and len(trace["recalled_ids"]) == 1 and trace["tokens"] > 0
+    shown = as_json(run("explain", trace["id"], "--subject", s, "--json"))
+    assert shown["trace"] == trace
+    assert [u["content"] for u in shown["recalled"]] == ["Alice lives in Berlin"]
+    assert [b["label"] for b in shown["resident"]] == ["persona"]
+    assert run("explain", trace["id"], "--subject", subject(fresh_scope())).exit_code == 2  # another scope
+
+
+def test_blocks_budget_read_only_and_lifecycle(run, mem):
+    scope = fresh_scope()
+    s = subject(scope)
+    over = run("blocks", "set", "--label", "persona", "--value", "word " * 50, "--budget", "5", "--subject", s)
+    assert over.exit_code == 2 and "over its budget of 5" in one_error_line(over)
+    made = as_json(run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "10",
+                       "--read-only", "--subject", s, "--json"))
+    assert (made["writable"], made["token_budget"], made["tokens"], made["scope"]) == (False, 10, 3, s)
+    refused = run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--subject", s)
+    assert refused.exit_code == 2 and "read-only" in one_error_line(refused)
+    assert mem.get_block(scope, "persona").value == "Be brief."
+    assert run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--admin", "--subject", s).exit_code == 0
+    assert mem.get_block(scope, "persona").value == "Be verbose."
+    assert [b["label"] for b in as_json(run("blocks", "list", "--subject", s, "--json"))["blocks"]] == ["persona"]
+    assert as_json(run("blocks", "show", "--label", "persona", "--subject", s, "--json"))["value"] == "Be verbose."
+    assert run("blocks", "delete", "--label", "persona", "--subject", s).exit_code == 0
+    gone = run("blocks", "show", "--label", "persona", "--subject", s)
+    assert gone.exit_code == 2 and one_error_line(gone) == f"error: no block 'persona' for {s}"
+    assert run("blocks", "delete", "--label", "persona", "--subject", s).exit_code == 2
+
+
+def test_explain_shows_decision_reason(run, moved):
+    s = subject(moved)
+    [hit] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    doc = as_json(run("explain", hit["id"], "--subject", s, "--json"))
+    assert doc["episode"]["id"] == "b" and doc["unit"]["scope"] == s and doc["extractor_version"] == "facts-1"
+    [update] = [d for d in doc["decisions"] if d["op"] == "UPDATE"]
+    assert "supersedes" in update["reason"] and update["target_id"]
+    assert doc["outgoing"] == []  # learned in one write: Paris was bounded by Berlin from the start
+    human = run("explain", hit["id"], "--subject", s)
+    assert human.exit_code == 0 and update["reason"] in human.stdout
+    missing = run("explain", "no-such-unit", "--subject", s)
+    assert missing.exit_code == 2 and one_error_line(missing) == f"error: no unit no-such-unit in scope {s}"
+
+
+def test_history_and_decisions(run, moved):
+    s = subject(moved)
+    entries = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))["entries"]
+    assert [e["content"] for e in entries] == ["Alice lives in Paris", "Alice lives in Berlin"]
+    # learned in one write: Paris ends where Berlin begins, and was never stopped being believed
+    assert entries[0]["invalid_at"] == entries[1]["valid_at"] and entries[0]["expired_at"] is None
+    assert entries[0]["slot"] == entries[1]["slot"] == "Alice lives_in"
+    assert any(d["op"] == "UPDATE" and d["reason"] for d in entries[0]["decisions"])
+    [update] = as_json(run("decisions", "--subject", s, "--op", "update", "--json"))["decisions"]
+    assert update["reason"] and update["target_id"] == entries[0]["id"]
+    assert len(as_json(run("decisions", "--subject", s, "--episode", "p", "--json"))["decisions"]) == 1
+    neither = run("history", "--subject", s)
+    assert neither.exit_code == 2 and "exactly one of" in one_error_line(neither)
+
+
+def test_remember_and_episodes(run):
+    s = subject(fresh_scope())
+    doc = as_json(run("remember", "I like green tea.", "--subject", s, "--at", "2024-01-01T10:00", "--json"))
+    assert doc["episodes"] == 1 and doc["decisions"]["ADD"] == 1 and len(doc["unit_ids"]) == 1
+    [episode] = as_json(run("episodes", "list", "--subject", s, "--json"))["episodes"]
+    assert episode["occurred_at"] == "2024-01-01T10:00:00+00:00" and episode["raw"] == "I like green tea."
+    shown = as_json(run("episodes", "show", episode["id"], "--subject", s, "--json"))
+    assert shown == episode
+    deleted = as_json(run("episodes", "delete", episode["id"], "--subject", s, "--json"))
+    assert (deleted["units"], deleted["decisions"]) == (1, 1)
+    assert as_json(run("episodes", "list", "--subject", s, "--json"))["episodes"] == []
+    assert run("episodes", "show", episode["id"], "--subject", s).exit_code == 2
+
+
+def test_review_holds_procedural_rules_until_approved(run):
+    s = subject(fresh_scope())
+    rule = json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": "Answer in French.",
+                       "facts": [{"subject": "assistant", "predicate": "rule", "content": "Answer in French.",
+                                  "kind": "procedural"}]})
+    assert as_json(run("ingest", "-", "--json", input=rule + "\n"))["reviews"]
+    [item] = as_json(run("review", "list", "--subject", s, "--json"))["items"]
+    assert item["status"] == "pending" and item["candidate"]["content"] == "Answer in French."
+    approved = as_json(run("review", "approve", item["id"], "--json"))
+    assert approved["status"] == "approved" and approved["decisions"]["ADD"] == 1
+    assert as_json(run("review", "list", "--subject", s, "--json"))["items"] == []
+
+
+def test_forget_needs_yes_and_counts_what_it_erased(run, moved):
+    s = subject(moved)
+    refused = run("forget", "--subject", s)
+    assert refused.exit_code == 2 and "--yes" in one_error_line(refused)
+    counts = as_json(run("forget", "--subject", s, "--yes", "--json"))
+    assert counts["units"] == 2 and counts["episodes"] == 2 and counts["erasure_id"]
+    assert as_json(run("recall", "Alice", "--subject", s, "--json"))["hits"] == []
+
+
+def test_operator_commands_need_a_database(run):
+    doc = as_json(run("doctor", "--json"))
+    assert doc["ok"] and [c["check"] for c in doc["checks"]] == ["database", "embedder", "tokenizer"]
+    for command in (["init"], ["stats"], ["index", "status"]):
+        result = run(*command)
+        assert result.exit_code == 1 and "no database" in one_error_line(result), command
+    # init and doctor open the memory without migrating or checking the index first
+    assert run.opened[0] == {"migrate": False, "check_index": False}
+
+
+def test_naive_datetimes_are_refused_by_the_api(mem):
+    with pytest.raises(InvalidInput):
+        mem.remember("hello", "user:naive", at=datetime(2024, 1, 1))
+    with pytest.raises(InvalidInput):
+        mem.recall("hello", "user:naive", as_of=datetime(2024, 1, 1))

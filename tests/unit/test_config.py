@@ -1,0 +1,71 @@
+"""Settings: one environment name per setting, a ``.env`` file, keyword overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.config import Settings
+
+#: Every setting and the one environment variable that sets it.
+ENV_NAMES = {
+    "neo4j_uri": "NEO4J_URI", "neo4j_user": "NEO4J_USER", "neo4j_password": "NEO4J_PASSWORD",
+    "neo4j_database": "NEO4J_DATABASE", "home": "GRAPHMEM_HOME", "embedder": "GRAPHMEM_EMBEDDER",
+    "openai_base_url": "OPENAI_BASE_URL", "openai_api_key": "OPENAI_API_KEY",
+    "embedding_model": "GRAPHMEM_EMBEDDING_MODEL", "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
+    "llm_model": "GRAPHMEM_LLM_MODEL", "policy": "GRAPHMEM_POLICY", "rrf_k": "GRAPHMEM_RRF_K",
+}
+VALUES = {
+    "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
+    "home": "/tmp/gm-home", "embedder": "hashing", "openai_base_url": "http://llm:1/v1", "openai_api_key": "k",
+    "embedding_model": "m", "embedding_dimensions": "7", "llm_model": "l", "policy": "llm", "rrf_k": "5",
+}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ENV_NAMES.values():
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+
+
+def plain(settings: Settings) -> dict[str, str]:
+    out = {}
+    for field in ENV_NAMES:
+        value = getattr(settings, field)
+        out[field] = str(value.get_secret_value() if hasattr(value, "get_secret_value") else value)
+    return out
+
+
+def test_every_setting_reads_its_one_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert set(ENV_NAMES) == set(Settings.model_fields)
+    for field, name in ENV_NAMES.items():
+        monkeypatch.setenv(name, VALUES[field])
+    assert plain(Settings()) == VALUES
+
+
+def test_other_spellings_are_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/somewhere")  # `home` is GRAPHMEM_HOME, never HOME
+    monkeypatch.setenv("GRAPHMEM_NEO4J_URI", "bolt://wrong:1")
+    monkeypatch.setenv("EMBEDDER", "hashing")
+    settings = Settings()
+    assert settings.home != Path("/somewhere") and settings.neo4j_uri == "bolt://127.0.0.1:7687"
+    assert settings.embedder == "minilm"
+
+
+def test_dotenv_then_environment_then_keywords(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("NEO4J_URI=bolt://dotenv:1\nGRAPHMEM_RRF_K=9\nUNRELATED=x\n")
+    assert (Settings().neo4j_uri, Settings().rrf_k) == ("bolt://dotenv:1", 9)
+    monkeypatch.setenv("NEO4J_URI", "bolt://env:1")
+    assert Settings().neo4j_uri == "bolt://env:1"
+    assert Settings(neo4j_uri="bolt://kw:1").neo4j_uri == "bolt://kw:1"
+    assert Settings.from_env(neo4j_uri=None, rrf_k=3).neo4j_uri == "bolt://env:1"  # None: not given
+
+
+def test_empty_variables_are_unset_and_bad_ones_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_EMBEDDING_DIMENSIONS", "")
+    assert Settings().embedding_dimensions is None
+    monkeypatch.setenv("GRAPHMEM_EMBEDDER", "word2vec")
+    with pytest.raises(ValueError, match="embedder"):
+        Settings()

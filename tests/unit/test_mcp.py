@@ -1,0 +1,191 @@
+"""The MCP tools in process over the in-memory adapters: scoping, confirmation, the writable
+rule, error lines and shapes. The transports (stdio, streamable HTTP) against a real Neo4j are
+in tests/neo4j/test_mcp.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import anyio  # noqa: E402  (installed with mcp)
+
+from graphmem.api import GraphMem  # noqa: E402
+from graphmem.mcp_server import FactIn, McpConfig, build_server  # noqa: E402
+from graphmem.models import Fact, MemoryBlock, Scope  # noqa: E402
+
+TOOLS = ["remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget"]
+ALICE, BOB = "user:alice", "user:bob"
+
+
+class ToolFailed(Exception):
+    """A tool call answered with isError: its text is the message."""
+
+
+@pytest.fixture
+def mem(memory_mem: GraphMem) -> GraphMem:
+    return memory_mem
+
+
+@pytest.fixture
+def serve(mem: GraphMem):
+    """``serve(**config)``: a server for ``mem``, counting how often it opened the memory."""
+    def make(**config):
+        opened = []
+
+        def factory() -> GraphMem:
+            opened.append(1)
+            return mem
+
+        server = build_server(factory, McpConfig(**{"subject": ALICE, **config}))
+        server.opened = opened
+        return server
+    return make
+
+
+def call(server, name: str, **arguments) -> dict:
+    async def go():
+        return await server.call_tool(name, arguments)
+
+    result = anyio.run(go).model_dump(by_alias=True, mode="json")
+    text = "".join(block.get("text", "") for block in result["content"])
+    if result.get("isError"):
+        raise ToolFailed(text)
+    return result.get("structuredContent") or json.loads(text)
+
+
+def refused(server, name: str, **arguments) -> str:
+    with pytest.raises(ToolFailed) as info:
+        call(server, name, **arguments)
+    return str(info.value)
+
+
+def test_every_tool_is_described_and_scoped_and_the_memory_opens_lazily(serve):
+    server = serve()
+    tools = anyio.run(server.list_tools)
+    assert [t.name for t in tools] == TOOLS
+    for tool in tools:
+        schema = tool.model_dump(by_alias=True)["inputSchema"]
+        assert tool.description and "subject" in schema["properties"], tool.name
+    assert server.opened == []  # listing tools opens nothing
+    call(server, "blocks_list")
+    call(server, "blocks_list")
+    assert server.opened == [1]  # opened once, at the first call
+
+
+def test_remember_recall_explain_assemble(serve):
+    server = serve()
+    written = call(server, "remember", text="Alice likes green tea.")
+    assert written["decisions"] == {"ADD": 1, "UPDATE": 0, "DELETE": 0, "NOOP": 0} and len(written["unit_ids"]) == 1
+    [hit] = call(server, "recall", query="what does Alice like?", k=3)["hits"]
+    assert (hit["id"], hit["content"], hit["scope"], hit["project"]) == (written["unit_ids"][0], "Alice likes green tea.",
+                                                                          ALICE, None)
+    why = call(server, "explain", unit_id=hit["id"])
+    assert why["episode"]["raw"] == "Alice likes green tea." and [d["op"] for d in why["decisions"]] == ["ADD"]
+    context = call(server, "assemble", query="what should I offer Alice?", budget=200)
+    assert "green tea" in context["text"] and context["trace"]["recalled_ids"] == [hit["id"]]
+    assert refused(server, "explain", unit_id="no-such-unit") == f"no unit no-such-unit in scope {ALICE}"
+
+
+def test_times_as_of_and_history(serve):
+    server = serve()
+
+    def fact(city: str, when: str) -> dict:
+        return {"subject": "Alice", "predicate": "lives_in", "object": city, "valid_at": when, "single_valued": True}
+
+    call(server, "remember", text="I live in Paris.", at="2020-01-01", facts=[fact("Paris", "2020-01-01")])
+    assert call(server, "remember", text="I moved.", at="2022-01-01T09:00:00+02:00",
+                facts=[fact("Berlin", "2022-01-01")])["decisions"]["UPDATE"] == 1
+    [then] = call(server, "recall", query="where does Alice live?", as_of="2021-01-01")["hits"]
+    assert then["content"] == "Alice lives in Paris" and then["valid_at"] == "2020-01-01T00:00:00+00:00"
+    timeline = call(server, "history", entity="Alice")["entries"]
+    assert [e["content"] for e in timeline] == ["Alice lives in Paris", "Alice lives in Berlin"]
+    assert timeline[0]["invalid_at"] == "2022-01-01T00:00:00+00:00"
+    assert refused(server, "recall", query="where?", as_of="last year").startswith(
+        "as_of: 'last year' is not an ISO 8601 time")
+    assert refused(server, "remember", text="x", facts=[{"subject": "A", "predicate": "p", "valid_at": "soon"}]) \
+        .startswith("facts.0.valid_at: 'soon' is not an ISO 8601 time")
+    assert refused(server, "history") == "give exactly one of unit_id or entity"
+
+
+def test_scope_guard(serve):
+    server = serve()
+    for name, args in [("remember", {"text": "Mallory likes tea."}), ("recall", {"query": "tea"}),
+                       ("blocks_list", {}), ("history", {"entity": "Mallory"}), ("forget", {"confirm": True})]:
+        assert refused(server, name, subject=BOB, **args) == f"subject {BOB} is not allowed by this server", name
+    assert "is not TYPE:ID" in refused(server, "recall", query="tea", subject="alice")
+    allowed = serve(allow_subjects=(BOB,))
+    call(allowed, "remember", text="Mallory likes tea.", subject=BOB)
+    assert [h["scope"] for h in call(allowed, "recall", query="what does Mallory like?", subject=BOB)["hits"]] == [BOB]
+    assert call(allowed, "recall", query="what does Mallory like?")["hits"] == []  # alice's scope: nothing
+    anyone = serve(allow_any_subject=True)
+    assert call(anyone, "recall", query="Mallory", subject="user:carol")["hits"] == []
+
+
+def test_forget_needs_confirmation_then_erases(serve):
+    server = serve()
+    call(server, "remember", text="Alice likes green tea.")
+    for args in ({}, {"confirm": False}):
+        assert refused(server, "forget", subject=ALICE, **args) == \
+            f"forget erases everything stored for {ALICE}: call it again with confirm: true"
+    assert call(server, "recall", query="what does Alice like?")["hits"]  # nothing was erased
+    done = call(server, "forget", subject=ALICE, confirm=True)
+    assert (done["subject"], done["project"]) == (ALICE, None)
+    assert done["forgotten"]["units"] == 1 and done["forgotten"]["episodes"] == 1
+    assert call(server, "recall", query="what does Alice like?")["hits"] == []
+
+
+def test_blocks_within_the_writable_rule(serve, mem):
+    server = serve()
+    assert call(server, "blocks_list")["blocks"] == []
+    assert refused(server, "blocks_set", label="persona", value="Likes tea.") == \
+        "block 'persona' is new: give its token budget"
+    block = call(server, "blocks_set", label="persona", value="Prefers short answers.", token_budget=20,
+                 description="how to talk to the user")
+    assert (block["writable"], block["token_budget"], block["tokens"], block["scope"]) == (True, 20, 5, ALICE)
+    assert call(server, "blocks_get", label="persona")["value"] == "Prefers short answers."
+    over = refused(server, "blocks_set", label="persona", value="word " * 50)
+    assert over.startswith("block 'persona' value is") and "over its budget of 20" in over
+    assert refused(server, "blocks_get", label="nope") == f"no block 'nope' for {ALICE}"
+    mem.store.put_block(MemoryBlock(scope=Scope.parse(ALICE), label="rules", value="Be kind.", token_budget=50,
+                                    writable=False))
+    assert refused(server, "blocks_set", label="rules", value="Be rude.").startswith("block 'rules' is read-only")
+    assert call(server, "blocks_get", label="rules")["value"] == "Be kind."
+    context = call(server, "assemble", query="anything")
+    assert "Prefers short answers." in context["text"] and len(context["trace"]["resident_ids"]) == 2
+
+
+def test_fact_input_matches_the_fact_model():
+    """`remember`'s structured facts carry exactly graphmem.models.Fact's fields."""
+    assert list(FactIn.model_fields) == list(Fact.model_fields)
+    fact = FactIn(subject="Alice", predicate="lives_in", object="Paris", valid_at="2020-01-01").to_fact("facts.0")
+    assert fact.valid_at.isoformat() == "2020-01-01T00:00:00+00:00"
+
+
+def test_serve_without_the_extra_says_how_to_install(monkeypatch):
+    from typer.testing import CliRunner
+
+    from graphmem.cli import mcp as mcp_cli
+
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")] + ["mcp"]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
+    result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]'"
+
+
+def test_mcp_imports_no_cli_module():
+    """The MCP face stands beside the CLI, not on it."""
+    import ast
+    from pathlib import Path
+
+    import graphmem.mcp_server as module
+
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert imported and not [m for m in imported if m.startswith(("graphmem.cli", ".cli"))]

@@ -1,0 +1,75 @@
+"""The rule extractor: the sentence patterns it understands, its documented limits, and that no
+episode is ever dropped."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.extract.rule import RuleExtractor
+from graphmem.models import Episode, MemoryKind, Scope
+from tests.factories import EPOCH
+
+ALICE = Scope.parse("user:alice")
+PLACES = st.sampled_from(["Berlin", "New York", "Porto", "the Acme Corp", "green tea"])
+
+
+def extract(text: str):
+    return RuleExtractor().extract(Episode(scope=ALICE, occurred_at=EPOCH, raw=text))
+
+
+def triple(candidate) -> tuple:
+    t = candidate.triple
+    return (t.subject, t.predicate, t.object, t.single_valued, candidate.retract)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I live in Berlin.", ("alice", "lives_in", "Berlin", True, False)),
+    ("I moved to Berlin last month.", ("alice", "lives_in", "Berlin", True, False)),
+    ("Bob relocated to Lisbon", ("Bob", "lives_in", "Lisbon", True, False)),
+    ("I no longer live in Paris.", ("alice", "lives_in", "Paris", True, True)),
+    ("I don't work at Initech anymore.", ("alice", "works_at", "Initech", True, True)),
+    ("I started working at Acme.", ("alice", "works_at", "Acme", True, False)),
+    ("Alice reports to Bob.", ("Alice", "reports_to", "Bob", True, False)),
+    ("My manager is Carol.", ("alice", "reports_to", "Carol", True, False)),
+    ("Alice's boss is Carol.", ("Alice", "reports_to", "Carol", True, False)),
+    ("My name is Alice Smith.", ("alice", "name", "Alice Smith", True, False)),
+    ("Dana is married to Eve.", ("Dana", "married_to", "Eve", True, False)),
+    ("I am allergic to peanuts.", ("alice", "allergic_to", "peanuts", False, False)),
+    ("Bob loves jazz.", ("Bob", "likes", "jazz", False, False)),
+])
+def test_each_pattern_gives_its_triple(text: str, expected: tuple) -> None:
+    [c] = extract(text)
+    assert triple(c) == expected
+    assert c.kind is MemoryKind.semantic and c.content == text and c.valid_at == EPOCH and c.scope == ALICE
+
+
+def test_one_fact_per_sentence_and_unmatched_sentences_are_skipped() -> None:
+    found = extract("Hello there! I live in Oslo. The weather is nice. Bob likes chess.")
+    assert [triple(c)[:3] for c in found] == [("alice", "lives_in", "Oslo"), ("Bob", "likes", "chess")]
+
+
+def test_other_pronouns_are_kept_as_written() -> None:
+    [c] = extract("He lives in Rome.")
+    assert c.triple.subject == "He"
+
+
+@given(who=st.sampled_from(["I", "Bob", "Mary Jane"]), where=PLACES)
+def test_the_subject_resolves_and_the_object_is_kept(who: str, where: str) -> None:
+    [c] = extract(f"{who} lives in {where}.")
+    assert c.triple.subject == ("alice" if who == "I" else who)
+    assert (c.triple.predicate, c.triple.object) == ("lives_in", where)
+
+
+@given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200)
+       .filter(str.strip))
+def test_no_episode_is_dropped(text: str) -> None:
+    """Any text gives at least one candidate in the episode's scope: facts it matched, else
+    the whole episode as one episodic unit."""
+    found = extract(text)
+    assert found and all(c.scope == ALICE for c in found)
+    if all(c.triple is None for c in found):
+        assert [(c.kind, c.content) for c in found] == [(MemoryKind.episodic, text)]
+    else:
+        assert all(c.triple is not None and c.kind is MemoryKind.semantic for c in found)
