@@ -79,7 +79,7 @@ class GraphMem:
         self.counter = TiktokenCounter()
         self.extractors = extractors or wiring.make_extractors()
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
-        self.recaller = Recaller(store, index, rrf_k=self.settings.rrf_k)
+        self.recaller = Recaller(index, rrf_k=self.settings.rrf_k)
         self.usage = UsageLog(store)
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)
@@ -216,10 +216,10 @@ class GraphMem:
         scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
         at = now or utcnow()
         self.usage.flush()  # the sweep reads recall statistics
-        return {str(s): lifecycle.archive(self.store, self.index, self.policy, s, at, dry_run) for s in scopes}
+        return {str(s): lifecycle.archive(self.store, self.policy, s, at, dry_run) for s in scopes}
 
     def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
-        return lifecycle.restore(self.store, self.index, as_scope(subject, project), unit_ids)
+        return lifecycle.restore(self.store, as_scope(subject, project), unit_ids)
 
     def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as

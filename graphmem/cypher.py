@@ -2,17 +2,21 @@
 
 Each file starts with a ``//`` header::
 
-    // mode: read | write | schema
+    // mode: read | write | schema | fragment
     // params: scope, ids          (the $parameters the body uses, checked both ways)
-    // values: dimensions:int      (schema files only: {{placeholders}} Neo4j cannot parameterise)
+    // values: dimensions:int      ({{placeholders}} for what Neo4j cannot parameterise)
+    // include: recall/fused       (a fragment file whose body ends this one; optional)
     // One line saying what the query does.
 
 The loader rejects a body that uses an undeclared ``$param`` or declares one it never uses,
 and reports ``file:line``. Query text is never built with f-strings or ``+``: parameters go to
-the driver. The only formatting is ``Query.render`` for schema values Neo4j cannot take as
-parameters (index dimensions, analyzer names); it validates each value against its declared
-type first. Migrations are numbered files under ``cypher/migrations`` whose statements are
-separated by ``;`` at the end of a line.
+the driver. The only formatting is ``Query.render`` for values Neo4j cannot take as parameters
+(index names and dimensions, analyzer names); it validates each value against its declared
+type first, and a query with placeholders runs only once rendered (``Query.rendered``).
+A ``fragment`` never runs alone: it is the shared end of the queries that include it (two
+variants of one statement for two Neo4j versions), and its parameters count as theirs.
+Migrations are numbered files under ``cypher/migrations`` whose statements are separated by
+``;`` at the end of a line.
 """
 
 from __future__ import annotations
@@ -52,8 +56,13 @@ class Query:
     text: str
     path: Path
 
+    def rendered(self, **values: object) -> "Query":
+        """This query with its ``{{placeholders}}`` filled (see ``render``), ready to run."""
+        return Query(self.name, self.mode, self.params, {}, self.render(**values), self.path)
+
     def render(self, **values: object) -> str:
-        """Fill ``{{placeholders}}`` of a schema query after validating each value."""
+        """Fill ``{{placeholders}}`` after validating each value: names Neo4j cannot take as
+        parameters (index names, index dimensions, analyzers)."""
         if set(values) != set(self.values):
             raise InvalidInput(f"{self.name}: needs values {sorted(self.values)}, got {sorted(values)}")
         text = self.text
@@ -78,7 +87,7 @@ def parse(path: Path, name: str) -> Query:
             body_start = number - 1
             break
         key, sep, value = line[2:].strip().partition(":")
-        if sep and key in ("mode", "params", "values"):
+        if sep and key in ("mode", "params", "values", "include"):
             header[key] = value.strip()
     else:
         body_start = len(lines)
@@ -86,9 +95,16 @@ def parse(path: Path, name: str) -> Query:
     if not body:
         raise _error(path, 1, "no query body")
     mode = header.get("mode")
-    if mode not in ("read", "write", "schema"):
-        raise _error(path, 1, f"header 'mode' must be read|write|schema, got {mode!r}")
+    if mode not in ("read", "write", "schema", "fragment"):
+        raise _error(path, 1, f"header 'mode' must be read|write|schema|fragment, got {mode!r}")
     declared = frozenset(p.strip() for p in header.get("params", "").split(",") if p.strip())
+    if header.get("include"):
+        tail = load(header["include"])
+        if tail.mode != "fragment":
+            raise _error(path, 1, f"include {header['include']!r} is not a fragment")
+        lines = lines + tail.text.splitlines()
+        body = body + "\n" + tail.text
+        declared = declared | tail.params
     values: dict[str, str] = {}
     for item in filter(None, (v.strip() for v in header.get("values", "").split(","))):
         key, _, kind = item.partition(":")

@@ -206,6 +206,11 @@ class WriteBatch(Model):
     guards: dict[str, int] = Field(default_factory=dict)
     #: Archived units a write of their fact makes searchable again.
     unarchive: tuple[str, ...] = ()
+    #: The embedding of each new unit's content: its search entries are written in the same
+    #: transaction (``graphmem.entries``).
+    vectors: dict[str, list[float]] = Field(default_factory=dict)
+    #: The embedding model of ``vectors``: a store whose live index has another model refuses.
+    vector_model: str | None = None
 
 
 class MemoryBlock(Model):
@@ -409,6 +414,62 @@ class ReviewItem(Model):
     note: str | None = None
 
 
+class SearchRequest(Model):
+    """What one recall asks of the index: candidates from each ranked list, visible at ``at``
+    in ``scopes`` (of ``kinds``, when given), fused by reciprocal rank fusion."""
+
+    scopes: tuple[Scope, ...]
+    at: "AsOf"
+    k: Annotated[int, Field(ge=1, le=1000)]
+    #: How deep each list is read before fusion.
+    fetch: Annotated[int, Field(ge=1)]
+    kinds: tuple[MemoryKind, ...] = ()
+    #: The question's embedding (None: no semantic list).
+    vector: list[float] | None = None
+    #: Words for the lexical list (None: no lexical list).
+    terms: tuple[str, ...] | None = None
+    #: Every word of the question, to find the entities it names (None: no entity list).
+    words: tuple[str, ...] | None = None
+    rrf_k: Annotated[int, Field(ge=1)] = 60
+    #: Weight of each list in the fusion, by name: semantic, lexical, entities.
+    weights: dict[str, float] = Field(default_factory=dict)
+    #: Entities read per question and units read per entity.
+    seeds: int = 5
+    fanout: int = 50
+
+
+class Scored(Model):
+    """A unit found by a search, as seen at the request's system time, with its fused score."""
+
+    unit: MemoryUnit
+    score: float
+
+
+class Step(Model):
+    """One hop of a walk: from ``frontier`` (unit id -> score) through the entities those units
+    are about. A reached unit scores its parent's score times ``decay`` plus its ``fused``
+    score from the direct search, if any; units in ``seen`` are not reached again; the ``limit``
+    best come back."""
+
+    frontier: dict[str, float]
+    decay: float
+    fused: dict[str, float] = Field(default_factory=dict)
+    seen: frozenset[str] = frozenset()
+    limit: int
+
+
+class Reached(Model):
+    """A unit one hop away from ``source`` through the entity ``via``, as seen at the request's
+    system time: its score on the walk, and its vector's similarity to the question (None: no
+    vector)."""
+
+    source: str
+    via: str
+    unit: MemoryUnit
+    score: float
+    similarity: float | None = None
+
+
 class AsOf(Model):
     """A point on both time axes: world time ``valid`` (T) and system time ``known`` (S)."""
 
@@ -496,12 +557,16 @@ class Rewrite(Model):
     the deletion: records to drop and records to add (units, decisions, edges)."""
 
     drop_units: tuple[str, ...] = ()
-    #: (unit id, decision id) of edges to drop.
-    drop_edges: tuple[tuple[str, str], ...] = ()
+    #: Edges to drop, by (unit id, decision id, expired_at): one decision may hang several
+    #: edges on one unit, at different system times.
+    drop_edges: tuple[tuple[str, str, UTCDatetime], ...] = ()
     add: "WriteBatch" = Field(default_factory=lambda: WriteBatch())
+    #: Kept units whose edges changed: their search entries are recomputed.
+    respan: tuple[str, ...] = ()
 
 
 WriteBatch.model_rebuild()
+SearchRequest.model_rebuild()
 TimelineEvent.model_rebuild()
 Decision.model_rebuild()
 
@@ -524,9 +589,13 @@ __all__ = [
     "Op",
     "Page",
     "RecallStats",
+    "Reached",
     "ReviewItem",
     "Rewrite",
     "Scope",
+    "Scored",
+    "SearchRequest",
+    "Step",
     "SourceRef",
     "SubjectType",
     "TemporalMeta",

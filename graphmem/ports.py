@@ -35,9 +35,13 @@ from .models import (
     MemoryKind,
     MemoryUnit,
     Page,
+    Reached,
     RecallStats,
     Rewrite,
     Scope,
+    Scored,
+    SearchRequest,
+    Step,
     UnitFilter,
     WriteBatch,
     WriteContext,
@@ -170,39 +174,43 @@ class MemoryStore(Protocol):
 
 @runtime_checkable
 class MemoryIndex(Protocol):
-    """Derived, rebuildable search over units. A candidate generator: it knows nothing of
-    visibility, so superseded units stay findable for as-of queries; callers filter by (T, S).
+    """Search over units, derived and rebuildable. Its entries (``graphmem.entries``) are
+    written by the store in the same transaction as the units and edges they derive from, so
+    the index never lags the store; the index searches them and rebuilds them.
 
-    - ``search_*`` return at most ``k`` hits of the given scope only, best first, and return
-      ``min(k, matching units in scope)`` hits however many other scopes the database holds;
-    - lexical search treats the query as plain words: no query syntax, never raises on text;
-    - ``upsert`` is idempotent; ``remove`` takes units out of search (erasure, archive) without
-      touching the store.
+    - every search returns units of the request's scopes only, visible at its (T, S) and not
+      archived, best first; a scope's k best come back however many other scopes and times the
+      database holds;
+    - lexical search treats the question as plain words: no query syntax, never raises on text;
+    - an entity is named by a question when every word of its name is in the question ("Viktor
+      Senvel" for "...did Viktor Senvel play..."); when none is, entities sharing a word are.
     """
 
     #: What turns text into vectors here; its name and dimension describe the index.
     embedder: Embedder
 
-    def upsert(self, units: Sequence[MemoryUnit]) -> None: ...
-
-    def remove(self, scope: Scope, unit_ids: Sequence[str]) -> None: ...
-
-    def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
-
-    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int) -> list[list[Hit]]:
-        """``search_semantic`` for each query, in order (embedded in one batch)."""
+    def vectors(self, texts: Sequence[str]) -> list[list[float]]:
+        """The embeddings of ``texts`` (what writes store with new units), in order."""
         ...
 
-    def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]: ...
+    def recall(self, request: SearchRequest) -> list[Scored]:
+        """The ``request.k`` best units: the semantic, lexical and named-entity lists (those the
+        request asks for, each ``request.fetch`` deep) fused by reciprocal rank fusion
+        (``graphmem.fusion.rrf``). One round trip on Neo4j."""
+        ...
 
-    def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        """Entities of the scope the query names, best first: those whose every name word
-        occurs in the query ("Viktor Senvel" for "...did Viktor Senvel play..."), or when there
-        are none, those sharing a word with it."""
+    def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
+        """One hop of a walk (see ``Step``): units sharing an entity with the frontier, visible
+        at the request's (T, S), at most ``request.fanout`` per entity, best first."""
+        ...
+
+    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
+        """For each query, the k units nearest by meaning visible at ``at``."""
         ...
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
-        """Recompute every derived entry from the store (one scope, or all); returns the count."""
+        """Recompute every entry from the store (one scope, or all) with the current embedder;
+        returns how many units were indexed."""
         ...
 
 
@@ -241,9 +249,10 @@ class Database(Protocol):
         ...
 
     def index_status(self) -> dict:
-        """``model`` and ``dimension`` the index was built with, counts of ``units``,
-        ``searchable_units``, ``entities`` and ``searchable_entities``, and ``indexes``: the
-        state of each search index."""
+        """``model``, ``dimension`` and ``generation`` the live search entries were built with,
+        ``building`` (the model a rebuild builds aside, or None), counts of ``units``,
+        ``searchable_units`` (with an entry open now), ``entries`` and ``entities``, and
+        ``indexes``: the state of each search index."""
         ...
 
     def close(self) -> None: ...

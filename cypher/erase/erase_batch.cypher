@@ -58,4 +58,9 @@ CALL {
     AND ($project_id IS NULL OR n.project_id = $project_id)
   WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS deletions
 }
-RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage, deletions
+CALL {
+  MATCH (n:Entry) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
+    AND ($project_id IS NULL OR n.project_id = $project_id)
+  WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS entries
+}
+RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage, deletions, entries

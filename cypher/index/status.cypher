@@ -1,7 +1,9 @@
 // mode: read
-// Counts behind `graphmem index status`.
-CALL { MATCH (u:Unit) RETURN count(u) AS units }
-CALL { MATCH (u:SearchUnit) RETURN count(u) AS searchable_units }
-CALL { MATCH (e:Entity) RETURN count(e) AS entities }
-CALL { MATCH (e:SearchEntity) RETURN count(e) AS searchable_entities }
-RETURN units, searchable_units, entities, searchable_entities
+// params: open
+// Counts behind `graphmem index status`: units, the open entries that make units searchable
+// now, all entries, entities.
+CALL () { MATCH (u:Unit) RETURN count(u) AS units }
+CALL () { MATCH (e:SearchEntry) WHERE e.s_to = $open RETURN count(e) AS searchable_units }
+CALL () { MATCH (e:Entry) RETURN count(e) AS entries }
+CALL () { MATCH (e:Entity) RETURN count(e) AS entities }
+RETURN units, searchable_units, entries, entities

@@ -1,19 +1,16 @@
 // mode: write
 // params: id, scope
-// Delete one episode, the units it produced (and their usage) and the decisions it made, with
-// their edges. What this changes in other units' timelines is re-derived by the caller in the
-// same transaction (store/drop_units, store/drop_edges, then the usual create queries).
+// Delete one episode, the units it produced (with their usage and search entries) and the
+// decisions it made, with their edges. What this changes in other units' timelines is
+// re-derived by the caller in the same transaction (store/drop_units, store/drop_edges, then
+// the usual create queries).
 MATCH (e:Episode {id: $id}) WHERE e.scope = $scope
 OPTIONAL MATCH (e)-[:DERIVED]->(u:Unit)
 WITH e, collect(DISTINCT u) AS units
 OPTIONAL MATCH (e)-[:DECIDED]->(d:Decision)
 WITH e, units, collect(DISTINCT d) AS decisions
-CALL {
-  WITH units
-  UNWIND units AS u
-  MATCH (s:Usage {unit_id: u.id})
-  DETACH DELETE s
-}
+CALL (units) { UNWIND units AS u MATCH (x:Entry {unit_id: u.id}) DELETE x }
+CALL (units) { UNWIND units AS u MATCH (x:Usage {unit_id: u.id}) DELETE x }
 WITH e, units, decisions, size(units) AS n_units, size(decisions) AS n_decisions
 FOREACH (n IN units | DETACH DELETE n)
 FOREACH (n IN decisions | DETACH DELETE n)

@@ -1,8 +1,9 @@
 // mode: write
-// params: scope, pairs
-// Invalidation edges a timeline re-derivation no longer draws, by (unit id, decision id).
-UNWIND $pairs AS pair
-MATCH (d:Decision {id: pair[1]})-[e:INVALIDATES]->(u:Unit {id: pair[0]})
-WHERE u.scope = $scope
+// params: scope, edges
+// Invalidation edges a timeline re-derivation no longer draws, by unit, decision and the
+// system time they were written at.
+UNWIND $edges AS edge
+MATCH (d:Decision {id: edge.decision_id})-[e:INVALIDATES]->(u:Unit {id: edge.unit_id})
+WHERE u.scope = $scope AND e.expired_at = edge.expired_at
 DELETE e
 RETURN count(*) AS dropped

@@ -24,19 +24,23 @@ from ..models import (
     MemoryKind,
     MemoryUnit,
     Page,
+    Reached,
     RecallStats,
     ReviewItem,
     Rewrite,
     Scope,
+    Scored,
+    SearchRequest,
+    Step,
     TemporalMeta,
     UnitFilter,
     WriteBatch,
     entity_id,
     new_id,
-    search_terms,
     utcnow,
     words,
 )
+from ..fusion import rrf
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -56,6 +60,9 @@ class _State:
     #: unit id -> (last recalled at, recall count): kept beside units, never on them.
     usage: dict[str, tuple[datetime, int]] = field(default_factory=dict)
     deletions: dict[str, Deletion] = field(default_factory=dict)
+    #: The embedding of each unit's content (its search entries are derived from the unit and
+    #: its edges when searched, so they are always what the store says).
+    vectors: dict[str, list[float]] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -136,6 +143,7 @@ class InMemoryStore:
             for key in batch.guards:
                 state.guards[key] = state.guards.get(key, 0) + 1
             state.units.update(new_units)
+            state.vectors.update({uid: v for uid, v in batch.vectors.items() if uid in new_units})
             state.decisions.update({d.id: d for d in batch.decisions})
             state.edges.extend(batch.invalidations)
             self._reviews.update({r.id: r for r in batch.reviews})
@@ -164,6 +172,7 @@ class InMemoryStore:
             doomed = {u.id for u in self._matching(scope, flt)}
             for uid in doomed:
                 del self._state.units[uid]
+                self._state.vectors.pop(uid, None)
             self._state.edges = [e for e in self._state.edges if e.unit_id not in doomed]
             return len(doomed)
 
@@ -214,52 +223,6 @@ class InMemoryStore:
                 for e in self._state.edges if e.decision_id in producers and e.unit_id in self._state.units
             ]
             return {"incoming": incoming, "outgoing": outgoing}
-
-    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
-        with self._lock:
-            units = [self._state.units.get(uid) for uid in set(ids)]
-            return {
-                u.id
-                for u in units
-                if u is not None
-                and u.scope == scope
-                and (not kinds or u.kind in kinds)
-                and self._visible(u, self._known_edges(u.id, at), at)
-            }
-
-    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
-        with self._lock:
-            units = [u for u in self._state.units.values() if u.scope == scope and u.triple and u.id not in self._archived]
-
-            def names(u: MemoryUnit) -> list[str]:
-                return [n for n in (u.triple.subject, u.triple.object) if n]
-
-            rows = []
-            for uid in unit_ids:
-                source = self._state.units.get(uid)
-                if source is None or source.scope != scope or source.triple is None:
-                    continue
-                for name in names(source):
-                    eid = entity_id(scope, name)
-                    nxt = [u.id for u in units if u.id != uid and eid in {entity_id(scope, n) for n in names(u)}]
-                    rows.append({"source": uid, "via": name, "next": nxt[:fanout]})
-            return rows
-
-    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
-        with self._lock:
-            rows = []
-            for eid in entity_ids:
-                names = [
-                    (u.id, n)
-                    for u in self._state.units.values()
-                    if u.scope == scope and u.triple and u.id not in self._archived
-                    for n in (u.triple.subject, u.triple.object)
-                    if n and entity_id(scope, n) == eid
-                ]
-                if names:
-                    ids = list(dict.fromkeys(uid for uid, _ in names))
-                    rows.append({"entity": eid, "via": names[0][1], "ids": ids[:fanout]})
-            return rows
 
     # -- review queue and episode listing --------------------------------------------------
     def put_review(self, item: ReviewItem) -> str:
@@ -329,6 +292,8 @@ class InMemoryStore:
             for k in reviews:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
+            for k in [k for k in st.vectors if k not in st.units]:
+                del st.vectors[k]
             usage = [k for k in st.usage if k not in st.units][:batch]
             for k in usage:
                 del st.usage[k]
@@ -368,10 +333,11 @@ class InMemoryStore:
             decisions = {k for k, d in st.decisions.items() if d.episode_id == episode_id and d.scope == scope}
             dropped = set(rewrite.drop_edges)
             st.edges = [e for e in st.edges if e.decision_id not in decisions and e.unit_id not in units
-                        and (e.unit_id, e.decision_id) not in dropped]
+                        and (e.unit_id, e.decision_id, e.expired_at) not in dropped]
             for k in units:
                 del st.units[k]
                 st.usage.pop(k, None)
+                st.vectors.pop(k, None)
             self._archived.difference_update(units)
             for k in decisions:
                 del st.decisions[k]
@@ -498,73 +464,112 @@ class InMemoryStore:
 
 
 class InMemoryIndex:
-    """MemoryIndex over an ``InMemoryStore``: exact cosine and a plain BM25, per scope."""
+    """MemoryIndex over an ``InMemoryStore``: exact cosine and a plain BM25 over the units
+    visible at the request's (T, S), per the same rule the store lists them by."""
 
     def __init__(self, store: InMemoryStore, embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self._vectors: dict[str, tuple[Scope, list[float], list[str]]] = {}
 
-    def upsert(self, units) -> None:
-        vectors = self.embedder.embed([u.content for u in units])
-        for u, v in zip(units, vectors):
-            self._vectors[u.id] = (u.scope, v, words(u.content))
+    def vectors(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embedder.embed(list(texts))
 
-    def remove(self, scope: Scope, unit_ids) -> None:
-        for uid in unit_ids:
-            if uid in self._vectors and self._vectors[uid][0] == scope:
-                del self._vectors[uid]
+    def _visible(self, scopes: Sequence[Scope], at: AsOf, kinds: Sequence[MemoryKind]) -> list[MemoryUnit]:
+        found = []
+        for scope in scopes:
+            archived = self.store.archived_ids(scope)
+            found += [u for u in self.store.list_units(scope, UnitFilter(), Page(limit=10_000), at)
+                      if u.id not in archived and (not kinds or u.kind in kinds)]
+        return found
 
-    def _scoped(self, scope: Scope):
-        return [(uid, v, w) for uid, (s, v, w) in self._vectors.items() if s == scope]
+    def _cosine(self, vector: Sequence[float], units: Sequence[MemoryUnit]) -> list[Hit]:
+        vectors = self.store._state.vectors
+        return [Hit(id=u.id, score=_cosine(vector, vectors[u.id])) for u in units if u.id in vectors]
 
-    def search_semantic(self, query: str, scope: Scope, k: int):
-        q = self.embedder.embed([query])[0]
-        scored = [(uid, (1 + sum(a * b for a, b in zip(q, v))) / 2) for uid, v, _ in self._scoped(scope)]
-        return _top(scored, k)
+    def recall(self, request: SearchRequest) -> list[Scored]:
+        units = self._visible(request.scopes, request.at, request.kinds)
+        by_id = {u.id: u for u in units}
+        lists: dict[str, list[Hit]] = {}
+        if request.vector is not None:
+            lists["semantic"] = _top(self._cosine(request.vector, units), request.fetch)
+        if request.terms:
+            lists["lexical"] = _top(_bm25(set(request.terms), units), request.fetch)
+        if request.words:
+            lists["entities"] = self._about(request, units)
+        fused = rrf(lists, request.rrf_k, request.weights)
+        best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
+        return [Scored(unit=by_id[i], score=fused[i]) for i in best]
 
-    def search_semantic_many(self, queries, scope: Scope, k: int):
-        return [self.search_semantic(q, scope, k) for q in queries]
-
-    def search_lexical(self, query: str, scope: Scope, k: int):
-        terms = set(search_terms(query))
-        docs = self._scoped(scope)
-        if not terms or not docs:
-            return []
-        avg = sum(len(w) for _, _, w in docs) / len(docs)
-        df = {t: sum(1 for _, _, w in docs if t in w) for t in terms}
-        scored = []
-        for uid, _, doc in docs:
-            score = 0.0
-            for t in terms:
-                tf = doc.count(t)
-                if tf:
-                    idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
-                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
-            if score > 0:
-                scored.append((uid, score))
-        return _top(scored, k)
-
-    def search_entities(self, query: str, scope: Scope, k: int):
-        """Entities the query names (see the port), scored by the share of their name it holds."""
-        asked = set(words(query))
-        names = {n for u in self.store._state.units.values() if u.scope == scope and u.triple
-                 for n in (u.triple.subject, u.triple.object) if n}
+    def _about(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
+        """Units about the entities the question names (see ``search_entities``), each scored
+        by its best entity, so the units of one entity tie."""
+        asked = set(request.words or ())
+        names = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
         share = {n: len(set(words(n)) & asked) / max(len(set(words(n))), 1) for n in names}
-        named = [n for n in names if share[n] == 1.0]
-        found = sorted(named or [n for n in names if share[n] > 0], key=lambda n: (-share[n], n))
-        return [Hit(id=entity_id(scope, n), score=share[n]) for n in found[:k]]
+        named = [n for n in names if share[n] == 1.0] or [n for n in names if share[n] > 0]
+        chosen = set(sorted(named, key=lambda n: (-share[n], n))[: request.seeds])
+        hits = []
+        for u in units:
+            about = [share[n] for n in (u.triple.subject, u.triple.object) if n in chosen] if u.triple else []
+            if about:
+                hits.append(Hit(id=u.id, score=max(about)))
+        return _top(hits, request.fetch)
+
+    def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
+        units = [u for u in self._visible(request.scopes, request.at, request.kinds) if u.id not in step.seen]
+        vectors = self.store._state.vectors
+        best: dict[str, Reached] = {}
+        for source_id, parent in step.frontier.items():
+            source = self.store._state.units.get(source_id)
+            if source is None or source.triple is None:
+                continue
+            for name in sorted(n for n in (source.triple.subject, source.triple.object) if n):
+                eid = entity_id(source.scope, name)
+                near = [u for u in units if u.id != source_id and u.triple
+                        and eid in {entity_id(u.scope, n) for n in (u.triple.subject, u.triple.object) if n}]
+                for u in near[: request.fanout]:
+                    score = parent * step.decay + step.fused.get(u.id, 0.0)
+                    if u.id not in best or (-score, source_id, name) < (-best[u.id].score, best[u.id].source, best[u.id].via):
+                        sim = _cosine(request.vector, vectors[u.id]) if request.vector and u.id in vectors else None
+                        best[u.id] = Reached(source=source_id, via=name, unit=u, score=score, similarity=sim)
+        return sorted(best.values(), key=lambda r: (-r.score, r.unit.id))[: step.limit]
+
+    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
+        units = self._visible([scope], at, ())
+        by_id = {u.id: u for u in units}
+        return [[Scored(unit=by_id[h.id], score=h.score) for h in _top(self._cosine(v, units), k)]
+                for v in self.vectors(queries)]
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
-        units = [
-            u
-            for u in self.store._state.units.values()
-            if (scope is None or u.scope == scope) and u.id not in self.store._archived
-        ]
-        self.upsert(units)
+        units = [u for u in self.store._state.units.values() if scope is None or u.scope == scope]
+        for u, v in zip(units, self.vectors([u.content for u in units])):
+            self.store._state.vectors[u.id] = v
         return len(units)
 
 
-def _top(scored, k: int):
-    scored.sort(key=lambda p: (-p[1], p[0]))
-    return [Hit(id=uid, score=score) for uid, score in scored[:k]]
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine of two L2-normalised vectors, as Neo4j's cosine index scores it: (1 + cos) / 2."""
+    return (1 + sum(x * y for x, y in zip(a, b))) / 2
+
+
+def _bm25(terms: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
+    docs = [(u.id, words(u.content)) for u in units]
+    if not terms or not docs:
+        return []
+    avg = sum(len(w) for _, w in docs) / len(docs)
+    df = {t: sum(1 for _, w in docs if t in w) for t in terms}
+    scored = []
+    for uid, doc in docs:
+        score = 0.0
+        for t in terms:
+            tf = doc.count(t)
+            if tf:
+                idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
+        if score > 0:
+            scored.append(Hit(id=uid, score=score))
+    return scored
+
+
+def _top(hits: Sequence[Hit], k: int) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, h.id))[:k]

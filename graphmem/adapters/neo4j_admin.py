@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..cypher import migrations
 from .neo4j_driver import Neo4jConnection
-from .neo4j_index import Neo4jIndex
+from .neo4j_index import Neo4jIndex, index_name
 
-#: The search indexes recall needs (vector and fulltext, for units and entities).
-SEARCH_INDEXES = ("entity_embedding", "entity_text", "unit_embedding", "unit_text")
+#: The fulltext indexes recall needs besides the live generation's vector index.
+FULLTEXT_INDEXES = ("entity_names", "entry_text")
 
 
 class Neo4jDatabase:
@@ -38,8 +38,9 @@ class Neo4jDatabase:
 
     def index_problems(self) -> list[str]:
         states = {row["name"]: row["state"] for row in self.conn.read("index/index_states")}
+        wanted = (*FULLTEXT_INDEXES, index_name(self.index.generation))
         return [f"{name} missing" if name not in states else f"{name}={states[name]}"
-                for name in SEARCH_INDEXES if states.get(name) != "ONLINE"]
+                for name in wanted if states.get(name) != "ONLINE"]
 
     def index_status(self) -> dict:
         return self.index.status()

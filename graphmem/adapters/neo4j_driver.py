@@ -22,7 +22,7 @@ from neo4j import GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ..config import Settings
-from ..cypher import load, migrations
+from ..cypher import Query, load, migrations
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
 from ..models import utcnow
 
@@ -67,14 +67,21 @@ def mapped_errors(what: str) -> Iterator[None]:
         raise BackendError(f"{what}: {exc}") from exc
 
 
-def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[dict[str, Any]]:
-    """Run a named query inside a transaction function and return its rows as dicts.
-    Raises ``ConfigurationError`` when the file's mode is not allowed in this transaction."""
-    query = load(name)
+def run(tx: ManagedTransaction, name: str | Query, /, **params: Any) -> list[dict[str, Any]]:
+    """Run a named query (or an already rendered one) inside a transaction function and return
+    its rows as dicts. Raises ``ConfigurationError`` when the file's mode is not allowed in this
+    transaction."""
+    query = load(name) if isinstance(name, str) else name
+    if query.values:
+        raise ConfigurationError(f"{query.path}: render its values first ({', '.join(sorted(query.values))})")
     access = _ACCESS.get()
     if query.mode not in ALLOWED_MODES[access]:
         raise ConfigurationError(f"{query.path}: a {query.mode} query cannot run in a {access} transaction")
     return [record.data() for record in tx.run(query.text, params)]
+
+
+def _name(query: str | Query) -> str:
+    return query if isinstance(query, str) else query.name
 
 
 def _as(access: str, fn: Callable[[ManagedTransaction], T]) -> Callable[[ManagedTransaction], T]:
@@ -103,6 +110,9 @@ class Neo4jConnection:
             # Warnings such as "label does not exist yet" are noise on a fresh database.
             notifications_min_severity="OFF",
         )
+        # Every session of this connection shares one bookmark manager, so on a cluster with
+        # read routing a read is served by a member that has seen this process's last write.
+        self.bookmarks = GraphDatabase.bookmark_manager()
 
     def close(self) -> None:
         self.driver.close()
@@ -113,18 +123,21 @@ class Neo4jConnection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        return self.read_tx(lambda tx: run(tx, name, **params), what=name)
+    def read(self, name: str | Query, /, **params: Any) -> list[dict[str, Any]]:
+        return self.read_tx(lambda tx: run(tx, name, **params), what=_name(name))
 
-    def write(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        return self.write_tx(lambda tx: run(tx, name, **params), what=name)
+    def write(self, name: str | Query, /, **params: Any) -> list[dict[str, Any]]:
+        return self.write_tx(lambda tx: run(tx, name, **params), what=_name(name))
+
+    def _session(self) -> neo4j.Session:
+        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks)
 
     def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self._session() as session:
             return session.execute_read(_as("read", fn))
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self._session() as session:
             return session.execute_write(_as("write", fn))
 
     def schema(self, text: str, what: str) -> None:

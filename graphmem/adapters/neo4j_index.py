@@ -1,39 +1,62 @@
-"""MemoryIndex on Neo4j's own indexes: HNSW vector indexes and Lucene fulltext.
+"""MemoryIndex on Neo4j: search entries (``graphmem.entries``) in an HNSW vector index and a
+Lucene fulltext index, plus the entity names a question can mention.
 
-Scope guarantee. Neo4j 5.26 cannot filter inside a vector query, so a scoped search
-1. a scope of at most ``exact_threshold`` searchable units gets exact cosine over the scope
-   alone (a 5-unit scope among 100k others gets its 5 best hits) — one round trip;
-2. a larger scope over-fetches from the HNSW index in proportion to its share of the index and
-   keeps its own hits, doubling until k hits or the index runs dry, and falls back to the
-   exact scan if the fetch would read the whole index.
-Scope sizes are cached for ``SIZE_TTL`` seconds: they only choose the strategy.
-Fulltext needs none of this: each unit's scope token is indexed beside its text and the Lucene
-query requires it, so Lucene itself returns only the scope's best matches.
+Entries are written by ``Neo4jStore`` in the same transaction as the units and edges they
+derive from; this side searches them and rebuilds them.
+
+- Neo4j 2026.01+: one recall is one statement (``recall/hybrid``): the vector index filters by
+  scope, kind and both time axes inside the index (Cypher 25 ``SEARCH``), so a small scope or a
+  sparse moment still gets its k best; the fulltext and entity lists are filtered right after
+  their index calls; fusion happens in the same statement.
+- Neo4j 5.26: the same statement with the vector half over-fetched and filtered after the
+  index (``recall/hybrid_v5``), or, for scopes of at most ``exact_threshold`` entries, an exact
+  cosine scan over the scope's entries (one index seek).
+
+Vectors of one embedding model live in one property of the entries (a *generation*). A
+rebuild that changes the model builds the new vectors aside in the next generation's property
+and index while the live one serves search, then switches generations in one write; an
+interrupted rebuild leaves the live generation as it was and is resumed by running it again.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections import OrderedDict
 from typing import Callable, Sequence
 
-from ..cypher import load
-from ..errors import IndexMismatch
-from ..models import Hit, MemoryUnit, Scope, search_terms, utcnow, words
-from ..ports import Embedder
+from ..cypher import Query, load
+from ..entries import MAX, MIN, from_micros, micros, spans
+from ..errors import ConfigurationError, IndexMismatch
+from ..models import (
+    AsOf,
+    MemoryUnit,
+    Reached,
+    Scope,
+    Scored,
+    SearchRequest,
+    Step,
+    utcnow,
+    words,
+)
 from .neo4j_driver import Neo4jConnection
+from .neo4j_driver import run
+from .neo4j_store import entry_row, to_datetime, unit_from_row, unit_text, vector_property
 
 #: Lucene refuses queries with more than 1024 clauses; a query never needs this many words.
 MAX_QUERY_WORDS = 64
-
-#: Seconds a scope's size is trusted for choosing between exact scan and HNSW over-fetch.
+#: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
+#: Entries read from fulltext per hit kept: closed and other-time entries of a unit share its
+#: words, and are filtered out after the index.
+LEXICAL_OVERFETCH = 3
 
 Progress = Callable[[int], None]
 
 
-def lucene_query(terms: Sequence[str], scope: Scope, fields: Sequence[str]) -> str | None:
+def lucene_query(terms: Sequence[str], scopes: Sequence[Scope], field: str) -> str | None:
     """Plain words (from ``words`` or ``search_terms``) as a Lucene query restricted to
-    ``scope``; None when there are none.
+    ``scopes``; None when there are none.
 
     Words are ``\\w+`` runs, lower-cased, so no user character can reach Lucene syntax
     (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and nothing can raise.
@@ -41,189 +64,271 @@ def lucene_query(terms: Sequence[str], scope: Scope, fields: Sequence[str]) -> s
     unique = list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
     if not unique:
         return None
-    joined = " ".join(unique)
-    clauses = " ".join(f"{field}:({joined})" for field in fields)
-    return f"+scope_token:{scope.token} +({clauses})"
+    tokens = " ".join(s.token for s in scopes)
+    return f"+scope_token:({tokens}) +{field}:({' '.join(unique)})"
+
+
+def index_name(generation: int) -> str:
+    return f"entry_embedding_{generation}"
 
 
 class Neo4jIndex:
     """MemoryIndex on Neo4j (see ``graphmem.ports.MemoryIndex``)."""
 
-    def __init__(
-        self,
-        conn: Neo4jConnection,
-        embedder: Embedder,
-        exact_threshold: int = 5_000,
-        batch_size: int = 1_000,
-    ):
+    def __init__(self, conn: Neo4jConnection, embedder, exact_threshold: int = 2_000, batch_size: int = 1_000,
+                 cache_size: int = 4_096):
         self.conn = conn
         self.embedder = embedder
         self.exact_threshold = exact_threshold
         self.batch_size = batch_size
-        # scope key -> (searchable units in scope, in the database, when read). Only picks the
-        # search strategy: a stale size costs speed, never correctness.
-        self._sizes: dict[str, tuple[int, int, float]] = {}
-        self._last_query: tuple[str, list[float]] | None = None
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache_size = cache_size
+        self._generation: int | None = None
+        self._filtered: bool | None = None
+        # scope keys -> (entries in them, in the database, when read): picks the 5.26 strategy
+        # only, so a stale count costs speed, never correctness.
+        self._sizes: dict[tuple[str, ...], tuple[int, int, float]] = {}
 
-    # -- model bookkeeping ----------------------------------------------------------------
-    def stored_model(self) -> tuple[str, int] | None:
+    # -- vectors --------------------------------------------------------------------------
+    def vectors(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embeddings of ``texts``; recent ones come from a cache (a write embeds its units'
+        contents for its neighbour search and again for its entries, a retried write again)."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        for text, vector in zip(missing, self.embedder.embed(missing) if missing else []):
+            self._cache[text] = vector
+        out = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            out.append(self._cache[text])
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return out
+
+    # -- layout ---------------------------------------------------------------------------
+    def _model(self) -> dict | None:
         rows = self.conn.read("index/get_model")
-        return (rows[0]["model"], rows[0]["dimension"]) if rows else None
+        return rows[0] if rows else None
 
-    def ensure(self) -> None:
-        """Create the vector indexes for this embedder on a fresh database, or check that the
-        stored model matches. Raises ``IndexMismatch`` telling the operator to rebuild."""
-        stored = self.stored_model()
-        mine = (self.embedder.name, self.embedder.dimension)
-        if stored is None:
-            existing = self.vector_dimension()
-            if existing is not None and existing != mine[1]:
-                raise IndexMismatch(
-                    f"a {existing}-dimension vector index exists with no recorded model, but the "
-                    f"embedder {mine[0]} has {mine[1]} dims: run `graphmem index rebuild`"
-                )
-            self._create_vector_indexes()
-            self.conn.write("index/set_model", model=mine[0], dimension=mine[1], at=utcnow())
-        elif tuple(stored) != mine:
-            raise IndexMismatch(
-                f"the index was built with {stored[0]} ({stored[1]} dims) but the embedder is "
-                f"{mine[0]} ({mine[1]} dims): run `graphmem index rebuild`"
-            )
+    def stored_model(self) -> tuple[str, int] | None:
+        model = self._model()
+        return (model["model"], model["dimension"]) if model else None
 
-    def vector_dimension(self) -> int | None:
-        rows = self.conn.read("index/vector_dimension")
-        return rows[0]["dimension"] if rows else None
+    @property
+    def filtered(self) -> bool:
+        """Whether the server filters inside its vector index (Neo4j 2026.01+)."""
+        if self._filtered is None:
+            version, _ = self.conn.server_version()
+            self._filtered = int(version.split(".")[0]) >= 2026
+        return self._filtered
 
-    def _create_vector_indexes(self) -> None:
-        for name in ("index/create_unit_vector_index", "index/create_entity_vector_index"):
-            self.conn.schema(load(name).render(dimensions=self.embedder.dimension), what=name)
+    @property
+    def generation(self) -> int:
+        if self._generation is None:
+            model = self._model()
+            if model is None or model["generation"] == 0:
+                raise ConfigurationError("the search index is not built yet: run `graphmem init`")
+            self._generation = model["generation"]
+        return self._generation
+
+    def _create_vector_index(self, generation: int, dimension: int) -> None:
+        name = "index/create_entry_vector_index" if self.filtered else "index/create_entry_vector_index_v5"
+        text = load(name).render(index=index_name(generation), prop=vector_property(generation), dimensions=dimension)
+        self.conn.schema(text, what=name)
         self.conn.schema(load("admin/await_indexes").text, what="awaiting indexes")
 
-    # -- writes ---------------------------------------------------------------------------
-    def upsert(self, units: Sequence[MemoryUnit]) -> None:
-        for start in range(0, len(units), self.batch_size):
-            chunk = units[start : start + self.batch_size]
-            self._embed_units([(u.id, u.content) for u in chunk])
-            names = self.conn.read("index/entities_to_embed", unit_ids=[u.id for u in chunk])
-            self._embed_entities([(r["id"], r["name"]) for r in names])
-
-    def _embed_units(self, rows: list[tuple[str, str]]) -> None:
-        if rows:
-            vectors = self.embedder.embed([text for _, text in rows])
-            payload = [{"id": i, "embedding": v} for (i, _), v in zip(rows, vectors)]
-            self.conn.write("index/set_unit_embeddings", rows=payload)
-
-    def _embed_entities(self, rows: list[tuple[str, str]]) -> None:
-        if rows:
-            vectors = self.embedder.embed([name for _, name in rows])
-            payload = [{"id": i, "embedding": v} for (i, _), v in zip(rows, vectors)]
-            self.conn.write("index/set_entity_embeddings", rows=payload)
-
-    def remove(self, scope: Scope, unit_ids: Sequence[str]) -> None:
-        self.conn.write("index/remove_units", scope=scope.key, ids=list(unit_ids))
+    def ensure(self) -> None:
+        """Create the search layout for this embedder on a fresh database, upgrade a database
+        written before search entries (entries built from its units, keeping their vectors),
+        or check that the live model is this embedder's. Raises ``IndexMismatch`` telling the
+        operator to rebuild."""
+        model = self._model()
+        mine = (self.embedder.name, self.embedder.dimension)
+        if model is not None and model["next_model"] is not None:
+            raise IndexMismatch(f"an index rebuild to {model['next_model']} did not finish: "
+                                "run `graphmem index rebuild` to complete it")
+        if model is not None and (model["model"], model["dimension"]) != mine:
+            raise IndexMismatch(f"the index was built with {model['model']} ({model['dimension']} dims) but the "
+                                f"embedder is {mine[0]} ({mine[1]} dims): run `graphmem index rebuild`")
+        generation = model["generation"] if model and model["generation"] else 1
+        self._create_vector_index(generation, mine[1])
+        if model is None or model["generation"] == 0:
+            self._derive(None, reuse=True)
+            self.conn.write("index/set_model", model=mine[0], dimension=mine[1], generation=generation, at=utcnow())
+        self._generation = generation
 
     # -- search ---------------------------------------------------------------------------
-    def search_semantic(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        # Recall asks again with a larger k for the same query: embed it once.
-        last = self._last_query
-        if last is None or last[0] != query:
-            last = self._last_query = (query, self.embedder.embed([query])[0])
-        return self.search_vector(last[1], scope, k)
+    def _search_params(self, request: SearchRequest) -> dict:
+        at = request.at
+        kinds = [k.value for k in request.kinds]
+        return {
+            "scopes": [s.key for s in request.scopes], "kinds": kinds, "vector": request.vector,
+            "s": micros(at.known, MIN), "t": micros(at.valid, MIN), "fetch": request.fetch,
+        }
 
-    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int) -> list[list[Hit]]:
-        """``search_semantic`` for many queries, embedded in one batch."""
-        return [self.search_vector(v, scope, k) for v in self.embedder.embed(list(queries))]
+    def recall(self, request: SearchRequest) -> list[Scored]:
+        params = self._search_params(request)
+        params.update(
+            lucene=lucene_query(request.terms or (), request.scopes, "text") if request.terms else None,
+            entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
+            words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
+            rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds, fanout=request.fanout,
+        )
+        if self.filtered:
+            query = self._rendered("recall/hybrid")
+            # The index filters by equality or ranges only (no IN before 2026.06): one range a
+            # kind, or one range holding every kind name.
+            params["kind_ranges"] = [[k, k] for k in params["kinds"]] or [["", "~"]]
+        else:
+            query = load("recall/hybrid_v5")
+            params.update(self._v5_vector(request))
+        rows = self.conn.read(query, **params)
+        return [Scored(unit=_seen(r), score=r["score"]) for r in rows]
 
-    def search_vector(self, vector: Sequence[float], scope: Scope, k: int) -> list[Hit]:
-        """Scoped semantic search for an already embedded query (see the module docstring)."""
-        if k <= 0:
-            return []
-        in_scope, total = self._scope_size(scope)
-        if in_scope <= self.exact_threshold:
-            return self._exact(vector, scope, k)
-        # Expected hits = fetch * share: aim for twice k, then double while short.
-        fetch = max(4 * k, 40, int(2 * k * total / max(in_scope, 1)))
-        while fetch < total:
-            hits, dry = self._overfetch(vector, scope, k, fetch)
-            if len(hits) >= k or dry:
-                return hits
-            fetch *= 2
-        return self._exact(vector, scope, k)
+    def _rendered(self, name: str) -> Query:
+        return load(name).rendered(index=index_name(self.generation))
 
-    def _scope_size(self, scope: Scope) -> tuple[int, int]:
-        cached = self._sizes.get(scope.key)
+    def _v5_vector(self, request: SearchRequest) -> dict:
+        """How 5.26 reads the vector list: an exact scan of small scopes, else an over-fetch
+        sized by the scopes' share of all entries."""
+        key = tuple(s.key for s in request.scopes)
+        cached = self._sizes.get(key)
         if cached is None or time.monotonic() - cached[2] > SIZE_TTL:
-            row = self.conn.read("index/scope_size", scope=scope.key)[0]
-            cached = (row["in_scope"], row["total"], time.monotonic())
-            self._sizes[scope.key] = cached
-        return cached[0], cached[1]
+            row = self.conn.read("index/scope_entries", scopes=list(key))[0]
+            cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
+        in_scopes, total = cached[0], cached[1]
+        fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
+        return {"index_name": index_name(self.generation), "prop": vector_property(self.generation),
+                "exact": in_scopes <= self.exact_threshold, "vector_fetch": min(max(total, 1), fetch)}
 
-    def _overfetch(self, vector: Sequence[float], scope: Scope, k: int, fetch: int) -> tuple[list[Hit], bool]:
-        row = self.conn.read("index/semantic_overfetch", vector=list(vector), fetch=fetch, scope=scope.key, k=k)[0]
-        return [Hit(**h) for h in row["hits"]], row["fetched"] < fetch
+    def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
+        params = self._search_params(request)
+        del params["fetch"]
+        rows = self.conn.read("recall/hop", **params, frontier=[{"id": i, "score": s} for i, s in step.frontier.items()],
+                              prop=vector_property(self.generation), fanout=request.fanout, decay=step.decay,
+                              fused=step.fused, seen=sorted(step.seen), limit=step.limit)
+        return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],
+                        similarity=r["similarity"]) for r in rows]
 
-    def _exact(self, vector: Sequence[float], scope: Scope, k: int) -> list[Hit]:
-        rows = self.conn.read("index/semantic_exact", vector=list(vector), scope=scope.key, k=k)
-        return [Hit(**r) for r in rows]
-
-    def search_lexical(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        lucene = lucene_query(search_terms(query), scope, ("content", "summary"))
-        if lucene is None or k <= 0:
+    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
+        if not queries:
             return []
-        return [Hit(**r) for r in self.conn.read("index/lexical", lucene=lucene, k=k)]
-
-    def search_entities(self, query: str, scope: Scope, k: int) -> list[Hit]:
-        """Entities the query names (see the port), ranked by BM25 over entity names."""
-        lucene = lucene_query(words(query), scope, ("name",))
-        if lucene is None or k <= 0:
-            return []
-        rows = self.conn.read("index/entity_lexical", lucene=lucene, k=max(10 * k, 50))
-        asked = set(words(query))
-        named = [r for r in rows if set(words(r["name"])) <= asked]
-        return [Hit(id=r["id"], score=r["score"]) for r in (named or rows)[:k]]
+        params = {"vectors": self.vectors(queries), "scope": scope.key, "s": micros(at.known, MIN),
+                  "t": micros(at.valid, MIN), "k": k}
+        if self.filtered:
+            rows = self.conn.read(self._rendered("recall/neighbours"), **params)
+        else:
+            rows = self.conn.read("recall/neighbours_v5", **params, index_name=index_name(self.generation),
+                                  fetch=max(20 * k, 100))
+        ids = tuple({r["id"] for r in rows})
+        units = {}
+        if ids:
+            found = self.conn.read("store/list_units", scope=scope.key, ids=list(ids), hashes=None, slots=None,
+                                   kind=None, labels=[], include_expired=False, valid=at.valid, known=at.known,
+                                   offset=0, limit=len(ids))
+            units = {u.id: u for u in map(unit_from_row, found)}
+        out: list[list[Scored]] = [[] for _ in queries]
+        for r in rows:
+            if r["id"] in units:
+                out[r["i"]].append(Scored(unit=units[r["id"]], score=r["score"]))
+        return out
 
     # -- rebuild and status ---------------------------------------------------------------
     def rebuild(self, scope: Scope | None = None, progress: Progress | None = None) -> int:
-        """Recompute every vector and searchable label from the store. A dimension change
-        drops and recreates the vector indexes. Returns how many units were indexed."""
-        stored = self.stored_model()
+        """Recompute search entries from the store: every unit's entries from its edges and
+        archive state, with vectors from the current embedder (one scope, or all). A new model
+        is built aside in the next generation and switched to in one write (all scopes only).
+        Returns how many units were indexed."""
+        model = self._model()
         mine = (self.embedder.name, self.embedder.dimension)
-        if scope is not None and stored is not None and tuple(stored) != mine:
+        if model is None or model["generation"] == 0:
+            self.ensure()
+            model = self._model()
+        if (model["model"], model["dimension"]) == mine and model["next_model"] is None:
+            self._generation = model["generation"]
+            self._create_vector_index(model["generation"], mine[1])
+            return self._derive(scope, reuse=False, progress=progress)
+        if scope is not None:
             raise IndexMismatch("the embedding model changed: rebuild the whole index, not one scope")
-        existing = self.vector_dimension()
-        if existing is not None and existing != mine[1]:
-            for name in ("index/drop_unit_vector_index", "index/drop_entity_vector_index"):
-                self.conn.schema(load(name).text, what=name)
-            existing = None
-        if existing is None:
-            self._create_vector_indexes()
-        self._sizes.clear()
-        scope_key = scope.key if scope else None
-        done = self._page_through("index/units_page", "content", scope_key, self._embed_units, progress)
-        self._page_through("index/entities_page", "name", scope_key, self._embed_entities, None)
-        if scope is None or stored is None:
-            self.conn.write("index/set_model", model=mine[0], dimension=mine[1], at=utcnow())
-        return done
+        return self._switch(model, progress)
 
-    def _page_through(self, query: str, text: str, scope_key, apply, progress: Progress | None) -> int:
+    def _derive(self, scope: Scope | None, reuse: bool, progress: Progress | None = None) -> int:
+        """Write every unit's entries again, from its edges and archive state, page by page;
+        ``reuse`` keeps the vector a unit carried before search entries existed."""
+        prop = vector_property(self._generation or 1)
         after, done = "", 0
-        while True:
-            rows = self.conn.read(query, scope=scope_key, after=after, limit=self.batch_size)
-            if not rows:
-                return done
-            apply([(r["id"], r[text]) for r in rows])
+        scope_key = scope.key if scope else None
+        while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
+            texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
+            fresh = iter(self.vectors(texts))
+            entries = []
+            for r in rows:
+                vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
+                scope_of = Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
+                edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
+                entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]), span,
+                                      vector, r["archived"])
+                            for span in spans(to_datetime(r["created_at"]), to_datetime(r["valid_at"]),
+                                              to_datetime(r["invalid_at"]), edges)]
+            ids = [r["id"] for r in rows]
+
+            def work(tx, ids=ids, entries=entries) -> None:
+                run(tx, "entries/delete_entries", ids=ids)
+                if entries:
+                    run(tx, "entries/create_entries", rows=entries, prop=prop)
+                run(tx, "index/forget_legacy", ids=ids)
+
+            self.conn.write_tx(work, what="rebuild entries")
             after = rows[-1]["id"]
             done += len(rows)
             if progress:
                 progress(len(rows))
+        self._entity_words(scope_key)
+        return done
+
+    def _entity_words(self, scope_key: str | None) -> None:
+        after = ""
+        while rows := self.conn.read("index/entities_page", scope=scope_key, after=after, limit=self.batch_size):
+            self.conn.write("index/entity_words", rows=[{"id": r["id"], "words": words(r["name"])} for r in rows])
+            after = rows[-1]["id"]
+
+    def _switch(self, model: dict, progress: Progress | None) -> int:
+        """Build the new model's vectors aside (resumable), then make them live in one write."""
+        mine = (self.embedder.name, self.embedder.dimension)
+        old, new = model["generation"], model["generation"] + 1
+        self.conn.write("index/set_next_model", model=mine[0], dimension=mine[1], at=utcnow())
+        self._create_vector_index(new, mine[1])
+        prop, after, done = vector_property(new), "", 0
+        while rows := self.conn.read("index/units_to_vector", prop=prop, after=after, limit=self.batch_size):
+            vectors = self.vectors([r["content"] for r in rows])
+            self.conn.write("index/set_entry_vectors", prop=prop,
+                            rows=[{"id": r["id"], "vector": v} for r, v in zip(rows, vectors)])
+            after = rows[-1]["id"]
+            done += len(rows)
+            if progress:
+                progress(len(rows))
+        self.conn.write("index/set_model", model=mine[0], dimension=mine[1], generation=new, at=utcnow())
+        self._generation = new
+        self.conn.schema(load("index/drop_vector_index").render(index=index_name(old)), what="drop old index")
+        while self.conn.write("index/drop_vectors", prop=vector_property(old), limit=10_000)[0]["removed"]:
+            pass
+        return done
 
     def status(self) -> dict:
-        stored = self.stored_model()
-        counts = self.conn.read("index/status")[0]
+        model = self._model()
+        counts = self.conn.read("index/status", open=MAX)[0]
         return {
-            "model": stored[0] if stored else None,
-            "dimension": stored[1] if stored else None,
+            "model": model["model"] if model else None,
+            "dimension": model["dimension"] if model else None,
+            "generation": model["generation"] if model else None,
+            "building": model["next_model"] if model else None,
             "embedder": {"model": self.embedder.name, "dimension": self.embedder.dimension},
             **counts,
             "indexes": self.conn.read("index/index_states"),
         }
+
+
+def _seen(row: dict) -> MemoryUnit:
+    """A unit from a search row: its end and first invalidation as seen at the search's system
+    time come from the entry that was live then."""
+    return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})
+

@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
-from ..errors import Conflict, NotFound
+from ..entries import Span, spans
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
     AsOf,
     AssembleTrace,
@@ -49,6 +50,7 @@ from ..models import (
     new_id,
     normalise,
     utcnow,
+    words,
 )
 from .neo4j_driver import Neo4jConnection, run
 
@@ -110,6 +112,7 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
                         "scope_token": unit.scope.token,
                         "name": name,
                         "norm": normalise(name),
+                        "words": words(name),
                         "created_at": unit.time.created_at,
                     },
                 }
@@ -219,6 +222,49 @@ def invalidation_row(inv: Invalidation) -> dict[str, Any]:
     return inv.model_dump()
 
 
+def unit_text(content: str, summary: str | None) -> str:
+    """What fulltext search reads of a unit."""
+    return content if not summary else f"{content}\n{summary}"
+
+
+def entry_row(unit_id: str, scope: Scope, kind: str, text: str, span: Span, vector: list[float] | None,
+              archived: bool) -> dict[str, Any]:
+    """One search entry of a unit (``graphmem.entries``) as ``entries/create_entries`` writes it."""
+    props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text,
+             **span.props()}
+    return {"props": props, "vector": vector, "archived": archived}
+
+
+def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None,
+                 archived: bool) -> list[dict[str, Any]]:
+    """Every search entry a stored unit has had, from its edges."""
+    return [entry_row(unit.id, unit.scope, unit.kind.value, unit_text(unit.content, unit.summary), span, vector, archived)
+            for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)]
+
+
+def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
+    """The property the live entries keep their vectors in, read in the writing transaction;
+    None before any index exists. A batch embedded with another model than the live one is
+    refused, and so is any write while a rebuild switches models."""
+    rows = run(tx, "index/get_model")
+    if not rows:
+        return None
+    model = rows[0]
+    if model["next_model"] is not None:
+        raise ConfigurationError(f"an index rebuild to {model['next_model']} is in progress: "
+                                 "writes wait until `graphmem index rebuild` finishes")
+    if batch.vectors and batch.vector_model not in (None, model["model"]):
+        raise IndexMismatch(f"the index is built with {model['model']} but this write was embedded with "
+                            f"{batch.vector_model}: run `graphmem index rebuild`")
+    return vector_property(model["generation"])
+
+
+def vector_property(generation: int) -> str:
+    """Where entries of an embedding generation keep their vectors (one property a generation,
+    so a rebuild with another model builds aside)."""
+    return f"embedding_{generation}"
+
+
 class Neo4jStore:
     """MemoryStore on a Neo4j database (see ``graphmem.ports.MemoryStore``)."""
 
@@ -313,10 +359,17 @@ class Neo4jStore:
 
     @staticmethod
     def _apply(tx: ManagedTransaction, scope: Scope, units: list, decisions: list, invalidations: list,
-               batch: WriteBatch) -> None:
-        """The creating part of a commit: units, decisions, reviews, edges, unarchived units."""
+               batch: WriteBatch, entries: bool = True) -> None:
+        """The creating part of a commit: units, decisions, reviews, edges, unarchived units,
+        and (unless the caller recomputes them) the search entries they change."""
+        prop = _layout(tx, batch) if entries else None
+        touched = {i.unit_id for i in batch.invalidations}
         if units:
             run(tx, "store/create_units", rows=units)
+            fresh = [row for u in batch.units if u.id not in touched
+                     for row in unit_entries(u, [], batch.vectors.get(u.id), False)]
+            if prop is not None and fresh:
+                run(tx, "entries/create_entries", rows=fresh, prop=prop)
         if decisions:
             missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
             if missing:
@@ -327,8 +380,11 @@ class Neo4jStore:
             written = run(tx, "store/create_invalidations", rows=invalidations, scope=scope.key)
             if written[0]["written"] != len(invalidations):
                 raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
+            if prop is not None:
+                Neo4jStore._respan(tx, scope, sorted(touched), batch.vectors, prop)
         if batch.unarchive:
             run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
+            run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
@@ -430,8 +486,14 @@ class Neo4jStore:
 
     # -- archive --------------------------------------------------------------------------
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
-        rows = self.conn.write("store/set_archived", ids=unit_ids, scope_props=scope_props(scope), archived_at=archived_at)
-        return rows[0]["updated"] if rows else 0
+        """Archive (or restore, with None) units: their usage records it and their search
+        entries leave (or rejoin) search, in one transaction."""
+        def work(tx: ManagedTransaction) -> int:
+            rows = run(tx, "store/set_archived", ids=unit_ids, scope_props=scope_props(scope), archived_at=archived_at)
+            run(tx, "entries/set_searchable", ids=unit_ids, scope=scope.key, searchable=archived_at is None)
+            return rows[0]["updated"] if rows else 0
+
+        return self.conn.write_tx(work, what="archive")
 
     def archived_ids(self, scope: Scope) -> set[str]:
         return {r["id"] for r in self.conn.read("store/archived_ids", scope=scope.key)}
@@ -468,16 +530,37 @@ class Neo4jStore:
             if not rows:
                 return None
             if rewrite.drop_edges:
-                run(tx, "store/drop_edges", scope=scope.key, pairs=[list(p) for p in rewrite.drop_edges])
+                run(tx, "store/drop_edges", scope=scope.key,
+                    edges=[{"unit_id": u, "decision_id": d, "expired_at": at} for u, d, at in rewrite.drop_edges])
             if rewrite.drop_units:
                 run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))
             record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
                                                  "decisions": rows[0]["decisions"]})
             run(tx, "store/put_deletion", props={**scope_props(scope), **record.model_dump(exclude={"scope"})})
-            self._apply(tx, scope, units, decisions, invalidations, add)
+            self._apply(tx, scope, units, decisions, invalidations, add, entries=False)
+            prop = _layout(tx, add)
+            if prop is not None:
+                self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
             return record
 
         return self.conn.write_tx(work, what="delete episode")
+
+    @staticmethod
+    def _respan(tx: ManagedTransaction, scope: Scope, ids: Sequence[str], vectors: dict[str, list[float]],
+                prop: str) -> None:
+        """Recompute the search entries of these units from what is stored now (their edges
+        changed), keeping each unit's vector: entries are always ``graphmem.entries.spans`` of
+        a unit and its edges."""
+        if not ids:
+            return
+        kept = {r["id"]: r["vector"] for r in run(tx, "entries/unit_vectors", ids=list(ids), prop=prop)}
+        records = [group_unit(r) for r in run(tx, "store/unit_records", scope=scope.key, ids=list(ids))]
+        run(tx, "entries/delete_entries", ids=list(ids))
+        entries = [row for g in records
+                   for row in unit_entries(g.unit, [(e.expired_at, e.invalid_at) for e in g.edges],
+                                           vectors.get(g.unit.id) or kept.get(g.unit.id), g.archived)]
+        if entries:
+            run(tx, "entries/create_entries", rows=entries, prop=prop)
 
     # -- timelines ------------------------------------------------------------------------
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:

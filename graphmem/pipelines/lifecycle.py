@@ -37,7 +37,7 @@ from ..ports import MemoryIndex, MemoryPolicy
 from .write import _day, _unit, as_event, drawn
 
 KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits", "usage",
-         "deletions")
+         "deletions", "entries")
 
 
 def _hash(text: str) -> str:
@@ -74,23 +74,18 @@ def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime)
         page = Page(offset=page.offset + page.limit, limit=page.limit)
 
 
-def archive(store, index: MemoryIndex, policy: MemoryPolicy, scope: Scope, now: datetime,
-            dry_run: bool = False) -> list[MemoryUnit]:
-    """Archive what the policy picks; with ``dry_run`` only list it."""
+def archive(store, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: bool = False) -> list[MemoryUnit]:
+    """Archive what the policy picks (its search entries leave search with it); with
+    ``dry_run`` only list it."""
     units = archive_candidates(store, policy, scope, now)
     if units and not dry_run:
-        ids = [u.id for u in units]
-        store.set_archived(scope, ids, now)  # store first, then the index
-        index.remove(scope, ids)
+        store.set_archived(scope, [u.id for u in units], now)
     return units
 
 
-def restore(store, index: MemoryIndex, scope: Scope, unit_ids: list[str]) -> int:
+def restore(store, scope: Scope, unit_ids: list[str]) -> int:
     """Bring archived units back into search."""
-    restored = store.set_archived(scope, unit_ids, None)
-    units = store.list_units(scope, UnitFilter(ids=tuple(unit_ids), include_expired=True), Page(limit=len(unit_ids) or 1))
-    index.upsert(units)
-    return restored
+    return store.set_archived(scope, unit_ids, None)
 
 
 def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
@@ -102,12 +97,13 @@ def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
     events, units = store.group_state(scope, groups)
     deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now)
     rewrite, restored = _rederive(scope, episode_id, events, units, deletion)
+    # Units the re-derivation writes get their search entries in the same transaction.
+    added = rewrite.add.units
+    vectors = dict(zip((u.id for u in added), index.vectors([u.content for u in added])))
+    rewrite = rewrite.model_copy(update={"add": rewrite.add.model_copy(update={"vectors": vectors})})
     record = store.delete_episode(episode_id, scope, rewrite, deletion)
     if record is None:
         return None
-    index.remove(scope, rewrite.drop_units)  # store first, then the index
-    if rewrite.add.units:
-        index.upsert(rewrite.add.units)
     return {"deletion_id": record.id, "units": record.units, "decisions": record.decisions,
             "restored": restored, "rederived": len(rewrite.add.decisions)}
 
@@ -118,11 +114,14 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
     now = deletion.deleted_at
     reason = f"episode {episode_id} deleted"
     drop_units: list[str] = []
-    drop_edges: list[tuple[str, str]] = []
+    drop_edges: list[tuple[str, str, datetime]] = []
     add_units: list[MemoryUnit] = []
     add_edges: list[Invalidation] = []
     decisions: list[Decision] = []
     restored: list[str] = []
+    # Kept units that lost edges with the episode's decisions: their entries change too.
+    respan = {u.unit.id for u in units if u.unit.source.episode_id != episode_id
+              and any(e.episode_id == episode_id for e in u.edges)}
     for group in sorted({d.event.group for d in events} | {u.unit.group for u in units}):
         log = [d for d in events if d.event.group == group and d.episode_id != episode_id]
         kept = {u.unit.id: u for u in units if u.unit.group == group and u.unit.source.episode_id != episode_id}
@@ -134,7 +133,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
         stored = {(uid, e.expired_at, e.invalid_at): e.decision_id for uid, u in kept.items() if uid in wanted
                   for e in u.edges if e.episode_id != episode_id}
         want = {(e.unit_id, e.at, e.invalid_at): e for e in want_edges}
-        drop_edges += [(key[0], did) for key, did in stored.items() if key not in want]
+        drop_edges += [(key[0], did, key[1]) for key, did in stored.items() if key not in want]
         contents = {uid: u.unit.content for uid, u in kept.items()}
         for nu in want_units:
             if nu.id in kept:
@@ -172,4 +171,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
         after = timeline.shown([(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units], now)
         restored += sorted(s.id for s in after if timeline.covers(s, now) and s.id not in before)
     add = WriteBatch(units=tuple(add_units), decisions=tuple(decisions), invalidations=tuple(add_edges))
-    return Rewrite(drop_units=tuple(drop_units), drop_edges=tuple(drop_edges), add=add), restored
+    dropped = set(drop_units)
+    respan |= {uid for uid, _, _ in drop_edges} | {e.unit_id for e in add_edges}
+    return (Rewrite(drop_units=tuple(drop_units), drop_edges=tuple(drop_edges), add=add,
+                    respan=tuple(sorted(respan - dropped))), restored)

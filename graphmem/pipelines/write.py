@@ -270,12 +270,6 @@ class WritePipeline:
         report.decisions.update(d.op.value for d in batch.decisions)
         report.unit_ids += [u.id for u in batch.units]
         report.reviews += held
-        if batch.units:
-            self.index.upsert(batch.units)  # store first, then index
-        if batch.unarchive:
-            archived = self.store.list_units(scope, UnitFilter(ids=batch.unarchive, include_expired=True),
-                                             Page(limit=len(batch.unarchive)))
-            self.index.upsert(archived)
         return report
 
     def _tick(self, floor: datetime) -> datetime:
@@ -373,9 +367,12 @@ class WritePipeline:
             decisions.append(d)
 
         new_units, invalidations, drawn_decisions = self._draw(scope, state, now, decisions)
+        # Search entries are written with the units, in the same transaction: embed first.
+        vectors = dict(zip((u.id for u in new_units), self.index.vectors([u.content for u in new_units])))
         batch = WriteBatch(units=tuple(new_units), decisions=tuple(drawn_decisions),
                            invalidations=tuple(invalidations), reviews=tuple(held),
-                           guards={k: versions.get(k, 0) for k in guards}, unarchive=tuple(sorted(unarchive)))
+                           guards={k: versions.get(k, 0) for k in guards}, unarchive=tuple(sorted(unarchive)),
+                           vectors=vectors)
         return batch, [r.id for r in held]
 
     def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
@@ -473,13 +470,8 @@ class WritePipeline:
                   if wants_all or (p.candidate.triple is None and p.candidate.kind is MemoryKind.semantic)]
         if not picked:
             return {}
-        found = self.index.search_semantic_many([todo[i].candidate.content for i in picked], scope, NEIGHBOURS)
-        ids = tuple({h.id for hits in found for h in hits})
-        units = {u.id: u for u in self.store.list_units(scope, UnitFilter(ids=ids), Page(limit=max(len(ids), 1)), at)}
-        return {
-            i: [units[h.id] for h in hits if h.id in units and units[h.id].kind == todo[i].candidate.kind]
-            for i, hits in zip(picked, found)
-        }
+        found = self.index.search_semantic_many([todo[i].candidate.content for i in picked], scope, NEIGHBOURS, at)
+        return {i: [s.unit for s in hits if s.unit.kind == todo[i].candidate.kind] for i, hits in zip(picked, found)}
 
     def _decision(self, op: Op, reason: str, p: _Planned, now: datetime, target: str | None = None) -> Decision:
         return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope, policy=self.policy.name,

@@ -69,8 +69,8 @@ def test_operator_calls(mem):
         report = mem.doctor()
         assert report["ok"], report
         stats = mem.stats()
-        assert {"units", "searchable_units", "entities", "searchable_entities", "model", "dimension",
-                "migrations"} == set(stats)
+        assert {"units", "searchable_units", "entries", "entities", "model", "dimension", "generation",
+                "building", "migrations"} == set(stats)
     scope = fresh_scope()
     mem.remember("Alice plays the cello.", scope)
     rebuilt = mem.rebuild_index(scope)

@@ -1,21 +1,35 @@
-"""The MemoryIndex contract, run against every adapter."""
+"""The MemoryIndex contract, run against every adapter: scope, both time axes and archive are
+filtered by the search itself; query text is plain words; named entities come alone."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.models import Triple, entity_id
+from graphmem.models import AsOf, SearchRequest, Triple, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
-from tests.factories import unit
+from tests.factories import day, unit
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def load(store, index, scope, texts):
-    units = [unit(scope, t) for t in texts]
-    for u in units:
-        store.put_unit(u)
-    index.upsert(units)
+def load(store, index, scope, texts, **kw):
+    """Write units with their vectors, as the write pipeline does."""
+    units = [unit(scope, t, **kw) for t in texts]
+    vectors = dict(zip((u.id for u in units), index.vectors(texts)))
+    store.commit(WriteBatch(units=tuple(units), vectors=vectors, vector_model=index.embedder.name), scope)
     return units
+
+
+def search(index, scopes, text, mode="hybrid", k=10, at=None):
+    """The units the index finds for ``text`` in one mode, best first."""
+    request = SearchRequest(
+        scopes=tuple(scopes), at=at or AsOf.now(), k=k, fetch=max(3 * k, 30),
+        vector=index.vectors([text])[0] if mode in ("hybrid", "semantic") else None,
+        terms=tuple(search_terms(text)) if mode in ("hybrid", "lexical") else None,
+        words=tuple(words(text)) if mode in ("hybrid", "entities") else None,
+    )
+    return [s.unit.id for s in index.recall(request)]
 
 
 def test_searches_stay_in_scope(store_and_index):
@@ -23,24 +37,35 @@ def test_searches_stay_in_scope(store_and_index):
     alice, bob = fresh_scope(), fresh_scope()
     mine = load(store, index, alice, ["Alice lives in Lisbon", "Alice plays the cello"])
     load(store, index, bob, ["Bob lives in Lisbon", "Bob plays the cello too"])
-    for search in (index.search_semantic, index.search_lexical):
-        hits = search("lives in Lisbon", alice, 10)
-        assert {h.id for h in hits} <= {u.id for u in mine}
-        assert hits and hits[0].id == mine[0].id
-    assert len(index.search_semantic("anything", alice, 10)) == 2  # min(k, units in scope)
+    for mode in ("semantic", "lexical", "hybrid"):
+        hits = search(index, [alice], "lives in Lisbon", mode)
+        assert hits and set(hits) <= {u.id for u in mine} and hits[0] == mine[0].id, mode
+    assert len(search(index, [alice], "anything", "semantic")) == 2  # min(k, units in scope)
+    both = search(index, [alice, bob], "lives in Lisbon", "lexical")
+    assert len(both) == 2  # several scopes are searched together when asked
 
 
-def test_removed_units_leave_search_but_stay_in_store(store_and_index):
+def test_a_small_scope_among_many_gets_its_best(store_and_index):
+    store, index = store_and_index
+    crowd, tiny = fresh_scope(), fresh_scope()
+    load(store, index, crowd, [f"note number {i} about the weather" for i in range(300)])
+    mine = load(store, index, tiny, [f"my note {i}" for i in range(3)])
+    assert sorted(search(index, [tiny], "note about the weather", "semantic", k=5)) == sorted(u.id for u in mine)
+
+
+def test_archived_units_leave_search_but_stay_in_store(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
     (u,) = load(store, index, scope, ["The launch code is swordfish"])
-    index.remove(scope, [u.id])
-    assert index.search_lexical("swordfish", scope, 5) == []
-    assert index.search_semantic("launch code", scope, 5) == []
+    store.set_archived(scope, [u.id], day(1))
+    for mode in ("semantic", "lexical", "hybrid"):
+        assert search(index, [scope], "launch code swordfish", mode) == []
     assert store.get_unit(u.id, scope) is not None
+    store.set_archived(scope, [u.id], None)
+    assert search(index, [scope], "swordfish", "lexical") == [u.id]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@SETTINGS
 @given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=80))
 def test_lexical_search_takes_any_text(store_and_index, text):
     """Any text is a query: it never raises and never reaches another scope's unit of the
@@ -50,14 +75,15 @@ def test_lexical_search_takes_any_text(store_and_index, text):
     (u,) = load(store, index, mine, [f"{text} lantern"])
     load(store, index, other, [f"{text} lantern"])
     for query in (text, f'"{text}" AND (x OR y\\ : ) {text}'):
-        assert {h.id for h in index.search_lexical(query, mine, 5)} <= {u.id}
+        assert set(search(index, [mine], query, "lexical")) <= {u.id}
+        assert set(search(index, [mine], query, "entities")) <= {u.id}
 
 
 CONTENT = 'title:"Robert\'); DROP" AND (x OR y) \\ 🚀'
 SYNTAX = list('"():\\*~^[]{}!+-&|/?\'') + [" AND ", " OR ", "&&", "||", " "]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@SETTINGS
 @given(noise=st.lists(st.sampled_from(SYNTAX), max_size=8), word=st.sampled_from(["title", "Robert", "drop", "y"]),
        at=st.integers(0, 8))
 def test_lucene_syntax_is_plain_words(store_and_index, noise, word, at):
@@ -67,31 +93,27 @@ def test_lucene_syntax_is_plain_words(store_and_index, noise, word, at):
     scope = fresh_scope()
     (u,) = load(store, index, scope, [CONTENT])
     query = "".join(noise[:at]) + word + "".join(noise[at:])
-    assert [h.id for h in index.search_lexical(query, scope, 5)] == [u.id]
-    assert index.search_lexical("".join(noise), scope, 5) == []
+    assert search(index, [scope], query, "lexical") == [u.id]
+    assert search(index, [scope], "".join(noise), "lexical") == []
 
 
 def test_entities_fully_named_by_the_query_come_alone(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
     facts = [("Viktor Senvel", "Lanhan Athletic"), ("David Mersenbel", "Senvel FK")]
-    units = [unit(scope, f"{s} plays for {o}", triple=Triple(subject=s, predicate="plays_for", object=o)) for s, o in facts]
-    for u in units:
-        store.put_unit(u)
-    index.upsert(units)
+    units = []
+    for s, o in facts:
+        units += load(store, index, scope, [f"{s} plays for {o}"], triple=Triple(subject=s, predicate="plays_for", object=o))
     # "Senvel FK" shares a word with the question but is not named by it
-    assert [h.id for h in index.search_entities("which club did Viktor Senvel play for?", scope, 5)] == [
-        entity_id(scope, "Viktor Senvel")
-    ]
-    # with no entity fully named, those sharing a word with the query are the best there is
-    partial = {h.id for h in index.search_entities("what about Senvel?", scope, 5)}
-    assert partial == {entity_id(scope, "Viktor Senvel"), entity_id(scope, "Senvel FK")}
-    assert index.search_entities("who plays the cello?", fresh_scope(), 5) == []
+    assert search(index, [scope], "which club did Viktor Senvel play for?", "entities") == [units[0].id]
+    # with no entity fully named, those sharing a word with the question are the best there is
+    assert set(search(index, [scope], "what about Senvel?", "entities")) == {u.id for u in units}
+    assert search(index, [fresh_scope()], "who plays the cello?", "entities") == []
 
 
 def test_common_words_do_not_match_on_their_own(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
-    load(store, index, scope, ["What is the plan for the trip?", "The capital of France is Paris"])
-    assert index.search_lexical("what is the", scope, 5) == []
-    assert [h.score > 0 for h in index.search_lexical("what is the capital of France?", scope, 5)] == [True]
+    plan, capital = load(store, index, scope, ["What is the plan for the trip?", "The capital of France is Paris"])
+    assert search(index, [scope], "what is the", "lexical") == []
+    assert search(index, [scope], "what is the capital of France?", "lexical") == [capital.id]

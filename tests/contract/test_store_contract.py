@@ -86,12 +86,6 @@ def test_scope_isolation_and_filters(store):
         store.update_unit(bob_unit.id, alice, RecallStats(recalled_at=day(1)))
     assert store.delete_units(alice, UnitFilter(ids=(bob_unit.id,))) == 0
     assert store.count_units(bob) == 1
-    # the light visibility check keeps the same scope and kind rules
-    alice_ids = [u.id for u in store.list_units(alice, UnitFilter())]
-    now = AsOf.now()
-    assert store.visible_ids(alice, [*alice_ids, bob_unit.id, "no-such-id"], now) == set(alice_ids)
-    rule = store.list_units(alice, UnitFilter(kind=MemoryKind.procedural))[0]
-    assert store.visible_ids(alice, alice_ids, now, kinds=(MemoryKind.procedural,)) == {rule.id}
 
 
 def test_cross_scope_invalidation_is_refused(store):

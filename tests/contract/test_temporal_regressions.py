@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from graphmem.models import Fact, utcnow
+from graphmem.models import Episode, Fact, utcnow
 from tests.conftest import fresh_scope
 
 
@@ -103,3 +103,25 @@ def test_writing_an_archived_fact_again_makes_it_searchable(mem):
     assert report.decisions == {"NOOP": 1}  # the same fact: no new unit...
     assert cities(mem, s) == ["Paris"]  # ...but its unit is searchable again
     assert mem.store.archived_ids(s) == set()
+
+
+def test_deleting_two_episodes_in_turn(mem):
+    """Found by the stateful test: the first deletion's re-derivation hung two edges (at two
+    system times) from one decision on one unit; the second deletion, which no longer wanted
+    one of them, dropped both and the unit came back."""
+    s = fresh_scope()
+
+    def write(*episodes):
+        mem.ingest([Episode(id=f"{s.subject_id}:{eid}", scope=s, occurred_at=d("2000-01-01"), raw=eid,
+                            facts=tuple(facts)) for eid, facts in episodes])
+
+    write(("e1", [lives("Zed", "Rome", "2000-01-01")]),
+          ("e3", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2000-01-01"))]))
+    write(("e5", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2001-01-01"))]))
+    write(("e6", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2000-01-01"))]))
+    after_e6 = utcnow()
+    for eid in ("e3", "e5"):
+        mem.delete_episode(f"{s.subject_id}:{eid}", s)
+    # e6, the latest word on 2000, says Rome ended as it began: nothing then, at every S since
+    assert cities(mem, s, as_of=d("2000-06-01"), known_at=after_e6) == []
+    assert cities(mem, s, as_of=d("2000-06-01")) == []

@@ -1,5 +1,6 @@
-"""Property: list_units at random (T, S) equals a pure-Python oracle of design brief §4, for
-random histories of units and invalidation edges — on every adapter, Neo4j included."""
+"""Property: list_units at random (T, S) equals a pure-Python oracle of the visibility rule
+(``graphmem.ports``), for random histories of units and invalidation edges, and so does what
+search finds (its entries are derived from the same units and edges) — on every adapter."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.models import AsOf, Op, UnitFilter, WriteBatch
+from graphmem.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, invalidation, unit
 
@@ -51,16 +52,19 @@ def oracle(unit_row, edges, t: datetime, s: datetime):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories())
-def test_list_units_matches_the_oracle(store, history):
+def test_list_units_and_search_match_the_oracle(store_and_index, history):
+    store, index = store_and_index
     units_spec, edges_spec, probes = history
     scope = fresh_scope()
     units = [unit(scope, c, created=cr, valid=v, invalid=inv) for c, cr, v, inv in units_spec]
     decisions, invalidations = [], []
-    for index, expired, invalid in edges_spec:
-        dec = decision(scope, Op.DELETE, target=units[index].id, at=expired)
+    for which, expired, invalid in edges_spec:
+        dec = decision(scope, Op.DELETE, target=units[which].id, at=expired)
         decisions.append(dec)
-        invalidations.append(invalidation(dec, units[index].id, expired, invalid))
-    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(invalidations)), scope)
+        invalidations.append(invalidation(dec, units[which].id, expired, invalid))
+    vectors = dict(zip((u.id for u in units), index.vectors([u.content for u in units])))
+    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(invalidations),
+                            vectors=vectors, vector_model=index.embedder.name), scope)
 
     for t, s in probes:
         got = {u.id: (u.time.expired_at, u.time.invalid_at) for u in store.list_units(scope, UnitFilter(), at=AsOf(valid=t, known=s))}
@@ -71,5 +75,7 @@ def test_list_units_matches_the_oracle(store, history):
             if visible:
                 expected[units[i].id] = (expired, invalid)
         assert got == expected, (t, s)
-        # recall's light check applies the same rule
-        assert store.visible_ids(scope, [u.id for u in units], AsOf(valid=t, known=s)) == set(expected), (t, s)
+        # search filters by the same rule, through the entries derived from units and edges
+        request = SearchRequest(scopes=(scope,), at=AsOf(valid=t, known=s), k=50, fetch=50,
+                                vector=index.vectors(["fact"])[0])
+        assert {hit.unit.id for hit in index.recall(request)} == set(expected), (t, s)

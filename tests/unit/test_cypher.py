@@ -73,8 +73,8 @@ def test_params_in_strings_and_comments_do_not_count(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    ("// params: x\nRETURN $x\n", "header 'mode' must be read|write|schema, got None"),
-    ("// mode: delete\nRETURN 1\n", "header 'mode' must be read|write|schema, got 'delete'"),
+    ("// params: x\nRETURN $x\n", "header 'mode' must be read|write|schema|fragment, got None"),
+    ("// mode: delete\nRETURN 1\n", "header 'mode' must be read|write|schema|fragment, got 'delete'"),
     ("// mode: read\n// Purpose only.\n", "no query body"),
     ("// mode: schema\n// values: d:float\nRETURN {{d}}\n", "value 'd' has unknown type 'float'"),
     ("// mode: schema\nRETURN {{d}}\n", "placeholders ['d'] != declared values []"),
@@ -90,7 +90,9 @@ def test_every_shipped_query_loads_and_migrations_are_numbered_in_order() -> Non
     root = cypher_root()
     names = [p.relative_to(root).with_suffix("").as_posix() for p in sorted(root.rglob("*.cypher"))
              if p.parent.name != "migrations"]
-    assert names and all(load(n).mode in ("read", "write", "schema") for n in names)
+    assert names and all(load(n).mode in ("read", "write", "schema", "fragment") for n in names)
+    for fragment in (n for n in names if load(n).mode == "fragment"):  # each is included somewhere
+        assert any(fragment in load(n).path.read_text() for n in names if n != fragment), fragment
     numbers = [m.number for m in migrations()]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
     assert all(m.statements for m in migrations())
@@ -131,7 +133,7 @@ class _Driver:
     def __init__(self) -> None:
         self.sent: list[str] = []
 
-    def session(self, database: str) -> _Session:
+    def session(self, database: str, **_: object) -> _Session:
         return _Session(self.sent)
 
     def close(self) -> None:
@@ -153,10 +155,15 @@ def test_a_transaction_runs_only_the_modes_it_allows(access: str) -> None:
     conn = Neo4jConnection(Settings(), driver=driver)
     direct = conn.read if access == "read" else conn.write
     in_tx = conn.read_tx if access == "read" else conn.write_tx
+    sample = {"name": "x", "int": 1}
     for name in shipped():
         query = load(name)
         params = dict.fromkeys(query.params)
-        calls = [lambda: direct(name, **params), lambda: in_tx(lambda tx: run(tx, name, **params), what=name)]
+        if query.values:  # a query with placeholders runs only rendered
+            with pytest.raises(ConfigurationError, match="render its values first"):
+                direct(name, **params)
+            query = query.rendered(**{k: sample[kind] for k, kind in query.values.items()})
+        calls = [lambda: direct(query, **params), lambda: in_tx(lambda tx: run(tx, query, **params), what=name)]
         for call in calls:
             before = len(driver.sent)
             if query.mode in ALLOWED_MODES[access]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphmem.models import Hit
-from graphmem.pipelines.recall import grow, rrf
+from graphmem.fusion import rrf
 
 
 def hits(*pairs: tuple[str, float]) -> list[Hit]:
@@ -11,22 +11,20 @@ def hits(*pairs: tuple[str, float]) -> list[Hit]:
 
 
 def test_fused_score_is_the_sum_of_reciprocal_ranks():
-    fused = rrf([hits(("a", 0.9), ("b", 0.5)), hits(("b", 7.0))], k=60)
+    fused = rrf({"semantic": hits(("a", 0.9), ("b", 0.5)), "lexical": hits(("b", 7.0))}, k=60)
     assert fused == {"a": 1 / 61, "b": 1 / 62 + 1 / 61}
+
+
+def test_a_list_weighs_what_its_weight_says():
+    fused = rrf({"semantic": hits(("a", 0.9)), "lexical": hits(("b", 7.0))}, k=60, weights={"lexical": 2.0})
+    assert fused == {"a": 1 / 61, "b": 2 / 61}
 
 
 def test_equal_scores_share_a_rank():
     # e.g. every unit about the entity a query names: their order must come from other lists
-    fused = rrf([hits(("a", 1.0), ("b", 1.0), ("c", 0.5))], k=60)
+    fused = rrf({"entities": hits(("a", 1.0), ("b", 1.0), ("c", 0.5))}, k=60)
     assert fused["a"] == fused["b"] == 1 / 61
     assert fused["c"] == 1 / 63
-
-
-def test_growth_aims_at_k_from_the_visible_share():
-    assert grow(30, 1, 5) == 225  # 1.5 * 30 * 5 / 1
-    assert grow(30, 4, 5) == 60  # never less than double
-    assert grow(30, 0, 5) == 480  # nothing visible yet: the largest step
-    assert grow(100, 1, 100) == 1600  # never more than 16x
 
 
 def test_the_fusion_constant_is_a_setting(monkeypatch):

@@ -1,0 +1,45 @@
+// mode: fragment
+// params: kinds, lucene, entity_lucene, words, s, t, fetch, lexical_fetch, k, rrf_k, weights, seeds, fanout
+// The end both recall statements share, after their semantic list: the lexical and
+// named-entity lists filtered right after their index calls, reciprocal rank fusion (ties
+// share a rank), and the k best units as seen at system time s with the entry showing them.
+CALL () {
+  WITH $lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entry_text', q, {limit: $lexical_fetch}) YIELD node, score
+  WHERE node.s_from <= $s AND node.s_to > $s AND node.t_from <= $t AND node.t_to > $t
+    AND (size($kinds) = 0 OR node.kind IN $kinds)
+  WITH node.unit_id AS id, score ORDER BY score DESC, id LIMIT $fetch
+  RETURN collect({id: id, score: score}) AS lexical
+}
+CALL () {
+  WITH $entity_lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node, score
+  WITH collect({entity: node, score: score, named: all(w IN node.words WHERE w IN $words)}) AS found
+  UNWIND (CASE WHEN any(f IN found WHERE f.named) THEN [f IN found WHERE f.named] ELSE found END)[0..$seeds] AS f
+  WITH f.entity AS entity, f.score AS score
+  CALL (entity) {
+    MATCH (entity)<-[:ABOUT]-(u:Unit)
+    MATCH (e:Entry {unit_id: u.id})
+    WHERE e:SearchEntry AND e.s_from <= $s AND e.s_to > $s AND e.t_from <= $t AND e.t_to > $t
+      AND (size($kinds) = 0 OR e.kind IN $kinds)
+    RETURN u.id AS id LIMIT $fanout
+  }
+  WITH id, max(score) AS score ORDER BY score DESC, id LIMIT $fetch
+  RETURN collect({id: id, score: score}) AS entities
+}
+UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities]] AS list
+UNWIND range(0, size(list[1]) - 1) AS i
+WITH list[0] AS name, list[1] AS hits, i
+WITH hits[i].id AS id,
+     coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])) AS part
+WITH id, sum(part) AS score
+ORDER BY score DESC, id LIMIT $k
+MATCH (u:Unit {id: id})
+MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
+OPTIONAL MATCH (st:Usage {unit_id: id})
+RETURN u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
+          .assertion_id, .group, .created_at, .valid_at, .confidence, .labels, .subject,
+          .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
+          last_recalled_at: st.last_recalled_at, recall_count: st.recall_count} AS unit,
+       score, e.t_to AS t_to, e.expired_at AS expired_at
+ORDER BY score DESC, id

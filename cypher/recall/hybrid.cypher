@@ -1,0 +1,24 @@
+// mode: read
+// params: scopes, kind_ranges, vector, s, t, fetch
+// values: index:name
+// include: recall/fused
+// One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
+// both time axes inside the vector index; the lexical and named-entity lists filtered right
+// after their index calls; reciprocal rank fusion (ties share a rank); the k best units as seen
+// at system time s, with the entry that shows them then.
+CYPHER 25
+CALL () {
+  WITH $vector AS v WHERE v IS NOT NULL
+  UNWIND $scopes AS sc
+  UNWIND $kind_ranges AS kr
+  CALL (v, sc, kr) {
+    MATCH (e:SearchEntry)
+      SEARCH e IN (VECTOR INDEX {{index}} FOR v
+        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1]
+          AND e.s_from <= $s AND e.s_to > $s AND e.t_from <= $t AND e.t_to > $t
+        LIMIT $fetch) SCORE AS score
+    RETURN e.unit_id AS id, score
+  }
+  WITH id, score ORDER BY score DESC, id LIMIT $fetch
+  RETURN collect({id: id, score: score}) AS semantic
+}

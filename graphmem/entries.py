@@ -1,0 +1,89 @@
+"""Search entries: what the index filters on, derived from a unit and its invalidation edges.
+
+A unit is visible at (world time T, system time S) when one of its entries has
+``s_from <= S < s_to`` and ``t_from <= T < t_to``: the visibility rule of ``graphmem.ports``
+as a conjunction of range predicates on one node, so a vector or fulltext index can filter by
+scope and both time axes inside the index. An entry opens when its unit is written and closes
+(``s_to``) at the system time an edge changes the unit's world interval; the next entry shows
+the shorter interval, or none when the unit stopped being believed. Closed entries stay, so a
+known-at query in the past finds what was believed then.
+
+Open ends are stored as sentinel integers (index filters cannot test for null): times are
+microseconds since the epoch, ``MIN``/``MAX`` stand for "no start"/"no end".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Iterable
+
+MIN = -(2**62)
+MAX = 2**62
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def micros(t: datetime | None, open_end: int) -> int:
+    """A time as integer microseconds since the epoch; None as the given open end."""
+    if t is None:
+        return open_end
+    delta = t - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(value: int) -> datetime | None:
+    """The time an entry property holds; None for an open end."""
+    if value in (MIN, MAX):
+        return None
+    return _EPOCH + timedelta(microseconds=value)
+
+
+@dataclass(frozen=True)
+class Span:
+    """One entry's intervals: system time [s_from, s_to), world time [t_from, t_to), and when
+    the unit was first invalidated (None for its first entry)."""
+
+    s_from: datetime
+    s_to: datetime | None
+    t_from: datetime | None
+    t_to: datetime | None
+    expired_at: datetime | None
+
+    def props(self) -> dict[str, int | None]:
+        """The span as the integer properties an entry node carries."""
+        return {"s_from": micros(self.s_from, MIN), "s_to": micros(self.s_to, MAX),
+                "t_from": micros(self.t_from, MIN), "t_to": micros(self.t_to, MAX),
+                "expired_at": self.expired_at}
+
+
+def _empty(start: datetime | None, end: datetime | None) -> bool:
+    return start is not None and end is not None and end <= start
+
+
+def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | None,
+          edges: Iterable[tuple[datetime, datetime | None]]) -> list[Span]:
+    """Every entry a unit has had, from its creation and its edges (expired_at, invalid_at):
+    edges known at one system time change the interval once (an edge known before the unit
+    counts from its creation); an edge without ``invalid_at`` ends the unit's entries."""
+    by_time: dict[datetime, list[tuple[datetime, datetime | None]]] = {}
+    for at, invalid in edges:
+        by_time.setdefault(max(at, created_at), []).append((at, invalid))
+    out: list[Span] = []
+    start, end, expired = created_at, own_end, None
+    if _empty(valid_at, end):
+        return out
+    for at in sorted(by_time):
+        ends = [invalid for _, invalid in by_time[at]]
+        first = min(raw for raw, _ in by_time[at])
+        gone = any(i is None for i in ends)
+        new_end = end if gone else min([e for e in (end, *ends) if e is not None])
+        if not gone and new_end == end:
+            continue
+        if at > start:
+            out.append(Span(start, at, valid_at, end, expired))
+        start, end, expired = at, new_end, expired or first
+        if gone or _empty(valid_at, end):
+            return out
+    out.append(Span(start, None, valid_at, end, expired))
+    return out
+

@@ -1,0 +1,22 @@
+"""Reciprocal rank fusion: how recall joins its ranked lists (semantic, lexical, entities)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from .models import Hit
+
+
+def rrf(lists: Mapping[str, Sequence[Hit]], k: int = 60, weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Ranks, not raw scores, so BM25 and cosine mix fairly: each hit scores
+    ``weight / (k + rank)`` in each list, summed. Lists are best first; hits with equal scores
+    share a rank (1, 1, 3), so a tie carries no weight. A list's weight defaults to 1."""
+    fused: dict[str, float] = {}
+    for name, hits in lists.items():
+        weight = (weights or {}).get(name, 1.0)
+        rank, previous = 0, None
+        for position, hit in enumerate(hits, 1):
+            if hit.score != previous:
+                rank, previous = position, hit.score
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+    return fused
