@@ -484,6 +484,7 @@ def test_taken_port_is_refused(tmp_path: Path) -> None:
     import socket
 
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port may be in TIME_WAIT
         sock.bind(("127.0.0.1", free_port()))
         sock.listen()
         server = LocalNeo4j(home=tmp_path, port=sock.getsockname()[1])
