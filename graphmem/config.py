@@ -40,7 +40,9 @@ class Settings(BaseSettings):
     neo4j_uri: str = Field(f"bolt://127.0.0.1:{DEFAULT_BOLT_PORT}", validation_alias=_named("neo4j_uri"))
     neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"))
     neo4j_password: SecretStr = Field(
-        SecretStr(""), validation_alias=_named("neo4j_password"), description="empty: no auth"
+        SecretStr(""),
+        validation_alias=_named("neo4j_password"),
+        description="empty: the local server's password file, else no auth",
     )
     neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
     home: Path = Field(default_factory=default_home, description="Neo4j jars, instances, model files")

@@ -115,17 +115,19 @@ def memory_mem(embedder):
 
 
 @pytest.fixture(scope="session")
-def spare_server(tmp_path_factory):
+def spare_server():
     """A second local Neo4j of our own, for tests that stop the server or change the whole
-    database's embedding model. Started once per session, stopped at the end."""
-    import socket
+    database's embedding model. Started once per session, stopped and deleted at the end.
+
+    Its instance folder is the usual one, ``<GRAPHMEM_HOME>/instances/<port>``, so every
+    connection to its URI (the CLI in a subprocess too) finds its password there."""
+    import shutil
 
     from graphmem.server.local import LocalNeo4j
+    from tests.ports import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = LocalNeo4j(port=port, instances_dir=tmp_path_factory.mktemp("spare"), heap="1g", pagecache="256m")
-    server.start()
+    server = LocalNeo4j(port=free_port(), heap="1g", pagecache="256m")
+    server.start(fresh=True)  # the port is free, so any folder left for it is a dead run's
     yield server
     server.stop()
+    shutil.rmtree(server.instance_dir, ignore_errors=True)

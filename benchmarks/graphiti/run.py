@@ -6,8 +6,9 @@
 What it does (issue 7):
 1. makes a virtualenv for Graphiti (graphiti-core there, never a graphmem dependency; graphmem
    itself installed --no-deps so the Graphiti worker can use our embedder class);
-2. starts two local Neo4j 5.26 servers with graphmem's defaults (heap 2g, page cache 1g), one per
-   system (Community has one user database and both use an `Entity` label), wiped per scale;
+2. starts two local Neo4j servers (the version `graphmem db start` picks) with graphmem's
+   defaults (heap 2g, page cache 1g), one per system (Community has one user database and both
+   use an `Entity` label), wiped per scale;
 3. turns every closed YAGO15k `playsFor` interval into a fact (valid 1 Jan of the first year,
    invalid 1 Jan after the last), adds generated players/clubs with consecutive careers (so each
    (player, year) has one right club; some last careers are still open: "current" facts) up to
@@ -291,7 +292,9 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
                "graphiti": Worker("graphiti", python_g, "worker_graphiti.py")}
     try:
         common = dict(texts=str(tpath), vectors=str(vpath), embedder_name=emb_name, facts=str(fpath), batch=BATCH, k=K)
-        base = {lbl: w.call("setup", uri=servers[lbl].uri, **common)["rss_mb"] for lbl, w in workers.items()}
+        # The servers live outside <GRAPHMEM_HOME>/instances, so each worker is handed its password.
+        base = {lbl: w.call("setup", uri=servers[lbl].uri, password=servers[lbl].password, **common)["rss_mb"]
+                for lbl, w in workers.items()}
         if reused:
             print(f"[{scale}] reusing both databases (ingested by an earlier run)", file=sys.stderr, flush=True)
         else:

@@ -89,7 +89,7 @@ def node_uuid(name: str) -> str:
 
 def setup(msg: dict) -> dict:
     table = VectorTable(msg["texts"], msg["vectors"], msg["embedder_name"], LazyFallback(msg["embedder_name"]))
-    driver = Neo4jDriver(msg["uri"], None, None)  # created outside a running loop: no implicit index task
+    driver = Neo4jDriver(msg["uri"], "neo4j", msg["password"])  # created outside a running loop: no implicit index task
     g = Graphiti(graph_driver=driver, llm_client=NoLLM(), embedder=TableEmbedder(table),
                  cross_encoder=NoCrossEncoder())
     LOOP.run_until_complete(g.build_indices_and_constraints())

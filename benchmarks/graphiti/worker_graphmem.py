@@ -34,7 +34,8 @@ def setup(msg: dict) -> dict:
     table = VectorTable(msg["texts"], msg["vectors"], msg["embedder_name"], LazyFallback(msg["embedder_name"]))
     # The lookup table stands in for the embedder (same name and dimension as the real one,
     # so the index's model check agrees).
-    settings = Settings.from_env(neo4j_uri=msg["uri"], embedder="hashing" if msg["embedder_name"].startswith("hashing") else "minilm")
+    settings = Settings.from_env(neo4j_uri=msg["uri"], neo4j_password=msg["password"],
+                                 embedder="hashing" if msg["embedder_name"].startswith("hashing") else "minilm")
     STATE.update(table=table, mem=GraphMem.connect(settings, embedder=table), facts=read_facts(msg["facts"]),
                  batch=msg["batch"])
     return {"rss_mb": current_rss_mb()}

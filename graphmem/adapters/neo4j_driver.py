@@ -25,6 +25,7 @@ from ..config import Settings
 from ..cypher import Query, load, migrations
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
 from ..models import utcnow
+from ..server.local import local_password
 
 T = TypeVar("T")
 
@@ -58,7 +59,10 @@ def mapped_errors(what: str) -> Iterator[None]:
     except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
         raise Unavailable(f"{what}: Neo4j is unreachable ({exc}); is it running? try `graphmem db start`") from exc
     except neo4j_errors.AuthError as exc:
-        raise Unavailable(f"{what}: Neo4j refused the credentials (check NEO4J_USER/NEO4J_PASSWORD)") from exc
+        raise Unavailable(
+            f"{what}: Neo4j refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
+            "password is in <GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
+        ) from exc
     except neo4j_errors.CypherTypeError as exc:
         raise InvalidInput(f"{what}: {exc.message}") from exc
     except neo4j_errors.Neo4jError as exc:
@@ -101,8 +105,10 @@ class Neo4jConnection:
     def __init__(self, settings: Settings, driver: neo4j.Driver | None = None):
         self.settings = settings
         self.database = settings.neo4j_database
-        password = settings.neo4j_password.get_secret_value()
-        auth = (settings.neo4j_user, password) if password else None
+        user, password = settings.neo4j_user, settings.neo4j_password.get_secret_value()
+        if not password and (local := local_password(settings.neo4j_uri, settings.home)):
+            user, password = "neo4j", local  # a server from `graphmem db start` keeps it there
+        auth = (user, password) if password else None
         self.driver = driver or GraphDatabase.driver(
             settings.neo4j_uri,
             auth=auth,

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from graphmem.config import DEFAULT_BOLT_PORT
 from graphmem.errors import GraphMemError, InvalidInput
-from graphmem.server.local import LocalNeo4j, Status
+from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
 
 app = typer.Typer(
     help="The local Neo4j Community server (provisioned on first start).",
@@ -37,18 +37,32 @@ HomeOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the status as JSON.")]
+VersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--neo4j-version",
+        envvar="GRAPHMEM_NEO4J_VERSION",
+        help=f"Neo4j to run, e.g. {FALLBACK} (default: {LATEST} when a Java 21+ is installed, else {FALLBACK}).",
+        show_default=False,
+    ),
+]
 
 
-def _server(port: int, home: Path | None, **sizes: str) -> LocalNeo4j:
+_OPTION_OF = {"version": "neo4j-version"}  # LocalNeo4j fields whose option has another name
+
+
+def _server(port: int, home: Path | None, version: str | None = None, **sizes: str) -> LocalNeo4j:
     fields: dict[str, object] = {"port": port, **sizes}
     if home is not None:
         fields["home"] = home
+    if version is not None:
+        fields["version"] = version
     try:
         return LocalNeo4j(**fields)
     except ValidationError as exc:
         # Report pydantic's complaint as the one-line InvalidInput it is (exit code 2).
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = _OPTION_OF.get(str(first["loc"][0]), str(first["loc"][0]))
         message = str(first["msg"]).removeprefix("Value error, ")
         _fail(InvalidInput(f"--{where}: {message}"))
 
@@ -62,7 +76,8 @@ def _print(status: Status, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(status.model_dump()))
     elif status.running:
-        typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid})")
+        password = f"; password in {status.password_file}" if status.password_file else ""
+        typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid}{password})")
     else:
         typer.echo(f"Neo4j {status.version} not running ({status.uri})")
 
@@ -77,10 +92,14 @@ def start(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Delete this instance's data first (throwaway servers; refused while running).")
     ] = False,
+    version: VersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Start the server (downloading Neo4j from Maven Central on first use) and wait for Bolt."""
-    server = _server(port, home, heap=heap, pagecache=pagecache)
+    """Start the server (downloading Neo4j from Maven Central on first use) and wait for Bolt.
+
+    The first start writes user neo4j's password to <home>/instances/<port>/password (0600); graphmem reads it there.
+    """
+    server = _server(port, home, version, heap=heap, pagecache=pagecache)
     try:
         began = time.monotonic()
         was_running = server.status().running
@@ -107,9 +126,11 @@ def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonO
 
 
 @app.command()
-def status(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonOpt = False) -> None:
-    """Whether the server runs: {"running", "uri", "version", "pid"} with --json."""
-    server = _server(port, home)
+def status(
+    port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, version: VersionOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Whether the server runs: {"running", "uri", "version", "pid", "password_file"} with --json."""
+    server = _server(port, home, version)
     try:
         current = server.status()
     except GraphMemError as exc:

@@ -1,9 +1,13 @@
 """Provision and run a local Neo4j Community server with no Docker and no tarball download.
 
 Neo4j Community is published on Maven Central as ordinary jars, so the server is assembled
-with Maven (``dependency:copy-dependencies`` of ``org.neo4j:neo4j``) and started with the
-system Java through ``org.neo4j.server.CommunityEntryPoint``. Package registries are the only
-downloads this works with, which is why it is done this way rather than with neo4j.com's tarball.
+with Maven (``dependency:copy-dependencies`` of ``org.neo4j:neo4j``) and started with a Java
+found on this machine. Package registries are the only downloads this works with, which is why
+it is done this way rather than with neo4j.com's tarball.
+
+Versions: Neo4j 2026.02.2 (``LATEST``, entry point ``org.neo4j.server.Neo4jCommunity``) needs
+Java 21+; 5.26.30 (``FALLBACK``, ``org.neo4j.server.CommunityEntryPoint``), the last line that
+runs on Java 17, is used when no Java 21+ is installed. Both take the same arguments.
 
 Layout under ``home`` (``graphmem.config.default_home()`` unless given)::
 
@@ -11,10 +15,33 @@ Layout under ``home`` (``graphmem.config.default_home()`` unless given)::
     neo4j-<version>/mvn.log         Maven's output from the last provisioning attempt
     neo4j-<version>/lib/*.jar       the server's class path (renamed into place when complete)
     neo4j-<version>/.provisioned    marker: written only after lib/ is complete
-    instances/<port>/               one server: conf/neo4j.conf, data/, logs/console.log, run/neo4j.pid
+    instances/<port>/               one server, mode 0700: conf/neo4j.conf, data/, logs/console.log,
+                                    run/neo4j.pid
+    instances/<port>/password       the password of its user ``neo4j``, mode 0600
+    instances/<port>/store-version  the Neo4j version that last ran its store
 
-The server listens on 127.0.0.1 only and has authentication disabled: it is a local
-development and test database, never a shared one.
+Secure by default: Bolt on 127.0.0.1 only, no HTTP, authentication on, and LOAD CSV can read
+no local file and fetch no URL. The password is set before the server first starts, with
+Neo4j's own ``neo4j-admin dbms set-initial-password`` (``org.neo4j.cli.AdminTool`` on the same
+jars), which writes ``data/dbms/auth.ini``. Neo4j applies that file while the system database
+starts, before Bolt opens, so no client ever meets a server with a default password. It also
+applies it to an existing store whose user ``neo4j`` still has the default password, which is
+every store from the earlier graphmem that ran without authentication: such an instance gets
+its password on its next start, with its data.
+
+Store upgrade: a store written by 5.26 opens in 2026.x as it is. Neo4j upgrades the system
+database while it starts and each database's kernel version at its first write (debug.log:
+"Upgrade transaction from KernelVersion{V5_25...} to KernelVersion{V2026_02...}"), in place,
+data kept; ``neo4j-admin database migrate`` is only for changing the store format, which this
+does not. There is no way back: 5.26 refuses the upgraded logs ("Log file contains entries with
+prefix 29 ... we don't support downgrading from") and does not start. So ``store-version``
+records which version last ran an instance, and start() refuses to run an older one on it.
+
+Erasure on disk: transaction logs rotate at 128 KiB, the smallest size Neo4j accepts, no log
+history is kept, and a checkpoint (which prunes closed logs) follows any write within about
+10 s; see graphmem.server.erasure for what a deleted value leaves behind and how to push it out.
+
+It is a local development and test database, never a shared one.
 """
 
 from __future__ import annotations
@@ -25,36 +52,80 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
+from urllib.parse import urlsplit
 
 from neo4j import GraphDatabase
-from neo4j.exceptions import DriverError, Neo4jError
+from neo4j.exceptions import AuthError, DriverError, Neo4jError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
+from graphmem.server.java import Java, installed_javas
 
-__all__ = ["LocalNeo4j", "Status", "MIN_JAVA"]
+__all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password"]
 
-MIN_JAVA = 17
-"""Neo4j 5.x runs on Java 17 or 21."""
+LATEST = "2026.02.2"
+"""The Neo4j run when a Java 21+ is installed."""
+FALLBACK = "5.26.30"
+"""The Neo4j run on Java 17: 5.26 is the last line that supports it."""
+
+TX_LOG_ROTATION_KIB = 128
+"""Transaction log rotation size: the minimum both 5.26 and 2026.x accept."""
+
+# What instances from before `store-version` existed were run with: the earlier graphmem ran
+# only this version, so an unrecorded store was written by it.
+_UNRECORDED_STORE = "5.26.30"
 
 # Pinned so the same Maven gives the same result over time: an unpinned `dependency:` prefix
 # resolves to whatever the local Maven's defaults say (2.8 on Maven 3.8, something else elsewhere).
 _DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 _MAVEN_TIMEOUT_S = 30 * 60
-_MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
+_ADMIN_CLASS = "org.neo4j.cli.AdminTool"
+
+
+@dataclass(frozen=True)
+class _Line:
+    """What a Neo4j release line needs: its entry point and the Java majors it runs on."""
+
+    main_class: str
+    min_java: int
+    max_java: int | None
+
+    def runs_on(self, major: int) -> bool:
+        return self.min_java <= major and (self.max_java is None or major <= self.max_java)
+
+    @property
+    def javas(self) -> str:
+        return f"Java {self.min_java}+" if self.max_java is None else f"Java {self.min_java} to {self.max_java}"
+
+
+_LINE_5 = _Line("org.neo4j.server.CommunityEntryPoint", 17, 21)
+_LINE_CALVER = _Line("org.neo4j.server.Neo4jCommunity", 21, None)  # 2025.01 and later
+_MAIN_CLASSES = (_LINE_5.main_class, _LINE_CALVER.main_class)
+
+
+def _line(version: str) -> _Line:
+    return _LINE_5 if version.startswith("5.") else _LINE_CALVER
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    # 5.26.30 < 2026.02.2: calendar versions continue the numbering after 5.x.
+    return tuple(int(part) for part in version.split("."))
+
 
 # What Neo4j's own launcher would add from its default neo4j.conf (server.jvm.additional).
-# CommunityEntryPoint does not read those settings, so they are passed here. Without the
+# The entry point does not read those settings, so they are passed here. Without the
 # --add-opens flags the page cache falls back to a slower path and says so in debug.log.
 # -XX:+AlwaysPreTouch is left out on purpose: it commits the whole heap up front and slows
 # start-up, which matters more for a development server than steady-state latency.
@@ -77,16 +148,71 @@ _JVM_FLAGS = (
     "-Dfile.encoding=UTF-8",
 )
 
-_JAVA_MISSING = "Java 17+ not found: install OpenJDK 17 (apt-get install openjdk-17-jre-headless)"
+_JAVA_MISSING = (
+    f"Java 17+ not found: install Java 21+ (runs Neo4j {LATEST}) or OpenJDK 17 "
+    f"(runs {FALLBACK}; apt-get install openjdk-17-jre-headless)"
+)
 _MAVEN_MISSING = "Maven not found: install Maven 3.6.3+ (apt-get install maven); it downloads Neo4j from Maven Central"
 
 _SIZE = re.compile(r"^[1-9][0-9]*[kmg]$")
+_VERSION = re.compile(r"5\.[0-9]+\.[0-9]+|20[0-9]{2}\.[0-9]{2}\.[0-9]+")
+_LOCAL_HOSTS = ("127.0.0.1", "localhost")
 
 # Handles of servers this process spawned, by pid. Keeping them (a) lets poll() reap an exited
 # child, which os.kill(pid, 0) alone would still report as alive (a zombie), and (b) stops
 # Popen.__del__ from warning that a deliberately detached child is "still running".
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 _EXIT_CODES: dict[int, int] = {}  # of those children once reaped, for the start-up error message
+
+
+def default_version() -> str:
+    """``LATEST`` when a Java it runs on is installed, else ``FALLBACK``."""
+    return LATEST if any(_line(LATEST).runs_on(java.major) for java in installed_javas()) else FALLBACK
+
+
+def find_java(version: str) -> Java:
+    """The Java to run Neo4j ``version`` with: ``$JAVA_HOME`` if that version runs on it, else
+    the newest installed Java it runs on.
+
+    Raises ConfigurationError when there is none, naming the Javas found.
+    """
+    javas = installed_javas()
+    line = _line(version)
+    fitting = [java for java in javas if line.runs_on(java.major)]
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        chosen = [java for java in fitting if java.path == str(Path(java_home) / "bin" / "java")]
+        if chosen:
+            return chosen[0]
+    if fitting:
+        return max(fitting, key=lambda java: java.major)
+    if not any(java.major >= _LINE_5.min_java for java in javas):
+        found = ", ".join(f"{java.path} is Java {java.major}" for java in javas)
+        raise ConfigurationError(_JAVA_MISSING + (f" ({found})" if found else ""))
+    found = ", ".join(f"Java {java.major} ({java.path})" for java in javas)
+    raise ConfigurationError(f"Neo4j {version} needs {line.javas}; found {found}")
+
+
+def local_password(uri: str, home: Path) -> str | None:
+    """The password of the local server ``uri`` names, from its instance folder under ``home``.
+
+    Only a ``bolt://`` or ``neo4j://`` URI on 127.0.0.1 or localhost names a local server (port
+    7687 when none is given); its password is ``<home>/instances/<port>/password``, written by
+    ``graphmem db start``. None for any other URI, or when that file is missing or unreadable.
+
+    Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
+    """
+    try:
+        parts = urlsplit(uri)
+        port = parts.port or DEFAULT_BOLT_PORT
+    except ValueError:  # a port that is not a number
+        return None
+    if parts.scheme not in ("bolt", "neo4j") or parts.hostname not in _LOCAL_HOSTS:
+        return None
+    try:
+        return (home / "instances" / str(port) / "password").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
 
 
 class Status(BaseModel):
@@ -96,6 +222,8 @@ class Status(BaseModel):
     uri: str
     version: str
     pid: int | None
+    password_file: str | None
+    """Where the password of user ``neo4j`` is, once the instance has one."""
 
 
 class LocalNeo4j(BaseModel):
@@ -111,12 +239,13 @@ class LocalNeo4j(BaseModel):
 
     home: Path = Field(default_factory=default_home)
     port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535)
-    version: str = "5.26.30"
+    version: str = Field(default_factory=default_version)
+    """The Neo4j to run: ``LATEST`` when a Java 21+ is installed, else ``FALLBACK``."""
     heap: str = "2g"
     pagecache: str = "1g"
     instances_dir: Path | None = None
-    """Where instance folders go (``<home>/instances`` if None); lets tests run a throwaway
-    server on the shared, already provisioned jars."""
+    """Where instance folders go (``<home>/instances`` if None). ``local_password`` looks only
+    under ``<home>/instances``: connections to a server elsewhere need its ``password``."""
 
     @field_validator("home", "instances_dir")
     @classmethod
@@ -136,8 +265,8 @@ class LocalNeo4j(BaseModel):
     @field_validator("version")
     @classmethod
     def _version(cls, value: str) -> str:
-        if not re.fullmatch(r"5\.[0-9]+\.[0-9]+", value):
-            raise ValueError(f"{value!r} is not a Neo4j 5.x.y version")
+        if not _VERSION.fullmatch(value):
+            raise ValueError(f"{value!r} is not a Neo4j version like {LATEST} or {FALLBACK}")
         return value
 
     # ----------------------------------------------------------------------------- paths
@@ -174,12 +303,33 @@ class LocalNeo4j(BaseModel):
         return self.instance_dir / "logs" / "console.log"
 
     @property
+    def password_file(self) -> Path:
+        return self.instance_dir / "password"
+
+    @property
+    def password(self) -> str | None:
+        """The password of user ``neo4j`` (None before the first start)."""
+        try:
+            return self.password_file.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+    @property
     def mvn_log(self) -> Path:
         return self.dist_dir / "mvn.log"
 
     @property
     def _marker(self) -> Path:
         return self.dist_dir / ".provisioned"
+
+    @property
+    def _store_version_file(self) -> Path:
+        return self.instance_dir / "store-version"
+
+    @property
+    def _auth_ini(self) -> Path:
+        # Where set-initial-password writes, under server.directories.data.
+        return self.instance_dir / "data" / "dbms" / "auth.ini"
 
     @property
     def provisioned(self) -> bool:
@@ -191,14 +341,15 @@ class LocalNeo4j(BaseModel):
     def provision(self) -> Path:
         """Make sure the server's jars are under ``<home>/neo4j-<version>/lib``; return that folder.
 
-        Checks Java (17+) every time, since start() needs it; Maven only when a download is
-        needed, so a machine with the jars already in place runs without Maven. The jars are
-        copied into a temporary folder and renamed into place, then the marker is written:
-        an interrupted run leaves no half-filled lib/ that would later look complete.
+        Checks for a Java that ``version`` runs on every time, since start() needs it; Maven
+        only when a download is needed, so a machine with the jars already in place runs
+        without Maven. The jars are copied into a temporary folder and renamed into place,
+        then the marker is written: an interrupted run leaves no half-filled lib/ that would
+        later look complete.
 
         Raises ConfigurationError when Java or Maven is missing or Maven fails (naming mvn.log).
         """
-        find_java()
+        find_java(self.version)
         if self.provisioned:
             return self.lib_dir
         self.dist_dir.mkdir(parents=True, exist_ok=True)
@@ -279,20 +430,32 @@ class LocalNeo4j(BaseModel):
 
     # ----------------------------------------------------------------------------- configuration
 
+    # ----------------------------------------------------------------------------- configuration
+
     def config_text(self) -> str:
         """The neo4j.conf that start() writes (regenerated on every start, so edits do not stick)."""
         inst = self.instance_dir
         return "\n".join(
             [
                 "# Generated by graphmem on every `graphmem db start`; edits are overwritten.",
-                "# Heap is not read from here by CommunityEntryPoint: it is passed as",
+                "# Heap is not read from here by the entry point: it is passed as",
                 f"# -Xms{self.heap} -Xmx{self.heap} on the java command line.",
-                # Loopback only, and no auth: this is a local development server.
+                "# Loopback only, Bolt only, and every connection authenticated.",
                 "server.default_listen_address=127.0.0.1",
                 f"server.bolt.listen_address=127.0.0.1:{self.port}",
                 "server.http.enabled=false",
                 "server.https.enabled=false",
-                "dbms.security.auth_enabled=false",
+                "dbms.security.auth_enabled=true",
+                "# LOAD CSV reads no file of this machine and fetches from no address (every IPv4",
+                "# and IPv6 address is blocked), so a query cannot read local files or reach the network.",
+                "dbms.security.allow_csv_import_from_file_urls=false",
+                "internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0",
+                "# Erased values leave the transaction logs soon: the smallest rotation size Neo4j",
+                "# accepts, no history kept, and a checkpoint (which prunes closed logs) after any",
+                "# write, checked every 10 s.",
+                f"db.tx_log.rotation.size={TX_LOG_ROTATION_KIB}k",
+                "db.tx_log.rotation.retention_policy=keep_none",
+                "db.checkpoint.interval.tx=1",
                 f"server.memory.pagecache.size={self.pagecache}",
                 "dbms.usage_report.enabled=false",
                 f"server.directories.data={inst / 'data'}",
@@ -311,7 +474,7 @@ class LocalNeo4j(BaseModel):
             *_JVM_FLAGS,
             "-cp",
             f"{self.lib_dir}/*",
-            _MAIN_CLASS,
+            _line(self.version).main_class,
             f"--home-dir={self.instance_dir}",
             f"--config-dir={self.conf_file.parent}",
             "--console-mode",
@@ -326,22 +489,31 @@ class LocalNeo4j(BaseModel):
         *,
         fresh: bool = False,
     ) -> Status:
-        """Start the server (provisioning it first) and return once Bolt answers.
+        """Start the server (provisioning it first) and return once Bolt accepts its password.
 
-        ``progress`` receives one-line notes for a human (the CLI prints them on stderr) before
-        the slow steps: provisioning and spawning the server. ``wait_seconds`` counts from the
-        spawn, so a first start's download does not eat into it.
+        ``progress`` receives one-line notes for a human (the CLI prints them on stderr): which
+        Neo4j runs on which Java, a store upgrade, and before the slow steps (provisioning,
+        spawning the server). ``wait_seconds`` counts from the spawn, so a first start's
+        download does not eat into it.
+
+        The first start writes the instance's password file and has Neo4j set it before the
+        server opens Bolt (see the module docstring); later starts reuse it.
 
         ``fresh`` deletes the instance's data folder first: for throwaway servers (the test
         suite), whose leftover store from an earlier run may need a long crash recovery.
 
         Idempotent: if this instance is already running, waits for it to answer and returns its
-        status. Raises ConfigurationError if Java/Maven are missing, the port is held by another
-        process or a fresh start is asked of a running server, BackendError if the server exits
-        during start-up (with the last meaningful log line) or does not answer within
-        ``wait_seconds`` (it is then stopped).
+        status. Raises ConfigurationError if no suitable Java or Maven is found, the port is
+        held by another process, a fresh start is asked of a running server, the store was
+        written by a newer Neo4j than ``version``, or the server refuses the password file's
+        password; BackendError if the server exits during start-up (with the last meaningful
+        log line) or does not answer within ``wait_seconds`` (it is then stopped).
         """
-        self.instance_dir.mkdir(parents=True, exist_ok=True)
+        note = progress or (lambda _: None)
+        self.instance_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Holds the password and the data: no other local user may read it. Instances made
+        # by the earlier graphmem were created with the default umask, so this is set each time.
+        os.chmod(self.instance_dir, 0o700)
         # Serialises concurrent starts of the same instance; the loser finds it running.
         with _locked(self.instance_dir / ".start.lock"):
             pid = self._running_pid()
@@ -353,6 +525,12 @@ class LocalNeo4j(BaseModel):
                 deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
                     _write_atomic(self.pid_file, f"{pid}\n")  # found by its command line: heal
+                if self._runs_without_auth():
+                    note(
+                        f"warning: the server on {self.uri} was started without authentication by an "
+                        f"earlier graphmem; restart it (graphmem db stop --port {self.port}, then start) "
+                        "to turn authentication on, data kept"
+                    )
                 if not self._wait_for_bolt(pid, deadline):
                     raise BackendError(
                         f"Neo4j (pid {pid}) is running but did not answer on {self.uri} "
@@ -366,26 +544,43 @@ class LocalNeo4j(BaseModel):
                     f"port {self.port} on 127.0.0.1 is already in use by another process; "
                     "stop it or choose another --port"
                 )
-            if progress is not None and not self.provisioned:
-                progress(
-                    f"first start: provisioning Neo4j {self.version} into {self.dist_dir} "
-                    "(Maven downloads ~125 MB; about a minute)..."
-                )
-            self.provision()
-            java, _ = find_java()
             if fresh:
                 shutil.rmtree(self.instance_dir / "data", ignore_errors=True)
-            if progress is not None:
-                progress(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
+                self._store_version_file.unlink(missing_ok=True)
+            stored = self._stored_version()
+            if stored is not None and _version_key(stored) > _version_key(self.version):
+                raise ConfigurationError(
+                    f"the store in {self.instance_dir} was written by Neo4j {stored}, which "
+                    f"{self.version} cannot open: run {stored} (it needs {_line(stored).javas}; "
+                    "--neo4j-version) or start over with --fresh (deletes this instance's data)"
+                )
+            if not self.provisioned:
+                note(
+                    f"first start: provisioning Neo4j {self.version} into {self.dist_dir} "
+                    "(Maven downloads ~150 MB; about a minute)..."
+                )
+            self.provision()
+            java = find_java(self.version)
+            note(f"Neo4j {self.version} on Java {java.major} ({java.path})")
+            if stored is not None and stored != self.version:
+                note(
+                    f"upgrading this instance's store from Neo4j {stored} to {self.version} in place, "
+                    f"data kept (one way: {stored} cannot open it afterwards)"
+                )
+            note(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
             for sub in ("conf", "data", "logs", "run"):
                 (self.instance_dir / sub).mkdir(exist_ok=True)
             _write_atomic(self.conf_file, self.config_text())
+            created = self._ensure_password()
+            if created or not self._auth_ini.is_file():
+                self._set_initial_password(java)
+            _write_atomic(self._store_version_file, f"{self.version}\n")
             if self.console_log.exists():  # keep the previous run's output for one more start
                 os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
 
             with open(self.console_log, "wb") as console:
                 proc = subprocess.Popen(
-                    self.java_command(java),
+                    self.java_command(java.path),
                     cwd=self.instance_dir,
                     stdin=subprocess.DEVNULL,
                     stdout=console,
@@ -401,8 +596,8 @@ class LocalNeo4j(BaseModel):
             try:
                 answered = self._wait_for_bolt(proc.pid, deadline)
             except BaseException:
-                # Died during start-up (BackendError) or start was interrupted: leave no
-                # half-started server behind.
+                # Died during start-up (BackendError), refused the password, or start was
+                # interrupted: leave no half-started server behind.
                 self.stop(timeout=10)
                 raise
             if not answered:
@@ -437,12 +632,76 @@ class LocalNeo4j(BaseModel):
         A pid file whose process is gone, or now belongs to an unrelated process, reads as not
         running. A server that runs but does not answer yet reports the configured version.
         """
+        password_file = str(self.password_file) if self.password_file.is_file() else None
         pid = self._running_pid()
-        if pid is None:
-            return Status(running=False, uri=self.uri, version=self.version, pid=None)
-        return Status(running=True, uri=self.uri, version=self._server_version() or self.version, pid=pid)
+        version = self.version if pid is None else self._server_version() or self.version
+        return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file)
 
     # ----------------------------------------------------------------------------- internals
+
+    def _ensure_password(self) -> bool:
+        """Create the password file if there is none (True when created now); keep it private."""
+        if self.password_file.is_file():
+            os.chmod(self.password_file, 0o600)
+            return False
+        _write_private(self.password_file, secrets.token_urlsafe(24) + "\n")
+        return True
+
+    def _set_initial_password(self, java: Java) -> None:
+        """Have Neo4j's admin tool write data/dbms/auth.ini with the password file's password.
+
+        The java launcher reads the main class and its arguments from an argument file, so the
+        password never appears in the process list, which every local user can read.
+        """
+        argfile = self.instance_dir / ".set-password.args"
+        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", self.password or ""]
+        _write_private(argfile, "\n".join(_argfile_quote(arg) for arg in args) + "\n")
+        env = {**os.environ, "NEO4J_HOME": str(self.instance_dir), "NEO4J_CONF": str(self.conf_file.parent)}
+        try:
+            done = subprocess.run(
+                [java.path, f"@{argfile}"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise BackendError("Neo4j's set-initial-password did not finish in 300 s") from None
+        finally:
+            argfile.unlink(missing_ok=True)
+        if done.returncode != 0 or not self._auth_ini.is_file():
+            lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+            raise BackendError(
+                f"Neo4j's set-initial-password failed (exit {done.returncode})"
+                + (f": {lines[-1][:300]}" if lines else "")
+            )
+
+    def _stored_version(self) -> str | None:
+        """The Neo4j version that last ran this instance's store; None when it has no store."""
+        try:
+            return self._store_version_file.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            pass
+        return _UNRECORDED_STORE if (self.instance_dir / "data" / "databases").is_dir() else None
+
+    def _runs_without_auth(self) -> bool:
+        try:
+            return "dbms.security.auth_enabled=false" in self.conf_file.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return False
+
+    def _auth(self) -> tuple[str, str] | None:
+        password = self.password
+        return ("neo4j", password) if password else None
+
+    def _refused(self) -> ConfigurationError:
+        return ConfigurationError(
+            f"Neo4j on {self.uri} refused the password in {self.password_file}: its user neo4j "
+            "has another password, set outside graphmem; write that password into the file, or "
+            "start over with --fresh (deletes this instance's data)"
+        )
 
     def _running_pid(self) -> int | None:
         """The pid of this instance's server if it is alive, else None.
@@ -466,11 +725,12 @@ class LocalNeo4j(BaseModel):
         return _find_process(marker)
 
     def _wait_for_bolt(self, pid: int, deadline: float) -> bool:
-        """Poll Bolt until it answers (True) or ``deadline`` passes (False).
+        """Poll Bolt until it accepts the password (True) or ``deadline`` passes (False).
 
-        Raises BackendError if the process exits first, with the last meaningful log line.
+        Raises BackendError if the process exits first, with the last meaningful log line, and
+        ConfigurationError if the server refuses the password.
         """
-        with GraphDatabase.driver(self.uri, auth=None, connection_timeout=2.0) as driver:
+        with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0) as driver:
             while True:
                 if not _alive(pid):
                     self.pid_file.unlink(missing_ok=True)
@@ -485,6 +745,8 @@ class LocalNeo4j(BaseModel):
                 try:
                     driver.verify_connectivity()
                     return True
+                except AuthError:
+                    raise self._refused() from None
                 except (DriverError, Neo4jError, OSError):
                     pass
                 if time.monotonic() >= deadline:
@@ -495,7 +757,7 @@ class LocalNeo4j(BaseModel):
         # A plain session rather than execute_query: the latter retries for up to 30 s when
         # nothing answers, and status() must be quick for a server that is still starting.
         try:
-            with GraphDatabase.driver(self.uri, auth=None, connection_timeout=2.0) as driver:
+            with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0) as driver:
                 with driver.session() as session:
                     record = session.run(
                         "CALL dbms.components() YIELD name, versions "
@@ -509,37 +771,19 @@ class LocalNeo4j(BaseModel):
 # --------------------------------------------------------------------------------- helpers
 
 
-def find_java() -> tuple[str, int]:
-    """Return (path, major version) of the Java to run Neo4j with: $JAVA_HOME/bin/java, else PATH.
-
-    Raises ConfigurationError when there is none or it is older than Java 17.
-    """
-    java_home = os.environ.get("JAVA_HOME")
-    candidate = Path(java_home) / "bin" / "java" if java_home else None
-    java = str(candidate) if candidate is not None and os.access(candidate, os.X_OK) else shutil.which("java")
-    if java is None:
-        raise ConfigurationError(_JAVA_MISSING)
-    try:
-        out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        raise ConfigurationError(f"{_JAVA_MISSING} ({java} does not run)") from None
-    major = _java_major(out.stderr + out.stdout)
-    if major is None:
-        raise ConfigurationError(f"{_JAVA_MISSING} (cannot tell the version of {java})")
-    if major < MIN_JAVA:
-        raise ConfigurationError(f"{_JAVA_MISSING} ({java} is Java {major})")
-    return java, major
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable by this user only from the first byte."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
 
 
-def _java_major(version_output: str) -> int | None:
-    # `java -version` says e.g. `openjdk version "17.0.15" ...` or, before Java 9, "1.8.0_392".
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
-    if m is None:
-        return None
-    first = int(m.group(1))
-    return int(m.group(2) or 0) if first == 1 else first
+def _argfile_quote(arg: str) -> str:
+    # Java argument files split on whitespace; inside double quotes a backslash escapes.
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _pom(version: str) -> str:
@@ -675,7 +919,7 @@ def _find_process(marker: str) -> int | None:
             continue
         pid = int(entry.name)
         args = _cmdline(pid)
-        if args and marker in args and _MAIN_CLASS in args and _alive(pid):
+        if args and marker in args and any(cls in args for cls in _MAIN_CLASSES) and _alive(pid):
             return pid
     return None
 

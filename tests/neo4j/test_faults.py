@@ -14,6 +14,9 @@ from pathlib import Path
 import neo4j
 import pytest
 
+from graphmem.config import default_home
+from graphmem.server import local_password
+
 
 pytestmark = pytest.mark.neo4j
 
@@ -21,7 +24,7 @@ EPISODES = 600
 
 
 def count(uri: str, query: str) -> int:
-    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", local_password(uri, default_home()))) as driver:
         return driver.execute_query(query).records[0][0]
 
 

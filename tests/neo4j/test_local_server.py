@@ -1,7 +1,9 @@
-"""LocalNeo4j: one real start/stop cycle of a throwaway server, plus unit tests that need no server.
+"""LocalNeo4j: real servers (one shared throwaway server, plus one instance upgraded from the
+release that ran without authentication), and unit tests that need no server.
 
-The real test runs a second instance on a free port in a temporary folder, on the jars already
-provisioned under the default home (so it downloads nothing when `graphmem db start` has run).
+Real servers run on the jars already provisioned under the default home (so they download
+nothing when `graphmem db start` has run), in temporary instance folders, on ports from
+tests.ports.free_port.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -17,26 +18,27 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, ClientError
 from typer.testing import CliRunner
 
+import graphmem.server.java as java_mod
 import graphmem.server.local as local
+from graphmem.adapters.neo4j_driver import Neo4jConnection
 from graphmem.cli.db import app
-from graphmem.config import default_home
-from graphmem.errors import BackendError, ConfigurationError
-from graphmem.server import LocalNeo4j
+from graphmem.config import Settings, default_home
+from graphmem.errors import BackendError, ConfigurationError, Unavailable
+from graphmem.server import LocalNeo4j, flush_erased, local_password
+from graphmem.server.java import Java
+from tests.ports import free_port
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _fake_java(tmp_path: Path, version: str, run_body: str = "exit 1") -> Path:
-    """A JAVA_HOME whose bin/java answers -version with ``version`` and otherwise runs ``run_body``."""
-    java_home = tmp_path / "jdk"
-    (java_home / "bin").mkdir(parents=True)
-    java = java_home / "bin" / "java"
+def _fake_java(folder: Path, version: str, run_body: str = "exit 1") -> Path:
+    """A JDK folder whose bin/java answers -version with ``version`` and otherwise runs ``run_body``."""
+    (folder / "bin").mkdir(parents=True)
+    java = folder / "bin" / "java"
     java.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = "-version" ]; then\n'
@@ -46,7 +48,42 @@ def _fake_java(tmp_path: Path, version: str, run_body: str = "exit 1") -> Path:
         f"{run_body}\n"
     )
     java.chmod(java.stat().st_mode | stat.S_IXUSR)
-    return java_home
+    return folder
+
+
+def _only_javas(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *versions: str, home: str | None = None) -> Path:
+    """Make the fake JDKs ``versions`` (under a fake JVM folder) the only Javas found, with
+    ``$JAVA_HOME`` a fake JDK of version ``home`` outside that folder, or unset."""
+    jvm = tmp_path / "jvm"
+    jvm.mkdir()
+    for version in versions:
+        _fake_java(jvm / f"jdk-{version}", version)
+    monkeypatch.setattr(java_mod, "JVM_DIR", jvm)
+    _no_tools(monkeypatch, "java")
+    if home is None:
+        monkeypatch.delenv("JAVA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path / "java-home", home)))
+    return jvm
+
+
+def _fake_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, version: str, server_body: str, on_admin: str = ""
+) -> LocalNeo4j:
+    """A LocalNeo4j of ``version`` that looks provisioned (no Maven here), run by a stand-in
+    java: the admin tool call (``java @argfile``) runs ``on_admin`` and writes auth.ini as
+    Neo4j's would; the server call runs ``server_body``."""
+    body = (
+        f'case "$1" in @*) {on_admin} mkdir -p "$NEO4J_HOME/data/dbms"; '
+        'touch "$NEO4J_HOME/data/dbms/auth.ini"; exit 0;; esac\n' + server_body
+    )
+    _only_javas(monkeypatch, tmp_path)
+    java_version = "21.0.2" if version == local.LATEST else "17.0.15"
+    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path / "jdk", java_version, body)))
+    server = LocalNeo4j(home=tmp_path / "home", port=free_port(), version=version)
+    server.lib_dir.mkdir(parents=True)
+    (server.dist_dir / ".provisioned").write_text("{}\n")
+    return server
 
 
 def _no_tools(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
@@ -60,91 +97,317 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-# ------------------------------------------------------------------------------- real server
-
-
-@pytest.mark.neo4j
-def test_start_status_stop_cycle(tmp_path: Path) -> None:
-    try:
-        local.find_java()
-    except ConfigurationError as exc:
-        pytest.skip(str(exc))
-    server = LocalNeo4j(
-        home=default_home(),  # shared jars: provisioned once, by whoever starts first
-        instances_dir=tmp_path,
-        port=_free_port(),
-        heap="512m",
-        pagecache="128m",
-    )
-    try:
-        status = server.start(wait_seconds=180)
-        assert status.running
-        assert status.version.startswith("5.26")
-        assert status.uri == server.uri == f"bolt://127.0.0.1:{server.port}"
-        assert status.pid is not None and server.pid_file.read_text().strip() == str(status.pid)
-        assert f"127.0.0.1:{server.port}" in server.conf_file.read_text()
-
-        again = server.start()
-        assert again.running and again.pid == status.pid
-        _run(server, "CREATE (:Marker)")
-        with pytest.raises(ConfigurationError, match="stop it before a fresh start"):
-            server.start(fresh=True)
-
-        assert server.stop() is True
-        after = server.status()
-        assert after.running is False and after.pid is None
-        assert not server.pid_file.exists()
-        assert server.stop() is False
-
-        # A fresh start empties the store the previous run left behind.
-        server.start(wait_seconds=180, fresh=True)
-        assert _run(server, "MATCH (m:Marker) RETURN count(m) AS n") == [{"n": 0}]
-    finally:
-        server.stop(timeout=20)
-
-
-def _run(server: LocalNeo4j, query: str) -> list[dict]:
-    from neo4j import GraphDatabase
-
-    with GraphDatabase.driver(server.uri, auth=None) as driver:
-        records, _, _ = driver.execute_query(query)
+def _run(server: LocalNeo4j, query: str, auth: tuple[str, str] | None = None, **params: object) -> list[dict]:
+    with GraphDatabase.driver(server.uri, auth=auth or ("neo4j", server.password or "")) as driver:
+        records, _, _ = driver.execute_query(query, params)
         return [record.data() for record in records]
 
 
-# ------------------------------------------------------------------------------- no server
+def _skip_without_java(version: str) -> None:
+    try:
+        local.find_java(version)
+    except ConfigurationError as exc:
+        pytest.skip(str(exc))
+
+
+# ------------------------------------------------------------------------------- real server
+
+
+@pytest.fixture(scope="module")
+def throwaway(tmp_path_factory) -> LocalNeo4j:
+    """One server for the real-server tests below; its instances folder is ``<home>/instances``
+    of a temporary home, so ``Settings(home=that home)`` finds its password."""
+    home = tmp_path_factory.mktemp("home")
+    server = LocalNeo4j(
+        home=default_home(),  # shared jars: provisioned once, by whoever starts first
+        instances_dir=home / "instances",
+        port=free_port(),
+        heap="512m",
+        pagecache="128m",
+    )
+    _skip_without_java(server.version)
+    server.start(wait_seconds=180)
+    yield server
+    server.stop(timeout=20)
+
+
+def _settings_for(server: LocalNeo4j, password: str = "") -> Settings:
+    return Settings(neo4j_uri=server.uri, neo4j_password=password, home=server.instance_dir.parent.parent)
+
+
+@pytest.mark.neo4j
+def test_connections_need_the_password_file_s_password(throwaway: LocalNeo4j) -> None:
+    assert _run(throwaway, "RETURN 1 AS one") == [{"one": 1}]
+    # The library finds the password by itself for a local URI when NEO4J_PASSWORD is empty.
+    with Neo4jConnection(_settings_for(throwaway)) as conn:
+        assert conn.server_version()[0] == throwaway.status().version
+    # Refused attempts last: three in a row would lock user neo4j for a few seconds.
+    with GraphDatabase.driver(throwaway.uri, auth=None) as driver, pytest.raises(AuthError):
+        driver.verify_connectivity()
+    with Neo4jConnection(_settings_for(throwaway, password="not-the-password")) as conn:
+        with pytest.raises(Unavailable, match="refused the credentials: set NEO4J_USER/NEO4J_PASSWORD"):
+            conn.server_version()
+
+
+@pytest.mark.neo4j
+def test_password_file_and_instance_folder_are_private(throwaway: LocalNeo4j) -> None:
+    assert stat.S_IMODE(throwaway.password_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(throwaway.instance_dir.stat().st_mode) == 0o700
+    assert throwaway.status().password_file == str(throwaway.password_file)
+    assert len(throwaway.password or "") >= 24
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "file:///conf/neo4j.conf", "http://127.0.0.1:{port}/"])
+def test_load_csv_reads_no_file_and_fetches_no_url(throwaway: LocalNeo4j, url: str) -> None:
+    # Without the blocklist, the http URL (the server's own Bolt port) loads without error.
+    with pytest.raises(ClientError) as refused:
+        _run(throwaway, "LOAD CSV FROM $url AS line RETURN line LIMIT 1", url=url.format(port=throwaway.port))
+    assert refused.value.code == "Neo.ClientError.Statement.ExternalResourceFailed"
+
+
+@pytest.mark.neo4j
+def test_flush_erased_prunes_erased_text_from_the_transaction_logs(throwaway: LocalNeo4j) -> None:
+    secret = f"erase-me-{time.time_ns()}: a value long enough to be stored as plain UTF-8 text"
+    logs = throwaway.instance_dir / "data" / "transactions"
+
+    def in_logs() -> bool:
+        return any(secret.encode() in path.read_bytes() for path in logs.rglob("*.db*"))
+
+    _run(throwaway, "CREATE (:Secret {text: $text})", text=secret)
+    _run(throwaway, "MATCH (s:Secret {text: $text}) DELETE s", text=secret)
+    assert in_logs()  # the deletion alone leaves it there
+    with Neo4jConnection(_settings_for(throwaway)) as conn:
+        assert flush_erased(conn) is False  # Community: no db.checkpoint(), the schedule prunes
+    deadline = time.monotonic() + 40  # a checkpoint follows a write within ~10 s
+    while in_logs():
+        assert time.monotonic() < deadline, "the erased text is still in the transaction logs"
+        time.sleep(1)
+
+
+@pytest.mark.neo4j
+def test_start_status_stop_cycle(throwaway: LocalNeo4j) -> None:
+    status = throwaway.status()
+    assert status.running and status.version == throwaway.version
+    assert status.uri == throwaway.uri == f"bolt://127.0.0.1:{throwaway.port}"
+    assert status.pid is not None and throwaway.pid_file.read_text().strip() == str(status.pid)
+    assert f"127.0.0.1:{throwaway.port}" in throwaway.conf_file.read_text()
+    assert (throwaway.instance_dir / "store-version").read_text().strip() == throwaway.version
+
+    again = throwaway.start()
+    assert again.running and again.pid == status.pid
+    _run(throwaway, "CREATE (:Marker)")
+    with pytest.raises(ConfigurationError, match="stop it before a fresh start"):
+        throwaway.start(fresh=True)
+
+    assert throwaway.stop() is True
+    after = throwaway.status()
+    assert after.running is False and after.pid is None
+    assert after.password_file == str(throwaway.password_file)
+    assert not throwaway.pid_file.exists()
+    assert throwaway.stop() is False
+
+    # A fresh start empties the store the previous run left behind; the password stays.
+    password = throwaway.password
+    throwaway.start(wait_seconds=180, fresh=True)
+    assert throwaway.password == password
+    assert _run(throwaway, "MATCH (m:Marker) RETURN count(m) AS n") == [{"n": 0}]
+
+
+@pytest.mark.neo4j
+def test_instance_from_the_release_without_auth_gets_a_password_and_keeps_its_data(tmp_path: Path) -> None:
+    """The earlier graphmem ran 5.26 with authentication off: start such an instance the way it
+    did, then start it with this one (on 2026.x where a Java 21+ is installed)."""
+    old = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=free_port(),
+                     version=local.FALLBACK, heap="512m", pagecache="128m")
+    _skip_without_java(old.version)
+    old.provision()
+    for sub in ("conf", "data", "logs", "run"):
+        (old.instance_dir / sub).mkdir(parents=True, exist_ok=True)
+    old.conf_file.write_text(old.config_text().replace("auth_enabled=true", "auth_enabled=false"))
+    with open(old.console_log, "wb") as console:
+        proc = subprocess.Popen(old.java_command(local.find_java(old.version).path), stdout=console,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        with GraphDatabase.driver(old.uri, auth=None) as driver:
+            while True:
+                try:
+                    driver.execute_query("CREATE (:Kept {name: 'from 5.26'})")
+                    break
+                except Exception:
+                    assert proc.poll() is None and time.monotonic() < deadline, old.console_log.read_text()[-2000:]
+                    time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert old.password is None
+
+    notes: list[str] = []
+    new = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=old.port, heap="512m", pagecache="128m")
+    try:
+        new.start(wait_seconds=180, progress=notes.append)
+        with GraphDatabase.driver(new.uri, auth=None) as driver, pytest.raises(AuthError):
+            driver.verify_connectivity()
+        assert _run(new, "MATCH (k:Kept) RETURN k.name AS name") == [{"name": "from 5.26"}]
+        assert stat.S_IMODE(new.password_file.stat().st_mode) == 0o600
+        assert new.status().version == new.version
+        if new.version == local.FALLBACK:
+            return  # no Java 21+ here: same version, nothing upgraded
+        assert any(note.startswith(f"upgrading this instance's store from Neo4j {local.FALLBACK}") for note in notes)
+        _run(new, "CREATE (:Kept {name: 'from 2026'})")  # the first write upgrades the database
+    finally:
+        new.stop(timeout=30)
+    # ...after which 5.26 could no longer open it: refused before anything runs.
+    with pytest.raises(ConfigurationError, match=f"written by Neo4j {new.version}, which {local.FALLBACK} cannot open"):
+        old.start(wait_seconds=30)
+
+
+# ------------------------------------------------------------------------------- Java and versions
+
+
+def test_javas_are_found_in_java_home_the_jvm_folder_and_path_each_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jvm = _only_javas(monkeypatch, tmp_path, "17.0.15", "25.0.3", home="21.0.2")
+    (jvm / "java-1.17-alias").symlink_to(jvm / "jdk-17.0.15")  # Debian keeps such aliases
+    (jvm / "not-a-jdk").mkdir()
+    path_java = tmp_path / "bin" / "java"
+    path_java.parent.mkdir()
+    path_java.symlink_to(jvm / "jdk-25.0.3" / "bin" / "java")
+    monkeypatch.setattr(local.shutil, "which", lambda name, *a, **k: str(path_java) if name == "java" else None)
+    found = java_mod.installed_javas()
+    assert [java.major for java in found] == [21, 17, 25]
+    assert found[0].path == str(tmp_path / "java-home" / "bin" / "java")
+
+
+javas = st.lists(st.sampled_from([8, 11, 17, 21, 22, 25]), max_size=4).map(
+    lambda majors: [Java(f"/jvm/{i}/bin/java", major) for i, major in enumerate(majors)]
+)
+
+
+@given(javas=javas, home_index=st.integers(-1, 3), forced=st.sampled_from([None, local.LATEST, local.FALLBACK]))
+def test_version_and_java_selection(javas: list[Java], home_index: int, forced: str | None) -> None:
+    """LATEST iff a Java 21+ is installed; the Java is $JAVA_HOME's when the version runs on it,
+    else the newest it runs on; no fitting Java is a one-line ConfigurationError."""
+    home = javas[home_index] if 0 <= home_index < len(javas) else None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(local, "installed_javas", lambda: javas)
+        if home is None:
+            mp.delenv("JAVA_HOME", raising=False)
+        else:
+            mp.setenv("JAVA_HOME", str(Path(home.path).parent.parent))
+        version = forced or local.default_version()
+        assert (version == local.LATEST) == (forced == local.LATEST or (forced is None and any(j.major >= 21 for j in javas)))
+        low, high = (21, 99) if version == local.LATEST else (17, 21)
+        fitting = [j for j in javas if low <= j.major <= high]
+        if not fitting:
+            with pytest.raises(ConfigurationError) as refused:
+                local.find_java(version)
+            assert "\n" not in str(refused.value)
+            return
+        chosen = local.find_java(version)
+        if home in fitting:
+            assert chosen == home
+        else:
+            assert chosen in fitting and chosen.major == max(j.major for j in fitting)
 
 
 def test_missing_java_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JAVA_HOME", raising=False)
-    _no_tools(monkeypatch, "java")
-    with pytest.raises(ConfigurationError, match=r"^Java 17\+ not found: install OpenJDK 17"):
-        LocalNeo4j(home=tmp_path).provision()
+    _only_javas(monkeypatch, tmp_path)
+    with pytest.raises(ConfigurationError, match=r"^Java 17\+ not found: install Java 21\+ \(runs Neo4j 2026"):
+        LocalNeo4j(home=tmp_path / "home").provision()
 
 
 def test_old_java_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path, "11.0.22")))
+    _only_javas(monkeypatch, tmp_path, home="11.0.22")
     with pytest.raises(ConfigurationError, match=r"Java 17\+ not found.*is Java 11"):
         LocalNeo4j(home=tmp_path / "home").provision()
 
 
-def test_java_version_parsing() -> None:
-    assert local._java_major('openjdk version "17.0.15" 2025-04-15') == 17
-    assert local._java_major('java version "21" 2023-09-19') == 21
-    assert local._java_major('java version "1.8.0_392"') == 8
-    assert local._java_major("no version here") is None
-
-
-def test_missing_maven_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path, "17.0.15")))
-    _no_tools(monkeypatch, "mvn")
+def test_version_follows_the_javas_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _only_javas(monkeypatch, tmp_path, "17.0.15")
     server = LocalNeo4j(home=tmp_path / "home")
-    with pytest.raises(ConfigurationError, match=r"^Maven not found"):
-        server.provision()
-    assert not server.provisioned
+    assert server.version == local.FALLBACK
+    assert "org.neo4j.server.CommunityEntryPoint" in server.java_command("java")
+    with pytest.raises(ConfigurationError, match=r"^Neo4j 2026\.02\.2 needs Java 21\+; found Java 17"):
+        LocalNeo4j(home=tmp_path / "home", version=local.LATEST).provision()
+
+
+def test_latest_runs_through_its_own_entry_point(tmp_path: Path) -> None:
+    command = LocalNeo4j(home=tmp_path, version=local.LATEST).java_command("java")
+    assert "org.neo4j.server.Neo4jCommunity" in command
+    assert "org.neo4j.server.CommunityEntryPoint" not in command
+
+
+def test_java_version_parsing() -> None:
+    assert java_mod.java_major('openjdk version "17.0.15" 2025-04-15') == 17
+    assert java_mod.java_major('java version "21" 2023-09-19') == 21
+    assert java_mod.java_major('java version "1.8.0_392"') == 8
+    assert java_mod.java_major("no version here") is None
+
+
+def test_versions_are_validated() -> None:
+    for good in ("5.26.30", "2026.02.2", "2025.10.1"):
+        assert LocalNeo4j(version=good).version == good
+    for bad in ("4.4.1", "2026.2.2", "latest", "5.26"):
+        with pytest.raises(ValueError):
+            LocalNeo4j(version=bad)
+
+
+def test_a_newer_store_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    server = LocalNeo4j(home=tmp_path, port=free_port(), version=local.FALLBACK)
+    (server.instance_dir / "data" / "databases").mkdir(parents=True)
+    (server.instance_dir / "store-version").write_text("2026.02.2\n")
+    with pytest.raises(ConfigurationError, match=r"written by Neo4j 2026\.02\.2, which 5\.26\.30 cannot open"):
+        server.start(wait_seconds=5)
+    assert not server.dist_dir.exists()  # refused before provisioning
+
+
+def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, copy = tmp_path / "calls.log", tmp_path / "argfile.copy"
+    server = _fake_install(
+        monkeypatch, tmp_path, local.LATEST,
+        on_admin=f'echo "$*" >> {calls}; cat "${{1#@}}" >> {copy};',
+        server_body=f'echo "$*" >> {calls}\nexit 3',
+    )
+    with pytest.raises(BackendError, match="exited during start-up"):
+        server.start(wait_seconds=30)
+    password = server.password
+    assert password and stat.S_IMODE(server.password_file.stat().st_mode) == 0o600
+    assert password in copy.read_text()  # the admin tool got it...
+    assert calls.read_text().count("\n") == 2 and password not in calls.read_text()  # ...not on a command line
+    assert not list(server.instance_dir.glob("*.args"))  # and the file is gone
+
+
+# ------------------------------------------------------------------------------- local_password
+
+
+@given(
+    scheme=st.sampled_from(["bolt", "neo4j", "neo4j+s", "bolt+ssc", "http"]),
+    host=st.sampled_from(["127.0.0.1", "localhost", "example.com", "10.0.0.1"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+)
+def test_local_password_only_for_local_bolt_uris(tmp_path_factory, scheme: str, host: str, port: int | None) -> None:
+    home = tmp_path_factory.mktemp("home")
+    folder = home / "instances" / str(port or 7687)
+    folder.mkdir(parents=True)
+    (folder / "password").write_text("s3cret-from-file\n")
+    uri = f"{scheme}://{host}" + (f":{port}" if port else "")
+    local_uri = scheme in ("bolt", "neo4j") and host in ("127.0.0.1", "localhost")
+    assert local_password(uri, home) == ("s3cret-from-file" if local_uri else None)
+    assert local_password(uri, home / "elsewhere") is None
+
+
+def test_local_password_ignores_malformed_uris(tmp_path: Path) -> None:
+    assert local_password("bolt://127.0.0.1:notaport", tmp_path) is None
+
+
+# ------------------------------------------------------------------------------- pid files, processes
 
 
 def test_stale_pid_file_reads_as_not_running(tmp_path: Path) -> None:
-    server = LocalNeo4j(home=tmp_path, port=_free_port())
+    server = LocalNeo4j(home=tmp_path, port=free_port())
     server.pid_file.parent.mkdir(parents=True)
     server.pid_file.write_text(f"{_dead_pid()}\n")
     status = server.status()
@@ -156,25 +419,27 @@ def test_stale_pid_file_reads_as_not_running(tmp_path: Path) -> None:
 
 def test_pid_of_an_unrelated_process_reads_as_not_running(tmp_path: Path) -> None:
     # A reused pid: alive, but not a server of this instance folder. It must not be signalled.
-    server = LocalNeo4j(home=tmp_path, port=_free_port())
+    server = LocalNeo4j(home=tmp_path, port=free_port())
     server.pid_file.parent.mkdir(parents=True)
     server.pid_file.write_text(f"{os.getpid()}\n")
     assert server.status().running is False
     assert server.stop() is False
 
 
-def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [local.FALLBACK, local.LATEST])
+def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path, version: str) -> None:
     # A stand-in whose command line looks like this instance's server: found by its arguments
     # when the pid file is gone, then stopped through its process group.
-    server = LocalNeo4j(home=tmp_path, port=_free_port())
+    server = LocalNeo4j(home=tmp_path, port=free_port(), version=version)
+    main_class = local._line(version).main_class
     fake = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)", local._MAIN_CLASS, f"--home-dir={server.instance_dir}"],
+        [sys.executable, "-c", "import time; time.sleep(60)", main_class, f"--home-dir={server.instance_dir}"],
         start_new_session=True,
     )
     try:
         # Popen returns a moment before the kernel shows the new command line.
         deadline = time.monotonic() + 10
-        while local._MAIN_CLASS not in (local._cmdline(fake.pid) or []) and time.monotonic() < deadline:
+        while main_class not in (local._cmdline(fake.pid) or []) and time.monotonic() < deadline:
             time.sleep(0.01)
         status = server.status()
         assert status.running and status.pid == fake.pid
@@ -187,14 +452,23 @@ def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path) -> None:
         fake.wait()
 
 
-def test_conf_binds_loopback_on_the_port(tmp_path: Path) -> None:
+def test_conf_is_locked_down(tmp_path: Path) -> None:
     server = LocalNeo4j(home=tmp_path, port=7777, pagecache="256m")
     lines = server.config_text().splitlines()
-    assert "server.default_listen_address=127.0.0.1" in lines
-    assert "server.bolt.listen_address=127.0.0.1:7777" in lines
-    assert "server.memory.pagecache.size=256m" in lines
-    assert "dbms.security.auth_enabled=false" in lines
-    assert f"server.directories.data={tmp_path.resolve() / 'instances' / '7777' / 'data'}" in lines
+    for line in (
+        "server.default_listen_address=127.0.0.1",
+        "server.bolt.listen_address=127.0.0.1:7777",
+        "server.http.enabled=false",
+        "server.https.enabled=false",
+        "dbms.security.auth_enabled=true",
+        "dbms.security.allow_csv_import_from_file_urls=false",
+        "internal.dbms.cypher_ip_blocklist=0.0.0.0/0,::/0",
+        "db.tx_log.rotation.size=128k",
+        "db.tx_log.rotation.retention_policy=keep_none",
+        "server.memory.pagecache.size=256m",
+        f"server.directories.data={tmp_path.resolve() / 'instances' / '7777' / 'data'}",
+    ):
+        assert line in lines
     command = server.java_command("java")
     assert "-Xmx2g" in command and f"--home-dir={server.instance_dir}" in command
 
@@ -207,8 +481,11 @@ def test_bad_sizes_are_rejected() -> None:
 
 
 def test_taken_port_is_refused(tmp_path: Path) -> None:
+    import socket
+
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port may be in TIME_WAIT
+        sock.bind(("127.0.0.1", free_port()))
         sock.listen()
         server = LocalNeo4j(home=tmp_path, port=sock.getsockname()[1])
         with pytest.raises(ConfigurationError, match="already in use"):
@@ -217,16 +494,13 @@ def test_taken_port_is_refused(tmp_path: Path) -> None:
 
 
 def test_server_dying_at_start_reports_its_last_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    body = (
+    server_body = (
         'echo "2026-01-01 00:00:00.000+0000 INFO  Starting..."\n'
         'echo "2026-01-01 00:00:01.000+0000 ERROR Failed to start Neo4j: port clash"\n'
         'echo "\tat org.neo4j.Foo.bar(Foo.java:1)"\n'
         "exit 3"
     )
-    monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path, "17.0.15", body)))
-    server = LocalNeo4j(home=tmp_path / "home", port=_free_port())
-    server.lib_dir.mkdir(parents=True)  # pretend provisioned: no Maven here
-    (server.dist_dir / ".provisioned").write_text("{}\n")
+    server = _fake_install(monkeypatch, tmp_path, local.FALLBACK, server_body=server_body)
     with pytest.raises(BackendError, match=r"exited during start-up \(exit code 3\): ERROR Failed to start Neo4j: port clash"):
         server.start(wait_seconds=30)
     assert not server.pid_file.exists()
@@ -247,32 +521,42 @@ def test_last_meaningful_line_prefers_the_cause(tmp_path: Path) -> None:
     assert local._last_meaningful_line(tmp_path / "missing.log") is None
 
 
+def test_missing_maven_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _only_javas(monkeypatch, tmp_path, "17.0.15")
+    _no_tools(monkeypatch, "java", "mvn")
+    server = LocalNeo4j(home=tmp_path / "home")
+    with pytest.raises(ConfigurationError, match=r"^Maven not found"):
+        server.provision()
+    assert not server.provisioned
+
+
 # ------------------------------------------------------------------------------- CLI
 
 
 def test_cli_status_json_shape_when_stopped(tmp_path: Path) -> None:
-    port = _free_port()
-    result = CliRunner().invoke(app, ["status", "--json", "--port", str(port), "--home", str(tmp_path)])
+    port = free_port()
+    args = ["status", "--json", "--port", str(port), "--home", str(tmp_path), "--neo4j-version", "5.26.30"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
         "running": False,
         "uri": f"bolt://127.0.0.1:{port}",
         "version": "5.26.30",
         "pid": None,
+        "password_file": None,
     }
 
 
-def test_cli_status_reads_port_and_home_from_env(tmp_path: Path) -> None:
-    env = {"GRAPHMEM_NEO4J_PORT": "7791", "GRAPHMEM_HOME": str(tmp_path)}
+def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None:
+    env = {"GRAPHMEM_NEO4J_PORT": "7791", "GRAPHMEM_HOME": str(tmp_path), "GRAPHMEM_NEO4J_VERSION": "2026.02.2"}
     result = CliRunner().invoke(app, ["status"], env=env)
     assert result.exit_code == 0, result.output
-    assert result.stdout.strip() == "Neo4j 5.26.30 not running (bolt://127.0.0.1:7791)"
+    assert result.stdout.strip() == "Neo4j 2026.02.2 not running (bolt://127.0.0.1:7791)"
 
 
 def test_cli_maps_errors_to_one_line_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JAVA_HOME", raising=False)
-    _no_tools(monkeypatch, "java")
-    home = ["--home", str(tmp_path), "--port", str(_free_port())]
+    _only_javas(monkeypatch, tmp_path)
+    home = ["--home", str(tmp_path / "home"), "--port", str(free_port())]
     result = CliRunner().invoke(app, ["start", *home])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines()[-1].startswith("error: Java 17+ not found")
@@ -281,3 +565,7 @@ def test_cli_maps_errors_to_one_line_and_exit_code(tmp_path: Path, monkeypatch: 
     bad = CliRunner().invoke(app, ["start", "--heap", "2x", *home])
     assert bad.exit_code == 2
     assert bad.stderr.strip().startswith("error: --heap:")
+
+    version = CliRunner().invoke(app, ["start", "--neo4j-version", "4.4.1", *home])
+    assert version.exit_code == 2
+    assert version.stderr.strip().startswith("error: --neo4j-version: '4.4.1' is not a Neo4j version")
