@@ -245,7 +245,8 @@ class Database(Protocol):
         ...
 
     def index_problems(self) -> list[str]:
-        """One phrase per search index that is missing or not online; [] when all are."""
+        """One phrase per problem of the search layout: an unfinished rebuild, an index
+        missing or not online, units without search entries; [] when there is none."""
         ...
 
     def index_status(self) -> dict:

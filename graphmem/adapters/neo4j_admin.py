@@ -38,9 +38,16 @@ class Neo4jDatabase:
 
     def index_problems(self) -> list[str]:
         states = {row["name"]: row["state"] for row in self.conn.read("index/index_states")}
+        model = self.index.status()
+        problems = []
+        if model["building"]:
+            problems.append(f"a rebuild to {model['building']} did not finish (run `graphmem index rebuild`)")
         wanted = (*FULLTEXT_INDEXES, index_name(self.index.generation))
-        return [f"{name} missing" if name not in states else f"{name}={states[name]}"
-                for name in wanted if states.get(name) != "ONLINE"]
+        problems += [f"{name} missing" if name not in states else f"{name}={states[name]}"
+                     for name in wanted if states.get(name) != "ONLINE"]
+        problems += [f"{row['units']} unit(s) of scope {row['scope']} have no search entry (run `graphmem index rebuild`)"
+                     for row in self.conn.read("index/unentered_units")]
+        return problems
 
     def index_status(self) -> dict:
         return self.index.status()

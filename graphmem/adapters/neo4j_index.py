@@ -131,6 +131,13 @@ class Neo4jIndex:
         return self._generation
 
     def _create_vector_index(self, generation: int, dimension: int) -> None:
+        existing = self.conn.read("index/vector_dimension", name=index_name(generation))
+        if existing and existing[0]["dimension"] != dimension:
+            if self._model() is not None:
+                raise IndexMismatch(f"vector index {index_name(generation)} has {existing[0]['dimension']} dims, "
+                                    f"the embedder {dimension}: run `graphmem index rebuild`")
+            # Left by a database emptied by hand (no recorded model): nothing depends on it.
+            self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
         name = "index/create_entry_vector_index" if self.filtered else "index/create_entry_vector_index_v5"
         text = load(name).render(index=index_name(generation), prop=vector_property(generation), dimensions=dimension)
         self.conn.schema(text, what=name)

@@ -1,11 +1,13 @@
-"""Faults: the Neo4j server stops in the middle of an ingest. The command reports which
-episodes were not stored and exits non-zero; no episode is half-written; re-running the same
-ingest after a restart completes it with no duplicates."""
+"""Faults: the Neo4j server or the client is killed (SIGKILL) in the middle of an ingest. No
+episode is half-written; re-running the same ingest completes it with no duplicates, and every
+unit is searchable (its search entries were written in its own transaction). When the server
+dies, the command reports which episodes were not stored and exits non-zero."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ import neo4j
 import pytest
 
 from graphmem.config import default_home
+from graphmem.entries import MAX
 from graphmem.server import local_password
 
 
@@ -36,13 +39,14 @@ def ingest(path: Path, uri: str) -> subprocess.Popen:
     )
 
 
-def test_server_stopped_mid_ingest(tmp_path: Path, spare_server):
+@pytest.mark.parametrize("victim", ["server", "client"])
+def test_killed_mid_ingest(tmp_path: Path, spare_server, victim: str):
     data = tmp_path / "episodes.jsonl"
     with data.open("w") as f:
         for i in range(EPISODES):
             fact = {"subject": f"Player {i}", "predicate": "plays_for", "object": f"Club {i % 40}",
                     "valid_at": "2020-01-01", "single_valued": True}
-            f.write(json.dumps({"id": f"fault:{i}", "subject": "user:faults", "occurred_at": "2024-01-01T00:00:00Z",
+            f.write(json.dumps({"id": f"fault:{victim}:{i}", "subject": f"user:faults-{victim}", "occurred_at": "2024-01-01T00:00:00Z",
                                 "raw": f"Player {i} joined Club {i % 40}", "facts": [fact]}) + "\n")
     server = spare_server
     try:
@@ -53,22 +57,29 @@ def test_server_stopped_mid_ingest(tmp_path: Path, spare_server):
             assert run.poll() is None, run.stderr.read()
             assert time.monotonic() < deadline
             time.sleep(0.2)
-        server.stop()
-        out, err = run.communicate(timeout=300)
-        assert run.returncode == 1, err
-        report = json.loads(out)
-        assert report["failed"] and all("not confirmed stored" in f["error"] for f in report["failed"])
-        assert report["failed"][0]["error"].startswith(f"{data}:")  # file:line
-
-        server.start()
+        if victim == "server":
+            os.kill(server.status().pid, signal.SIGKILL)
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 1, err
+            report = json.loads(out)
+            assert report["failed"] and all("not confirmed stored" in f["error"] for f in report["failed"])
+            assert report["failed"][0]["error"].startswith(f"{data}:")  # file:line
+            server.start()
+        else:
+            run.kill()
+            run.wait()
         # Atomic batches: every decided episode has exactly its one unit.
         half = count(uri, "MATCH (e:Episode)-[:DECIDED]->() WHERE NOT (e)-[:DERIVED]->() RETURN count(e)")
         assert half == 0
         again = ingest(data, uri)
         out, err = again.communicate(timeout=600)
         assert again.returncode == 0, err
-        assert count(uri, "MATCH (e:Episode) WHERE e.subject_id = 'faults' RETURN count(e)") == EPISODES
-        assert count(uri, "MATCH (u:Unit) WHERE u.subject_id = 'faults' RETURN count(u)") == EPISODES  # no duplicates
+        mine = f"'faults-{victim}'"
+        assert count(uri, f"MATCH (e:Episode) WHERE e.subject_id = {mine} RETURN count(e)") == EPISODES
+        assert count(uri, f"MATCH (u:Unit) WHERE u.subject_id = {mine} RETURN count(u)") == EPISODES  # no duplicates
         assert count(uri, "MATCH (e:Episode) WHERE count { (e)-[:DERIVED]->() } <> 1 RETURN count(e)") == 0
+        unsearchable = (f"MATCH (u:Unit) WHERE u.subject_id = {mine} AND NOT EXISTS {{ MATCH (e:SearchEntry "
+                        f"{{unit_id: u.id}}) WHERE e.s_to = {MAX} }} RETURN count(u)")
+        assert count(uri, unsearchable) == 0
     finally:
         server.start()  # leave it running for the next test

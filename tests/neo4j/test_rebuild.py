@@ -14,7 +14,7 @@ from graphmem.adapters.neo4j_index import Neo4jIndex
 from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.cli.main import app
 from graphmem.embed import HashingEmbedder
-from graphmem.errors import IndexMismatch
+from graphmem.errors import ConfigurationError, IndexMismatch
 
 pytestmark = pytest.mark.neo4j
 
@@ -26,8 +26,8 @@ QUERIES = ["who likes tea", "boats for sale", "painting maps", "Carol jazz", "ch
 def wipe(conn: Neo4jConnection) -> None:
     with conn.driver.session() as session:
         session.run("MATCH (n) DETACH DELETE n").consume()
-        session.run("DROP INDEX unit_embedding IF EXISTS").consume()
-        session.run("DROP INDEX entity_embedding IF EXISTS").consume()
+        for row in session.run("SHOW INDEXES YIELD name, type WHERE type = 'VECTOR' RETURN name").data():
+            session.run(f"DROP INDEX {row['name']}").consume()  # test cleanup: names come from the server
     conn.migrate()
 
 
@@ -74,3 +74,44 @@ def test_rebuild_after_switching_embedders_equals_a_fresh_ingest(spare_server):
         assert rebuilt_results == results(fresh)  # ...exactly as a fresh ingest with it does
     finally:
         conn.close()
+
+
+def test_an_interrupted_model_switch_leaves_the_live_index_serving(spare_server):
+    """A rebuild to another model builds aside: stopped halfway, the old model still answers,
+    writes and the new model are refused with what to run, `doctor` says so, and running the
+    rebuild again finishes the switch."""
+    conn = Neo4jConnection(Settings.from_env(neo4j_uri=spare_server.uri))
+    try:
+        wipe(conn)
+        old = open_mem(conn, 64)
+        for text in TEXTS:
+            old.remember(text, "user:switch", extractor="none")
+        before = results_for(old, "user:switch")
+        new_index = Neo4jIndex(conn, HashingEmbedder(128))
+        new_index.batch_size = 10
+
+        def stop_halfway(done: int) -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            new_index.rebuild(progress=stop_halfway)
+        assert results_for(old, "user:switch") == before  # the live generation still serves
+        with pytest.raises(IndexMismatch, match="did not finish"):
+            Neo4jIndex(conn, HashingEmbedder(128)).ensure()
+        with pytest.raises(ConfigurationError, match="rebuild"):
+            old.remember("a write during the switch", "user:switch", extractor="none")
+        env = {"NEO4J_URI": spare_server.uri, "GRAPHMEM_EMBEDDER": "hashing"}
+        doctor = CliRunner().invoke(app, ["doctor", "--json"], env=env)
+        assert doctor.exit_code == 1 and "rebuild" in doctor.stdout
+
+        assert new_index.rebuild() == len(TEXTS) - new_index.batch_size  # resumed: only the rest
+        switched = open_mem(conn, 128)
+        assert results_for(switched, "user:switch") != before
+        assert len(switched.recall("tea", "user:switch", k=100, mode="semantic")) == len(TEXTS)
+    finally:
+        conn.close()
+
+
+def results_for(mem: GraphMem, subject: str) -> list[list[tuple[float, str]]]:
+    return [sorted((-round(h.score, 9), h.unit.content) for h in mem.recall(q, subject, k=len(TEXTS), mode="semantic"))
+            for q in QUERIES]
