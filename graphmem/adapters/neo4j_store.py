@@ -362,7 +362,8 @@ class Neo4jStore:
                batch: WriteBatch, entries: bool = True) -> None:
         """The creating part of a commit: units, decisions, reviews, edges, unarchived units,
         and (unless the caller recomputes them) the search entries they change."""
-        prop = _layout(tx, batch) if entries else None
+        # Before any index exists there is no vector property: entries carry no vector then.
+        prop = (_layout(tx, batch) or vector_property(1)) if entries else None
         touched = {i.unit_id for i in batch.invalidations}
         if units:
             run(tx, "store/create_units", rows=units)
@@ -538,9 +539,8 @@ class Neo4jStore:
                                                  "decisions": rows[0]["decisions"]})
             run(tx, "store/put_deletion", props={**scope_props(scope), **record.model_dump(exclude={"scope"})})
             self._apply(tx, scope, units, decisions, invalidations, add, entries=False)
-            prop = _layout(tx, add)
-            if prop is not None:
-                self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
+            prop = _layout(tx, add) or vector_property(1)
+            self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
             return record
 
         return self.conn.write_tx(work, what="delete episode")
