@@ -407,6 +407,8 @@ class AssembleTrace(Model):
     resident_ids: tuple[str, ...]
     recalled_ids: tuple[str, ...]
     tokens: int
+    #: Approved procedural units loaded as rules (resident, like blocks).
+    rule_ids: tuple[str, ...] = ()
     created_at: UTCDatetime = Field(default_factory=utcnow)
 
 

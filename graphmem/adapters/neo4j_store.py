@@ -650,6 +650,7 @@ class Neo4jStore:
     def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
         props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope"})}
         props["resident_ids"], props["recalled_ids"] = list(trace.resident_ids), list(trace.recalled_ids)
+        props["rule_ids"] = list(trace.rule_ids)
         recalled = [
             {"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
             for rank, uid in enumerate(trace.recalled_ids)
@@ -663,6 +664,7 @@ class Neo4jStore:
             return None
         t = _native(rows[0]["trace"])
         fields = {k: t[k] for k in ("id", "query", "resident_ids", "recalled_ids", "tokens", "created_at")}
+        fields["rule_ids"] = t.get("rule_ids") or ()
         return AssembleTrace(scope=scope, **fields)
 
     # -- blocks ---------------------------------------------------------------------------
