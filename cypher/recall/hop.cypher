@@ -6,10 +6,17 @@
 // question and the sum of the two units' vectors, from the three pairwise cosines (vectors are
 // unit length), times the entity's specificity (1 / log2(1 + the units linked to it)). The best
 // path to each unit is kept, and the limit best come back as seen at system time s.
+// Each vector is read and compared with the question once (a frontier unit's before its
+// entities are expanded, a reached unit's once for all its paths): vector reads and cosines
+// are most of a hop's cost.
 UNWIND $frontier AS f
-MATCH (u:Unit {id: f})-[:ABOUT|MENTIONS]->(entity:Entity)
+MATCH (u:Unit {id: f})
 OPTIONAL MATCH (pe:Entry {unit_id: f}) WHERE pe.s_from <= $s AND pe.s_to > $s
-WITH f, u, entity, pe, log(2) / log(1 + COUNT { (entity)<-[:ABOUT|MENTIONS]-() }) AS specificity
+WITH f, u, pe[$prop] AS fv
+WITH f, u, fv, CASE WHEN fv IS NULL OR $vector IS NULL THEN null
+                    ELSE 2 * vector.similarity.cosine(fv, $vector) - 1 END AS fq
+MATCH (u)-[:ABOUT|MENTIONS]->(entity:Entity)
+WITH f, u, fv, fq, entity, log(2) / log(1 + COUNT { (entity)<-[:ABOUT|MENTIONS]-() }) AS specificity
 CALL (entity, u) {
   MATCH (entity)<-[:ABOUT|MENTIONS]-(n:Unit) WHERE n <> u AND NOT n.id IN $seen
   MATCH (e:Entry {unit_id: n.id})
@@ -17,13 +24,15 @@ CALL (entity, u) {
     AND e.t_from < $t_hi AND e.t_to > $t_lo AND (size($kinds) = 0 OR e.kind IN $kinds)
   RETURN n, e LIMIT $fanout
 }
-WITH f, entity, n, e, specificity,
-     CASE WHEN $vector IS NULL OR e[$prop] IS NULL OR pe IS NULL OR pe[$prop] IS NULL THEN null
-          ELSE (2 * vector.similarity.cosine(pe[$prop], $vector) - 1 + 2 * vector.similarity.cosine(e[$prop], $vector) - 1)
-               / sqrt(2 + 2 * (2 * vector.similarity.cosine(pe[$prop], e[$prop]) - 1) + 1e-9) END AS similarity
-WITH f, entity, n, e, similarity, coalesce(similarity, 1.0) * specificity AS score
-ORDER BY score DESC, f, entity.name
-WITH n, head(collect({source: f, via: entity.name, score: score, similarity: similarity, entry: e})) AS best
+WITH n, e, e[$prop] AS nv, collect({source: f, via: entity.name, fv: fv, fq: fq, specificity: specificity}) AS paths
+WITH n, e, nv, paths, CASE WHEN nv IS NULL OR $vector IS NULL THEN null
+                           ELSE 2 * vector.similarity.cosine(nv, $vector) - 1 END AS nq
+UNWIND paths AS p
+WITH n, e, p, CASE WHEN nq IS NULL OR p.fq IS NULL THEN null
+                   ELSE (p.fq + nq) / sqrt(2 + 2 * (2 * vector.similarity.cosine(p.fv, nv) - 1) + 1e-9) END AS similarity
+WITH n, e, p, similarity, coalesce(similarity, 1.0) * p.specificity AS score
+ORDER BY score DESC, p.source, p.via
+WITH n, head(collect({source: p.source, via: p.via, score: score, similarity: similarity, entry: e})) AS best
 ORDER BY best.score DESC, n.id LIMIT $limit
 OPTIONAL MATCH (st:Usage {unit_id: n.id})
 RETURN best.source AS source, best.via AS via, best.score AS score, best.similarity AS similarity,
