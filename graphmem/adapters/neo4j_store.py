@@ -12,6 +12,7 @@ recall statistics; invalidation is an edge from the decision that made it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
@@ -54,10 +55,13 @@ from ..models import (
 )
 from ..mentions import KnownNames
 from .neo4j_driver import Neo4jConnection, run
-from .lucene import lucene_chunks, lucene_words
+from .lucene import lucene_chunks, lucene_phrases
 
 #: Ids per visibility query: bounds one query's parameter list and result.
 VISIBLE_CHUNK = 5_000
+#: Entries read per page when names become known (every page is read: links must not depend
+#: on the order texts arrived in).
+TEXTS_PAGE = 10_000
 
 
 def scope_props(scope: Scope) -> dict[str, Any]:
@@ -379,6 +383,7 @@ class Neo4jStore:
         # Before any index exists there is no vector property: entries carry no vector then.
         prop = (_layout(tx, batch) or vector_property(1)) if entries else None
         touched = {i.unit_id for i in batch.invalidations}
+        earlier = Neo4jStore._earlier(tx, scope, batch)  # before this batch's texts are searchable
         if units:
             run(tx, "store/create_units", rows=units)
             fresh = [row for u in batch.units if u.id not in touched
@@ -400,27 +405,35 @@ class Neo4jStore:
         if batch.unarchive:
             run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
             run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
-        Neo4jStore._mention(tx, scope, batch)
+        Neo4jStore._mention(tx, scope, batch, earlier)
 
     @staticmethod
-    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> None:
-        """Write the batch's mention links; link earlier units to the names it makes known."""
+    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Stored units that name what the batch makes known, with those names."""
+        if not batch.anchors:
+            return {}
+        found: dict[str, str] = {}
+        for query in lucene_phrases([words(name) for name, _ in batch.anchors], scope, "text"):
+            for skip in itertools.count(0, TEXTS_PAGE):
+                page = run(tx, "mentions/texts_naming", query=query, skip=skip, limit=TEXTS_PAGE)
+                found.update((r["id"], r["text"]) for r in page)
+                if len(page) < TEXTS_PAGE:
+                    break
+        known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                           seen=[n for n, fact in batch.anchors if not fact])
+        named = {uid: tuple((m.name, m.kind) for m in known.find(text)) for uid, text in found.items()}
+        return {uid: names for uid, names in named.items() if names}
+
+    @staticmethod
+    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch,
+                 earlier: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        """Write the batch's mention links, and those of ``earlier`` units."""
         at = utcnow()
-        for query, mentioned in (("mentions/unit_mentions", batch.unit_mentions),
+        for query, mentioned in (("mentions/unit_mentions", {**earlier, **batch.unit_mentions}),
                                  ("mentions/episode_mentions", batch.episode_mentions)):
             rows = mention_rows(scope, mentioned)
             if rows:
                 run(tx, query, rows=rows, scope_props=scope_props(scope), at=at)
-        if batch.anchors:
-            queries = [q for q in (lucene_words(words(name), scope, "text") for name, _ in batch.anchors) if q]
-            found = run(tx, "mentions/texts_naming", queries=queries, limit=10_000) if queries else []
-            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                               seen=[n for n, fact in batch.anchors if not fact])
-            earlier = {r["id"]: tuple((m.name, m.kind) for m in known.find(r["text"])) for r in found
-                       if r["id"] not in batch.unit_mentions}
-            rows = mention_rows(scope, {uid: names for uid, names in earlier.items() if names})
-            if rows:
-                run(tx, "mentions/unit_mentions", rows=rows, scope_props=scope_props(scope), at=at)
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
