@@ -71,6 +71,13 @@ class Gate:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+def on_start(send: Callable, edit: Callable[[dict], dict]) -> Callable:
+    """``send`` with ``edit`` applied to the response's start message (status and headers)."""
+    async def sending(message: dict) -> None:
+        await send(edit(message) if message["type"] == "http.response.start" else message)
+    return sending
+
+
 async def _send_error(send: Callable, status: int, code: str, message: str,
                       headers: dict[str, str] | None = None) -> None:
     response = respond(status, code, message, headers)
@@ -81,16 +88,29 @@ async def _no_receive() -> dict:  # pragma: no cover - a JSONResponse never read
     return {"type": "http.disconnect"}
 
 
-class RawPath:
-    """Route on the path as sent, so an id or subject holding ``/`` (sent as ``%2F``) stays
-    one path segment; each route unquotes its path parameters once (``app.segment``)."""
+class Middleware:
+    """A plain ASGI middleware that looks at HTTP requests only (lifespan passes through)."""
 
     def __init__(self, app: ASGI):
         self.app = app
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+        else:
+            await self.handle(scope, receive, send)
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        raise NotImplementedError
+
+
+class RawPath(Middleware):
+    """Route on the path as sent, so an id or subject holding ``/`` (sent as ``%2F``) stays
+    one path segment; each route unquotes its path parameters once (``app.segment``)."""
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         raw = scope.get("raw_path")
-        if scope["type"] == "http" and raw:
+        if raw:
             try:
                 scope["path"] = raw.decode("ascii")
             except UnicodeDecodeError:  # not a percent-encoded path: keep the server's reading
@@ -98,18 +118,16 @@ class RawPath:
         await self.app(scope, receive, send)
 
 
-class BodyLimit:
+class BodyLimit(Middleware):
     """A body over ``limit`` bytes is refused with 413: at once when its Content-Length says
     so, else as soon as that many bytes have arrived. The body is read here (it is at most
     ``limit`` bytes) and handed on whole."""
 
     def __init__(self, app: ASGI, limit: int):
-        self.app, self.limit = app, limit
+        super().__init__(app)
+        self.limit = limit
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             await self._refuse(send)
@@ -141,7 +159,7 @@ class BodyLimit:
         await _send_error(send, 413, "payload_too_large", f"the request body is over {self.limit} bytes")
 
 
-class Authenticate:
+class Authenticate(Middleware):
     """Every ``/v1`` request carries ``Authorization: Bearer <key>``: missing or unknown -> 401;
     a subject in the path (``/v1/subjects/{subject}/...``) the key does not hold -> 403;
     ``/v1/import`` needs an admin key. The live key goes to ``scope["state"]["key"]``.
@@ -149,11 +167,12 @@ class Authenticate:
     ``open_keys`` (``--insecure-no-auth``) skips all of it: every request may do anything."""
 
     def __init__(self, app: ASGI, authenticate: Callable[[str], Awaitable[Any]], open_keys: bool = False):
-        self.app, self.authenticate, self.open_keys = app, authenticate, open_keys
+        super().__init__(app)
+        self.authenticate, self.open_keys = authenticate, open_keys
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        path = (scope.get("raw_path") or scope.get("path", "").encode()).decode("latin-1")
-        if scope["type"] != "http" or self.open_keys or not (path == "/v1" or path.startswith("/v1/")):
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        if self.open_keys or not (path == "/v1" or path.startswith("/v1/")):
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
@@ -193,57 +212,37 @@ class Authenticate:
         return None
 
 
-class Headers:
+class Headers(Middleware):
     """Security headers on every response: no sniffing, no referrer, no framing, the strict
     CSP (except on the Swagger UI page), and ``no-store`` on the API's answers."""
 
-    def __init__(self, app: ASGI):
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
                  (b"x-frame-options", b"DENY")]
         if scope["path"] not in NO_CSP:
             extra.append((b"content-security-policy", CSP.encode()))
         if scope["path"].startswith("/v1"):
             extra.append((b"cache-control", b"no-store"))
-
-        async def send_with(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        await self.app(scope, receive, send_with)
+        await self.app(scope, receive, on_start(send, lambda m: {**m, "headers": [*m.get("headers", []), *extra]}))
 
 
-class AccessLog:
+class AccessLog(Middleware):
     """One line per request on the ``graphmem.http.access`` logger: method, the route's path
     template (never the path itself, which names subjects and ids), status, milliseconds and
     the key id. No query string, no body: nothing of the memory's text."""
 
-    def __init__(self, app: ASGI):
-        self.app = app
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        began, status = time.perf_counter(), [500]
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        began, status = time.perf_counter(), 500
-
-        async def send_seen(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
+        def seen(message: dict) -> dict:
+            status[0] = message["status"]
+            return message
 
         try:
-            await self.app(scope, receive, send_seen)
+            await self.app(scope, receive, on_start(send, seen))
         finally:
             route = scope.get("route")
             key = scope.get("state", {}).get("key")
-            access_log.info("%s %s %d %.1fms key=%s", scope["method"], getattr(route, "path", "-"), status,
+            access_log.info("%s %s %d %.1fms key=%s", scope["method"], getattr(route, "path", "-"), status[0],
                             (time.perf_counter() - began) * 1000, key.id if key is not None else "-")
 

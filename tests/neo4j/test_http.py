@@ -10,8 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
@@ -21,10 +19,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from graphmem.adapters.neo4j_driver import Neo4jConnection  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import free_port  # noqa: E402
+from tests.ports import free_port, serving  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
 
@@ -45,37 +42,11 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 @contextmanager
-def serving(*args: str):
-    """`graphmem serve` on a free port; yields its base URL once /healthz answers."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", "serve", "--port", str(port), *args],
-                            env=env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"serve exited {proc.returncode}: {log.read().decode(errors='replace')}")
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("graphmem serve did not answer within 30 s")
-                time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.seek(0)
-        serving.log = log.read().decode(errors="replace")
-        log.close()
+def served():
+    """`graphmem serve` on a free port, until the block ends."""
+    with serving([sys.executable, "-m", "graphmem.cli.main", "serve"], "graphmem serve", env=env(), cwd=ROOT) as server:
+        server.url = f"http://127.0.0.1:{server.port}"
+        yield server
 
 
 def call(method: str, url: str, token: str | None = None, body: object = None) -> tuple[int, dict]:
@@ -121,7 +92,8 @@ def test_keys_are_stored_as_digests_in_neo4j(alice, conn):
 def test_serve_answers_over_http_and_erasure_revokes_the_key(alice):
     subject, key = alice
     base = f"/v1/subjects/{subject.replace(':', '%3A')}"
-    with serving() as url:
+    with served() as server:
+        url = server.url
         assert call("GET", url + "/readyz")[0] == 200
         assert call("GET", url + base + "/blocks")[0] == 401
         status, written = call("POST", url + base + "/episodes", key["key"], {"episodes": [
@@ -134,7 +106,8 @@ def test_serve_answers_over_http_and_erasure_revokes_the_key(alice):
         status, receipt = call("DELETE", url + base + "?confirm=true", key["key"])
         assert status == 200 and receipt["revoked_keys"] == [key["id"]] and receipt["actor"] == key["id"]
         assert call("GET", url + base + "/blocks", key["key"])[0] == 401
-    assert "POST /v1/subjects/{subject}/recall 200" in serving.log and subject not in serving.log
+        log = server.output()
+    assert "POST /v1/subjects/{subject}/recall 200" in log and subject not in log
 
 
 def test_readyz_is_503_while_neo4j_cannot_be_reached():
@@ -169,7 +142,8 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,1500",
                  f"--user-data-dir={tmp_path / 'profile'}"):
         options.add_argument(flag)
-    with serving() as url:
+    with served() as server:
+        url = server.url
         # Paris, then Berlin, then a job asserted and retracted: superseded, current and retracted values.
         episodes = [
             {"occurred_at": "2019-01-01", "raw": "I live in Paris.", "facts": [fact("Paris", "2019-01-01")]},

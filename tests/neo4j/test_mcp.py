@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import urllib.error
 import urllib.request
 import sys
 import tempfile
-import time
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -41,7 +39,7 @@ except ImportError:  # pragma: no cover - mcp 1.x
 
 import graphmem  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import free_port  # noqa: E402
+from tests.ports import serving  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
 
@@ -84,32 +82,9 @@ def server_env() -> dict[str, str]:
 @contextmanager
 def http_server(args: list[str]):
     """`mcp serve --transport http` on a free port; yields its URL once it accepts connections."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(serve_argv(*args, "--transport", "http", "--port", str(port)),
-                            env=server_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"mcp serve exited {proc.returncode}: {log.read().decode(errors='replace')}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("mcp serve --transport http did not answer within 15 s")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with serving(serve_argv(*args, "--transport", "http"), "mcp serve --transport http", env=server_env(),
+                 cwd=ROOT) as server:
+        yield f"http://127.0.0.1:{server.port}/mcp"
 
 
 @asynccontextmanager
