@@ -45,16 +45,20 @@ OPEN_ACTOR = "http"
 DECISION_WINDOW = 10_000
 
 
+def _default(name: str) -> Any:
+    return Settings.model_fields[f"http_{name}"].default
+
+
 class HttpConfig(BaseModel):
     """What one app accepts (defaults: ``Settings``' ``http_*`` fields)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     auth: bool = Field(True, description="API keys required (False: --insecure-no-auth).")
-    max_body: int = Field(8 * 1024 * 1024, ge=1024)
-    timeout: float = Field(60.0, gt=0)
-    concurrency: int = Field(4, ge=1)
-    queue: int = Field(256, ge=0)
+    max_body: int = Field(_default("max_body"), ge=1024)
+    timeout: float = Field(_default("timeout"), gt=0)
+    concurrency: int = Field(_default("concurrency"), ge=1)
+    queue: int = Field(_default("queue"), ge=0)
     cors_origins: tuple[str, ...] = ()
 
     @classmethod
