@@ -1,6 +1,6 @@
-"""The HTTP API's routes (the contract: API.md in the design documents, summed up in the
-README's "HTTP API"): each a few lines over one ``GraphMem`` method, answered in a
-``graphmem.views`` shape, run under the ``Gate`` (concurrency cap and timeout).
+"""The HTTP API's routes (the README's "HTTP API"): each a few lines over one ``GraphMem``
+method, answered in a ``graphmem.views`` shape, run under the ``Gate`` (concurrency cap and
+timeout).
 
 Path parameters arrive as sent (``guard.RawPath``) and are unquoted here once, so subjects and
 ids may hold any character (``user%3Aalice``, ``doc%2F7``). A subject's project is the query
