@@ -10,6 +10,7 @@ parameter ``project``. Times in bodies and queries are ISO 8601 text read as the
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -43,6 +44,9 @@ STATIC = Path(__file__).parent / "static"
 OPEN_ACTOR = "http"
 #: Decisions a cursor can page through (``GraphMem.decisions`` reads the newest first).
 DECISION_WINDOW = 10_000
+#: Seconds /readyz waits for the checks: a probe must answer while the driver still retries
+#: an unreachable Neo4j (for up to 30 s).
+READY_WITHIN = 10.0
 
 
 def _default(name: str) -> Any:
@@ -204,7 +208,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     app = FastAPI(title="graphmem", version=graphmem.__version__, lifespan=lifespan, description=(
         "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
         "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
-    app.state.gate = gate
+    app.state.gate, app.state.config = gate, config
     install(app)
 
     async def authenticate(token: str) -> Any:
@@ -232,7 +236,12 @@ async def healthz() -> dict:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    report = await request.app.state.gate.run(request.app.state.mem.doctor)
+    within = min(READY_WITHIN, request.app.state.config.timeout)
+    try:
+        report = await asyncio.wait_for(request.app.state.gate.run(request.app.state.mem.doctor), within)
+    except (asyncio.TimeoutError, ApiError):
+        message = f"the checks did not finish within {within:g} s: is Neo4j reachable?"
+        return JSONResponse(error_body("not_ready", message), status_code=503)
     if report["ok"]:  # no details: the probe needs no key, and they name the server and its version
         return JSONResponse({"ok": True, "checks": [{"check": c["check"], "ok": True} for c in report["checks"]]})
     reason = "; ".join(f"{c['check']}: {c['detail']}" for c in report["checks"] if not c["ok"])

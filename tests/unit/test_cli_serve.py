@@ -33,6 +33,7 @@ def run(mem: GraphMem, tmp_path, monkeypatch):
 def busy():
     """A port something already listens on."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port may be in TIME_WAIT
         sock.bind(("127.0.0.1", free_port()))
         sock.listen()
         yield sock.getsockname()[1]
