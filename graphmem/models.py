@@ -333,6 +333,8 @@ class Decision(Model):
     event: TimelineEvent | None = None
     #: Decisions that re-derive timelines after an episode deletion hang from its record.
     deletion_id: str | None = None
+    #: Who caused it: "cli", "mcp", an API key id, or None (the Python API).
+    actor: str | None = None
 
     @model_validator(mode="after")
     def _target(self) -> "Decision":
@@ -565,6 +567,21 @@ class Deletion(Model):
     deleted_at: UTCDatetime
     units: int = 0
     decisions: int = 0
+    #: Who asked for the deletion (see ``Decision.actor``).
+    actor: str | None = None
+
+
+class ApiKey(Model):
+    """An API key as stored: only the sha256 of its secret (``graphmem.keys``), the subjects
+    (``TYPE:ID``, every project of each) it may read and write, and whether it holds them all."""
+
+    id: str
+    digest: str
+    subjects: tuple[str, ...] = ()
+    admin: bool = False
+    name: str | None = None
+    created_at: UTCDatetime = Field(default_factory=utcnow)
+    revoked_at: UTCDatetime | None = None
 
 
 class Rewrite(Model):
@@ -586,6 +603,7 @@ TimelineEvent.model_rebuild()
 Decision.model_rebuild()
 
 __all__ = [
+    "ApiKey",
     "AsOf",
     "AssembleTrace",
     "Candidate",

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from datetime import datetime
+
 from .models import (
+    ApiKey,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -353,3 +356,32 @@ class BlockStore(Protocol):
     def list_blocks(self, scope: Scope) -> list[MemoryBlock]: ...
 
     def delete_block(self, scope: Scope, label: str) -> bool: ...
+
+
+class KeyStore(Protocol):
+    """API keys (``graphmem.keys``), stored by id with the digest of their secret only. Keys
+    belong to no scope: they name the subjects they hold.
+
+    - ``put_key`` of an existing id raises ``Conflict``;
+    - a revoked key stays listed (with ``revoked_at``) and is never live again;
+    - ``drop_key_subject`` is how an erasure reaches keys: the subject leaves every key that
+      holds it, and a non-admin key left with no subject is revoked.
+    """
+
+    def put_key(self, key: ApiKey) -> None: ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones included, oldest first."""
+        ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        """Revoke a key (a revoked one keeps its first ``revoked_at``); the key as it is now,
+        or None when there is no such key."""
+        ...
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        """Take ``subject`` (``TYPE:ID``) out of every key holding it, revoking at ``at`` a
+        non-admin key left with none; the keys changed, as they are now."""
+        ...

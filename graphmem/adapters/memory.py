@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound
 from ..models import (
+    ApiKey,
     AsOf,
     AssembleTrace,
     Decision,
@@ -80,6 +81,7 @@ class InMemoryStore:
         self._erasures: dict[tuple[str, str], dict] = {}
         self._archived: set[str] = set()
         self._reviews: dict[str, ReviewItem] = {}
+        self._keys: dict[str, ApiKey] = {}
 
     def put_episode(self, episode: Episode) -> bool:
         with self._lock:
@@ -322,11 +324,12 @@ class InMemoryStore:
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
             return counts
 
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict:
+    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str, actor: str | None = None) -> dict:
         with self._lock:
             key = (subject_hash, project_hash)
             record = self._erasures.setdefault(key, {"id": new_id(), "subject_type": subject_type,
-                                                     "subject_hash": subject_hash, "status": "running"})
+                                                     "subject_hash": subject_hash, "status": "running",
+                                                     "actor": actor})
             return dict(record)
 
     def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict:
@@ -338,6 +341,38 @@ class InMemoryStore:
                         del self._erasures[key]
                     return dict(record)
             raise NotFound(f"no erasure {erasure_id}")
+
+    # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
+    def put_key(self, key: ApiKey) -> None:
+        with self._lock:
+            if key.id in self._keys:
+                raise Conflict(f"key {key.id} already exists")
+            self._keys[key.id] = key
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        with self._lock:
+            return self._keys.get(key_id)
+
+    def list_keys(self) -> list[ApiKey]:
+        with self._lock:
+            return sorted(self._keys.values(), key=lambda k: (k.created_at, k.id))
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        with self._lock:
+            key = self._keys.get(key_id)
+            if key is not None and key.revoked_at is None:
+                key = self._keys[key_id] = key.model_copy(update={"revoked_at": at})
+            return key
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        with self._lock:
+            changed = []
+            for key in [k for k in self._keys.values() if subject in k.subjects]:
+                left = tuple(s for s in key.subjects if s != subject)
+                revoked = key.revoked_at or (at if not left and not key.admin else None)
+                changed.append(key.model_copy(update={"subjects": left, "revoked_at": revoked}))
+                self._keys[key.id] = changed[-1]
+            return changed
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:

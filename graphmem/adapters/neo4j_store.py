@@ -23,6 +23,7 @@ from neo4j.time import DateTime
 from ..entries import MIN, Span, micros, spans
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
+    ApiKey,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -208,6 +209,7 @@ def decision_row(decision: Decision) -> dict[str, Any]:
         "produced_id": decision.produced_id,
         "candidate": decision.candidate,
         "deletion_id": decision.deletion_id,
+        "actor": decision.actor,
         **event_props(decision.event),
     }
     return {
@@ -565,9 +567,10 @@ class Neo4jStore:
         return self.conn.write("erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
                                project_id=project_id, batch=batch)[0]
 
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict[str, Any]:
+    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str,
+                      actor: str | None = None) -> dict[str, Any]:
         row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_hash=subject_hash,
-                              project_hash=project_hash, at=utcnow(), id=new_id())[0]
+                              project_hash=project_hash, at=utcnow(), id=new_id(), actor=actor)[0]
         return _native(row["record"])
 
     def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict[str, Any]:
@@ -679,6 +682,24 @@ class Neo4jStore:
         fields = {k: t[k] for k in ("id", "query", "resident_ids", "recalled_ids", "tokens", "created_at")}
         fields["rule_ids"] = t.get("rule_ids") or ()
         return AssembleTrace(scope=scope, **fields)
+
+    # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
+    def put_key(self, key: ApiKey) -> None:
+        self.conn.write("keys/put_key", props={**key.model_dump(), "subjects": list(key.subjects)})
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        rows = self.conn.read("keys/get_key", id=key_id)
+        return ApiKey.model_validate(_native(rows[0]["key"])) if rows else None
+
+    def list_keys(self) -> list[ApiKey]:
+        return [ApiKey.model_validate(_native(r["key"])) for r in self.conn.read("keys/list_keys")]
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        rows = self.conn.write("keys/revoke_key", id=key_id, at=at)
+        return ApiKey.model_validate(_native(rows[0]["key"])) if rows else None
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        return [ApiKey.model_validate(_native(r["key"])) for r in self.conn.write("keys/drop_subject", subject=subject, at=at)]
 
     # -- blocks ---------------------------------------------------------------------------
     def put_block(self, block: MemoryBlock) -> None:

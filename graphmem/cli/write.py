@@ -11,7 +11,9 @@ import typer
 from pydantic import ValidationError
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when
+from graphmem.cli.common import (
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when,
+)
 from graphmem.errors import GraphMemError, InvalidInput, error_line
 from graphmem.models import Episode, Fact, Scope
 from graphmem.pipelines.write import WriteReport
@@ -122,7 +124,7 @@ def ingest(
             for start in range(0, len(episodes), batch):
                 chunk = episodes[start:start + batch]
                 try:
-                    report.merge(mem.ingest(chunk, extractor))
+                    report.merge(mem.ingest(chunk, extractor, actor=ACTOR))
                 except GraphMemError as exc:
                     if isinstance(exc, InvalidInput) and start == 0:
                         raise  # bad usage (an unknown extractor), refused before anything is written
@@ -136,7 +138,7 @@ def ingest(
                     break
                 stored += len(chunk)
                 progress.advance(task, len(chunk))
-    result = {**views.write_report(report), "episodes": stored, "failed": failed}
+    result = views.ingest(report, stored, failed)
 
     def human() -> None:
         counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items())
@@ -166,7 +168,7 @@ def remember(
     occurred = option_time(at, "--at")
     with open_mem(ctx) as mem:
         report = mem.remember(text, subject=subject, project=project, at=occurred, channel=channel,
-                              extractor=extractor)
+                              extractor=extractor, actor=ACTOR)
     result = views.write_report(report)
 
     def human() -> None:

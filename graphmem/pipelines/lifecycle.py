@@ -45,10 +45,11 @@ def _hash(text: str) -> str:
 
 
 def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
-           progress: Callable[[int], None] | None = None) -> dict:
-    """Erase a subject (one project of it, or all). Returns the erasure id and counts per kind."""
+           progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
+    """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
+    (``actor``, kept on the record) and counts per kind."""
     record = store.start_erasure(subject_type, _hash(f"{subject_type}:{subject_id}"),
-                                 _hash(project_id) if project_id else "")
+                                 _hash(project_id) if project_id else "", actor=actor)
     totals = {k: int(record.get(k) or 0) for k in KINDS}
     while True:
         counts = store.erase_batch(subject_type, subject_id, project_id, batch)
@@ -59,7 +60,7 @@ def forget(store, subject_type: str, subject_id: str, project_id: str | None = N
         if progress:
             progress(sum(counts.values()))
         if done:
-            return {"erasure_id": record["id"], **totals}
+            return {"erasure_id": record["id"], "actor": record.get("actor"), **totals}
 
 
 def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime) -> list[MemoryUnit]:
@@ -89,13 +90,14 @@ def restore(store, scope: Scope, unit_ids: list[str]) -> int:
 
 
 def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
-                   now: datetime | None = None) -> dict | None:
+                   now: datetime | None = None, actor: str | None = None) -> dict | None:
     """Delete an episode as if it had never been written and re-derive the timelines it
-    touched. Returns what was removed and which units are current again (None: no such episode)."""
+    touched. Returns what was removed and which units are current again (None: no such episode).
+    ``actor`` is kept on the deletion record and its decisions."""
     now = now or utcnow()
     groups = sorted(store.episode_groups(scope, episode_id))
     events, units = store.group_state(scope, groups)
-    deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now)
+    deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now, actor=actor)
     rewrite, restored = _rederive(scope, episode_id, events, units, deletion)
     # Units the re-derivation writes get their search entries in the same transaction.
     added = rewrite.add.units
@@ -105,7 +107,7 @@ def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
     if record is None:
         return None
     return {"deletion_id": record.id, "units": record.units, "decisions": record.decisions,
-            "restored": restored, "rederived": len(rewrite.add.decisions)}
+            "restored": restored, "rederived": len(rewrite.add.decisions), "actor": actor}
 
 
 def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list[GroupUnit],
@@ -143,7 +145,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
             add_units.append(unit)
             decisions.append(Decision(
                 op=Op.ADD, produced_id=unit.id, scope=scope, policy="timeline", decided_at=now,
-                deletion_id=deletion.id, candidate=unit.content,
+                deletion_id=deletion.id, candidate=unit.content, actor=deletion.actor,
                 reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}"))
         changed: dict[str, Decision] = {}
         for key, e in sorted(want.items(), key=lambda kv: (kv[1].at, kv[1].unit_id)):
@@ -157,7 +159,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
                         else "no longer holds from then")
                 d = changed[e.unit_id] = Decision(
                     op=Op.UPDATE, target_id=e.unit_id, scope=scope, policy="timeline", decided_at=now,
-                    deletion_id=deletion.id, candidate=contents.get(e.unit_id),
+                    deletion_id=deletion.id, candidate=contents.get(e.unit_id), actor=deletion.actor,
                     reason=f"{reason}: {contents.get(e.unit_id)!r} {what}")
                 decisions.append(d)
             add_edges.append(Invalidation(unit_id=e.unit_id, decision_id=d.id, expired_at=e.at,
