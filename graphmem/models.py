@@ -11,6 +11,7 @@ import re
 import json
 import unicodedata
 import uuid
+from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Literal
@@ -93,6 +94,11 @@ class Op(str, Enum):
     NOOP = "NOOP"
 
 
+@lru_cache(maxsize=1 << 12)  # read for every row a write sends
+def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> str:
+    return json.dumps([subject_type, subject_id, project_id])
+
+
 class Scope(Model):
     """Who owns a record: every read and write is confined to exactly one scope."""
 
@@ -103,7 +109,7 @@ class Scope(Model):
     @property
     def key(self) -> str:
         """Unambiguous single-string key, stored on every node and indexed."""
-        return json.dumps([self.subject_type.value, self.subject_id, self.project_id])
+        return _scope_key(self.subject_type.value, self.subject_id, self.project_id)
 
     @property
     def token(self) -> str:
@@ -499,6 +505,7 @@ class AsOf(Model):
         return cls(valid=t, known=t)
 
 
+@lru_cache(maxsize=1 << 16)  # names and word runs recur across a batch's texts
 def normalise(text: str) -> str:
     """Normalised text for hashing and entity names: NFKC, case-folded, whitespace collapsed,
     surrounding punctuation dropped."""

@@ -120,9 +120,10 @@ class MemoryStore(Protocol):
         ...
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        """Names the scope knows that share a word with any of ``texts``, each True when a fact
-        is about it (found case-folded) and False when a text names it as a proper name or a
-        speaker (found where capitalised): ``graphmem.mentions.KnownNames``."""
+        """Names the scope knows that any of ``texts`` may hold (at least those whose norm is
+        among ``graphmem.mentions.name_spans`` of a text), each True when a fact is about it
+        (found case-folded) and False when a text names it as a proper name or a speaker (found
+        where capitalised): ``graphmem.mentions.KnownNames``."""
         ...
 
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:

@@ -25,18 +25,6 @@ def lucene_query(terms: Sequence[str], scopes: Sequence[Scope], field: str) -> s
     return f"+scope_token:({tokens}) +{field}:({' '.join(unique)})"
 
 
-def lucene_words(terms: Sequence[str], scope: Scope, field: str) -> str | None:
-    """``lucene_query`` for one scope."""
-    return lucene_query(terms, [scope], field)
-
-
-def lucene_chunks(terms: Sequence[str], scope: Scope, field: str) -> list[str]:
-    """Queries covering every distinct word, ``MAX_QUERY_WORDS`` at a time."""
-    unique = list(dict.fromkeys(terms))
-    return [q for i in range(0, len(unique), MAX_QUERY_WORDS)
-            if (q := lucene_words(unique[i:i + MAX_QUERY_WORDS], scope, field))]
-
-
 #: Phrases per query: each is one clause, well below Lucene's 1024.
 MAX_QUERY_PHRASES = 500
 

@@ -44,7 +44,7 @@ from ..models import (
 )
 from ..entries import MAX, MIN, distance, micros, spans, window_margin, world_range
 from ..fusion import rrf
-from ..mentions import KnownNames
+from ..mentions import KnownNames, name_spans
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -422,9 +422,9 @@ class InMemoryStore:
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
         with self._lock:
             facts, seen = self._facts(scope), self._seen(scope)
-        asked = {w for text in texts for w in words(text)}
+        asked = {span for text in texts for span in name_spans(text)}
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
-        return {n: fact for n, fact in known.items() if set(words(n)) & asked}
+        return {n: fact for n, fact in known.items() if normalise(n) in asked}
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:

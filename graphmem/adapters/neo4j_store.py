@@ -54,15 +54,17 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import KnownNames
+from ..mentions import KnownNames, name_spans
 from .neo4j_driver import Neo4jConnection, run
-from .lucene import lucene_chunks, lucene_phrases
+from .lucene import lucene_phrases
 
 #: Ids per visibility query: bounds one query's parameter list and result.
 VISIBLE_CHUNK = 5_000
 #: Entries read per page when names become known (every page is read: links must not depend
 #: on the order texts arrived in).
 TEXTS_PAGE = 10_000
+#: Entity ids per known-names lookup.
+NAME_IDS = 20_000
 
 
 def scope_props(scope: Scope) -> dict[str, Any]:
@@ -80,6 +82,12 @@ def to_datetime(value: Any) -> datetime | None:
     return value.to_native() if isinstance(value, DateTime) else value
 
 
+def wire(value: datetime | None) -> str | None:
+    """A time as write queries take it: ISO 8601 text that the server parses (``datetime()``).
+    The driver converts each Python datetime in Python, at a cost that dominated large writes."""
+    return value.isoformat() if value is not None else None
+
+
 def unit_row(unit: MemoryUnit) -> dict[str, Any]:
     triple = unit.triple
     props = {
@@ -94,11 +102,11 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
         "channel": unit.source.channel,
         "extractor_version": unit.source.extractor_version,
         "assertion_id": unit.source.assertion_id,
-        "occurred_at": unit.source.occurred_at,
+        "occurred_at": wire(unit.source.occurred_at),
         "group": unit.group,
-        "created_at": unit.time.created_at,
-        "valid_at": unit.time.valid_at,
-        "invalid_at": unit.time.invalid_at,
+        "created_at": wire(unit.time.created_at),
+        "valid_at": wire(unit.time.valid_at),
+        "invalid_at": wire(unit.time.invalid_at),
         "confidence": unit.confidence,
         "labels": list(unit.labels),
         "subject": triple.subject if triple else None,
@@ -121,7 +129,7 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
                         "name": name,
                         "norm": normalise(name),
                         "words": words(name),
-                        "created_at": unit.time.created_at,
+                        "created_at": wire(unit.time.created_at),
                     },
                 }
             )
@@ -177,12 +185,14 @@ def group_unit(row: dict[str, Any]) -> GroupUnit:
 #: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
 _EVENT_FIELDS = ("kind", "group", "single", "value", "order_at", "order_ep", "order_fact", "valid_at", "end",
                  "target", "extractor_version", "channel", "occurred_at")
+#: The event's times, sent as text (``wire``) and parsed by ``store/create_decisions``.
+_EVENT_TIMES = ("order_at", "valid_at", "end", "occurred_at")
 
 
 def event_props(event: TimelineEvent | None) -> dict[str, Any]:
     if event is None:
         return {}
-    props = {f"ev_{k}": getattr(event, k) for k in _EVENT_FIELDS}
+    props = {f"ev_{k}": wire(getattr(event, k)) if k in _EVENT_TIMES else getattr(event, k) for k in _EVENT_FIELDS}
     props["ev_candidate"] = event.candidate.model_dump_json() if event.candidate else None
     return props
 
@@ -204,7 +214,7 @@ def decision_row(decision: Decision) -> dict[str, Any]:
         "reason": decision.reason,
         "confidence": decision.confidence,
         "policy": decision.policy,
-        "decided_at": decision.decided_at,
+        "decided_at": wire(decision.decided_at),
         "episode_id": decision.episode_id,
         "produced_id": decision.produced_id,
         "candidate": decision.candidate,
@@ -228,7 +238,7 @@ def review_props(item: ReviewItem) -> dict[str, Any]:
 
 
 def invalidation_row(inv: Invalidation) -> dict[str, Any]:
-    return inv.model_dump()
+    return {**inv.model_dump(), "expired_at": wire(inv.expired_at), "invalid_at": wire(inv.invalid_at)}
 
 
 def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]) -> list[dict[str, Any]]:
@@ -441,10 +451,9 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        queries = [q for text in texts for q in lucene_chunks(words(text), scope, "name")]
-        if not queries:
-            return {}
-        return {r["name"]: r["fact"] for r in self.conn.read("mentions/known_names", queries=queries)}
+        ids = sorted({entity_id(scope, span) for text in texts for span in name_spans(text)})
+        return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
+                for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
