@@ -42,7 +42,7 @@ from ..models import (
     utcnow,
     words,
 )
-from ..entries import MAX, MIN, distance, micros, spans, window_margin, world_range
+from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf
 from ..mentions import KnownNames, name_spans
 
@@ -603,19 +603,25 @@ class InMemoryIndex:
             lists["lexical"] = _top(_bm25(set(request.terms), units), request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
-        if request.window:
-            window = (micros(request.window[0], MIN), micros(request.window[1], MAX))
-            margin = window_margin(request.window)
-            near = []
-            for u in units:
-                times = [micros(t, MIN) for t in (u.source.occurred_at, u.time.valid_at) if t is not None]
-                gaps = [distance(t, window) for t in times if window[0] - margin <= t < window[1] + margin]
-                if gaps:
-                    near.append(Hit(id=u.id, score=-min(gaps)))
-            lists["time"] = _top(near, request.fetch)
+        if request.window and request.vector is not None:
+            lists["time"] = self._near(request, units)
         fused = rrf(lists, request.rrf_k, request.weights)
         best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
         return [Scored(unit=by_id[i], score=fused[i]) for i in best]
+
+    def _near(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
+        """The time list: of the units near the window (``graphmem.entries.near``), the
+        ``fetch`` most like the question, scored by how near (equal distances tie)."""
+        found = []
+        for rule in near(request.window, world_range(request.at, request.during), [k.value for k in request.kinds]):
+            for u in units:
+                t_from, t_to = micros(u.time.valid_at, MIN), micros(u.time.invalid_at, MAX)
+                if u.kind.value in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo:
+                    found.append((u, nearness(t_from, t_to, request.window, rule.event)))
+        similar = {h.id: h.score for h in self._cosine(request.vector, [u for u, _ in found])}
+        best = sorted((u for u, _ in found if u.id in similar), key=lambda u: (-similar[u.id], u.id))[: request.fetch]
+        gap = {u.id: d for u, d in found}
+        return _top([Hit(id=u.id, score=-gap[u.id]) for u in best], request.fetch)
 
     def _about(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
         """Units about the entities the question names (see ``search_entities``), each scored
