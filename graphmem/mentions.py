@@ -113,6 +113,7 @@ _WORD_RUN = regex.compile(r"\w+")
 MAX_NAME_WORDS = 6
 #: Symbols a name may start or end with beyond its words ("C++", "#tag", "Yahoo!").
 _EDGE = 3
+_SYMBOLS = regex.compile(rf"[^\w\s]{{0,{_EDGE}}}")
 
 _OPENERS = frozenset(" \t\r\n\u00a0\"'“‘«([{*_-–—")
 _ENDS = frozenset(".!?…:")
@@ -181,12 +182,10 @@ def name_spans(text: str) -> set[str]:
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
     runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
-
-    def symbol(i: int) -> bool:
-        return 0 <= i < len(folded) and not folded[i].isspace() and _NON_WORD.match(folded[i]) is not None
-
-    starts = [[s - n for n in range(_EDGE + 1) if all(symbol(s - k) for k in range(1, n + 1))] for s, _ in runs]
-    ends = [[e + n for n in range(_EDGE + 1) if all(symbol(e + k - 1) for k in range(1, n + 1))] for _, e in runs]
+    # Where each run may start or end: its own edge, or after up to _EDGE symbols beside it.
+    starts = [[a - n for n in range(len(_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()) + 1)]
+              for a, _ in runs]
+    ends = [[b + n for n in range(len(_SYMBOLS.match(folded, b).group()) + 1)] for _, b in runs]
     return {normalise(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
             for a in starts[i] for b in ends[j]}
 

@@ -451,7 +451,7 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        ids = sorted({entity_id(scope, span) for text in texts for span in name_spans(text)})
+        ids = sorted({entity_id(scope, span) for span in set().union(*map(name_spans, texts))})
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 

@@ -3,12 +3,16 @@ filtered by the search itself; query text is plain words; named entities come al
 
 from __future__ import annotations
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.models import AsOf, SearchRequest, Triple, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
 from tests.factories import day, unit
+
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

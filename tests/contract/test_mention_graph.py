@@ -7,8 +7,12 @@ from __future__ import annotations
 import random
 from datetime import datetime, timezone
 
+import pytest
+
 from graphmem.models import Fact, normalise
 from tests.conftest import fresh_scope
+
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 PEOPLE = ["Ines", "Tomas", "Greta", "Omar", "Priya", "Lars", "Mei", "Nadia"]
 CITIES = ["Porto", "Lyon", "Graz", "Turku", "Cork", "Bergen", "Genoa", "Leeds"]

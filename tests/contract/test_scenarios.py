@@ -10,6 +10,8 @@ from graphmem.errors import InvalidInput
 from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
+
 
 def d(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)

@@ -9,6 +9,8 @@ from graphmem.models import AsOf, MemoryKind, Op, Page, RecallStats, Triple, Uni
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, episode, invalidation, unit
 
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
+
 
 def at(valid: float, known: float) -> AsOf:
     return AsOf(valid=day(valid), known=day(known))

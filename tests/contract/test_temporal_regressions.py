@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from graphmem.models import Episode, Fact, utcnow
 from tests.conftest import fresh_scope
+
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 
 def d(text: str) -> datetime:

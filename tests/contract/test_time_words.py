@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from graphmem.models import Fact
 from tests.conftest import fresh_scope
+
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 MEALS = ["pasta with tomato", "a green curry", "lentil soup", "risotto with mushrooms", "fish tacos", "pancakes",
          "a mushroom omelette", "ramen", "roast chicken", "a bean chili"]

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, invalidation, unit
+
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 times = st.integers(min_value=0, max_value=20).map(day)
 maybe = lambda s: st.none() | s  # noqa: E731

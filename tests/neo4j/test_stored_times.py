@@ -11,7 +11,7 @@ import pytest
 from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.compat]
 
 #: BENCHMARK-STYLE RAW CYPHER for the check only: the types of every time-like property.
 TYPES = """
