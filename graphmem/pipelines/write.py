@@ -91,6 +91,10 @@ class _Planned:
     extractor_version: str
     position: tuple[int, int]
     order_at: datetime | None = None
+    #: (group, value, single) when they are given rather than derived from the candidate.
+    group: tuple[str, str, bool] | None = None
+    #: An operator's reason: the decision is the operator's, in no episode's log.
+    operator: str | None = None
 
 
 def group_of(c: Candidate, single: bool) -> tuple[str, str]:
@@ -221,6 +225,24 @@ class WritePipeline:
         return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}",
                          actor=actor)
 
+    def retract(self, unit: MemoryUnit, reason: str, actor: str | None = None) -> WriteReport:
+        """Retract a stored fact on an operator's word: a retraction of the unit's value in its
+        timeline group, after every assertion made so far, so the timeline is drawn again as
+        for any retraction (each earlier assertion of the value is withdrawn, what they had
+        ended holds again; the fact stays in history). Its DELETE decision carries ``reason``
+        and belongs to no episode's log: neither re-extracting nor deleting the unit's episode
+        (the candidate's provenance) undoes it. An assertion made later stands."""
+        episode = self.store.get_episode(unit.source.episode_id, unit.scope)
+        if episode is None:
+            raise NotFound(f"episode {unit.source.episode_id} of unit {unit.id} no longer exists")
+        events, _ = self.store.group_state(unit.scope, [unit.group] if unit.group else [])
+        owner = next((d.event for d in events if d.id == unit.source.assertion_id), None)
+        candidate = Candidate(kind=unit.kind, scope=unit.scope, content=unit.content, valid_at=unit.time.valid_at,
+                              labels=unit.labels, confidence=unit.confidence, triple=unit.triple, retract=True)
+        planned = _Planned(episode, candidate, "operator", (0, 0), operator=reason,
+                           group=(owner.group, owner.value, owner.single) if owner else None)
+        return self._run(unit.scope, [planned], [], WriteReport(), gated=False, actor=actor)
+
     def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None,
                   actor: str | None = None) -> WriteReport:
         """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
@@ -308,8 +330,7 @@ class WritePipeline:
                               extractor_version=p.extractor_version, reason=reason)
             held.append(item)
             decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
-        keyed = [(p, self.policy.is_single_valued(p.candidate)) for p in todo]
-        keyed = [(p, single, *group_of(p.candidate, single)) for p, single in keyed]
+        keyed = [(p, *self._grouped(p)) for p in todo]
         groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
         guards = {"group:" + g for g in groups}
         versions = self.store.guard_versions(scope, guards)  # read before the groups
@@ -348,6 +369,7 @@ class WritePipeline:
             showing = self._showing(group, value, now)
             if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
                 reason = f"retraction of {c.content!r}" if showing else "retraction matched no current fact"
+                reason = f"{p.operator} ({reason})" if p.operator else reason
                 d = self._decision(Op.DELETE if showing else Op.NOOP, reason, p, now, target=showing)
             elif any(a.value == value for a in group.standing(now)):  # stage 2: a restatement
                 before = timeline.stretches(group.standing(now), single)
@@ -390,6 +412,14 @@ class WritePipeline:
                            guards={k: versions.get(k, 0) for k in guards}, unarchive=tuple(sorted(unarchive)),
                            vectors=vectors)
         return batch, [r.id for r in held]
+
+    def _grouped(self, p: _Planned) -> tuple[bool, str, str]:
+        """(single, group, value) of a planned candidate."""
+        if p.group is not None:
+            group, value, single = p.group
+            return single, group, value
+        single = self.policy.is_single_valued(p.candidate)
+        return (single, *group_of(p.candidate, single))
 
     def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
         events, units = self.store.group_state(scope, [group])
@@ -519,8 +549,9 @@ class WritePipeline:
         return {i: [s.unit for s in hits if s.unit.kind == todo[i].candidate.kind] for i, hits in zip(picked, found)}
 
     def _decision(self, op: Op, reason: str, p: _Planned, now: datetime, target: str | None = None) -> Decision:
-        return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope, policy=self.policy.name,
-                        confidence=p.candidate.confidence, decided_at=now, episode_id=p.episode.id,
+        return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope,
+                        policy="operator" if p.operator else self.policy.name, confidence=p.candidate.confidence,
+                        decided_at=now, episode_id=None if p.operator else p.episode.id,
                         candidate=p.candidate.content)
 
 
