@@ -120,7 +120,9 @@ def parse(data: Any) -> tuple[str, Any]:
     kind = fields.pop("type", None)
     try:
         if kind == "header":
-            return "header", Header.model_validate(data)
+            header = Header.model_validate(data)
+            header.subject()  # a header names a valid subject
+            return "header", header
         if kind not in MODELS:
             raise InvalidInput(f"type: {kind!r} is not a record type: use header|{'|'.join(RECORD_KINDS)}")
         if kind != "invalidation":
