@@ -604,7 +604,7 @@ class GroupUnit(Model):
 
 #: What an export holds, kind by kind, in the order it is written and imported: a record
 #: names only records of its own kind or of the kinds before it.
-RecordKind = Literal["episode", "entity", "unit", "deletion", "decision", "invalidation", "usage", "block",
+RecordKind = Literal["entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block",
                      "review", "trace"]
 RECORD_KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 

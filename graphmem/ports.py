@@ -219,15 +219,15 @@ class MemoryStore(Protocol):
         of that record is returned)."""
         ...
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record],
-             vectors: Mapping[str, list[float]] | None = None, vector_model: str | None = None) -> int:
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
         """Store records of one kind exactly as given (ids, system times and all), in one
         transaction, with the links their fields name to records already stored (a link to
         a record that is not stored is left out, as it was where the records come from).
         Every record must be new (check with ``lookup``). Derived data is written with them:
-        units get their entities and search entries (``vectors``: the embeddings of their
-        contents, made by ``vector_model``), edges recompute their units' entries, archived
-        usage takes its unit out of search. Returns how many records were stored."""
+        units get their entities and search entries, edges recompute their units' entries,
+        archived usage takes its unit out of search, and for units and episodes ``derived``
+        gives the rest as ``commit`` takes it (``vectors`` and ``vector_model``; mention
+        links, and ``anchors`` for texts stored before). Returns how many were stored."""
         ...
 
     def erased(self, scope: Scope) -> bool:

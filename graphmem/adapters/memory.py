@@ -169,17 +169,22 @@ class InMemoryStore:
             self._reviews.update({r.id: r for r in batch.reviews})
             for uid in batch.unarchive:
                 self._archived.pop(uid, None)
-            for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
-                                      (state.episode_mentions, batch.episode_mentions)):
-                for owner, names in mentioned.items():
-                    owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
-            if batch.anchors:  # earlier units that name what is now known are linked too
-                known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                                   seen=[n for n, fact in batch.anchors if not fact])
-                for u in state.units.values():
-                    if u.scope == scope and u.id not in batch.unit_mentions:
-                        for m in known.find(u.content):
-                            state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
+            self._mention(scope, batch)
+
+    def _mention(self, scope: Scope, batch: WriteBatch) -> None:
+        """The batch's mention links, and those of earlier units that name what it makes known."""
+        state = self._state
+        for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
+                                  (state.episode_mentions, batch.episode_mentions)):
+            for owner, names in mentioned.items():
+                owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
+        if batch.anchors:  # earlier units that name what is now known are linked too
+            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                               seen=[n for n, fact in batch.anchors if not fact])
+            for u in state.units.values():
+                if u.scope == scope and u.id not in batch.unit_mentions:
+                    for m in known.find(u.content):
+                        state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         with self._lock:
@@ -327,8 +332,9 @@ class InMemoryStore:
             for k in reviews:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
-            for table in (st.vectors, self._archived):
-                for k in [k for k in table if k not in st.units]:
+            for table, kept in ((st.vectors, st.units), (self._archived, st.units), (st.unit_mentions, st.units),
+                                (st.episode_mentions, st.episodes)):
+                for k in [k for k in table if k not in kept]:
                     del table[k]
             for k in [k for k in st.trace_scores if k not in st.traces]:
                 del st.trace_scores[k]
@@ -609,14 +615,13 @@ class InMemoryStore:
         return (self._order(kind, (r for _, s, r in found if s == scope)),
                 {k for k, s, _ in found if s != scope})
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record],
-             vectors: Mapping[str, list[float]] | None = None, vector_model: str | None = None) -> int:
-        vectors = vectors or {}
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+        derived = derived or WriteBatch()
         with self._lock:
             st = self._state
             if kind == "episode":
-                return self.put_episodes(records)
-            for r in records:
+                self.put_episodes(records)
+            for r in records if kind != "episode" else ():
                 if kind == "invalidation":
                     st.edges.append(r)
                 elif kind == "usage":
@@ -636,7 +641,8 @@ class InMemoryStore:
                      "decision": st.decisions}[kind][r.id] = r
             if kind == "unit":
                 self._name_entities(records)
-                st.vectors.update({u.id: vectors[u.id] for u in records if u.id in vectors})
+                st.vectors.update({u.id: derived.vectors[u.id] for u in records if u.id in derived.vectors})
+            self._mention(scope, derived)
             return len(records)
 
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:

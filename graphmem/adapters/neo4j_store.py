@@ -243,7 +243,8 @@ def trace_params(trace: AssembleTrace, scores: Sequence[float | None]) -> dict[s
     """A trace as ``audit/put_traces`` stores it: its properties, the blocks it loaded and the
     units it recalled with their rank and score."""
     props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope", "scores"})}
-    props["resident_ids"], props["recalled_ids"] = list(trace.resident_ids), list(trace.recalled_ids)
+    for key in ("resident_ids", "recalled_ids", "rule_ids"):
+        props[key] = list(getattr(trace, key))
     recalled = [{"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
                 for rank, uid in enumerate(trace.recalled_ids)]
     return {"props": props, "resident": list(trace.resident_ids), "recalled": recalled}
@@ -330,6 +331,10 @@ class Neo4jStore:
     def put_episodes(self, episodes: Sequence[Episode]) -> int:
         """Append episodes in one transaction; returns how many were new. An existing id with
         other content raises ``Conflict`` and stores none of them."""
+        return self.conn.write_tx(lambda tx: self._put_episodes(tx, episodes), what="put episodes")
+
+    @staticmethod
+    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> int:
         rows = [
             {
                 "id": e.id,
@@ -345,15 +350,11 @@ class Neo4jStore:
             for e in episodes
         ]
         expected = {e.id: e.fingerprint for e in episodes}
-
-        def work(tx: ManagedTransaction) -> int:
-            found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
-            clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
-            if clash:
-                raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
-            return sum(1 for r in found if r["created"])
-
-        return self.conn.write_tx(work, what="put episodes")
+        found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
+        clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
+        if clash:
+            raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
+        return sum(1 for r in found if r["created"])
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         rows = self.conn.read("store/get_episode", id=episode_id, scope=scope.key)
@@ -755,15 +756,16 @@ class Neo4jStore:
         return ([record for row in rows if row["mine"] for record in _record(kind, row, scope)],
                 {row["key"] for row in rows if not row["mine"]})
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record],
-             vectors: Mapping[str, list[float]] | None = None, vector_model: str | None = None) -> int:
-        if kind == "episode":
-            return self.put_episodes(records)
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+        derived = derived or WriteBatch()
 
         def work(tx: ManagedTransaction) -> None:
-            if kind == "unit":
-                batch = WriteBatch(units=tuple(records), vectors=dict(vectors or {}), vector_model=vector_model)
-                self._apply(tx, scope, [unit_row(u) for u in records], [], [], batch)
+            if kind == "episode":
+                self._put_episodes(tx, records)
+                self._apply(tx, scope, [], [], [], derived)  # the entities they name
+            elif kind == "unit":
+                self._apply(tx, scope, [unit_row(u) for u in records], [], [],
+                            derived.model_copy(update={"units": tuple(records)}))
             elif kind == "invalidation":
                 self._apply(tx, scope, [], [], [invalidation_row(i) for i in records],
                             WriteBatch(invalidations=tuple(records)))

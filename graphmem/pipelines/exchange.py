@@ -4,8 +4,9 @@ An export is JSON Lines: a header ``{"type": "header", "format": "graphmem-expor
 1, "scope", "project", "exported_at"}``, then every record of the scope kind by kind
 (``RECORD_KINDS``), each ``{"type": kind, ...}`` in the shape ``graphmem.views`` gives that kind,
 with every time at full precision. Nothing derived is exported: search entries (their vectors
-come from the importing side's embedder), entity words, and the links between records (each is
-drawn again from the ids its records name). Lock versions and commit keys are not exported
+come from the importing side's embedder), entity words, mention links (found again in the
+imported texts, ``graphmem.mentions``), and the links between records (each is drawn again from
+the ids its records name). Lock versions and commit keys are not exported
 either: a lock's version only orders writers in flight (on a database without it every writer
 reads 0 before it commits, which is consistent) and a commit key only lets a retried
 transaction find that it already landed; an import is idempotent by the records' own ids.
@@ -46,9 +47,11 @@ from ..models import (
     StoredTrace,
     UTCDatetime,
     Usage,
+    WriteBatch,
     utcnow,
 )
 from ..ports import MemoryIndex, MemoryStore, Record
+from .write import mention_links
 
 FORMAT = "graphmem-export"
 VERSION = 1
@@ -253,14 +256,26 @@ def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool 
     for block in fresh["block"]:
         if block.label in labels:
             raise Conflict(f"block {block.label!r} of {scope} already exists as block {labels[block.label]}")
+    # Mention links are derived: drawn with what every imported text makes known, and, for
+    # texts stored before, by the names new here (with the first texts, before those are
+    # searchable, as a write draws them).
+    links = mention_links(store, scope, fresh["unit"], fresh["episode"])
+    anchored = "unit" if fresh["unit"] else "episode"
     for kind in RECORD_KINDS:
         records = fresh[kind]
         for start in range(0, len(records), batch):
             chunk = records[start:start + batch]
-            vectors = None
+            anchors = links.get("anchors", ()) if kind == anchored and start == 0 else ()
+            derived = None
             if kind == "unit":  # search entries are written with their units: embed first
-                vectors = dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk])))
-            store.load(scope, kind, chunk, vectors, index.embedder.name)
+                derived = WriteBatch(
+                    vectors=dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk]))),
+                    vector_model=index.embedder.name, anchors=anchors,
+                    unit_mentions={u.id: links["unit_mentions"][u.id] for u in chunk})
+            elif kind == "episode":
+                derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
+                                     anchors=anchors)
+            store.load(scope, kind, chunk, derived)
     return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
             "skipped": {k: skipped[k] for k in RECORD_KINDS}}
 

@@ -296,7 +296,7 @@ class WritePipeline:
         for attempt in range(MAX_ATTEMPTS):
             try:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
-                batch = batch.model_copy(update=self._mentions(scope, batch.units, episodes))
+                batch = batch.model_copy(update=mention_links(self.store, scope, batch.units, episodes))
                 batch = batch.model_copy(update={"decisions": tuple(
                     d.model_copy(update={"actor": actor}) for d in batch.decisions)})
                 self.store.commit(batch, scope)
@@ -426,35 +426,6 @@ class WritePipeline:
         single = events[0].event.single if events else False
         state[group] = _Group(single=single, events=events, units=units)
 
-    def _mentions(self, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
-        """The entities new units and episodes name (``graphmem.mentions``): speakers and proper
-        names as written, and the names the scope knows (``KnownNames``: its facts' entities,
-        case-folded; names written as proper names anywhere in it, where capitalised), this
-        batch's included; and the names this batch makes known, for earlier texts."""
-        texts = sorted({u.content for u in units} | {e.raw for e in episodes})
-        if not texts:
-            return {}
-        known = self.store.known_names(scope, texts)
-        facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
-        seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
-        names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
-                           seen=[*(n for n, fact in known.items() if not fact), *seen])
-        found = {text: mentions(text, names) for text in texts}
-
-        def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
-            return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
-
-        was_fact = {normalise(n) for n, fact in known.items() if fact}
-        was_known = {normalise(n) for n in known} | {normalise(n) for n in facts}
-        anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
-        anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
-        return {
-            "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
-                                          if u.triple else set()) for u in units},
-            "episode_mentions": {e.id: named(e.raw) for e in episodes},
-            "anchors": tuple(sorted(anchors.values())),
-        }
-
     def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
         decision = self.policy.reconcile(p.candidate, neighbours)  # stage 3
         decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now})
@@ -553,6 +524,37 @@ class WritePipeline:
                         policy="operator" if p.operator else self.policy.name, confidence=p.candidate.confidence,
                         decided_at=now, episode_id=None if p.operator else p.episode.id,
                         candidate=p.candidate.content)
+
+
+def mention_links(store: MemoryStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
+    """The entities units and episodes written together (a write's new ones, or an import's)
+    name (``graphmem.mentions``): speakers and proper names as written, and the names the scope
+    knows (``KnownNames``: its facts' entities, case-folded; names written as proper names
+    anywhere in it, where capitalised), these included; and the names they make known, for
+    earlier texts: ``WriteBatch`` fields."""
+    texts = sorted({u.content for u in units} | {e.raw for e in episodes})
+    if not texts:
+        return {}
+    known = store.known_names(scope, texts)
+    facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
+    seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
+    names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
+                       seen=[*(n for n, fact in known.items() if not fact), *seen])
+    found = {text: mentions(text, names) for text in texts}
+
+    def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+        return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
+
+    was_fact = {normalise(n) for n, fact in known.items() if fact}
+    was_known = {normalise(n) for n in known} | {normalise(n) for n in facts}
+    anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
+    anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
+    return {
+        "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
+                                      if u.triple else set()) for u in units},
+        "episode_mentions": {e.id: named(e.raw) for e in episodes},
+        "anchors": tuple(sorted(anchors.values())),
+    }
 
 
 def _probe(ev: TimelineEvent, now: datetime) -> timeline.Event:
