@@ -232,6 +232,35 @@ def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool 
     scope = plan.scope
     if not force and store.erased(scope):
         raise Conflict(f"{scope} was erased from this database: import it again only with force (--force)")
+    fresh, skipped = _new(store, plan, batch)
+    # Mention links are derived: drawn with what every imported text makes known, and, for
+    # texts stored before, by the names new here (with the first texts, before those are
+    # searchable, as a write draws them).
+    links = mention_links(store, scope, fresh["unit"], fresh["episode"])
+    anchored = "unit" if fresh["unit"] else "episode"
+    for kind in RECORD_KINDS:
+        records = fresh[kind]
+        for start in range(0, len(records), batch):
+            chunk = records[start:start + batch]
+            anchors = links.get("anchors", ()) if kind == anchored and start == 0 else ()
+            derived = None
+            if kind == "unit":  # search entries are written with their units: embed first
+                derived = WriteBatch(
+                    vectors=dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk]))),
+                    vector_model=index.embedder.name, anchors=anchors,
+                    unit_mentions={u.id: links["unit_mentions"][u.id] for u in chunk})
+            elif kind == "episode":
+                derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
+                                     anchors=anchors)
+            store.load(scope, kind, chunk, derived)
+    return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
+            "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+
+
+def _new(store: MemoryStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:
+    """The records of the plan not stored yet, by kind, and how many of each are; ``Conflict``
+    when a key is held by another record."""
+    scope = plan.scope
     fresh: dict[str, list[Record]] = {}
     skipped: Counter = Counter()
     for kind in RECORD_KINDS:
@@ -256,28 +285,7 @@ def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool 
     for block in fresh["block"]:
         if block.label in labels:
             raise Conflict(f"block {block.label!r} of {scope} already exists as block {labels[block.label]}")
-    # Mention links are derived: drawn with what every imported text makes known, and, for
-    # texts stored before, by the names new here (with the first texts, before those are
-    # searchable, as a write draws them).
-    links = mention_links(store, scope, fresh["unit"], fresh["episode"])
-    anchored = "unit" if fresh["unit"] else "episode"
-    for kind in RECORD_KINDS:
-        records = fresh[kind]
-        for start in range(0, len(records), batch):
-            chunk = records[start:start + batch]
-            anchors = links.get("anchors", ()) if kind == anchored and start == 0 else ()
-            derived = None
-            if kind == "unit":  # search entries are written with their units: embed first
-                derived = WriteBatch(
-                    vectors=dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk]))),
-                    vector_model=index.embedder.name, anchors=anchors,
-                    unit_mentions={u.id: links["unit_mentions"][u.id] for u in chunk})
-            elif kind == "episode":
-                derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
-                                     anchors=anchors)
-            store.load(scope, kind, chunk, derived)
-    return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
-            "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+    return fresh, skipped
 
 
 def same(kind: RecordKind, stored: Record, given: Record) -> bool:
