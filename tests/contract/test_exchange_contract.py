@@ -15,6 +15,8 @@ from tests.conftest import fresh_scope
 from tests.contract.test_index_contract import search
 from tests.factories import day, decision, episode, invalidation, unit
 
+pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
+
 
 def subject_records(scope, n: int):
     """Records of every kind for one scope, written as the pipelines write them: ``n`` units
