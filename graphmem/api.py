@@ -17,8 +17,8 @@ The faces (CLI, MCP) go through these methods only and render results with
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import health, wiring
 from .config import Settings
@@ -27,9 +27,9 @@ from .errors import ConfigurationError, InvalidInput, NotFound
 from .keys import matches, new_key, split, subject_name
 from .models import (
     ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope,
-    UnitFilter, normalise, utcnow,
+    UnitFilter, Usage, normalise, utcnow,
 )
-from .pipelines import lifecycle
+from .pipelines import exchange, lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
 from .pipelines.recall import Recalled, Recaller, RecallHit
 from .pipelines.usage import UsageLog
@@ -244,6 +244,66 @@ class GraphMem:
     def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
         return lifecycle.restore(self.store, as_scope(subject, project), unit_ids)
 
+    def retract(self, unit_id: str, subject: SubjectLike, reason: str, project: str | None = None,
+                actor: str | None = None) -> WriteReport:
+        """Retract a fact on an operator's word: a DELETE decision with ``reason``, drawn
+        through the unit's timeline as any retraction (what it had ended holds again); the
+        fact stays in history (``WritePipeline.retract``). Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        if not reason.strip():
+            raise InvalidInput("reason: say why the fact is retracted")
+        unit = self.store.get_unit(unit_id, scope)
+        if unit is None:
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
+        return self.writer.retract(unit, reason, actor=actor)
+
+    def prune_traces(self, subject: SubjectLike | None = None, project: str | None = None,
+                     older_than_days: float | None = None, dry_run: bool = False,
+                     now: datetime | None = None) -> dict[str, Any]:
+        """Delete the assembly traces older than ``older_than_days`` (default: the
+        ``trace_retention_days`` setting), of one subject or of all; with ``dry_run`` only
+        count them. Returns ``{"traces": n, "before": time, "dry_run": bool}``."""
+        days = older_than_days if older_than_days is not None else self.settings.trace_retention_days
+        if days is None:
+            raise InvalidInput("no trace retention: give --older-than DAYS or set GRAPHMEM_TRACE_RETENTION_DAYS")
+        if days <= 0:
+            raise InvalidInput(f"older than {days} days: give a positive number of days")
+        before = (now or utcnow()) - timedelta(days=days)
+        scope = as_scope(subject, project) if subject else None
+        return {"traces": self.store.prune_traces(scope, before, dry_run), "before": before, "dry_run": dry_run}
+
+    # -- whole subjects -------------------------------------------------------------------
+    def subjects(self) -> list[dict[str, Any]]:
+        """Every subject (with its project) holding episodes, units or decisions:
+        ``{"scope": Scope, "episodes": n, "units": n, "decisions": n}`` in scope order."""
+        return [{"scope": scope, **counts} for scope, counts in self.store.subjects()]
+
+    def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict]:
+        """Every record of a subject, header first, as JSON-ready dicts: one per line of JSON
+        is the export format (``graphmem.pipelines.exchange``). Lossless on both time axes.
+
+            with open("alice.jsonl", "w") as out:
+                for record in mem.export("user:alice"):
+                    out.write(json.dumps(record) + "\n")
+        """
+        scope = as_scope(subject, project)
+        self.usage.flush()  # recall statistics counted but not written yet belong to the subject
+        return exchange.export(self.store, scope)
+
+    def import_(self, records: Iterable[Mapping] | exchange.Plan, force: bool = False) -> dict[str, Any]:
+        """Import an export (its records as JSON objects, or an ``exchange.Plan`` already read,
+        e.g. by ``exchange.read_lines`` naming file lines): every record is validated before
+        anything is written; records already stored are skipped, so importing twice changes
+        nothing. Returns the scope and counts per kind ``imported`` and ``skipped``.
+
+        Raises:
+            InvalidInput: a bad record (named ``record N``).
+            Conflict: a key held by another record, or a subject erased here without ``force``.
+        """
+        plan = records if isinstance(records, exchange.Plan) else exchange.read(
+            (f"record {n}", r) for n, r in enumerate(records, 1))
+        return exchange.import_plan(self.store, self.index, plan, force)
+
     def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as
         they are now), or None when there is no such trace in the scope."""
@@ -356,6 +416,17 @@ class GraphMem:
             raise InvalidInput(f"episodes page: {exc}") from None
         found = (self.store.get_episode(i, scope) for i in self.store.list_episode_ids(scope, page))
         return [e for e in found if e is not None]
+
+    def unit(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict[str, Any]:
+        """One unit as seen now (whether or not still believed) with its usage:
+        ``{"unit": MemoryUnit, "usage": Usage}``. Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        self.usage.flush()  # the recall counts shown include those not written yet
+        unit = self.store.get_unit(unit_id, scope)
+        if unit is None:
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
+        found, _ = self.store.lookup(scope, "usage", [unit_id])
+        return {"unit": unit, "usage": found[0] if found else Usage(unit_id=unit_id, scope=scope)}
 
     def episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> Episode:
         """One episode. Raises ``NotFound``."""

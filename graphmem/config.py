@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     #: named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
     list_weights: dict[str, float] = Field(default_factory=lambda: {"time": 3.0},
                                            description="weight of each ranked list in the fusion")
+    trace_retention_days: float | None = Field(
+        None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"
+    )
 
     # `graphmem serve` (graphmem.http): what one process accepts at once.
     http_max_body: int = Field(8 * 1024 * 1024, ge=1024, description="largest request body, bytes (else 413)")

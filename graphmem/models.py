@@ -14,7 +14,7 @@ import uuid
 from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -288,10 +288,32 @@ class Episode(Model):
 
 
 class Entity(Model):
+    """A named thing units are about, resolved within its scope by normalised name: its id is
+    ``entity_id(scope, name)``, its name the spelling of the first unit that named it."""
+
     id: str
     scope: Scope
     name: str
     norm: str
+    created_at: UTCDatetime | None = None
+
+
+class Usage(Model):
+    """What happens to a unit in use, kept beside it (never on it): recall statistics and
+    archive state."""
+
+    unit_id: str
+    scope: Scope
+    recall_count: Annotated[int, Field(ge=0)] = 0
+    last_recalled_at: UTCDatetime | None = None
+    #: When it left search (None: searchable).
+    archived_at: UTCDatetime | None = None
+
+    @model_validator(mode="after")
+    def _counted(self) -> "Usage":
+        if self.recall_count and self.last_recalled_at is None:
+            raise ValueError("a recall count needs last_recalled_at")
+        return self
 
 
 class TimelineEvent(Model):
@@ -420,6 +442,13 @@ class AssembleTrace(Model):
     created_at: UTCDatetime = Field(default_factory=utcnow)
 
 
+class StoredTrace(AssembleTrace):
+    """A trace as stored: with the fused score of each recalled unit, by rank (None where the
+    unit's link is gone with the unit)."""
+
+    scores: tuple[float | None, ...] = ()
+
+
 class ReviewItem(Model):
     """A candidate held for a human (resident targets): approve writes it, reject drops it."""
 
@@ -539,6 +568,15 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalise(content).encode()).hexdigest()
 
 
+def erasure_keys(subject_type: str, subject_id: str, project_id: str | None) -> tuple[str, str]:
+    """How an erasure record names what it erased without holding it: a hash of the subject,
+    and a hash of the project ("" for every project of the subject)."""
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    return digest(f"{subject_type}:{subject_id}"), digest(project_id) if project_id else ""
+
+
 def entity_id(scope: Scope, name: str) -> str:
     """Entities are resolved within a scope by normalised name: the id is derived from both,
     so concurrent writers MERGE onto the same node."""
@@ -562,6 +600,13 @@ class GroupUnit(Model):
     unit: MemoryUnit
     edges: tuple[Edge, ...] = ()
     archived: bool = False
+
+
+#: What an export holds, kind by kind, in the order it is written and imported: a record
+#: names only records of its own kind or of the kinds before it.
+RecordKind = Literal["entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block",
+                     "review", "trace"]
+RECORD_KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 
 
 class Deletion(Model):
@@ -628,7 +673,9 @@ __all__ = [
     "MemoryUnit",
     "Op",
     "Page",
+    "RECORD_KINDS",
     "RecallStats",
+    "RecordKind",
     "Reached",
     "ReviewItem",
     "Rewrite",
@@ -637,15 +684,18 @@ __all__ = [
     "SearchRequest",
     "Step",
     "SourceRef",
+    "StoredTrace",
     "SubjectType",
     "TemporalMeta",
     "TimelineEvent",
     "Triple",
     "UnitFilter",
+    "Usage",
     "WriteBatch",
     "WriteContext",
     "content_hash",
     "entity_id",
+    "erasure_keys",
     "new_id",
     "normalise",
     "utcnow",

@@ -19,7 +19,8 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from datetime import datetime
+from typing import Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 from datetime import datetime
 
@@ -30,6 +31,7 @@ from .models import (
     Candidate,
     Decision,
     Deletion,
+    Entity,
     Episode,
     GroupUnit,
     Hit,
@@ -40,15 +42,23 @@ from .models import (
     Page,
     Reached,
     RecallStats,
+    RecordKind,
+    ReviewItem,
     Rewrite,
     Scope,
     Scored,
     SearchRequest,
     Step,
+    StoredTrace,
     UnitFilter,
+    Usage,
     WriteBatch,
     WriteContext,
 )
+
+#: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
+Record = Union[Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Usage, MemoryBlock, ReviewItem,
+               StoredTrace]
 
 
 @runtime_checkable
@@ -185,6 +195,49 @@ class MemoryStore(Protocol):
     def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
         """Rows ``{entity, via, ids}``: up to ``fanout`` ids of units about each entity (its id
         and name), for the entities of ``entity_ids`` found in the scope."""
+        ...
+
+    # -- whole subjects: listing, export and import, retention ---------------------------
+    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
+        """Every scope holding episodes, units or decisions, with how many of each
+        (``episodes``, ``units``, ``decisions``), in scope order."""
+        ...
+
+    def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
+        """One page of the scope's records of one kind, as stored: those whose key comes after
+        ``after`` ("" for the first page), in key order, and the key the next page starts after
+        (None when this was the last). Keys are ids, except ``usage`` (its unit's id) and
+        ``invalidation`` (the id of the decision: a page holds every edge of up to ``limit``
+        decisions). A unit comes with its own end only (no edge-derived end, no usage), an
+        episode without derived ids, a trace with its scores; search entries and entity words
+        are derived, never records."""
+        ...
+
+    def lookup(self, scope: Scope, kind: RecordKind, keys: Sequence[str]) -> tuple[list[Record], set[str]]:
+        """The scope's records of one kind with these keys (as ``dump`` gives them), and the
+        keys a record of another scope holds (ids are unique in the whole database; nothing
+        of that record is returned)."""
+        ...
+
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+        """Store records of one kind exactly as given (ids, system times and all), in one
+        transaction, with the links their fields name to records already stored (a link to
+        a record that is not stored is left out, as it was where the records come from).
+        Every record must be new (check with ``lookup``). Derived data is written with them:
+        units get their entities and search entries, edges recompute their units' entries,
+        archived usage takes its unit out of search, and for units and episodes ``derived``
+        gives the rest as ``commit`` takes it (``vectors`` and ``vector_model``; mention
+        links, and ``anchors`` for texts stored before). Returns how many were stored."""
+        ...
+
+    def erased(self, scope: Scope) -> bool:
+        """Whether an erasure (finished or not) covers the scope: one of the subject with no
+        project (every project) or of the scope's project."""
+        ...
+
+    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
+        """Delete the assembly traces created before ``before`` (of one scope, or of all),
+        in bounded batches; with ``dry_run`` only count them. Returns how many."""
         ...
 
 

@@ -13,7 +13,10 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .models import ApiKey, AssembleTrace, Decision, Episode, MemoryBlock, MemoryUnit, Op, ReviewItem, Scope
+from .models import (
+    ApiKey, AssembleTrace, Candidate, Decision, Deletion, Entity, Episode, Invalidation, MemoryBlock, MemoryUnit,
+    Op, ReviewItem, Scope, Usage,
+)
 
 if TYPE_CHECKING:
     from .pipelines.recall import Recalled
@@ -160,7 +163,8 @@ def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trace(value: AssembleTrace) -> dict[str, Any]:
-    """A stored assembly trace: what it loaded and recalled, and its token count."""
+    """A stored assembly trace: what it loaded and recalled, and its token count (and the
+    score of each recalled unit, from a ``StoredTrace``)."""
     return _scoped(value)
 
 
@@ -183,9 +187,24 @@ def block(value: MemoryBlock, tokens: int | None = None) -> dict[str, Any]:
     return _scoped(value, **({"tokens": tokens} if tokens is not None else {}))
 
 
+def _candidate(value: Candidate) -> dict[str, Any]:
+    """A candidate inside a record of the same scope: without the repeated scope."""
+    return _plain(value.model_dump(exclude={"scope"}))
+
+
 def review(value: ReviewItem) -> dict[str, Any]:
     """A candidate held for review (its candidate without the repeated scope)."""
-    return _scoped(value, candidate=_plain(value.candidate.model_dump(exclude={"scope"})))
+    return _scoped(value, candidate=_candidate(value.candidate))
+
+
+def usage_record(value: Usage) -> dict[str, Any]:
+    """A unit's recall statistics and archive state."""
+    return _scoped(value)
+
+
+def subject(value: Scope, counts: Mapping[str, int]) -> dict[str, Any]:
+    """A subject (scope and project) with counts of what it holds."""
+    return {**scope(value), **counts}
 
 
 def whoami(value: ApiKey | None) -> dict[str, Any]:
@@ -197,3 +216,34 @@ def key(value: ApiKey, token: str | None = None) -> dict[str, Any]:
     """An API key without its digest; ``key`` (the token itself) only when it was just made."""
     shown = _plain(value.model_dump(exclude={"digest"}))
     return {"id": value.id, **({"key": token} if token is not None else {}), **shown}
+
+
+# -- the export format: one record per line, ``{"type": ..., ...}`` ---------------------------
+def export_header(value: Scope, exported_at: datetime, format_name: str, version: int) -> dict[str, Any]:
+    """The first line of an export: what it is and whose records follow."""
+    return {"type": "header", "format": format_name, "version": version, **scope(value),
+            "exported_at": time(exported_at)}
+
+
+def entity_record(value: Entity) -> dict[str, Any]:
+    """An entity: its id, name as first written, normalised name and when it was first named."""
+    return _scoped(value)
+
+
+def decision_record(value: Decision) -> dict[str, Any]:
+    """A decision whole: ``decision`` with its timeline event's candidate and order as stored."""
+    event = value.event
+    return _scoped(value, event=None if event is None else {
+        **_plain(event.model_dump(exclude={"candidate"})),
+        "candidate": None if event.candidate is None else _candidate(event.candidate),
+    })
+
+
+def invalidation_record(value: Invalidation) -> dict[str, Any]:
+    """An invalidation edge: the unit, the decision it hangs from, both times and the reason."""
+    return _plain(value.model_dump())
+
+
+def deletion_record(value: Deletion) -> dict[str, Any]:
+    """The content-free record of an episode deletion."""
+    return _scoped(value)

@@ -7,6 +7,7 @@ import math
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound
@@ -17,6 +18,7 @@ from ..models import (
     Decision,
     Deletion,
     Edge,
+    Entity,
     Episode,
     GroupUnit,
     Hit,
@@ -27,16 +29,20 @@ from ..models import (
     Page,
     Reached,
     RecallStats,
+    RecordKind,
     ReviewItem,
     Rewrite,
     Scope,
     Scored,
     SearchRequest,
     Step,
+    StoredTrace,
     TemporalMeta,
     UnitFilter,
+    Usage,
     WriteBatch,
     entity_id,
+    erasure_keys,
     new_id,
     normalise,
     utcnow,
@@ -45,6 +51,7 @@ from ..models import (
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf
 from ..mentions import KnownNames, name_spans
+from ..ports import Record
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -60,6 +67,9 @@ class _State:
     edges: list[Invalidation] = field(default_factory=list)
     guards: dict[str, int] = field(default_factory=dict)
     traces: dict[str, AssembleTrace] = field(default_factory=dict)
+    #: trace id -> the score of each recalled unit, by rank.
+    trace_scores: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    entities: dict[str, Entity] = field(default_factory=dict)
     blocks: dict[tuple[str, str], MemoryBlock] = field(default_factory=dict)
     #: unit id -> (last recalled at, recall count): kept beside units, never on them.
     usage: dict[str, tuple[datetime, int]] = field(default_factory=dict)
@@ -78,8 +88,9 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._state = _State()
         self._lock = threading.RLock()
-        self._erasures: dict[tuple[str, str], dict] = {}
-        self._archived: set[str] = set()
+        self._erasures: list[dict] = []
+        #: unit id -> when it was archived.
+        self._archived: dict[str, datetime] = {}
         self._reviews: dict[str, ReviewItem] = {}
         self._keys: dict[str, ApiKey] = {}
 
@@ -151,22 +162,29 @@ class InMemoryStore:
             for key in batch.guards:
                 state.guards[key] = state.guards.get(key, 0) + 1
             state.units.update(new_units)
+            self._name_entities(batch.units)
             state.vectors.update({uid: v for uid, v in batch.vectors.items() if uid in new_units})
             state.decisions.update({d.id: d for d in batch.decisions})
             state.edges.extend(batch.invalidations)
             self._reviews.update({r.id: r for r in batch.reviews})
-            self._archived.difference_update(batch.unarchive)
-            for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
-                                      (state.episode_mentions, batch.episode_mentions)):
-                for owner, names in mentioned.items():
-                    owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
-            if batch.anchors:  # earlier units that name what is now known are linked too
-                known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                                   seen=[n for n, fact in batch.anchors if not fact])
-                for u in state.units.values():
-                    if u.scope == scope and u.id not in batch.unit_mentions:
-                        for m in known.find(u.content):
-                            state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
+            for uid in batch.unarchive:
+                self._archived.pop(uid, None)
+            self._mention(scope, batch)
+
+    def _mention(self, scope: Scope, batch: WriteBatch) -> None:
+        """The batch's mention links, and those of earlier units that name what it makes known."""
+        state = self._state
+        for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
+                                  (state.episode_mentions, batch.episode_mentions)):
+            for owner, names in mentioned.items():
+                owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
+        if batch.anchors:  # earlier units that name what is now known are linked too
+            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                               seen=[n for n, fact in batch.anchors if not fact])
+            for u in state.units.values():
+                if u.scope == scope and u.id not in batch.unit_mentions:
+                    for m in known.find(u.content):
+                        state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         with self._lock:
@@ -192,6 +210,8 @@ class InMemoryStore:
             for uid in doomed:
                 del self._state.units[uid]
                 self._state.vectors.pop(uid, None)
+                self._state.usage.pop(uid, None)
+                self._archived.pop(uid, None)
             self._state.edges = [e for e in self._state.edges if e.unit_id not in doomed]
             return len(doomed)
 
@@ -274,10 +294,11 @@ class InMemoryStore:
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at) -> int:
         with self._lock:
             ids = [i for i in unit_ids if i in self._state.units and self._state.units[i].scope == scope]
-            if archived_at is None:
-                self._archived.difference_update(ids)
-            else:
-                self._archived.update(ids)
+            for uid in ids:
+                if archived_at is None:
+                    self._archived.pop(uid, None)
+                else:
+                    self._archived[uid] = archived_at
             return len(ids)
 
     def archived_ids(self, scope: Scope) -> set[str]:
@@ -298,7 +319,7 @@ class InMemoryStore:
             st = self._state
             counts = {}
             for name, table in (("units", st.units), ("episodes", st.episodes), ("decisions", st.decisions),
-                                ("traces", st.traces)):
+                                ("traces", st.traces), ("entities", st.entities)):
                 doomed = [k for k, v in table.items() if mine(v.scope)][:batch]
                 for k in doomed:
                     del table[k]
@@ -311,8 +332,12 @@ class InMemoryStore:
             for k in reviews:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
-            for k in [k for k in st.vectors if k not in st.units]:
-                del st.vectors[k]
+            for table, kept in ((st.vectors, st.units), (self._archived, st.units), (st.unit_mentions, st.units),
+                                (st.episode_mentions, st.episodes)):
+                for k in [k for k in table if k not in kept]:
+                    del table[k]
+            for k in [k for k in st.trace_scores if k not in st.traces]:
+                del st.trace_scores[k]
             usage = [k for k in st.usage if k not in st.units][:batch]
             for k in usage:
                 del st.usage[k]
@@ -326,19 +351,20 @@ class InMemoryStore:
 
     def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str, actor: str | None = None) -> dict:
         with self._lock:
-            key = (subject_hash, project_hash)
-            record = self._erasures.setdefault(key, {"id": new_id(), "subject_type": subject_type,
-                                                     "subject_hash": subject_hash, "status": "running",
-                                                     "actor": actor})
+            running = [r for r in self._erasures if (r["subject_hash"], r["project_hash"], r["status"])
+                       == (subject_hash, project_hash, "running")]
+            if running:
+                return dict(running[0])
+            record = {"id": new_id(), "subject_type": subject_type, "subject_hash": subject_hash,
+                      "project_hash": project_hash, "status": "running", "actor": actor}
+            self._erasures.append(record)
             return dict(record)
 
     def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict:
         with self._lock:
-            for key, record in list(self._erasures.items()):
+            for record in self._erasures:
                 if record["id"] == erasure_id:
                     record.update(counts, status="done" if done else "running")
-                    if done:
-                        del self._erasures[key]
                     return dict(record)
             raise NotFound(f"no erasure {erasure_id}")
 
@@ -374,6 +400,11 @@ class InMemoryStore:
                 self._keys[key.id] = changed[-1]
             return changed
 
+    def erased(self, scope: Scope) -> bool:
+        subject, project = erasure_keys(scope.subject_type.value, scope.subject_id, scope.project_id)
+        with self._lock:
+            return any(r["subject_hash"] == subject and r["project_hash"] in ("", project) for r in self._erasures)
+
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
             st = self._state
@@ -391,8 +422,8 @@ class InMemoryStore:
                 st.usage.pop(k, None)
                 st.vectors.pop(k, None)
                 st.unit_mentions.pop(k, None)
+                self._archived.pop(k, None)
             st.episode_mentions.pop(episode_id, None)
-            self._archived.difference_update(units)
             for k in decisions:
                 del st.decisions[k]
             del st.episodes[episode_id]
@@ -506,6 +537,8 @@ class InMemoryStore:
     def put_trace(self, trace: AssembleTrace, scores=()) -> None:
         with self._lock:
             self._state.traces[trace.id] = trace
+            self._state.trace_scores[trace.id] = tuple(scores[rank] if rank < len(scores) else None
+                                                       for rank in range(len(trace.recalled_ids)))
 
     def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None:
         trace = self._state.traces.get(trace_id)
@@ -528,6 +561,108 @@ class InMemoryStore:
     def delete_block(self, scope: Scope, label: str) -> bool:
         with self._lock:
             return self._state.blocks.pop((scope.key, label), None) is not None
+
+    # -- whole subjects: listing, export and import, retention ---------------------------
+    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
+        with self._lock:
+            st = self._state
+            counts: dict[Scope, dict[str, int]] = {}
+            for name, table in (("episodes", st.episodes), ("units", st.units), ("decisions", st.decisions)):
+                for record in table.values():
+                    mine = counts.setdefault(record.scope, {"episodes": 0, "units": 0, "decisions": 0})
+                    mine[name] += 1
+        # The order Neo4j gives: by type, id, then project with no project last.
+        return sorted(counts.items(), key=lambda item: (item[0].subject_type.value, item[0].subject_id,
+                                                        item[0].project_id is None, item[0].project_id or ""))
+
+    def _records(self, kind: RecordKind) -> list[tuple[str, Scope, Record]]:
+        """Every stored record of one kind as (key, scope, record), as ``dump`` gives them."""
+        st = self._state
+        if kind == "invalidation":
+            return [(e.decision_id, st.decisions[e.decision_id].scope, e) for e in st.edges]
+        if kind == "usage":
+            return [(uid, st.units[uid].scope, self._usage(uid)) for uid in set(st.usage) | set(self._archived)
+                    if uid in st.units]
+        if kind == "trace":
+            return [(t.id, t.scope, StoredTrace(**dict(t), scores=st.trace_scores.get(t.id, ())))
+                    for t in st.traces.values()]
+        table = {"episode": st.episodes, "entity": st.entities, "unit": st.units, "deletion": st.deletions,
+                 "decision": st.decisions, "block": st.blocks, "review": self._reviews}[kind]
+        return [(r.id, r.scope, r) for r in table.values()]
+
+    def _usage(self, unit_id: str) -> Usage:
+        last, count = self._state.usage.get(unit_id, (None, 0))
+        return Usage(unit_id=unit_id, scope=self._state.units[unit_id].scope, recall_count=count,
+                     last_recalled_at=last, archived_at=self._archived.get(unit_id))
+
+    @staticmethod
+    def _order(kind: RecordKind, records: Iterable[Record]) -> list[Record]:
+        """Edges by unit and time, as Neo4j gives a decision's; other records as they come."""
+        records = list(records)
+        return sorted(records, key=lambda e: (e.unit_id, e.expired_at)) if kind == "invalidation" else records
+
+    def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
+        with self._lock:
+            mine = sorted(((k, r) for k, s, r in self._records(kind) if s == scope and k > after), key=lambda x: x[0])
+        keys = [(k, [r for _, r in group]) for k, group in groupby(mine, key=lambda x: x[0])][:limit]
+        page = [r for _, group in keys for r in self._order(kind, group)]
+        return page, keys[-1][0] if len(keys) == limit else None
+
+    def lookup(self, scope: Scope, kind: RecordKind, keys: Sequence[str]) -> tuple[list[Record], set[str]]:
+        wanted = set(keys)
+        with self._lock:
+            found = [(k, s, r) for k, s, r in self._records(kind) if k in wanted]
+        return (self._order(kind, (r for _, s, r in found if s == scope)),
+                {k for k, s, _ in found if s != scope})
+
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+        derived = derived or WriteBatch()
+        with self._lock:
+            st = self._state
+            if kind == "episode":
+                self.put_episodes(records)
+            for r in records if kind != "episode" else ():
+                if kind == "invalidation":
+                    st.edges.append(r)
+                elif kind == "usage":
+                    if r.last_recalled_at is not None:
+                        st.usage[r.unit_id] = (r.last_recalled_at, r.recall_count)
+                    if r.archived_at:
+                        self._archived[r.unit_id] = r.archived_at
+                elif kind == "trace":
+                    st.traces[r.id] = AssembleTrace(**{k: v for k, v in r if k != "scores"})
+                    st.trace_scores[r.id] = r.scores
+                elif kind == "block":
+                    st.blocks[(r.scope.key, r.label)] = r
+                elif kind == "review":
+                    self._reviews[r.id] = r
+                else:
+                    {"entity": st.entities, "unit": st.units, "deletion": st.deletions,
+                     "decision": st.decisions}[kind][r.id] = r
+            if kind == "unit":
+                self._name_entities(records)
+                st.vectors.update({u.id: derived.vectors[u.id] for u in records if u.id in derived.vectors})
+            self._mention(scope, derived)
+            return len(records)
+
+    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
+        with self._lock:
+            st = self._state
+            old = [t.id for t in st.traces.values() if (scope is None or t.scope == scope) and t.created_at < before]
+            if not dry_run:
+                for tid in old:
+                    del st.traces[tid]
+                    st.trace_scores.pop(tid, None)
+            return len(old)
+
+    def _name_entities(self, units: Iterable[MemoryUnit]) -> None:
+        """The entities units name that are not stored yet, named as the first unit writes them."""
+        for u in units:
+            for name in (u.triple.subject, u.triple.object) if u.triple else ():
+                if name:
+                    eid = entity_id(u.scope, name)
+                    self._state.entities.setdefault(eid, Entity(id=eid, scope=u.scope, name=name, norm=normalise(name),
+                                                                created_at=u.time.created_at))
 
     # -- helpers --------------------------------------------------------------------------
     def _matching(self, scope: Scope, flt: UnitFilter) -> list[MemoryUnit]:

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
+from ..cypher import load
 from ..entries import MIN, Span, micros, spans
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
@@ -30,6 +31,7 @@ from ..models import (
     Decision,
     Deletion,
     Edge,
+    Entity,
     Episode,
     Fact,
     GroupUnit,
@@ -39,22 +41,27 @@ from ..models import (
     MemoryUnit,
     Page,
     RecallStats,
+    RecordKind,
     ReviewItem,
     Rewrite,
     Scope,
     SourceRef,
+    StoredTrace,
     TemporalMeta,
     TimelineEvent,
     Triple,
     UnitFilter,
+    Usage,
     WriteBatch,
     entity_id,
+    erasure_keys,
     new_id,
     normalise,
     utcnow,
     words,
 )
 from ..mentions import KnownNames, name_spans
+from ..ports import Record
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
 
@@ -119,26 +126,21 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
     if triple:
         names = [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else [])
         for role, name in names:
-            entities.append(
-                {
-                    "id": entity_id(unit.scope, name),
-                    "role": role,
-                    "props": {
-                        **scope_props(unit.scope),
-                        "scope_token": unit.scope.token,
-                        "name": name,
-                        "norm": normalise(name),
-                        "words": words(name),
-                        "created_at": wire(unit.time.created_at),
-                    },
-                }
-            )
+            entity = Entity(id=entity_id(unit.scope, name), scope=unit.scope, name=name, norm=normalise(name),
+                            created_at=unit.time.created_at)
+            entities.append({"id": entity.id, "role": role, "props": entity_props(entity)})
     return {"props": props, "entities": entities}
+
+
+def entity_props(entity: Entity) -> dict[str, Any]:
+    """An entity node's properties; ``words`` (how a question names it) derive from its name."""
+    return {**scope_props(entity.scope), "scope_token": entity.scope.token, "name": entity.name,
+            "norm": entity.norm, "words": words(entity.name), "created_at": wire(entity.created_at)}
 
 
 def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
     u = row["unit"]
-    scope = Scope(subject_type=u["subject_type"], subject_id=u["subject_id"], project_id=u["project_id"])
+    scope = Scope(subject_type=u["subject_type"], subject_id=u["subject_id"], project_id=u.get("project_id"))
     triple = None
     if u.get("subject") and u.get("predicate"):
         triple = Triple(
@@ -234,7 +236,28 @@ def decision_row(decision: Decision) -> dict[str, Any]:
 def review_props(item: ReviewItem) -> dict[str, Any]:
     return {**scope_props(item.scope), "id": item.id, "status": item.status, "episode_id": item.episode_id,
             "extractor_version": item.extractor_version, "reason": item.reason, "created_at": item.created_at,
-            "candidate": item.candidate.model_dump_json()}
+            "decided_at": item.decided_at, "note": item.note, "candidate": item.candidate.model_dump_json()}
+
+
+def trace_params(trace: AssembleTrace, scores: Sequence[float | None]) -> dict[str, Any]:
+    """A trace as ``audit/put_traces`` stores it: its properties, the blocks it loaded and the
+    units it recalled with their rank and score."""
+    props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope", "scores"})}
+    for key in ("resident_ids", "recalled_ids", "rule_ids"):
+        props[key] = list(getattr(trace, key))
+    recalled = [{"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
+                for rank, uid in enumerate(trace.recalled_ids)]
+    return {"props": props, "resident": list(trace.resident_ids), "recalled": recalled}
+
+
+def block_params(block: MemoryBlock) -> dict[str, Any]:
+    """A block as ``blocks/put_block`` writes it."""
+    props = {**scope_props(block.scope), **block.model_dump(exclude={"scope", "id"})}
+    return {"scope": block.scope.key, "label": block.label, "id": block.id, "props": props}
+
+
+def deletion_props(record: Deletion) -> dict[str, Any]:
+    return {**scope_props(record.scope), **record.model_dump(exclude={"scope"})}
 
 
 def invalidation_row(inv: Invalidation) -> dict[str, Any]:
@@ -308,6 +331,10 @@ class Neo4jStore:
     def put_episodes(self, episodes: Sequence[Episode]) -> int:
         """Append episodes in one transaction; returns how many were new. An existing id with
         other content raises ``Conflict`` and stores none of them."""
+        return self.conn.write_tx(lambda tx: self._put_episodes(tx, episodes), what="put episodes")
+
+    @staticmethod
+    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> int:
         rows = [
             {
                 "id": e.id,
@@ -323,30 +350,17 @@ class Neo4jStore:
             for e in episodes
         ]
         expected = {e.id: e.fingerprint for e in episodes}
-
-        def work(tx: ManagedTransaction) -> int:
-            found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
-            clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
-            if clash:
-                raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
-            return sum(1 for r in found if r["created"])
-
-        return self.conn.write_tx(work, what="put episodes")
+        found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
+        clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
+        if clash:
+            raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
+        return sum(1 for r in found if r["created"])
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         rows = self.conn.read("store/get_episode", id=episode_id, scope=scope.key)
         if not rows:
             return None
-        e = rows[0]["episode"]
-        return Episode(
-            id=e["id"],
-            scope=scope,
-            occurred_at=to_datetime(e["occurred_at"]),
-            raw=e["raw"],
-            channel=e["channel"],
-            facts=tuple(Fact.model_validate(f) for f in json.loads(e["facts"] or "[]")),
-            derived_ids=tuple(rows[0]["derived_ids"]),
-        )
+        return _episode(rows[0]["episode"], scope, rows[0]["derived_ids"])
 
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
         rows = self.conn.read("store/processed_episodes", ids=list(ids), scope=scope.key)
@@ -607,7 +621,7 @@ class Neo4jStore:
                 named |= set(run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))[0]["entities"])
             record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
                                                  "decisions": rows[0]["decisions"]})
-            run(tx, "store/put_deletion", props={**scope_props(scope), **record.model_dump(exclude={"scope"})})
+            run(tx, "store/put_deletion", props=deletion_props(record))
             self._apply(tx, scope, units, decisions, invalidations, add, entries=False)
             prop = _layout(tx, add) or vector_property(1)
             self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
@@ -673,15 +687,7 @@ class Neo4jStore:
         return [_decision(r["decision"], scope) for r in rows]
 
     def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
-        props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope"})}
-        props["resident_ids"], props["recalled_ids"] = list(trace.resident_ids), list(trace.recalled_ids)
-        props["rule_ids"] = list(trace.rule_ids)
-        recalled = [
-            {"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
-            for rank, uid in enumerate(trace.recalled_ids)
-        ]
-        self.conn.write("audit/put_trace", props=props, resident=list(trace.resident_ids),
-                        recalled=recalled, scope=trace.scope.key)
+        self.conn.write("audit/put_traces", rows=[trace_params(trace, scores)], scope=trace.scope.key)
 
     def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None:
         rows = self.conn.read("audit/get_trace", id=trace_id, scope=scope.key)
@@ -712,13 +718,11 @@ class Neo4jStore:
 
     # -- blocks ---------------------------------------------------------------------------
     def put_block(self, block: MemoryBlock) -> None:
-        props = {**scope_props(block.scope), **block.model_dump(exclude={"scope", "id"})}
-        self.conn.write("blocks/put_block", scope=block.scope.key, label=block.label, id=block.id, props=props)
+        self.conn.write("blocks/put_block", **block_params(block))
 
     def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
         rows = self.conn.read("blocks/list_blocks", scope=scope.key, label=label)
-        fields = set(MemoryBlock.model_fields) - {"scope"}
-        return [MemoryBlock(scope=scope, **{k: v for k, v in _native(r["block"]).items() if k in fields}) for r in rows]
+        return [_fields(MemoryBlock, r["block"], scope) for r in rows]
 
     def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:
         found = self.list_blocks(scope, label)
@@ -726,6 +730,113 @@ class Neo4jStore:
 
     def delete_block(self, scope: Scope, label: str) -> bool:
         return self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0
+
+    # -- whole subjects: listing, export and import, retention ---------------------------
+    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
+        rows = self.conn.read("store/subjects")
+        return [(Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"]),
+                 {k: r[k] for k in ("episodes", "units", "decisions")}) for r in rows]
+
+    def _records(self, scope: Scope, kind: RecordKind, ids: Sequence[str] | None, after: str,
+                 limit: int) -> list[dict[str, Any]]:
+        label, key = _NODES[kind]
+        query = load("exchange/records").rendered(label=label, key=key)
+        return self.conn.read(query, scope=scope.key, subject_type=scope.subject_type.value,
+                              subject_id=scope.subject_id, ids=ids, after=after, limit=limit)
+
+    def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
+        rows = self._records(scope, kind, None, after, limit)
+        page = [record for row in rows for record in _record(kind, row, scope)]
+        return page, rows[-1]["key"] if len(rows) == limit else None
+
+    def lookup(self, scope: Scope, kind: RecordKind, keys: Sequence[str]) -> tuple[list[Record], set[str]]:
+        if not keys:
+            return [], set()
+        rows = self._records(scope, kind, list(keys), "", len(keys))
+        return ([record for row in rows if row["mine"] for record in _record(kind, row, scope)],
+                {row["key"] for row in rows if not row["mine"]})
+
+    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+        derived = derived or WriteBatch()
+
+        def work(tx: ManagedTransaction) -> None:
+            if kind == "episode":
+                self._put_episodes(tx, records)
+                self._apply(tx, scope, [], [], [], derived)  # the entities they name
+            elif kind == "unit":
+                self._apply(tx, scope, [unit_row(u) for u in records], [], [],
+                            derived.model_copy(update={"units": tuple(records)}))
+            elif kind == "invalidation":
+                self._apply(tx, scope, [], [], [invalidation_row(i) for i in records],
+                            WriteBatch(invalidations=tuple(records)))
+            elif kind == "decision":
+                # A decision may name a unit that is gone (deleted with its episode): its link
+                # is left out here as it was where the decision comes from.
+                run(tx, "store/create_decisions", rows=[decision_row(d) for d in records], scope=scope.key)
+            elif kind == "entity":
+                run(tx, "exchange/put_entities", rows=[{"id": e.id, "props": entity_props(e)} for e in records])
+            elif kind == "usage":
+                rows = [u.model_dump(exclude={"scope"}) for u in records]
+                run(tx, "exchange/put_usage", rows=rows, scope_props=scope_props(scope))
+                archived = [u.unit_id for u in records if u.archived_at is not None]
+                run(tx, "entries/set_searchable", ids=archived, scope=scope.key, searchable=False)
+            elif kind == "trace":
+                run(tx, "audit/put_traces", rows=[trace_params(t, t.scores) for t in records], scope=scope.key)
+            else:
+                # Deletions, blocks and review items: a subject holds few of them.
+                for record in records:
+                    if kind == "deletion":
+                        run(tx, "store/put_deletion", props=deletion_props(record))
+                    elif kind == "block":
+                        run(tx, "blocks/put_block", **block_params(record))
+                    else:
+                        run(tx, "review/put_review", props=review_props(record))
+
+        self.conn.write_tx(work, what=f"import {kind} records")
+        return len(records)
+
+    def erased(self, scope: Scope) -> bool:
+        subject, project = erasure_keys(scope.subject_type.value, scope.subject_id, scope.project_id)
+        return self.conn.read("erase/erased", subject_hash=subject, project_hashes=["", project])[0]["erased"]
+
+    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False, batch: int = 1_000) -> int:
+        key = scope.key if scope else None
+        if dry_run:
+            return self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"]
+        pruned = 0
+        while deleted := self.conn.write("audit/prune_traces", scope=key, before=before, batch=batch)[0]["deleted"]:
+            pruned += deleted
+        return pruned
+
+
+#: The node each record kind is read from (``exchange/records``), and its key property.
+_NODES: dict[str, tuple[str, str]] = {
+    "episode": ("Episode", "id"), "entity": ("Entity", "id"), "unit": ("Unit", "id"),
+    "deletion": ("Deletion", "id"), "decision": ("Decision", "id"), "invalidation": ("Decision", "id"),
+    "usage": ("Usage", "unit_id"), "block": ("Block", "id"), "review": ("Review", "id"), "trace": ("Trace", "id"),
+}
+
+
+def _record(kind: RecordKind, row: dict[str, Any], scope: Scope) -> list[Record]:
+    """The records of one ``exchange/records`` row: one, or a decision's edges."""
+    props = row["record"]
+    if kind == "invalidation":
+        edges = [Invalidation(decision_id=row["key"], **_native(e)) for e in row["edges"]]
+        return sorted(edges, key=lambda e: (e.unit_id, e.expired_at))
+    if kind == "unit":
+        return [unit_from_row({"unit": props, "expired_at": None, "invalid_at": props.get("invalid_at")})]
+    if kind == "decision":
+        return [_decision(props, scope)]
+    if kind == "episode":
+        return [_episode(props, scope)]
+    if kind == "review":
+        return [_review(props)]
+    if kind == "trace":
+        ranked = dict(row["scores"])
+        return [_fields(StoredTrace, props, scope,
+                        scores=tuple(ranked.get(rank) for rank in range(len(props["recalled_ids"]))))]
+    model = {"entity": Entity, "deletion": Deletion, "usage": Usage, "block": MemoryBlock}[kind]
+    return [_fields(model, props, scope)]
 
 
 def _native(value: Any) -> Any:
@@ -737,6 +848,18 @@ def _native(value: Any) -> Any:
     return to_datetime(value) if isinstance(value, DateTime) else value
 
 
+def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> Any:
+    """A model of the scope from a node's properties: the ones that are its fields."""
+    props = _native(props)
+    return model(scope=scope, **{k: v for k, v in props.items() if k in model.model_fields and k != "scope"}, **extra)
+
+
+def _episode(props: dict[str, Any], scope: Scope, derived_ids: Sequence[str] = ()) -> Episode:
+    facts = tuple(Fact.model_validate(f) for f in json.loads(props["facts"] or "[]"))
+    return Episode(id=props["id"], scope=scope, occurred_at=to_datetime(props["occurred_at"]), raw=props["raw"],
+                   channel=props["channel"], facts=facts, derived_ids=tuple(derived_ids))
+
+
 def _review(props: dict[str, Any]) -> ReviewItem:
     p = _native(props)
     scope = Scope(subject_type=p["subject_type"], subject_id=p["subject_id"], project_id=p.get("project_id"))
@@ -746,6 +869,4 @@ def _review(props: dict[str, Any]) -> ReviewItem:
 
 
 def _decision(props: dict[str, Any], scope: Scope) -> Decision:
-    props = _native(props)
-    fields = set(Decision.model_fields) - {"scope", "event"}
-    return Decision(scope=scope, event=event_from_props(props), **{k: v for k, v in props.items() if k in fields})
+    return _fields(Decision, props, scope, event=event_from_props(_native(props)))

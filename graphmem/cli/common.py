@@ -16,10 +16,12 @@ import ipaddress
 import json
 import logging
 import socket
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, NoReturn, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, NoReturn, Optional
 
 import typer
 
@@ -29,8 +31,10 @@ from graphmem.times import parse_optional_time
 
 if TYPE_CHECKING:
     from graphmem.api import GraphMem
+    from graphmem.models import MemoryUnit
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
 SubjectOpt = Annotated[str, typer.Option("--subject", "-s", help="The subject, TYPE:ID (e.g. user:alice).")]
 ProjectOpt = Annotated[Optional[str], typer.Option("--project", help="Optional project id of the subject.")]
 
@@ -146,6 +150,18 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+# -- input files ------------------------------------------------------------------------------
+def input_lines(file: str) -> tuple[str, Iterable[str]]:
+    """(name for messages, lines) of a text file, or of stdin for ``-``; a missing file exits 2.
+    The caller closes a file it got (not stdin)."""
+    if file == "-":
+        return "<stdin>", sys.stdin
+    path = Path(file)
+    if not path.is_file():
+        fail(f"{file}: no such file", 2)
+    return file, path.open(encoding="utf-8")
+
+
 # -- times ------------------------------------------------------------------------------------
 def option_time(text: str | None, option: str) -> datetime | None:
     """An ISO 8601 option value (``graphmem.times``); bad text exits 2 naming the option."""
@@ -168,6 +184,13 @@ def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
         human()
     else:
         typer.echo(human)
+
+
+def echo_unit(unit: "MemoryUnit") -> None:
+    """A unit for humans: its content, then both time axes as seen now."""
+    t = unit.time
+    typer.echo(f"unit {unit.id} ({unit.kind.value}): {unit.content}")
+    typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
 
 
 def stderr_progress():

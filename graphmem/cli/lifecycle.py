@@ -1,4 +1,5 @@
-"""`graphmem forget`, `episodes list|show|delete`, `archive`, `restore`, `review ...`, `reextract`."""
+"""`graphmem forget`, `episodes list|show|delete`, `archive`, `restore`, `review ...`, `reextract`,
+`traces prune`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from graphmem.cli.common import (
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
+traces = typer.Typer(help="Assembly traces (one per assemble): retention.", no_args_is_help=True)
 
 EpisodeArg = Annotated[str, typer.Argument(help="The episode id.")]
 
@@ -178,3 +180,23 @@ def reextract(
     result["failed"] = result["extraction_failed"]  # the key this command always had
     emit(result, as_json, f"re-extracted {report.episodes} episode(s); decisions: "
          + (", ".join(f"{k} {v}" for k, v in sorted(report.decisions.items())) or "none"))
+
+
+@traces.command("prune")
+def prune_traces(
+    ctx: typer.Context,
+    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    project: ProjectOpt = None,
+    older_than: Annotated[Optional[float], typer.Option(
+        "--older-than", help="Age in days [default: GRAPHMEM_TRACE_RETENTION_DAYS].")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would go; delete nothing.")] = False,
+    now: Annotated[Optional[str], typer.Option("--now", help="Judge ages as of this time (ISO 8601) [default: now].")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete assembly traces older than the retention (of one subject, or of all)."""
+    at = option_time(now, "--now")
+    with open_mem(ctx) as mem:
+        result = mem.prune_traces(subject, project, older_than_days=older_than, dry_run=dry_run, now=at)
+    doc = {**result, "before": views.time(result["before"]), "subject": subject, "project": project}
+    verb = "would delete" if dry_run else "deleted"
+    emit(doc, as_json, f"{verb} {result['traces']} trace(s) created before {doc['before']}")

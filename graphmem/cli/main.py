@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import admin, blocks, db, index, keys, lifecycle, read, serve, write
+from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
 from graphmem.cli.common import connection_options
 from graphmem.cli.mcp import app as mcp_app
 
@@ -20,6 +20,8 @@ app.add_typer(blocks.app, name="blocks")
 app.add_typer(index.app, name="index")
 app.add_typer(lifecycle.episodes, name="episodes")
 app.add_typer(lifecycle.review, name="review")
+app.add_typer(lifecycle.traces, name="traces")
+app.add_typer(read.units, name="units")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(keys.app, name="keys")
 
@@ -38,6 +40,10 @@ app.command()(lifecycle.archive)
 app.command()(lifecycle.restore)
 app.command()(lifecycle.reextract)
 app.command()(serve.serve)
+app.command()(write.retract)
+app.command()(read.subjects)
+app.command()(exchange.export)
+app.command("import")(exchange.import_)
 
 
 if __name__ == "__main__":  # pragma: no cover

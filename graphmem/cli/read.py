@@ -1,4 +1,5 @@
-"""`graphmem recall|assemble|history`: reading memory at a point on both time axes."""
+"""`graphmem recall|assemble|history|subjects|units show`: reading memory at a point on both
+time axes, and what it holds."""
 
 from __future__ import annotations
 
@@ -8,8 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, when
+from graphmem.cli.common import (
+    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, open_mem, option_time, when,
+)
 from graphmem.models import MemoryKind
+
+units = typer.Typer(help="Memory units: one as stored, with its usage.", no_args_is_help=True)
 
 AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
 KnownAtOpt = Annotated[Optional[str], typer.Option("--known-at", help="System time S (ISO 8601) [default: now].")]
@@ -99,3 +104,40 @@ def history(
         if not entries:
             typer.echo("no history")
     emit({"entries": [views.history_entry(e) for e in entries]}, as_json, human)
+
+
+def subjects(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Every subject holding episodes, units or decisions, with how many of each."""
+    with open_mem(ctx) as mem:
+        found = mem.subjects()
+    rows = [views.subject(s["scope"], {k: v for k, v in s.items() if k != "scope"}) for s in found]
+
+    def human() -> None:
+        for row in rows:
+            project = f" (project {row['project']})" if row["project"] else ""
+            typer.echo(f"{row['scope']}{project}: {row['episodes']} episode(s), {row['units']} unit(s), "
+                       f"{row['decisions']} decision(s)")
+        if not rows:
+            typer.echo("no subjects")
+    emit({"subjects": rows}, as_json, human)
+
+
+@units.command("show")
+def show_unit(
+    ctx: typer.Context,
+    unit_id: UnitArg,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One unit as seen now (whether or not still believed), with its recall statistics and
+    archive state."""
+    with open_mem(ctx) as mem:
+        found = mem.unit(unit_id, subject, project)
+    unit, usage = found["unit"], found["usage"]
+
+    def human() -> None:
+        echo_unit(unit)
+        archived = f"archived {when(usage.archived_at)}" if usage.archived_at else "searchable"
+        typer.echo(f"  recalled {usage.recall_count} time(s), last {when(usage.last_recalled_at)}; {archived}")
+    emit({**views.unit(unit), "usage": views.usage_record(usage)}, as_json, human)

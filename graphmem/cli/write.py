@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Annotated, Any, Iterable, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from pydantic import ValidationError
 
 from graphmem import views
 from graphmem.cli.common import (
-    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when,
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_lines, open_mem, option_time,
+    stderr_progress, when,
 )
 from graphmem.errors import GraphMemError, InvalidInput, error_line
 from graphmem.models import Episode, Fact, Scope
@@ -75,15 +75,6 @@ def parse_episode(line: str) -> Episode:
         raise ValueError(error_line(exc)) from None
 
 
-def _lines(file: str) -> tuple[str, Iterable[str]]:
-    if file == "-":
-        return "<stdin>", sys.stdin
-    path = Path(file)
-    if not path.is_file():
-        fail(f"{file}: no such file", 2)
-    return file, path.open(encoding="utf-8")
-
-
 def ingest(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="A JSON Lines file of episodes, or - for stdin.")],
@@ -93,7 +84,7 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
-    name, lines = _lines(file)
+    name, lines = input_lines(file)
     episodes: list[Episode] = []
     numbers: list[int] = []
     failed: list[dict] = []
@@ -179,6 +170,24 @@ def remember(
     emit(result, as_json, human)
 
 
+def retract(
+    ctx: typer.Context,
+    unit_id: UnitArg,
+    subject: SubjectOpt,
+    reason: Annotated[str, typer.Option("--reason", help="Why: stored with the DELETE decision.")],
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retract a fact: a DELETE decision with your reason, drawn through its timeline (what it
+    had ended holds again); the fact stays in history."""
+    with open_mem(ctx) as mem:
+        report = mem.retract(unit_id, subject, reason, project, actor=ACTOR)
+    result = {"unit_id": unit_id, **views.write_report(report)}
+    done = result["decisions"]["DELETE"] > 0
+    emit(result, as_json, f"retracted {unit_id}" if done else
+         f"nothing to retract: unit {unit_id} shows no current fact (a NOOP decision says so)")
+
+
 def decisions(
     ctx: typer.Context,
     subject: SubjectOpt,
@@ -230,9 +239,7 @@ def explain(
     result = views.explanation(info)
 
     def human() -> None:
-        t = unit.time
-        typer.echo(f"unit {unit.id} ({unit.kind.value}): {unit.content}")
-        typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
+        echo_unit(unit)
         if episode:
             typer.echo(f"episode {episode.id} ({episode.channel}, {when(episode.occurred_at)}): {episode.raw}")
         else:

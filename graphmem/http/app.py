@@ -20,7 +20,7 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -34,6 +34,7 @@ from ..config import Settings
 from ..errors import error_line
 from ..keys import subject_name
 from ..models import Episode, MemoryKind, Scope
+from ..pipelines import exchange
 from ..times import parse_optional_time
 from .errors import ApiError, install
 from .errors import body as error_body
@@ -42,6 +43,8 @@ from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, RawPath
 STATIC = Path(__file__).parent / "static"
 #: The actor of writes made by a server without keys (``--insecure-no-auth``).
 OPEN_ACTOR = "http"
+#: The media type of an export (JSON Lines).
+NDJSON = "application/x-ndjson"
 #: Decisions a cursor can page through (``GraphMem.decisions`` reads the newest first).
 DECISION_WINDOW = 10_000
 #: Seconds /readyz waits for the checks: a probe must answer while the driver still retries
@@ -114,10 +117,6 @@ def offset_of(cursor: str | None) -> int:
     if not cursor.isdigit():
         raise ApiError(422, "invalid_input", "cursor: not a cursor this API returned")
     return int(cursor)
-
-
-def not_available(what: str) -> ApiError:
-    return ApiError(501, "not_implemented", f"{what} is not available in this version of graphmem")
 
 
 # -- request bodies ---------------------------------------------------------------------------
@@ -261,9 +260,13 @@ async def me(caller: CallerDep) -> dict:
     return views.whoami(caller.key)
 
 
-@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts (501 in this version)")
+@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts")
 async def subjects(caller: CallerDep) -> dict:
-    raise not_available("listing subjects")
+    def work() -> dict:
+        held = None if caller.admin else set(caller.key.subjects)
+        return {"subjects": [views.subject(s["scope"], {k: n for k, n in s.items() if k != "scope"})
+                             for s in caller.mem.subjects() if held is None or subject_name(s["scope"]) in held]}
+    return await caller.run(work)
 
 
 @v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)")
@@ -342,9 +345,12 @@ async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
 
 
 @v1.post("/subjects/{subject}/units/{unit_id}/retract", tags=["read"],
-         summary="Retract a fact with a reason (501 in this version)")
+         summary="Retract a fact with a reason: a DELETE decision, through its timeline")
 async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
-    raise not_available("retracting a unit")
+    def work() -> dict:
+        report = caller.mem.retract(segment(unit_id), scope, body.reason, actor=caller.actor)
+        return {"unit_id": segment(unit_id), **views.write_report(report)}
+    return await caller.run(work)
 
 
 @v1.get("/subjects/{subject}/traces/{trace_id}", tags=["read"], summary="A stored assembly trace")
@@ -405,11 +411,20 @@ async def forget(scope: Target, caller: CallerDep, confirm: bool = False) -> dic
     return await caller.run(lambda: caller.mem.forget(scope, project=scope.project_id, actor=caller.actor))
 
 
-@v1.get("/subjects/{subject}/export", tags=["subjects"], summary="The subject as JSON Lines (501 in this version)")
-async def export(scope: Target, caller: CallerDep) -> dict:
-    raise not_available("export")
+@v1.get("/subjects/{subject}/export", tags=["subjects"], summary="The subject as JSON Lines (`graphmem export`)",
+        response_class=Response, responses={200: {"content": {NDJSON: {}}}})
+async def export(scope: Target, caller: CallerDep) -> Response:
+    # Read whole within the gate (its concurrency cap and timeout hold for exports too).
+    text = await caller.run(lambda: "".join(json.dumps(r) + "\n" for r in caller.mem.export(scope)))
+    return Response(text, media_type=NDJSON)
 
 
-@v1.post("/import", tags=["subjects"], summary="Import an export (admin key; 501 in this version)")
-async def import_(caller: CallerDep) -> dict:
-    raise not_available("import")
+@v1.post("/import", tags=["subjects"], summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)")
+async def import_(request: Request, caller: CallerDep,
+                  force: Annotated[bool, Query(description="Import a subject erased from this database.")] = False
+                  ) -> dict:
+    try:  # the key was checked for being an admin key before (guard.Authenticate)
+        lines = (await request.body()).decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "bad_request", f"the body is not UTF-8 text ({exc.reason})") from None
+    return await caller.run(lambda: caller.mem.import_(exchange.read_lines(lines, "body"), force=force))

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Callable
 
@@ -31,6 +30,7 @@ from ..models import (
     Scope,
     UnitFilter,
     WriteBatch,
+    erasure_keys,
     utcnow,
 )
 from ..ports import MemoryIndex, MemoryPolicy
@@ -40,16 +40,11 @@ KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "revi
          "deletions", "entries")
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
            progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
     """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
     (``actor``, kept on the record) and counts per kind."""
-    record = store.start_erasure(subject_type, _hash(f"{subject_type}:{subject_id}"),
-                                 _hash(project_id) if project_id else "", actor=actor)
+    record = store.start_erasure(subject_type, *erasure_keys(subject_type, subject_id, project_id), actor=actor)
     totals = {k: int(record.get(k) or 0) for k in KINDS}
     while True:
         counts = store.erase_batch(subject_type, subject_id, project_id, batch)

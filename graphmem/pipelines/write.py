@@ -91,6 +91,10 @@ class _Planned:
     extractor_version: str
     position: tuple[int, int]
     order_at: datetime | None = None
+    #: (group, value, single) when they are given rather than derived from the candidate.
+    group: tuple[str, str, bool] | None = None
+    #: An operator's reason: the decision is the operator's, in no episode's log.
+    operator: str | None = None
 
 
 def group_of(c: Candidate, single: bool) -> tuple[str, str]:
@@ -221,6 +225,24 @@ class WritePipeline:
         return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}",
                          actor=actor)
 
+    def retract(self, unit: MemoryUnit, reason: str, actor: str | None = None) -> WriteReport:
+        """Retract a stored fact on an operator's word: a retraction of the unit's value in its
+        timeline group, after every assertion made so far, so the timeline is drawn again as
+        for any retraction (each earlier assertion of the value is withdrawn, what they had
+        ended holds again; the fact stays in history). Its DELETE decision carries ``reason``
+        and belongs to no episode's log: neither re-extracting nor deleting the unit's episode
+        (the candidate's provenance) undoes it. An assertion made later stands."""
+        episode = self.store.get_episode(unit.source.episode_id, unit.scope)
+        if episode is None:
+            raise NotFound(f"episode {unit.source.episode_id} of unit {unit.id} no longer exists")
+        events, _ = self.store.group_state(unit.scope, [unit.group] if unit.group else [])
+        owner = next((d.event for d in events if d.id == unit.source.assertion_id), None)
+        candidate = Candidate(kind=unit.kind, scope=unit.scope, content=unit.content, valid_at=unit.time.valid_at,
+                              labels=unit.labels, confidence=unit.confidence, triple=unit.triple, retract=True)
+        planned = _Planned(episode, candidate, "operator", (0, 0), operator=reason,
+                           group=(owner.group, owner.value, owner.single) if owner else None)
+        return self._run(unit.scope, [planned], [], WriteReport(), gated=False, actor=actor)
+
     def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None,
                   actor: str | None = None) -> WriteReport:
         """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
@@ -274,7 +296,7 @@ class WritePipeline:
         for attempt in range(MAX_ATTEMPTS):
             try:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
-                batch = batch.model_copy(update=self._mentions(scope, batch.units, episodes))
+                batch = batch.model_copy(update=mention_links(self.store, scope, batch.units, episodes))
                 batch = batch.model_copy(update={"decisions": tuple(
                     d.model_copy(update={"actor": actor}) for d in batch.decisions)})
                 self.store.commit(batch, scope)
@@ -308,8 +330,7 @@ class WritePipeline:
                               extractor_version=p.extractor_version, reason=reason)
             held.append(item)
             decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
-        keyed = [(p, self.policy.is_single_valued(p.candidate)) for p in todo]
-        keyed = [(p, single, *group_of(p.candidate, single)) for p, single in keyed]
+        keyed = [(p, *self._grouped(p)) for p in todo]
         groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
         guards = {"group:" + g for g in groups}
         versions = self.store.guard_versions(scope, guards)  # read before the groups
@@ -348,6 +369,7 @@ class WritePipeline:
             showing = self._showing(group, value, now)
             if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
                 reason = f"retraction of {c.content!r}" if showing else "retraction matched no current fact"
+                reason = f"{p.operator} ({reason})" if p.operator else reason
                 d = self._decision(Op.DELETE if showing else Op.NOOP, reason, p, now, target=showing)
             elif any(a.value == value for a in group.standing(now)):  # stage 2: a restatement
                 before = timeline.stretches(group.standing(now), single)
@@ -391,39 +413,18 @@ class WritePipeline:
                            vectors=vectors)
         return batch, [r.id for r in held]
 
+    def _grouped(self, p: _Planned) -> tuple[bool, str, str]:
+        """(single, group, value) of a planned candidate."""
+        if p.group is not None:
+            group, value, single = p.group
+            return single, group, value
+        single = self.policy.is_single_valued(p.candidate)
+        return (single, *group_of(p.candidate, single))
+
     def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
         events, units = self.store.group_state(scope, [group])
         single = events[0].event.single if events else False
         state[group] = _Group(single=single, events=events, units=units)
-
-    def _mentions(self, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
-        """The entities new units and episodes name (``graphmem.mentions``): speakers and proper
-        names as written, and the names the scope knows (``KnownNames``: its facts' entities,
-        case-folded; names written as proper names anywhere in it, where capitalised), this
-        batch's included; and the names this batch makes known, for earlier texts."""
-        texts = sorted({u.content for u in units} | {e.raw for e in episodes})
-        if not texts:
-            return {}
-        known = self.store.known_names(scope, texts)
-        facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
-        seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
-        names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
-                           seen=[*(n for n, fact in known.items() if not fact), *seen])
-        found = {text: mentions(text, names) for text in texts}
-
-        def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
-            return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
-
-        was_fact = {normalise(n) for n, fact in known.items() if fact}
-        was_known = {normalise(n) for n in known} | {normalise(n) for n in facts}
-        anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
-        anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
-        return {
-            "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
-                                          if u.triple else set()) for u in units},
-            "episode_mentions": {e.id: named(e.raw) for e in episodes},
-            "anchors": tuple(sorted(anchors.values())),
-        }
 
     def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
         decision = self.policy.reconcile(p.candidate, neighbours)  # stage 3
@@ -519,9 +520,41 @@ class WritePipeline:
         return {i: [s.unit for s in hits if s.unit.kind == todo[i].candidate.kind] for i, hits in zip(picked, found)}
 
     def _decision(self, op: Op, reason: str, p: _Planned, now: datetime, target: str | None = None) -> Decision:
-        return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope, policy=self.policy.name,
-                        confidence=p.candidate.confidence, decided_at=now, episode_id=p.episode.id,
+        return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope,
+                        policy="operator" if p.operator else self.policy.name, confidence=p.candidate.confidence,
+                        decided_at=now, episode_id=None if p.operator else p.episode.id,
                         candidate=p.candidate.content)
+
+
+def mention_links(store: MemoryStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
+    """The entities units and episodes written together (a write's new ones, or an import's)
+    name (``graphmem.mentions``): speakers and proper names as written, and the names the scope
+    knows (``KnownNames``: its facts' entities, case-folded; names written as proper names
+    anywhere in it, where capitalised), these included; and the names they make known, for
+    earlier texts: ``WriteBatch`` fields."""
+    texts = sorted({u.content for u in units} | {e.raw for e in episodes})
+    if not texts:
+        return {}
+    known = store.known_names(scope, texts)
+    facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
+    seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
+    names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
+                       seen=[*(n for n, fact in known.items() if not fact), *seen])
+    found = {text: mentions(text, names) for text in texts}
+
+    def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+        return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
+
+    was_fact = {normalise(n) for n, fact in known.items() if fact}
+    was_known = {normalise(n) for n in known} | {normalise(n) for n in facts}
+    anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
+    anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
+    return {
+        "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
+                                      if u.triple else set()) for u in units},
+        "episode_mentions": {e.id: named(e.raw) for e in episodes},
+        "anchors": tuple(sorted(anchors.values())),
+    }
 
 
 def _probe(ev: TimelineEvent, now: datetime) -> timeline.Event:

@@ -227,13 +227,38 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
         "internal error: the server log has the details"
 
 
-def test_not_yet_available_endpoints_say_so(api):
-    alice = fresh_scope()
-    admin = api.key(admin=True)
-    for method, url, body in [("GET", "/v1/subjects", None), ("GET", path(alice, "/export"), None),
-                              ("POST", "/v1/import", None), ("POST", path(alice, "/units/u/retract"), {"reason": "x"})]:
-        assert "is not available in this version" in error(api, method, url, 501, "not_implemented", headers=admin,
-                                                           body=body)
+def test_subjects_retract_export_and_import(api):
+    alice, bob = fresh_scope(), fresh_scope()
+    key, admin = api.key(alice), api.key(admin=True)
+    for n, (city, when) in enumerate([("Paris", "2020-01-01"), ("Berlin", "2022-01-01")]):
+        api("POST", path(alice, "/episodes"), key, {"episodes": [episode(f"{alice.subject_id}:{n}", city, when)]})
+    api("POST", path(bob, "/episodes"), admin, {"episodes": [episode(f"{bob.subject_id}:0", "Rome", "2021-01-01")]})
+    mine = api("GET", "/v1/subjects", key)["subjects"]
+    assert mine == [{"scope": name(alice), "project": None, "episodes": 2, "units": 2, "decisions": 2}]
+    assert {name(alice), name(bob)} <= {s["scope"] for s in api("GET", "/v1/subjects", admin)["subjects"]}
+
+    def where(headers: dict) -> list[str]:
+        hits = api("POST", path(alice, "/recall"), headers, {"query": "where does Alice live?"})["hits"]
+        return [h["content"] for h in hits]
+
+    [berlin] = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?"})["hits"]
+    done = api("POST", path(alice, f"/units/{berlin['id']}/retract"), key, {"reason": "a typo"})
+    assert done["unit_id"] == berlin["id"] and done["decisions"]["DELETE"] == 1 and where(key) == ["Alice lives in Paris"]
+    [retraction] = api("GET", path(alice, "/decisions?op=DELETE"), key)["decisions"]
+    assert retraction["reason"].startswith("a typo") and retraction["actor"] == key["Authorization"].split("_")[1]
+    assert error(api, "POST", path(alice, "/units/nope/retract"), 404, "not_found", headers=key, body={"reason": "x"})
+
+    exported = api("GET", path(alice, "/export"), key)
+    assert exported.headers["content-type"].startswith("application/x-ndjson")
+    records = [json.loads(line) for line in exported.text.splitlines()]
+    assert records[0]["type"] == "header" and records[0]["scope"] == name(alice)
+    api("DELETE", path(alice, "?confirm=true"), admin)
+    assert "was erased" in error(api, "POST", "/v1/import", 409, "conflict", headers=admin, content=exported.text)
+    imported = api("POST", "/v1/import?force=true", admin, content=exported.text)
+    assert imported["imported"]["unit"] == sum(r["type"] == "unit" for r in records)
+    assert where(admin) == ["Alice lives in Paris"]  # erasing revoked the key that held only alice
+    assert error(api, "POST", "/v1/import", 422, "invalid_input", headers=admin,
+                 content='{"type": "unit"}\n') == "body:1: scope: must be a string TYPE:ID"
 
 
 def test_blocks(api):

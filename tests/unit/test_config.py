@@ -21,6 +21,7 @@ ENV_NAMES = {
     "http_max_body": "GRAPHMEM_HTTP_MAX_BODY", "http_timeout": "GRAPHMEM_HTTP_TIMEOUT",
     "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY", "http_queue": "GRAPHMEM_HTTP_QUEUE",
     "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS", "mcp_token": "GRAPHMEM_MCP_TOKEN",
+    "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS",
 }
 VALUES = {
     "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
@@ -29,6 +30,7 @@ VALUES = {
     "list_weights": '{"time": 2.0}',
     "http_max_body": "4096", "http_timeout": "2.5", "http_concurrency": "3", "http_queue": "7",
     "http_cors_origins": "http://a.test,http://b.test", "mcp_token": "t",
+    "trace_retention_days": "30.0",
 }
 
 

@@ -1,0 +1,296 @@
+"""Export and import of a whole subject, lossless on both time axes.
+
+An export is JSON Lines: a header ``{"type": "header", "format": "graphmem-export", "version":
+1, "scope", "project", "exported_at"}``, then every record of the scope kind by kind
+(``RECORD_KINDS``), each ``{"type": kind, ...}`` in the shape ``graphmem.views`` gives that kind,
+with every time at full precision. Nothing derived is exported: search entries (their vectors
+come from the importing side's embedder), entity words, mention links (found again in the
+imported texts, ``graphmem.mentions``), and the links between records (each is drawn again from
+the ids its records name). Lock versions and commit keys are not exported
+either: a lock's version only orders writers in flight (on a database without it every writer
+reads 0 before it commits, which is consistent) and a commit key only lets a retried
+transaction find that it already landed; an import is idempotent by the records' own ids.
+
+Import validates every record before it writes anything (a bad record stores nothing), refuses
+a subject that was erased here unless forced, and compares the records whose keys are already
+stored: the same record is skipped, another one under the same key is a ``Conflict`` naming it
+(and nothing is written). Then it writes kind by kind in bounded batches, one transaction each,
+search entries with their units; an import cut short leaves what it wrote consistent and
+searchable, and running it again writes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping
+
+from pydantic import ValidationError
+
+from .. import views
+from ..errors import Conflict, InvalidInput, error_line
+from ..models import (
+    RECORD_KINDS,
+    Decision,
+    Deletion,
+    Entity,
+    Episode,
+    Invalidation,
+    MemoryBlock,
+    MemoryUnit,
+    Model,
+    RecordKind,
+    ReviewItem,
+    Scope,
+    StoredTrace,
+    UTCDatetime,
+    Usage,
+    WriteBatch,
+    utcnow,
+)
+from ..ports import MemoryIndex, MemoryStore, Record
+from .write import mention_links
+
+FORMAT = "graphmem-export"
+VERSION = 1
+#: Records per transaction on import, and per read on export.
+BATCH = 500
+
+MODELS: dict[str, type[Model]] = {
+    "episode": Episode, "entity": Entity, "unit": MemoryUnit, "deletion": Deletion, "decision": Decision,
+    "invalidation": Invalidation, "usage": Usage, "block": MemoryBlock, "review": ReviewItem, "trace": StoredTrace,
+}
+VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "episode": views.episode, "entity": views.entity_record, "unit": views.unit, "deletion": views.deletion_record,
+    "decision": views.decision_record, "invalidation": views.invalidation_record, "usage": views.usage_record,
+    "block": views.block, "review": views.review, "trace": views.trace,
+}
+
+
+class Header(Model):
+    """The first record of an export."""
+
+    type: Literal["header"]
+    format: Literal["graphmem-export"]
+    version: Literal[1]
+    scope: str
+    project: str | None = None
+    exported_at: UTCDatetime
+
+    def subject(self) -> Scope:
+        return Scope.parse(self.scope, self.project)
+
+
+def export(store: MemoryStore, scope: Scope, batch: int = BATCH, now: datetime | None = None) -> Iterator[dict]:
+    """The header, then every record of the scope, kind by kind, read a page at a time."""
+    yield views.export_header(scope, now or utcnow(), FORMAT, VERSION)
+    for kind in RECORD_KINDS:
+        after: str | None = ""
+        while after is not None:
+            page, after = store.dump(scope, kind, after, batch)
+            for record in page:
+                yield {"type": kind, **VIEWS[kind](record)}
+
+
+def key(kind: RecordKind, record: Record) -> str:
+    """What ``MemoryStore.lookup`` finds a record by."""
+    if kind == "invalidation":
+        return record.decision_id
+    return record.unit_id if kind == "usage" else record.id
+
+
+def identity(kind: RecordKind, record: Record) -> Any:
+    """What one record is: its key, or for an edge its unit, decision and system time."""
+    return (record.unit_id, record.decision_id, record.expired_at) if kind == "invalidation" else key(kind, record)
+
+
+def describe(kind: RecordKind, record: Record) -> str:
+    if kind == "invalidation":
+        return f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
+    return f"{kind} {key(kind, record)}"
+
+
+def parse(data: Any) -> tuple[str, Any]:
+    """One record (a JSON object) as ``("header", Header)`` or ``(kind, model)``; raises
+    ``InvalidInput`` naming the bad field. A unit's ``expired_at``, ``last_recalled_at`` and
+    ``recall_count`` are derived (from invalidation and usage records) and not read; nor are an
+    episode's ``derived_ids``."""
+    if not isinstance(data, Mapping):
+        raise InvalidInput("a record is a JSON object")
+    fields = dict(data)
+    kind = fields.pop("type", None)
+    try:
+        if kind == "header":
+            header = Header.model_validate(data)
+            header.subject()  # a header names a valid subject
+            return "header", header
+        if kind not in MODELS:
+            raise InvalidInput(f"type: {kind!r} is not a record type: use header|{'|'.join(RECORD_KINDS)}")
+        if kind != "invalidation":
+            subject = fields.pop("scope", None)
+            if not isinstance(subject, str):
+                raise InvalidInput("scope: must be a string TYPE:ID")
+            fields["scope"] = scope = Scope.parse(subject, fields.pop("project", None))
+            _scope_candidates(fields, scope)
+        value = MODELS[kind].model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidInput(f"{kind} {error_line(exc)}") from None
+    except ValueError as exc:
+        raise InvalidInput(error_line(exc)) from None
+    if kind == "unit":
+        value = value.model_copy(update={"time": value.time.model_copy(
+            update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})})
+    elif kind == "episode":
+        value = value.model_copy(update={"derived_ids": ()})
+    return kind, value
+
+
+def _scope_candidates(fields: dict[str, Any], scope: Scope) -> None:
+    """Candidates inside a record are written without the scope they share with it."""
+    if isinstance(fields.get("candidate"), Mapping):
+        fields["candidate"] = {**fields["candidate"], "scope": scope}
+    event = fields.get("event")
+    if isinstance(event, Mapping) and isinstance(event.get("candidate"), Mapping):
+        fields["event"] = {**event, "candidate": {**event["candidate"], "scope": scope}}
+
+
+@dataclass
+class Plan:
+    """A validated export, ready to import: its scope and its records by kind, each with where
+    it was read (for messages)."""
+
+    scope: Scope
+    records: dict[str, list[tuple[str, Record]]] = field(default_factory=lambda: {k: [] for k in RECORD_KINDS})
+
+
+def read(items: Iterable[tuple[str, Any]]) -> Plan:
+    """Validate a whole export, given as (where, JSON object) pairs: each record, the header
+    first and once, one scope throughout, no key twice, and every edge and usage naming a unit
+    (and decision) of the export. Raises ``InvalidInput`` starting with the bad record's where."""
+    plan: Plan | None = None
+    seen: dict[tuple[str, Any], str] = {}
+    for where, data in items:
+        try:
+            kind, value = parse(data)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from None
+        if kind == "header":
+            if plan is not None:
+                raise InvalidInput(f"{where}: a second header")
+            plan = Plan(scope=value.subject())
+            continue
+        if plan is None:
+            raise InvalidInput(f"{where}: an export starts with its header record")
+        if kind != "invalidation" and value.scope != plan.scope:
+            raise InvalidInput(f"{where}: {kind} of {value.scope}, in an export of {plan.scope}")
+        first = seen.setdefault((kind, identity(kind, value)), where)
+        if first != where:
+            raise InvalidInput(f"{where}: {describe(kind, value)} again (first at {first})")
+        plan.records[kind].append((where, value))
+    if plan is None:
+        raise InvalidInput("no records: an export starts with its header record")
+    units = {r.id for _, r in plan.records["unit"]}
+    decisions = {r.id for _, r in plan.records["decision"]}
+    for where, r in plan.records["invalidation"]:
+        if r.unit_id not in units or r.decision_id not in decisions:
+            raise InvalidInput(f"{where}: names a unit or decision that is not in the export")
+    for where, r in plan.records["usage"]:
+        if r.unit_id not in units:
+            raise InvalidInput(f"{where}: names a unit that is not in the export")
+    labels: dict[str, str] = {}
+    for where, r in plan.records["block"]:
+        if labels.setdefault(r.label, where) != where:
+            raise InvalidInput(f"{where}: a second block {r.label!r} (first at {labels[r.label]})")
+    return plan
+
+
+def read_lines(lines: Iterable[str], name: str) -> Plan:
+    """``read`` over JSON Lines (blank lines skipped); records are named ``name:line``."""
+    def items() -> Iterator[tuple[str, Any]]:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                yield f"{name}:{number}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{name}:{number}: not JSON: {exc.msg} (column {exc.colno})") from None
+
+    return read(items())
+
+
+def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool = False,
+                batch: int = BATCH) -> dict[str, Any]:
+    """Write a validated export (see the module docstring). Returns the scope and, per kind,
+    how many records were ``imported`` and how many were already stored (``skipped``).
+
+    Raises:
+        Conflict: the subject was erased here (and not ``force``), or a key is held by another
+            record (of another subject, or with other content); nothing is written then.
+    """
+    scope = plan.scope
+    if not force and store.erased(scope):
+        raise Conflict(f"{scope} was erased from this database: import it again only with force (--force)")
+    fresh, skipped = _new(store, plan, batch)
+    # Mention links are derived: drawn with what every imported text makes known, and, for
+    # texts stored before, by the names new here (with the first texts, before those are
+    # searchable, as a write draws them).
+    links = mention_links(store, scope, fresh["unit"], fresh["episode"])
+    anchored = "unit" if fresh["unit"] else "episode"
+    for kind in RECORD_KINDS:
+        records = fresh[kind]
+        for start in range(0, len(records), batch):
+            chunk = records[start:start + batch]
+            anchors = links.get("anchors", ()) if kind == anchored and start == 0 else ()
+            derived = None
+            if kind == "unit":  # search entries are written with their units: embed first
+                derived = WriteBatch(
+                    vectors=dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk]))),
+                    vector_model=index.embedder.name, anchors=anchors,
+                    unit_mentions={u.id: links["unit_mentions"][u.id] for u in chunk})
+            elif kind == "episode":
+                derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
+                                     anchors=anchors)
+            store.load(scope, kind, chunk, derived)
+    return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
+            "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+
+
+def _new(store: MemoryStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:
+    """The records of the plan not stored yet, by kind, and how many of each are; ``Conflict``
+    when a key is held by another record."""
+    scope = plan.scope
+    fresh: dict[str, list[Record]] = {}
+    skipped: Counter = Counter()
+    for kind in RECORD_KINDS:
+        items = plan.records[kind]
+        stored: dict[Any, Record] = {}
+        keys = sorted({key(kind, r) for _, r in items})
+        for start in range(0, len(keys), batch):
+            found, elsewhere = store.lookup(scope, kind, keys[start:start + batch])
+            if elsewhere:
+                raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
+            stored.update((identity(kind, r), r) for r in found)
+        fresh[kind] = []
+        for where, r in items:
+            old = stored.get(identity(kind, r))
+            if old is None:
+                fresh[kind].append(r)
+            elif same(kind, old, r):
+                skipped[kind] += 1
+            else:
+                raise Conflict(f"{where}: {describe(kind, r)} already exists with other content")
+    labels = {b.label: b.id for b in store.list_blocks(scope)}
+    for block in fresh["block"]:
+        if block.label in labels:
+            raise Conflict(f"block {block.label!r} of {scope} already exists as block {labels[block.label]}")
+    return fresh, skipped
+
+
+def same(kind: RecordKind, stored: Record, given: Record) -> bool:
+    """Whether a stored record is the given one: an episode by its fingerprint (what "the same
+    content" means for an episode id), anything else by its whole record."""
+    if kind == "episode":
+        return stored.fingerprint == given.fingerprint
+    return VIEWS[kind](stored) == VIEWS[kind](given)

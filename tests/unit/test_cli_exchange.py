@@ -1,0 +1,181 @@
+"""`graphmem export|import|retract|subjects|units show|traces prune` over the in-memory adapters:
+JSON shapes, exit codes, one-line errors, and effects read back through the library. The Neo4j
+round trip through the CLI is in tests/neo4j/test_cli_exchange.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphmem.api import GraphMem
+from graphmem.cli.common import CliState
+from graphmem.models import RECORD_KINDS, Scope
+from tests.cli import as_json, fact_line, invoker, one_error_line, subject
+from tests.conftest import fresh_scope
+
+
+@pytest.fixture
+def mem(memory_mem: GraphMem) -> GraphMem:
+    return memory_mem
+
+
+@pytest.fixture
+def run(mem: GraphMem):
+    return invoker(CliState(factory=lambda settings, **options: mem))
+
+
+@pytest.fixture
+def moved(run, tmp_path) -> Scope:
+    """Alice lived in Paris from 2023-01-01, then (learned later) in Berlin from 2023-06-01, with
+    a block and an assembly."""
+    scope = fresh_scope()
+    for eid, when, city in (("p", "2023-01-01", "Paris"), ("b", "2023-06-01", "Berlin")):
+        assert run("ingest", "-", input=fact_line(scope, f"{scope.subject_id}:{eid}", when, city)).exit_code == 0
+    assert run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "9",
+               "--subject", subject(scope)).exit_code == 0
+    assert run("assemble", "where does Alice live", "--subject", subject(scope)).exit_code == 0
+    return scope
+
+
+def ended(records: list[dict]) -> set[str]:
+    """The units an invalidation record names."""
+    return {r["unit_id"] for r in records if r["type"] == "invalidation"}
+
+
+def lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_export_writes_the_header_then_every_record(run, moved, tmp_path):
+    result = run("export", "--subject", subject(moved))
+    assert result.exit_code == 0, result.output
+    records = lines(result.stdout)
+    header = records[0]
+    assert {k: header[k] for k in ("type", "format", "version", "scope", "project")} == {
+        "type": "header", "format": "graphmem-export", "version": 1, "scope": subject(moved), "project": None}
+    kinds = [r["type"] for r in records[1:]]
+    assert kinds == sorted(kinds, key=RECORD_KINDS.index)  # kind by kind, in import order
+    assert {"episode", "entity", "unit", "decision", "invalidation", "block", "trace", "usage"} <= set(kinds)
+    assert result.stderr.strip() == f"exported {len(records) - 1} record(s) of {subject(moved)}"
+    out = tmp_path / "alice.jsonl"
+    assert run("export", "--subject", subject(moved), "--output", out).exit_code == 0
+    assert lines(out.read_text())[1:] == records[1:] and not (tmp_path / "alice.jsonl.partial").exists()
+
+
+def test_import_after_forgetting_restores_the_subject_and_twice_changes_nothing(run, mem, moved, tmp_path):
+    s, out = subject(moved), tmp_path / "alice.jsonl"
+    assert run("export", "--subject", s, "--output", out).exit_code == 0
+    history = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))
+    assert run("forget", "--subject", s, "--yes").exit_code == 0
+    refused = run("import", out)
+    assert refused.exit_code == 1 and "was erased" in one_error_line(refused) and mem.episodes(moved) == []
+    doc = as_json(run("import", out, "--force", "--json"))
+    written = lines(out.read_text())[1:]
+    assert doc["scope"] == s and doc["imported"] == {k: sum(r["type"] == k for r in written) for k in RECORD_KINDS}
+    assert as_json(run("history", "--entity", "Alice", "--subject", s, "--json")) == history
+    again = as_json(run("import", out, "--force", "--json"))
+    assert sum(again["imported"].values()) == 0 and again["skipped"] == doc["imported"]
+    human = run("import", out, "--force")
+    assert human.stdout.startswith(f"imported {s}: nothing new; {len(written)} record(s) already stored")
+
+
+def test_a_bad_record_is_named_by_line_and_nothing_is_stored(run, mem, moved, tmp_path):
+    s = subject(moved)
+    records = lines(run("export", "--subject", s).stdout)
+    assert run("forget", "--subject", s, "--yes").exit_code == 0
+    unit = next(n for n, r in enumerate(records) if r["type"] == "unit")
+    records[unit]["time"]["created_at"] = "yesterday"
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(map(json.dumps, records)) + "\n")
+    result = run("import", path, "--force")
+    assert result.exit_code == 2
+    assert one_error_line(result).startswith(f"error: {path}:{unit + 1}: unit time.created_at: ")
+    assert mem.episodes(moved) == [] and mem.list_blocks(moved) == []  # the good records before it too
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda rs: rs.pop(0), ":1: an export starts with its header record"),
+    (lambda rs: rs[0].update(scope="robot:x"), ":1: unknown subject type 'robot'"),
+    (lambda rs: rs[0].update(version=2), ":1: header version: "),
+    (lambda rs: rs.append({"type": "nonsense"}), "'nonsense' is not a record type"),
+    (lambda rs: rs.append(dict(next(r for r in rs if r["type"] == "episode"))), "again (first at"),
+    (lambda rs: rs.append({**next(r for r in rs if r["type"] == "block"), "scope": "user:someone-else"}),
+     "in an export of"),
+    (lambda rs: rs.remove(next(r for r in rs if r["type"] == "unit" and r["id"] in ended(rs))), "not in the export"),
+])
+def test_an_inconsistent_export_is_refused_whole(run, mem, moved, tmp_path, change, message):
+    s = subject(moved)
+    records = lines(run("export", "--subject", s).stdout)
+    assert run("forget", "--subject", s, "--yes").exit_code == 0
+    change(records)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(map(json.dumps, records)) + "\n")
+    result = run("import", path, "--force")
+    assert result.exit_code == 2 and message in one_error_line(result)
+    assert mem.episodes(moved) == []
+
+
+def test_other_content_under_a_stored_id_is_a_conflict_and_nothing_is_written(run, mem, moved, tmp_path):
+    s = subject(moved)
+    records = lines(run("export", "--subject", s).stdout)
+    unit = next(r for r in records if r["type"] == "unit")
+    unit["content"] = "Alice lives in Oslo"
+    records.append({"type": "block", "id": "b-new", "label": "rules", "value": "No jargon.", "token_budget": 9,
+                    "writable": True, "description": None, "updated_at": "2024-01-01T00:00:00+00:00",
+                    "scope": s, "project": None})
+    path = tmp_path / "changed.jsonl"
+    path.write_text("\n".join(map(json.dumps, records)) + "\n")
+    result = run("import", path)
+    assert result.exit_code == 1
+    assert one_error_line(result).endswith(f"unit {unit['id']} already exists with other content")
+    assert [b.label for b in mem.list_blocks(moved)] == ["persona"]  # the new block was not written either
+
+
+def test_import_reads_stdin_and_names_bad_json(run):
+    result = run("import", "-", input='{"type": "header"\n')
+    assert result.exit_code == 2 and one_error_line(result).startswith("error: <stdin>:1: not JSON")
+    missing = run("import", "no/such/file.jsonl")
+    assert missing.exit_code == 2 and "no such file" in one_error_line(missing)
+
+
+def test_retract_json_and_errors(run, mem, moved):
+    s = subject(moved)
+    [berlin] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    doc = as_json(run("retract", berlin["id"], "--subject", s, "--reason", "a typo", "--json"))
+    assert doc["unit_id"] == berlin["id"] and doc["decisions"]["DELETE"] == 1
+    [paris] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    assert paris["content"] == "Alice lives in Paris"
+    again = run("retract", berlin["id"], "--subject", s, "--reason", "a typo")
+    assert again.exit_code == 0 and again.stdout.startswith("nothing to retract")
+    unknown = run("retract", "nope", "--subject", s, "--reason", "a typo")
+    assert unknown.exit_code == 2 and one_error_line(unknown) == f"error: no unit nope in scope {s}"
+    assert run("retract", berlin["id"], "--subject", s).exit_code == 2  # --reason is required
+
+
+def test_subjects_and_units_show(run, moved):
+    s = subject(moved)
+    [row] = [r for r in as_json(run("subjects", "--json"))["subjects"] if r["scope"] == s]
+    assert row == {"scope": s, "project": None, "episodes": 2, "units": 2, "decisions": 2}
+    assert f"{s}: 2 episode(s), 2 unit(s), 2 decision(s)" in run("subjects").stdout
+    [hit] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    shown = as_json(run("units", "show", hit["id"], "--subject", s, "--json"))
+    assert shown["id"] == hit["id"] and shown["content"] == "Alice lives in Berlin"
+    # the assembly and the recall above both used it
+    assert {k: shown["usage"][k] for k in ("unit_id", "recall_count", "archived_at")} == {
+        "unit_id": hit["id"], "recall_count": 2, "archived_at": None}
+    missing = run("units", "show", "nope", "--subject", s)
+    assert missing.exit_code == 2 and one_error_line(missing) == f"error: no unit nope in scope {s}"
+
+
+def test_traces_prune(run, mem, moved):
+    s = subject(moved)
+    none_set = run("traces", "prune", "--subject", s)
+    assert none_set.exit_code == 2 and "GRAPHMEM_TRACE_RETENTION_DAYS" in one_error_line(none_set)
+    later = ("--older-than", "1", "--now", "2999-01-02")
+    dry = as_json(run("traces", "prune", "--subject", s, *later, "--dry-run", "--json"))
+    assert dry == {"traces": 1, "before": "2999-01-01T00:00:00+00:00", "dry_run": True, "subject": s, "project": None}
+    assert as_json(run("traces", "prune", "--subject", s, "--older-than", "1", "--json"))["traces"] == 0  # too young
+    done = run("traces", "prune", "--subject", s, *later)
+    assert done.exit_code == 0 and done.stdout == "deleted 1 trace(s) created before 2999-01-01T00:00:00+00:00\n"
+    assert as_json(run("traces", "prune", "--subject", s, *later, "--json"))["traces"] == 0
