@@ -13,7 +13,7 @@ CALL {
   MATCH (u:Unit {slot: key}) RETURN u
   UNION
   UNWIND CASE WHEN $ids IS NULL AND $hashes IS NULL AND $slots IS NULL THEN [$scope] ELSE [] END AS key
-  MATCH (u:Unit) WHERE u.scope = key RETURN u
+  MATCH (u:Unit) WHERE u.scope = key AND u.created_at IS NOT NULL RETURN u  // the (scope, created_at) index
 }
 // Each candidate came from the first key given, so only the later keys need testing (a list
 // test per row is linear in the list: re-testing the key it came from would be quadratic).

@@ -721,7 +721,8 @@ class Neo4jStore:
         self.conn.write("blocks/put_block", **block_params(block))
 
     def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
-        rows = self.conn.read("blocks/list_blocks", scope=scope.key, label=label)
+        rows = self.conn.read("blocks/list_blocks", scope=scope.key, subject_type=scope.subject_type.value,
+                              subject_id=scope.subject_id, label=label)
         return [_fields(MemoryBlock, r["block"], scope) for r in rows]
 
     def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:
