@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from . import health, wiring
 from .config import Settings
 from . import timeline
-from .errors import ConfigurationError, InvalidInput, NotFound
+from .errors import Conflict, ConfigurationError, InvalidInput, NotFound
 from .models import (
     AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope, UnitFilter,
     normalise, utcnow,
@@ -111,17 +111,25 @@ class GraphMem:
 
     # -- write ----------------------------------------------------------------------------
     def ingest(self, episodes: Iterable[Episode], extractor: str | None = None) -> WriteReport:
-        """Write episodes, batched per scope in arrival order."""
+        """Write episodes, batched per scope in arrival order. An episode whose id its subject
+        already holds with other content is not stored: ``rejected`` names it by its position
+        in ``episodes``, and the others are written."""
         if extractor is not None and extractor not in self.extractors:
             raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
-        report, batch = WriteReport(), []
-        for episode in episodes:
+        report, batch, first = WriteReport(), [], 0
+        for position, episode in enumerate(episodes):
             if batch and batch[0].scope != episode.scope:
-                report.merge(self.writer.write(batch, extractor))
-                batch = []
+                report.merge(self._write(batch, first, extractor))
+                batch, first = [], position
             batch.append(episode)
         if batch:
-            report.merge(self.writer.write(batch, extractor))
+            report.merge(self._write(batch, first, extractor))
+        return report
+
+    def _write(self, batch: list[Episode], first: int, extractor: str | None) -> WriteReport:
+        """One scope's batch, starting at position ``first`` of what ``ingest`` was given."""
+        report = self.writer.write(batch, extractor)
+        report.rejected = [(first + i, why) for i, why in report.rejected]
         return report
 
     def remember(self, text: str, subject: SubjectLike, at: datetime | None = None, channel: str = "chat",
@@ -133,7 +141,10 @@ class GraphMem:
         extra = {"id": episode_id} if episode_id else {}
         episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
                           channel=channel, facts=tuple(facts), **extra)
-        return self.ingest([episode], extractor)
+        report = self.ingest([episode], extractor)
+        if report.rejected:
+            raise Conflict(report.rejected[0][1])
+        return report
 
     # -- read -----------------------------------------------------------------------------
     def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: datetime | None = None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from .models import (
+    Appended,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -54,8 +55,10 @@ class MemoryStore(Protocol):
     another scope is ever read, returned, changed or deleted.
 
     Invariants an adapter must keep:
-    - episodes are append-only: ``put_episode`` with an existing id and the same fingerprint
-      is a no-op; with a different fingerprint it raises ``Conflict``;
+    - episodes are append-only, and an episode id belongs to its scope (another scope may use
+      the same id): ``put_episode`` with an id its scope holds with the same fingerprint is a
+      no-op; with a different fingerprint it raises ``Conflict``, and ``put_episodes`` stores
+      the others and reports it;
     - a unit's content, kind, scope and times are written once; ``put_unit`` of an existing
       id raises ``Conflict``; nothing is ever set on a stored unit (recall statistics and
       archive state are kept beside it);
@@ -67,8 +70,10 @@ class MemoryStore(Protocol):
         """Store an episode; True when it is new, False when the identical one existed."""
         ...
 
-    def put_episodes(self, episodes: Sequence[Episode]) -> int:
-        """Store many episodes atomically (same rules); returns how many were new."""
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
+        """Store many episodes in one transaction (same rules): how many were new, and the
+        positions of those whose scope holds other content under their id (not stored; the
+        rest are). A repeated id within ``episodes`` counts as stored by its first occurrence."""
         ...
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...

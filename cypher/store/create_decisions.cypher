@@ -6,7 +6,7 @@ UNWIND $rows AS row
 CREATE (d:Decision)
 SET d = row.props
 WITH d, row
-OPTIONAL MATCH (ep:Episode {id: row.episode_id}) WHERE ep.scope = $scope
+OPTIONAL MATCH (ep:Episode {scope: $scope, id: row.episode_id})
 OPTIONAL MATCH (del:Deletion {id: row.deletion_id}) WHERE del.scope = $scope
 OPTIONAL MATCH (t:Unit {id: row.target_id}) WHERE t.scope = $scope
 OPTIONAL MATCH (p:Unit {id: row.produced_id}) WHERE p.scope = $scope

@@ -6,7 +6,7 @@ UNWIND $rows AS row
 CREATE (u:Unit)
 SET u = row.props
 WITH u, row
-OPTIONAL MATCH (ep:Episode {id: row.props.episode_id}) WHERE ep.scope = row.props.scope
+OPTIONAL MATCH (ep:Episode {scope: row.props.scope, id: row.props.episode_id})
 FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DERIVED]->(u))
 WITH u, row
 UNWIND row.entities AS ent

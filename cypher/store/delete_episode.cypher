@@ -4,7 +4,7 @@
 // decisions it made, with their edges. What this changes in other units' timelines is
 // re-derived by the caller in the same transaction (store/drop_units, store/drop_edges, then
 // the usual create queries).
-MATCH (e:Episode {id: $id}) WHERE e.scope = $scope
+MATCH (e:Episode {scope: $scope, id: $id})
 OPTIONAL MATCH (e)-[:DERIVED]->(u:Unit)
 WITH e, collect(DISTINCT u) AS units
 OPTIONAL MATCH (e)-[:DECIDED]->(d:Decision)

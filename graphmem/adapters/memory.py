@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Mapping, Sequence
 
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, episode_conflict
 from ..models import (
+    Appended,
     AsOf,
     AssembleTrace,
     Decision,
@@ -50,7 +51,8 @@ def _earliest(*values: datetime | None) -> datetime | None:
 
 @dataclass
 class _State:
-    episodes: dict[str, Episode] = field(default_factory=dict)
+    #: (scope key, episode id) -> episode: an id belongs to its scope.
+    episodes: dict[tuple[str, str], Episode] = field(default_factory=dict)
     units: dict[str, MemoryUnit] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
     edges: list[Invalidation] = field(default_factory=list)
@@ -76,27 +78,28 @@ class InMemoryStore:
         self._reviews: dict[str, ReviewItem] = {}
 
     def put_episode(self, episode: Episode) -> bool:
-        with self._lock:
-            existing = self._state.episodes.get(episode.id)
-            if existing is None:
-                self._state.episodes[episode.id] = episode.model_copy(update={"derived_ids": ()})
-                return True
-            if existing.fingerprint != episode.fingerprint:
-                raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
-            return False
+        appended = self.put_episodes([episode])
+        if appended.conflicts:
+            raise episode_conflict(episode.id)
+        return appended.new == 1
 
-    def put_episodes(self, episodes) -> int:
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         with self._lock:
-            clash = [e for e in episodes if e.id in self._state.episodes
-                     and self._state.episodes[e.id].fingerprint != e.fingerprint]
-            if clash:
-                raise Conflict(f"episode {clash[0].id} already exists with different content; episodes are immutable")
-            return sum(self.put_episode(e) for e in episodes)
+            new, conflicts = 0, []
+            for position, episode in enumerate(episodes):
+                key = (episode.scope.key, episode.id)
+                existing = self._state.episodes.get(key)
+                if existing is None:
+                    self._state.episodes[key] = episode.model_copy(update={"derived_ids": ()})
+                    new += 1
+                elif existing.fingerprint != episode.fingerprint:
+                    conflicts.append(position)
+            return Appended(new=new, conflicts=tuple(conflicts))
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         with self._lock:
-            episode = self._state.episodes.get(episode_id)
-            if episode is None or episode.scope != scope:
+            episode = self._state.episodes.get((scope.key, episode_id))
+            if episode is None:
                 return None
             derived = sorted(
                 (u for u in self._state.units.values() if u.source.episode_id == episode_id and u.scope == scope),
@@ -325,8 +328,7 @@ class InMemoryStore:
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
             st = self._state
-            episode = st.episodes.get(episode_id)
-            if episode is None or episode.scope != scope:
+            if (scope.key, episode_id) not in st.episodes:
                 return None
             units = {k for k, u in st.units.items() if u.source.episode_id == episode_id and u.scope == scope}
             units |= set(rewrite.drop_units)
@@ -341,7 +343,7 @@ class InMemoryStore:
             self._archived.difference_update(units)
             for k in decisions:
                 del st.decisions[k]
-            del st.episodes[episode_id]
+            del st.episodes[(scope.key, episode_id)]
             record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
             st.deletions[record.id] = record
         self.commit(rewrite.add, scope)

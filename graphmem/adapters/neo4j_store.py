@@ -20,8 +20,9 @@ from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
 from ..entries import Span, spans
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
 from ..models import (
+    Appended,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -273,11 +274,14 @@ class Neo4jStore:
 
     # -- episodes -------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> bool:
-        return self.put_episodes([episode]) == 1
+        appended = self.put_episodes([episode])
+        if appended.conflicts:
+            raise episode_conflict(episode.id)
+        return appended.new == 1
 
-    def put_episodes(self, episodes: Sequence[Episode]) -> int:
-        """Append episodes in one transaction; returns how many were new. An existing id with
-        other content raises ``Conflict`` and stores none of them."""
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
+        """Append episodes in one transaction under their (scope, id); those whose id their
+        scope holds with other content are reported, not stored."""
         rows = [
             {
                 "id": e.id,
@@ -292,14 +296,12 @@ class Neo4jStore:
             }
             for e in episodes
         ]
-        expected = {e.id: e.fingerprint for e in episodes}
 
-        def work(tx: ManagedTransaction) -> int:
+        def work(tx: ManagedTransaction) -> Appended:
             found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
-            clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
-            if clash:
-                raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
-            return sum(1 for r in found if r["created"])
+            conflicts = tuple(r["position"] for r in found if r["fingerprint"] != episodes[r["position"]].fingerprint)
+            new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
+            return Appended(new=len(new), conflicts=conflicts)
 
         return self.conn.write_tx(work, what="put episodes")
 

@@ -82,7 +82,7 @@ BAD_LINES = {
                            "invalid_at is before valid_at"),
     "garbage time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "yesterday-ish"), "occurred_at"),
     "garbage fact time": (lambda s: line(s, facts=[fact(valid_at="soon")]), "facts.0.valid_at"),
-    "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) mood"),
+    "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) 'mood'"),
 }
 
 
