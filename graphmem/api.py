@@ -17,13 +17,17 @@ The faces (CLI, MCP) go through these methods only and render results with
 
 from __future__ import annotations
 
+import functools
+import inspect
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Annotated, Callable, Iterable, Literal, Sequence, TypeVar
+
+from pydantic import AwareDatetime, ConfigDict, Strict, ValidationError, validate_call
 
 from . import health, wiring
 from .config import Settings
 from . import timeline
-from .errors import Conflict, ConfigurationError, InvalidInput, NotFound
+from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .models import (
     AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope, UnitFilter,
     normalise, utcnow,
@@ -42,6 +46,16 @@ if TYPE_CHECKING:
     from .ports import MemoryIndex, MemoryStore
 
 SubjectLike = str | Scope
+#: A time given to the facade: aware (a naive datetime is refused, never guessed as UTC).
+Time = AwareDatetime | None
+#: Kinds may be given as their names ("semantic") as well as ``MemoryKind`` values.
+Kinds = Sequence[Annotated[MemoryKind, Strict(False)]]
+
+#: Arguments are checked strictly against the annotations: ``k="5"`` is a caller's bug to
+#: report, not a value to guess.
+_ARGUMENTS = ConfigDict(strict=True, arbitrary_types_allowed=True)
+
+C = TypeVar("C", bound=type)
 
 
 def as_scope(subject: SubjectLike, project: str | None = None) -> Scope:
@@ -50,18 +64,59 @@ def as_scope(subject: SubjectLike, project: str | None = None) -> Scope:
     try:
         return Scope.parse(subject, project)
     except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
+        raise InvalidInput(error_line(exc)) from None
 
 
 def point_in_time(valid: datetime | None = None, known: datetime | None = None) -> AsOf:
     """(T, S) from optional aware datetimes; both default to now."""
     now = utcnow()
-    for value in (valid, known):
-        if value is not None and value.tzinfo is None:
-            raise InvalidInput("naive datetime: give a timezone (e.g. datetime(..., tzinfo=timezone.utc))")
     return AsOf(valid=valid or now, known=known or now)
 
 
+def _checked(cls: C) -> C:
+    """Make every public method of ``cls`` check its arguments against its annotations and
+    raise only ``GraphMemError``: a wrong type, a naive datetime or a bad value anywhere below
+    (``ValueError``, pydantic's included) becomes ``InvalidInput`` with one line."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, _guarded(member))
+    return cls
+
+
+def _guarded(method: Callable) -> Callable:
+    validated = validate_call(method, config=_ARGUMENTS)
+    names = list(inspect.signature(method).parameters)
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        try:
+            return validated(*args, **kwargs)
+        except GraphMemError:
+            raise
+        except ValidationError as exc:
+            raise InvalidInput(_argument_error(method.__qualname__, names, exc)) from exc
+        except ValueError as exc:
+            raise InvalidInput(error_line(exc)) from exc
+
+    return call
+
+
+def _argument_error(qualname: str, names: list[str], exc: ValidationError) -> str:
+    """One line naming the argument (by name, also when given by position) and what is wrong;
+    a model's own error, raised inside the call, as ``error_line`` words it."""
+    first = exc.errors(include_url=False)[0]
+    loc = first["loc"]
+    if exc.title == "ValidatorIterator":  # an item of an iterable argument, checked as it is read
+        return one_line(f"item {loc[0]}: {first['msg']}")
+    if exc.title != qualname:
+        return error_line(exc)
+    head = names[loc[0]] if isinstance(loc[0], int) else loc[0]
+    # The argument and list positions in it, not the union member pydantic tried last.
+    where = ".".join([str(head), *(str(p) for p in loc[1:] if isinstance(p, int))])
+    return one_line(f"{where}: {first['msg']}")
+
+
+@_checked
 class GraphMem:
     """Temporal memory for one process: write, recall, assemble, audit."""
 
@@ -132,12 +187,10 @@ class GraphMem:
         report.rejected = [(first + i, why) for i, why in report.rejected]
         return report
 
-    def remember(self, text: str, subject: SubjectLike, at: datetime | None = None, channel: str = "chat",
+    def remember(self, text: str, subject: SubjectLike, at: Time = None, channel: str = "chat",
                  facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
                  episode_id: str | None = None) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""
-        if at is not None and at.tzinfo is None:
-            raise InvalidInput("naive datetime: give a timezone")
         extra = {"id": episode_id} if episode_id else {}
         episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
                           channel=channel, facts=tuple(facts), **extra)
@@ -147,9 +200,9 @@ class GraphMem:
         return report
 
     # -- read -----------------------------------------------------------------------------
-    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: datetime | None = None,
-               known_at: datetime | None = None, hops: int = 0, kinds: Sequence[MemoryKind] = (),
-               include_shared: bool = False, project: str | None = None, mode: str = "hybrid") -> list[RecallHit]:
+    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
+               hops: int = 0, kinds: Kinds = (), include_shared: bool = False, project: str | None = None,
+               mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> list[RecallHit]:
         """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities."""
         if not 0 <= hops <= 3:
             raise InvalidInput("hops must be between 0 and 3")
@@ -162,8 +215,8 @@ class GraphMem:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
         return hits
 
-    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: datetime | None = None,
-                 known_at: datetime | None = None, include_shared: bool = False, project: str | None = None,
+    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: Time = None,
+                 known_at: Time = None, include_shared: bool = False, project: str | None = None,
                  hops: int = 0) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""
         at = point_in_time(as_of, known_at)
@@ -222,15 +275,15 @@ class GraphMem:
         return result
 
     def archive(self, subject: SubjectLike | None = None, project: str | None = None, dry_run: bool = False,
-                now: datetime | None = None) -> dict[str, list[MemoryUnit]]:
+                now: Time = None) -> dict[str, list[MemoryUnit]]:
         """Archive what the policy's should_archive picks, per scope (all scopes without a subject)."""
         scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
         at = now or utcnow()
         self.usage.flush()  # the sweep reads recall statistics
         return {str(s): lifecycle.archive(self.store, self.policy, s, at, dry_run) for s in scopes}
 
-    def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
-        return lifecycle.restore(self.store, as_scope(subject, project), unit_ids)
+    def restore(self, unit_ids: Sequence[str], subject: SubjectLike, project: str | None = None) -> int:
+        return lifecycle.restore(self.store, as_scope(subject, project), list(unit_ids))
 
     def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as
@@ -250,7 +303,7 @@ class GraphMem:
         }
 
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
-                project: str | None = None, known_at: datetime | None = None) -> list[dict]:
+                project: str | None = None, known_at: Time = None) -> list[dict]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
         decision superseded, as the system saw it at ``known_at`` (default now).
 

@@ -284,10 +284,10 @@ class MemoryBlock(Model):
     id: str = Field(default_factory=new_id)
     scope: Scope
     label: Annotated[str, AfterValidator(_clean_text(100))]
-    value: str
+    value: Annotated[str, AfterValidator(_unicode)]
     token_budget: Annotated[int, Field(gt=0, le=100_000)]
     writable: bool = True
-    description: str | None = None
+    description: Annotated[str, AfterValidator(_unicode)] | None = None
     updated_at: UTCDatetime = Field(default_factory=utcnow)
 
 
