@@ -34,7 +34,7 @@ from .models import (
 )
 from .pipelines import lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
-from .pipelines.recall import Recaller, RecallHit
+from .pipelines.recall import Recalled, Recaller, RecallHit
 from .pipelines.usage import UsageLog
 from .pipelines.write import WritePipeline, WriteReport, drawn
 from .policy import BasePolicy, PolicyConfig
@@ -134,7 +134,7 @@ class GraphMem:
         self.counter = TiktokenCounter()
         self.extractors = extractors or wiring.make_extractors()
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
-        self.recaller = Recaller(index, rrf_k=self.settings.rrf_k)
+        self.recaller = Recaller(index, rrf_k=self.settings.rrf_k, weights=self.settings.list_weights)
         self.usage = UsageLog(store)
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)
@@ -202,14 +202,17 @@ class GraphMem:
     # -- read -----------------------------------------------------------------------------
     def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
                hops: int = 0, kinds: Kinds = (), include_shared: bool = False, project: str | None = None,
-               mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> list[RecallHit]:
-        """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities."""
+               mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> Recalled:
+        """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities.
+        A time the question names ("in March 2021", "yesterday") is in ``.window`` of the result;
+        with no ``as_of`` it decides what is visible: facts true at some point inside it."""
         if not 0 <= hops <= 3:
             raise InvalidInput("hops must be between 0 and 3")
         if not 1 <= k <= 1000:
             raise InvalidInput("k must be between 1 and 1000")
         at = point_in_time(as_of, known_at)
-        hits = self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode)
+        hits = self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode,
+                                    fixed=as_of is not None)
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
@@ -220,7 +223,8 @@ class GraphMem:
                  hops: int = 0) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""
         at = point_in_time(as_of, known_at)
-        return self.assembler.assemble(query, self.scopes(subject, project, include_shared), at, budget, hops=hops)
+        return self.assembler.assemble(query, self.scopes(subject, project, include_shared), at, budget, hops=hops,
+                                       fixed=as_of is not None)
 
     def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
         """Provenance of a unit: its episode, extractor version, decisions and invalidations."""

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
 
     policy: Literal["rule", "llm"] = "rule"
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
+    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time; 1 when not
+    #: named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
+    list_weights: dict[str, float] = Field(default_factory=lambda: {"time": 3.0},
+                                           description="weight of each ranked list in the fusion")
 
     @classmethod
     def from_env(cls, **overrides: object) -> "Settings":

@@ -87,3 +87,24 @@ def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | N
     out.append(Span(start, None, valid_at, end, expired))
     return out
 
+
+
+def world_range(at, during: tuple[datetime, datetime] | None) -> tuple[int, int]:
+    """The world times a unit must be true at some point of, as [lo, hi) microseconds: the
+    ``during`` interval, or the single point ``at.valid``."""
+    if during is not None:
+        return micros(during[0], MIN), micros(during[1], MAX)
+    point = micros(at.valid, MIN)
+    return point, point + 1
+
+
+def window_margin(window: tuple[datetime, datetime]) -> int:
+    """How far outside a time a question names its time list still looks: the window's own
+    length, and at least three days (microseconds)."""
+    return max(micros(window[1], MAX) - micros(window[0], MIN), 3 * 86_400_000_000)
+
+
+def distance(value: int, window: tuple[int, int]) -> int:
+    """How far a time (microseconds) lies outside a window [lo, hi): 0 inside it."""
+    lo, hi = window
+    return lo - value if value < lo else (value - hi + 1 if value >= hi else 0)

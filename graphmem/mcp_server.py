@@ -192,7 +192,7 @@ class MemoryTools:
                                as_of=parse_optional_time(as_of, "as_of"),
                                known_at=parse_optional_time(known_at, "known_at"), hops=hops,
                                include_shared=include_shared)
-        return {"hits": [views.hit(h) for h in hits]}
+        return views.recall(hits)
 
     @tool(WRITE, "The context to put in front of the model for `query`: the subject's resident blocks, then "
           "recalled units within `budget` tokens. The assembly trace is stored; its id is returned.")

@@ -199,6 +199,8 @@ class SourceRef(Model):
     #: The decision whose assertion this unit shows (``graphmem.timeline``): a unit shows one
     #: stretch of one assertion's timeline.
     assertion_id: str | None = None
+    #: When the episode happened (the date a question about "last week" is near).
+    occurred_at: UTCDatetime | None = None
 
 
 class TemporalMeta(Model):
@@ -373,6 +375,7 @@ class TimelineEvent(Model):
     candidate: Candidate | None = None
     extractor_version: str | None = None
     channel: str | None = None
+    occurred_at: UTCDatetime | None = None
 
 
 class Decision(Model):
@@ -490,10 +493,15 @@ class ReviewItem(Model):
 
 class SearchRequest(Model):
     """What one recall asks of the index: candidates from each ranked list, visible at ``at``
-    in ``scopes`` (of ``kinds``, when given), fused by reciprocal rank fusion."""
+    in ``scopes`` (of ``kinds``, when given), fused by reciprocal rank fusion. With ``during``,
+    a unit is visible when it is true at some world time in [start, end) as known at
+    ``at.known`` (a question that names a time and no as-of point)."""
 
     scopes: tuple[Scope, ...]
     at: "AsOf"
+    during: tuple[UTCDatetime, UTCDatetime] | None = None
+    #: A time the question names: a list of units true or told near it, closest first.
+    window: tuple[UTCDatetime, UTCDatetime] | None = None
     k: Annotated[int, Field(ge=1, le=1000)]
     #: How deep each list is read before fusion.
     fetch: Annotated[int, Field(ge=1)]
@@ -505,7 +513,7 @@ class SearchRequest(Model):
     #: Every word of the question, to find the entities it names (None: no entity list).
     words: tuple[str, ...] | None = None
     rrf_k: Annotated[int, Field(ge=1)] = 60
-    #: Weight of each list in the fusion, by name: semantic, lexical, entities.
+    #: Weight of each list in the fusion, by name: semantic, lexical, entities, time.
     weights: dict[str, float] = Field(default_factory=dict)
     #: Entities read per question and units read per entity.
     seeds: int = 5

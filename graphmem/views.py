@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from .models import AssembleTrace, Decision, Episode, MemoryBlock, MemoryUnit, Op, ReviewItem, Scope
 
 if TYPE_CHECKING:
+    from .pipelines.recall import Recalled
+    from .timewords import TimeWindow
     from .pipelines.assemble import Assembly
     from .pipelines.recall import RecallHit
     from .pipelines.write import WriteReport
@@ -71,6 +73,20 @@ def hit(value: RecallHit) -> dict[str, Any]:
         "path": list(value.path),
         **scope(u.scope),
     }
+
+
+def window(value: TimeWindow) -> dict[str, Any]:
+    """The time a question named, as recall understood it: [from, to) and the words."""
+    return {"from": time(value.start), "to": time(value.end), "text": value.text}
+
+
+def recall(hits: Recalled) -> dict[str, Any]:
+    """What ``recall --json`` prints: the hits, best first, and the time window the question
+    named when it named one."""
+    out: dict[str, Any] = {"hits": [hit(h) for h in hits]}
+    if getattr(hits, "window", None) is not None:
+        out["window"] = window(hits.window)
+    return out
 
 
 def write_report(report: WriteReport) -> dict[str, Any]:

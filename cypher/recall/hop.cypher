@@ -1,5 +1,5 @@
 // mode: read
-// params: frontier, scopes, kinds, s, t, vector, prop, fanout, decay, fused, seen, limit
+// params: frontier, scopes, kinds, s, t_lo, t_hi, vector, prop, fanout, decay, fused, seen, limit
 // One hop of a walk: from each frontier unit through the entities it is about to units not
 // seen yet with an entry visible at (s, t), at most fanout per entity (hub safety). A reached
 // unit scores its parent's score times decay plus its own fused score from the direct search;
@@ -10,7 +10,7 @@ CALL (entity, u) {
   MATCH (entity)<-[:ABOUT]-(n:Unit) WHERE n <> u AND NOT n.id IN $seen
   MATCH (e:Entry {unit_id: n.id})
   WHERE e:SearchEntry AND e.scope IN $scopes AND e.s_from <= $s AND e.s_to > $s
-    AND e.t_from <= $t AND e.t_to > $t AND (size($kinds) = 0 OR e.kind IN $kinds)
+    AND e.t_from < $t_hi AND e.t_to > $t_lo AND (size($kinds) = 0 OR e.kind IN $kinds)
   RETURN n, e LIMIT $fanout
 }
 WITH f, entity, n, e, f.score * $decay + coalesce($fused[n.id], 0.0) AS score
@@ -20,7 +20,7 @@ ORDER BY best.score DESC, n.id LIMIT $limit
 OPTIONAL MATCH (st:Usage {unit_id: n.id})
 RETURN best.source AS source, best.via AS via, best.score AS score,
        n {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
-          .assertion_id, .group, .created_at, .valid_at, .confidence, .labels, .subject,
+          .assertion_id, .occurred_at, .group, .created_at, .valid_at, .confidence, .labels, .subject,
           .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
           last_recalled_at: st.last_recalled_at, recall_count: st.recall_count} AS unit,
        best.entry.t_to AS t_to, best.entry.expired_at AS expired_at,

@@ -1,5 +1,5 @@
 // mode: read
-// params: scopes, kind_ranges, vector, s, t, fetch
+// params: scopes, kind_ranges, vector, s, t_lo, t_hi, fetch
 // values: index:name
 // include: recall/fused
 // One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
@@ -15,7 +15,7 @@ CALL () {
     MATCH (e:SearchEntry)
       SEARCH e IN (VECTOR INDEX {{index}} FOR v
         WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1]
-          AND e.s_from <= $s AND e.s_to > $s AND e.t_from <= $t AND e.t_to > $t
+          AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
         LIMIT $fetch) SCORE AS score
     RETURN e.unit_id AS id, score
   }

@@ -12,7 +12,7 @@ CALL {
   MATCH (u:Unit {group: g}) WHERE u.scope = $scope
   OPTIONAL MATCH (s:Usage {unit_id: u.id})
   RETURN collect({unit: u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
-          .assertion_id, .group, .created_at, .valid_at, .invalid_at, .confidence, .labels, .subject,
+          .assertion_id, .occurred_at, .group, .created_at, .valid_at, .invalid_at, .confidence, .labels, .subject,
           .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
           last_recalled_at: s.last_recalled_at, recall_count: s.recall_count},
                   archived: s.archived_at IS NOT NULL,

@@ -41,6 +41,7 @@ from ..models import (
     utcnow,
     words,
 )
+from ..entries import MAX, MIN, distance, micros, spans, window_margin, world_range
 from ..fusion import rrf
 
 
@@ -476,12 +477,24 @@ class InMemoryIndex:
     def vectors(self, texts: Sequence[str]) -> list[list[float]]:
         return self.embedder.embed(list(texts))
 
-    def _visible(self, scopes: Sequence[Scope], at: AsOf, kinds: Sequence[MemoryKind]) -> list[MemoryUnit]:
+    def _visible(self, request: SearchRequest) -> list[MemoryUnit]:
+        """Units of the request's scopes and kinds, not archived, with an entry live at its
+        system time whose world interval meets its world range; each as that entry shows it."""
+        lo, hi = world_range(request.at, request.during)
+        known = micros(request.at.known, MIN)
+        state = self.store._state
+        edges: dict[str, list] = {}
+        for e in state.edges:
+            edges.setdefault(e.unit_id, []).append((e.expired_at, e.invalid_at))
         found = []
-        for scope in scopes:
-            archived = self.store.archived_ids(scope)
-            found += [u for u in self.store.list_units(scope, UnitFilter(), Page(limit=10_000), at)
-                      if u.id not in archived and (not kinds or u.kind in kinds)]
+        for u in state.units.values():
+            if u.scope not in request.scopes or u.id in self.store._archived or (request.kinds and u.kind not in request.kinds):
+                continue
+            for span in spans(u.time.created_at, u.time.valid_at, u.time.invalid_at, edges.get(u.id, ())):
+                p = span.props()
+                if p["s_from"] <= known < p["s_to"] and p["t_from"] < hi and p["t_to"] > lo:
+                    time = u.time.model_copy(update={"invalid_at": span.t_to, "expired_at": span.expired_at})
+                    found.append(u.model_copy(update={"time": time}))
         return found
 
     def _cosine(self, vector: Sequence[float], units: Sequence[MemoryUnit]) -> list[Hit]:
@@ -489,7 +502,7 @@ class InMemoryIndex:
         return [Hit(id=u.id, score=_cosine(vector, vectors[u.id])) for u in units if u.id in vectors]
 
     def recall(self, request: SearchRequest) -> list[Scored]:
-        units = self._visible(request.scopes, request.at, request.kinds)
+        units = self._visible(request)
         by_id = {u.id: u for u in units}
         lists: dict[str, list[Hit]] = {}
         if request.vector is not None:
@@ -498,6 +511,16 @@ class InMemoryIndex:
             lists["lexical"] = _top(_bm25(set(request.terms), units), request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
+        if request.window:
+            window = (micros(request.window[0], MIN), micros(request.window[1], MAX))
+            margin = window_margin(request.window)
+            near = []
+            for u in units:
+                times = [micros(t, MIN) for t in (u.source.occurred_at, u.time.valid_at) if t is not None]
+                gaps = [distance(t, window) for t in times if window[0] - margin <= t < window[1] + margin]
+                if gaps:
+                    near.append(Hit(id=u.id, score=-min(gaps)))
+            lists["time"] = _top(near, request.fetch)
         fused = rrf(lists, request.rrf_k, request.weights)
         best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
         return [Scored(unit=by_id[i], score=fused[i]) for i in best]
@@ -518,7 +541,7 @@ class InMemoryIndex:
         return _top(hits, request.fetch)
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
-        units = [u for u in self._visible(request.scopes, request.at, request.kinds) if u.id not in step.seen]
+        units = [u for u in self._visible(request) if u.id not in step.seen]
         vectors = self.store._state.vectors
         best: dict[str, Reached] = {}
         for source_id, parent in step.frontier.items():
@@ -537,7 +560,7 @@ class InMemoryIndex:
         return sorted(best.values(), key=lambda r: (-r.score, r.unit.id))[: step.limit]
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
-        units = self._visible([scope], at, ())
+        units = self._visible(SearchRequest(scopes=(scope,), at=at, k=k, fetch=k))
         by_id = {u.id: u for u in units}
         return [[Scored(unit=by_id[h.id], score=h.score) for h in _top(self._cosine(v, units), k)]
                 for v in self.vectors(queries)]

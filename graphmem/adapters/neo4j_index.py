@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
-from ..entries import MAX, MIN, from_micros, micros, spans
+from ..entries import MAX, MIN, from_micros, micros, spans, window_margin, world_range
 from ..errors import ConfigurationError, IndexMismatch
 from ..models import (
     AsOf,
@@ -166,10 +166,10 @@ class Neo4jIndex:
     # -- search ---------------------------------------------------------------------------
     def _search_params(self, request: SearchRequest) -> dict:
         at = request.at
-        kinds = [k.value for k in request.kinds]
+        lo, hi = world_range(request.at, request.during)
         return {
-            "scopes": [s.key for s in request.scopes], "kinds": kinds, "vector": request.vector,
-            "s": micros(at.known, MIN), "t": micros(at.valid, MIN), "fetch": request.fetch,
+            "scopes": [s.key for s in request.scopes], "kinds": [k.value for k in request.kinds],
+            "vector": request.vector, "s": micros(at.known, MIN), "t_lo": lo, "t_hi": hi, "fetch": request.fetch,
         }
 
     def recall(self, request: SearchRequest) -> list[Scored]:
@@ -179,6 +179,8 @@ class Neo4jIndex:
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
             rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds, fanout=request.fanout,
+            window=[micros(t, MIN) for t in request.window] if request.window else None,
+            margin=window_margin(request.window) if request.window else 0,
         )
         if self.filtered:
             query = self._rendered("recall/hybrid")
@@ -272,8 +274,8 @@ class Neo4jIndex:
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
                 scope_of = Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
                 edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
-                entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]), span,
-                                      vector, r["archived"])
+                entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]),
+                                      to_datetime(r["occurred_at"]), span, vector, r["archived"])
                             for span in spans(to_datetime(r["created_at"]), to_datetime(r["valid_at"]),
                                               to_datetime(r["invalid_at"]), edges)]
             ids = [r["id"] for r in rows]

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
-from ..entries import Span, spans
+from ..entries import MIN, Span, micros, spans
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
 from ..models import (
     Appended,
@@ -88,6 +88,7 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
         "channel": unit.source.channel,
         "extractor_version": unit.source.extractor_version,
         "assertion_id": unit.source.assertion_id,
+        "occurred_at": unit.source.occurred_at,
         "group": unit.group,
         "created_at": unit.time.created_at,
         "valid_at": unit.time.valid_at,
@@ -141,7 +142,7 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
         content_hash=u["content_hash"],
         source=SourceRef(
             episode_id=u["episode_id"], channel=u["channel"], extractor_version=u["extractor_version"],
-            assertion_id=u.get("assertion_id"),
+            assertion_id=u.get("assertion_id"), occurred_at=to_datetime(u.get("occurred_at")),
         ),
         time=TemporalMeta(
             created_at=to_datetime(u["created_at"]),
@@ -169,7 +170,7 @@ def group_unit(row: dict[str, Any]) -> GroupUnit:
 
 #: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
 _EVENT_FIELDS = ("kind", "group", "single", "value", "order_at", "order_ep", "order_fact", "valid_at", "end",
-                 "target", "extractor_version", "channel")
+                 "target", "extractor_version", "channel", "occurred_at")
 
 
 def event_props(event: TimelineEvent | None) -> dict[str, Any]:
@@ -228,18 +229,21 @@ def unit_text(content: str, summary: str | None) -> str:
     return content if not summary else f"{content}\n{summary}"
 
 
-def entry_row(unit_id: str, scope: Scope, kind: str, text: str, span: Span, vector: list[float] | None,
-              archived: bool) -> dict[str, Any]:
-    """One search entry of a unit (``graphmem.entries``) as ``entries/create_entries`` writes it."""
+def entry_row(unit_id: str, scope: Scope, kind: str, text: str, occurred: datetime | None, span: Span,
+              vector: list[float] | None, archived: bool) -> dict[str, Any]:
+    """One search entry of a unit (``graphmem.entries``) as ``entries/create_entries`` writes it;
+    ``occurred`` (its episode's time, else its world start) is what a question's time is near."""
     props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text,
              **span.props()}
+    props["occurred"] = micros(occurred, MIN) if occurred else props["t_from"]
     return {"props": props, "vector": vector, "archived": archived}
 
 
 def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None,
                  archived: bool) -> list[dict[str, Any]]:
     """Every search entry a stored unit has had, from its edges."""
-    return [entry_row(unit.id, unit.scope, unit.kind.value, unit_text(unit.content, unit.summary), span, vector, archived)
+    text = unit_text(unit.content, unit.summary)
+    return [entry_row(unit.id, unit.scope, unit.kind.value, text, unit.source.occurred_at, span, vector, archived)
             for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)]
 
 

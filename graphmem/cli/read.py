@@ -50,7 +50,7 @@ def recall(
                 typer.echo(f"        via {' -> '.join(hit.path)}")
         if not hits:
             typer.echo("no hits")
-    emit({"hits": [views.hit(hit) for hit in hits]}, as_json, human)
+    emit(views.recall(hits), as_json, human)
 
 
 def assemble(

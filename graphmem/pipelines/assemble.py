@@ -73,7 +73,7 @@ class Assembler:
 
     def assemble(
         self, query: str, scopes: Sequence[Scope], at: AsOf | None = None, budget: int | None = None,
-        k: int = 20, hops: int = 0,
+        k: int = 20, hops: int = 0, fixed: bool = False,
     ) -> Assembly:
         scope = scopes[0]
         parts: list[str] = []
@@ -84,7 +84,7 @@ class Assembler:
             resident_ids.append(block.id)
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
-        hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops)  # stages 2-3
+        hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
         section, chosen = RECALL_HEADER, []
         for hit in hits:  # stage 4: the recall budget, counted on the section as rendered
             attempt = f"{section}\n- {hit.unit.content}"

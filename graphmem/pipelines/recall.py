@@ -1,6 +1,10 @@
 """Recall: hybrid candidates fused by reciprocal rank, at a point on both time axes, and walks
 through the entities the best hits are about.
 
+0. A time the question names ("on 19 March 2024", "last week": ``graphmem.timewords``) is taken
+   out of the question's words, adds a ranked list of units told or true near it, and, when no
+   as-of point is given, decides what is visible: units true at some point inside it;
+
 1. One index call (one round trip on Neo4j) returns the k best units visible at (T, S): the
    semantic, lexical and named-entity lists are each read from search entries filtered by
    scope and both time axes (``graphmem.entries``), then fused by reciprocal rank fusion
@@ -21,6 +25,7 @@ from pydantic import BaseModel
 from ..errors import InvalidInput
 from ..models import AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, Step, search_terms, words
 from ..ports import MemoryIndex
+from ..timewords import TimeWindow, find_window
 
 MODES = ("hybrid", "semantic", "lexical")
 
@@ -32,6 +37,12 @@ class RecallHit(BaseModel):
     path: list[str] = []
 
 
+class Recalled(list):
+    """Recall hits, best first, and the time window the question named (None if none)."""
+
+    window: TimeWindow | None = None
+
+
 class Recaller:
     def __init__(
         self,
@@ -41,8 +52,10 @@ class Recaller:
         hop_decay: float = 0.5,
         seeds: int = 5,
         frontier: int = 200,
+        weights: dict[str, float] | None = None,
     ):
         self.index = index
+        self.weights = weights or {}
         self.rrf_k = rrf_k
         self.fanout = fanout
         self.hop_decay = hop_decay
@@ -50,16 +63,23 @@ class Recaller:
         self.frontier = frontier
 
     def request(self, query: str, scopes: Sequence[Scope], k: int, at: AsOf, kinds: Sequence[MemoryKind],
-                mode: str) -> SearchRequest:
-        """What the index is asked for ``query`` in ``mode`` (hybrid | semantic | lexical)."""
+                mode: str, window: TimeWindow | None = None, fixed: bool = False) -> SearchRequest:
+        """What the index is asked for ``query`` in ``mode`` (hybrid | semantic | lexical).
+        A ``window`` the question names leaves its words, adds the time list and (unless the
+        world time is ``fixed`` by an explicit as-of point) widens visibility to it."""
         if mode not in MODES:
             raise InvalidInput(f"unknown recall mode {mode!r}: use {'|'.join(MODES)}")
+        text = query
+        if window is not None:
+            text = " ".join((query[: window.span[0]] + " " + query[window.span[1]:]).split()) or query
+        span = (window.start, window.end) if window is not None else None
         return SearchRequest(
             scopes=tuple(scopes), at=at, k=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
-            vector=self.index.vectors([query])[0] if mode != "lexical" else None,
-            terms=tuple(search_terms(query)) if mode != "semantic" else None,
-            words=tuple(words(query)) if mode == "hybrid" else None,
-            rrf_k=self.rrf_k, seeds=self.seeds, fanout=self.fanout,
+            vector=self.index.vectors([text])[0] if mode != "lexical" else None,
+            terms=tuple(search_terms(text)) if mode != "semantic" else None,
+            words=tuple(words(text)) if mode == "hybrid" else None,
+            window=span, during=None if fixed else span,
+            rrf_k=self.rrf_k, weights=self.weights, seeds=self.seeds, fanout=self.fanout,
         )
 
     def recall(
@@ -71,10 +91,14 @@ class Recaller:
         hops: int = 0,
         kinds: Sequence[MemoryKind] = (),
         mode: str = "hybrid",
-    ) -> list[RecallHit]:
+        fixed: bool = False,
+    ) -> Recalled:
         """Best k visible units for ``query`` across ``scopes`` (the caller's, plus the shared
-        one when asked), best first."""
-        request = self.request(query, scopes, k, at or AsOf.now(), kinds, mode)
+        one when asked), best first; ``fixed``: ``at.valid`` was given, not taken as now (a time
+        the question names then ranks, but does not decide visibility)."""
+        at = at or AsOf.now()
+        window = find_window(query, at.valid)
+        request = self.request(query, scopes, k, at, kinds, mode, window, fixed)
         if hops:  # a walk adds the fused score of units the question found below the top k
             request = request.model_copy(update={"k": min(1000, max(k, request.fetch))})
         found = [RecallHit(unit=s.unit, score=s.score) for s in self.index.recall(request)]
@@ -83,7 +107,9 @@ class Recaller:
         for h in hits:
             if h.unit.id not in best or h.score > best[h.unit.id].score:
                 best[h.unit.id] = h
-        return sorted(best.values(), key=lambda h: (-h.score, h.unit.id))[:k]
+        recalled = Recalled(sorted(best.values(), key=lambda h: (-h.score, h.unit.id))[:k])
+        recalled.window = window
+        return recalled
 
     def _walk(self, request: SearchRequest, found: list[RecallHit], k: int, hops: int) -> list[RecallHit]:
         """Walks start from the best hits returned (at most ``seeds`` of the k)."""

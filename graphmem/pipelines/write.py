@@ -97,7 +97,9 @@ class _Planned:
 
 def group_of(c: Candidate, single: bool) -> tuple[str, str]:
     """(timeline group, value) of a candidate: a single-valued slot holds one object at a
-    time; a multi-valued fact and a text without a triple each form a group of their own."""
+    time; a multi-valued fact and a text without a triple each form a group of their own. An
+    episodic text is an event: the same words at another time are another event, so its group
+    is also keyed by when it happened."""
     if c.triple is not None and single:
         return "slot:" + c.triple.slot(c.scope), normalise(c.triple.object or "")
     if c.triple is not None:
@@ -105,6 +107,8 @@ def group_of(c: Candidate, single: bool) -> tuple[str, str]:
         key = f"{c.scope.key}\x1f{normalise(t.subject)}\x1f{normalise(t.predicate)}\x1f{normalise(t.object or '')}"
         return "fact:" + hashlib.sha256(key.encode()).hexdigest()[:32], normalise(t.object or "")
     key = f"{c.scope.key}\x1f{c.kind.value}\x1f{c.content_hash}"
+    if c.kind is MemoryKind.episodic and c.valid_at is not None:
+        key += f"\x1f{c.valid_at.isoformat()}"
     return "text:" + hashlib.sha256(key.encode()).hexdigest()[:32], c.content_hash
 
 
@@ -335,7 +339,7 @@ class WritePipeline:
                 kind="retract" if c.retract else "assert", group=g, single=single, value=value,
                 order_at=p.order_at or now, order_ep=p.position[0], order_fact=p.position[1],
                 valid_at=c.valid_at, end=c.invalid_at, candidate=c, extractor_version=p.extractor_version,
-                channel=p.episode.channel)
+                channel=p.episode.channel, occurred_at=p.episode.occurred_at)
             showing = self._showing(group, value, now)
             if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
                 reason = f"retraction of {c.content!r}" if showing else "retraction matched no current fact"
@@ -508,7 +512,8 @@ def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> Memory
         content=c.content,
         content_hash=c.content_hash,
         source=SourceRef(episode_id=owner.episode_id or "", channel=ev.channel or "chat",
-                         extractor_version=ev.extractor_version or "unknown", assertion_id=owner.id),
+                         extractor_version=ev.extractor_version or "unknown", assertion_id=owner.id,
+                         occurred_at=ev.occurred_at),
         time=TemporalMeta(created_at=drawn_unit.at, valid_at=drawn_unit.start, invalid_at=drawn_unit.end),
         confidence=c.confidence,
         labels=c.labels,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,13 @@ ENV_NAMES = {
     "openai_base_url": "OPENAI_BASE_URL", "openai_api_key": "OPENAI_API_KEY",
     "embedding_model": "GRAPHMEM_EMBEDDING_MODEL", "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
     "llm_model": "GRAPHMEM_LLM_MODEL", "policy": "GRAPHMEM_POLICY", "rrf_k": "GRAPHMEM_RRF_K",
+    "list_weights": "GRAPHMEM_LIST_WEIGHTS",
 }
 VALUES = {
     "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
     "home": "/tmp/gm-home", "embedder": "hashing", "openai_base_url": "http://llm:1/v1", "openai_api_key": "k",
     "embedding_model": "m", "embedding_dimensions": "7", "llm_model": "l", "policy": "llm", "rrf_k": "5",
+    "list_weights": '{"time": 2.0}',
 }
 
 
@@ -34,7 +38,8 @@ def plain(settings: Settings) -> dict[str, str]:
     out = {}
     for field in ENV_NAMES:
         value = getattr(settings, field)
-        out[field] = str(value.get_secret_value() if hasattr(value, "get_secret_value") else value)
+        value = value.get_secret_value() if hasattr(value, "get_secret_value") else value
+        out[field] = json.dumps(value) if isinstance(value, dict) else str(value)
     return out
 
 

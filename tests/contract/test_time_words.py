@@ -1,0 +1,46 @@
+"""Questions that name a time, through the public API on every adapter: the named time ranks
+the units told or true near it, and (with no as-of point) decides what is visible."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from graphmem.models import Fact
+from tests.conftest import fresh_scope
+
+MEALS = ["pasta with tomato", "a green curry", "lentil soup", "risotto with mushrooms", "fish tacos", "pancakes",
+         "a mushroom omelette", "ramen", "roast chicken", "a bean chili"]
+
+
+def d(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+def test_a_named_day_finds_that_days_entry_among_near_identical_ones(mem):
+    s = fresh_scope()
+    start = d("2024-03-12T19:00:00")
+    for n, meal in enumerate(MEALS):
+        mem.remember(f"Tonight I cooked {meal} for dinner.", s, at=start + timedelta(days=n), extractor="none")
+    hits = mem.recall("What did I cook on 19 March 2024?", s, k=3)
+    assert hits[0].unit.content == "Tonight I cooked ramen for dinner."
+    assert hits.window.start == d("2024-03-19") and hits.window.end == d("2024-03-20")
+    week = mem.recall("What did I cook in the second week of March 2024?", s, k=10)
+    assert week.window is not None
+    days = {h.unit.source.occurred_at.date() for h in week[:5]}
+    assert all(week.window.start.date() <= day < week.window.end.date() for day in days)
+    yesterday = mem.recall("what did I cook yesterday?", s, k=3, as_of=d("2024-03-16T12:00:00"))
+    assert yesterday[0].unit.content == "Tonight I cooked risotto with mushrooms for dinner."
+
+
+def test_a_named_month_decides_what_is_visible_unless_as_of_is_given(mem):
+    s = fresh_scope()
+    for city, valid in (("Paris", "2019-09-01"), ("Berlin", "2023-04-01")):
+        mem.remember(city, s, facts=[Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
+                                          content=f"Alice lives in {city}", valid_at=d(valid))])
+    past = mem.recall("where did Alice live in March 2021?", s, k=5)
+    assert [h.unit.content for h in past] == ["Alice lives in Paris"]
+    now = mem.recall("where does Alice live?", s, k=5)
+    assert [h.unit.content for h in now] == ["Alice lives in Berlin"] and now.window is None
+    # an explicit as-of point wins: the named month only ranks
+    fixed = mem.recall("where did Alice live in March 2021?", s, k=5, as_of=d("2024-01-01"))
+    assert [h.unit.content for h in fixed] == ["Alice lives in Berlin"] and fixed.window is not None
