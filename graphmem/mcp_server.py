@@ -33,8 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
     from mcp.server.mcpserver import MCPServer as FastMCP
+    from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 
 from graphmem import views
@@ -283,6 +285,10 @@ class MemoryTools:
 
 
 # -- the server -------------------------------------------------------------------------------
+def _refusal(message: str) -> CallToolResult:
+    return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+
+
 def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
     """``method`` with graphmem's errors turned into a tool error carrying their one line."""
     @functools.wraps(method)
@@ -292,15 +298,32 @@ def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
         except REPORTED as exc:
             message = error_line(exc)
             log.info("tool %s refused: %s", name, message)
-            return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+            return _refusal(message)
     return call
+
+
+class _Server(FastMCP):
+    """The SDK's server with its own refusals (an unknown tool, arguments that fail a tool's
+    input schema) worded as one line like graphmem's: the SDK writes pydantic's report, one
+    line per field and more."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return _refusal(error_line(cause))
+            if cause is not None:  # a crash: the caller gets one line, the server log the traceback
+                log.error("tool %s failed", name, exc_info=cause)
+            return _refusal(error_line(exc))
 
 
 def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> FastMCP:
     """An MCP server whose tools read and write the memory ``mem_factory`` returns (called
     once, at the first tool call; the caller closes that GraphMem)."""
     tools = MemoryTools(mem_factory, config)
-    server = FastMCP(config.name, instructions=(
+    server = _Server(config.name, instructions=(
         "graphmem: temporal memory. `remember` what the user says; `recall` or `assemble` before "
         "answering; `history` and `explain` show how a fact changed and why. Every fact keeps both "
         f"time axes, so as_of/known_at replay any past moment. Default subject: {config.subject}."

@@ -57,7 +57,9 @@ def connection_options(
     uri: Annotated[Optional[str], typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
     user: Annotated[Optional[str], typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
     password: Annotated[
-        Optional[str], typer.Option("--password", help="Neo4j password [env NEO4J_PASSWORD].", show_default=False)
+        Optional[str], typer.Option("--password", show_default=False,
+                                    help="Neo4j password; other local users can read it in the process list, so "
+                                         "prefer NEO4J_PASSWORD or the local server's password file.")
     ] = None,
     database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
 ) -> None:
@@ -65,6 +67,9 @@ def connection_options(
     # The driver logs each transient failure it retries (deadlocks between concurrent
     # writers, leader switches) as a warning; they are handled, so keep stderr for real errors.
     logging.getLogger("neo4j").setLevel(logging.ERROR)
+    if password is not None:
+        typer.echo("warning: --password is visible to other local users (in the process list); "
+                   "set NEO4J_PASSWORD or use the local server's password file instead", err=True)
     state = ctx.ensure_object(CliState)
     # Settings are built lazily (on first use) so a bad GRAPHMEM_* variable does not break
     # commands that never connect, such as `graphmem db status`.
