@@ -333,9 +333,15 @@ class Episode(Model):
     @property
     def fingerprint(self) -> str:
         """What "the same content" means for an episode id."""
-        facts = [f.model_dump(mode="json") for f in self.facts]
-        payload = json.dumps([self.scope.key, self.occurred_at.isoformat(), self.raw, self.channel, facts])
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return fingerprint(self.scope, self.occurred_at, self.raw, self.channel,
+                           [f.model_dump(mode="json") for f in self.facts])
+
+
+def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict]) -> str:
+    """An episode's fingerprint from its parts (``facts`` as their JSON dumps), also for an
+    episode as stored."""
+    payload = json.dumps([scope.key, occurred_at.isoformat(), raw, channel, facts])
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 class Appended(Model):

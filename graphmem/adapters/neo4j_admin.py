@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cypher import migrations
+from ..migrations import migrations
 from .neo4j_driver import Neo4jConnection
 from .neo4j_index import Neo4jIndex, index_name
 

@@ -76,6 +76,19 @@ def test_a_reused_episode_id_is_refused_alone(mem):
     assert sorted(h.unit.content for h in mem.recall("what do I like", scope, k=10)) == ["I like jazz.", "I like tea."]
 
 
+def test_every_spelling_of_a_subject_is_one_subject(mem):
+    name = fresh_scope().subject_id
+    mem.remember("I like tea.", f"user:Jose\u0301-{name}")  # NFD
+    mem.remember("I like chess.", f"user: Jos\u00e9-{name}\t")  # NFC, with whitespace around
+    found = mem.recall("what do I like", f"user:Jos\u00e9-{name}", k=10)
+    assert sorted(h.unit.content for h in found) == ["I like chess.", "I like tea."]
+    assert {str(h.unit.scope) for h in found} == {f"user:Jos\u00e9-{name}"}
+    with pytest.raises(InvalidInput, match="U\\+200B"):
+        mem.recall("what do I like", f"user:Jos\u00e9\u200b-{name}")  # a look-alike is refused, not a new subject
+    mem.forget(f"user:Jose\u0301-{name} ")
+    assert mem.recall("what do I like", f"user:Jos\u00e9-{name}", k=10) == []
+
+
 def test_operator_calls(mem):
     if mem.database is None:
         for call in (mem.init, mem.stats, mem.index_status):

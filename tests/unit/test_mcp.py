@@ -138,6 +138,7 @@ def test_scope_guard(serve):
     call(allowed, "remember", text="Mallory likes tea.", subject=BOB)
     assert [h["scope"] for h in call(allowed, "recall", query="what does Mallory like?", subject=BOB)["hits"]] == [BOB]
     assert call(allowed, "recall", query="what does Mallory like?")["hits"] == []  # alice's scope: nothing
+    assert call(serve(subject="user:Jose\u0301"), "recall", query="tea", subject=" user:Jos\u00e9 ")["hits"] == []
     anyone = serve(allow_any_subject=True)
     assert call(anyone, "recall", query="Mallory", subject="user:carol")["hits"] == []
 
