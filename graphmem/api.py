@@ -266,9 +266,17 @@ class GraphMem:
     # -- forgetting ---------------------------------------------------------------------
     def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000, progress=None) -> dict:
         """Erase everything of a subject (all its projects unless ``project`` is given):
-        episodes, units, entities, decisions, traces, blocks, review items. Returns counts."""
+        episodes, units, entities, decisions, traces, blocks, review items. Returns counts.
+        Then no cache outside the store keeps its texts, and a database pushes the erased
+        values out of its transaction logs (``Database.flush_erased``); what stays on disk
+        even so is in the README ("Erasure on disk")."""
         scope = as_scope(subject, project)
-        return lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, project, batch, progress)
+        counts = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch,
+                                  progress)
+        self.index.clear_cache()
+        if self.database is not None:
+            self.database.flush_erased()
+        return counts
 
     def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> dict:
         """Remove one episode and what only it produced; what it invalidated is current again."""

@@ -7,6 +7,7 @@ construction, so no layer below ever guesses a zone. Times are normalised to UTC
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import json
 import unicodedata
@@ -603,6 +604,26 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalise(content).encode()).hexdigest()
 
 
+def erasure_key(secret: bytes, text: str) -> str:
+    """How an erasure record names what it erased (``user:alice``, or a project id): an
+    HMAC-SHA256, under the database's own secret, of the text's SHA-256. A plain hash of a
+    subject is found by hashing guesses; this key is not, without the secret."""
+    return keyed_digest(secret, hashlib.sha256(text.encode()).hexdigest())
+
+
+def keyed_digest(secret: bytes, digest: str) -> str:
+    """The erasure key of a text from its SHA-256 hex digest (the plain hash older erasure
+    records held)."""
+    return hmac.new(secret, digest.encode(), hashlib.sha256).hexdigest()
+
+
+def erasure_keys(secret: bytes, subject_type: str, subject_id: str, project_id: str | None) -> tuple[str, str]:
+    """(subject key, project key) of an erasure record; the project key is "" for an erasure
+    of every project of the subject."""
+    project = erasure_key(secret, project_id) if project_id is not None else ""
+    return erasure_key(secret, f"{subject_type}:{subject_id}"), project
+
+
 def entity_id(scope: Scope, name: str) -> str:
     """Entities are resolved within a scope by normalised name: the id is derived from both,
     so concurrent writers MERGE onto the same node."""
@@ -695,6 +716,9 @@ __all__ = [
     "WriteContext",
     "content_hash",
     "entity_id",
+    "erasure_key",
+    "erasure_keys",
+    "keyed_digest",
     "new_id",
     "normal_name",
     "normalise",

@@ -145,6 +145,25 @@ class MemoryStore(Protocol):
         Returns how many were deleted."""
         ...
 
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict:
+        """The erasure record of a subject (one project, or every project when None): the
+        unfinished one, to resume, or a new one (``status`` "running"). A record holds counts per
+        kind and times, and names the subject only by HMAC keys under a secret of the store's
+        own (``graphmem.models.erasure_keys``), never in plain text or a plain hash."""
+        ...
+
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict:
+        """Delete up to ``batch`` records of each kind belonging to the subject and add the
+        counts to the erasure record, atomically; a batch that deletes nothing marks the record
+        "done". Returns the record."""
+        ...
+
+    def erased(self, scope: Scope) -> bool:
+        """Whether an erasure of the scope was ever started: of its subject with every project,
+        or of its own project (an importer skips such subjects)."""
+        ...
+
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
         """The unit as seen at ``at.known`` (None when not visible at ``at``). With ``at`` None,
         the unit as seen now whether or not it is still visible (history, explain)."""
@@ -218,12 +237,17 @@ class MemoryIndex(Protocol):
         returns how many units were indexed."""
         ...
 
+    def clear_cache(self) -> None:
+        """Drop every text (and vector of a text) kept outside the store: called after an
+        erasure, so no cache holds an erased subject's words."""
+        ...
+
 
 class Database(Protocol):
     """The database behind a store and its index, as an operator sees it: schema, server and
     index health. A GraphMem over the in-memory adapters has none.
 
-    Every method but ``migrate`` and ``close`` only reads. Each raises ``Unavailable`` when the
+    Every method but ``migrate``, ``flush_erased`` and ``close`` only reads. Each raises ``Unavailable`` when the
     database cannot be reached.
     """
 
@@ -252,6 +276,12 @@ class Database(Protocol):
     def index_problems(self) -> list[str]:
         """One phrase per problem of the search layout: an unfinished rebuild, an index
         missing or not online, units without search entries; [] when there is none."""
+        ...
+
+    def flush_erased(self) -> bool:
+        """After an erasure: push the deleted values out of the transaction logs
+        (``graphmem.server.erasure.flush_erased``). True when the server checkpointed on
+        request; False when it checkpoints on its own schedule (Community)."""
         ...
 
     def index_status(self) -> dict:
@@ -292,7 +322,8 @@ class MemoryPolicy(Protocol):
 
 class Embedder(Protocol):
     """Text to vectors. ``name`` and ``dimension`` are recorded in the database so a model
-    change is detected."""
+    change is detected. An embedder that caches by content also has ``clear_cache()``, which
+    the index calls after an erasure."""
 
     name: str
     dimension: int

@@ -1,7 +1,8 @@
 // mode: write
-// params: subject_type, subject_hash, project_hash, at, id
-// The erasure record: which kind of subject (its id only as a hash), when, how much. It holds
-// no personal content. An unfinished record for the same subject is resumed, not duplicated.
-MERGE (r:Erasure {subject_hash: $subject_hash, project_hash: $project_hash, status: 'running'})
-ON CREATE SET r.id = $id, r.subject_type = $subject_type, r.started_at = $at
-RETURN r.id AS id, properties(r) AS record
+// params: subject_type, subject_key, project_key, at, id
+// The erasure record: which kind of subject, keyed by HMACs (graphmem.models.erasure_key),
+// when, how much. It holds no personal content. An unfinished record for the same subject is
+// resumed, not duplicated.
+MERGE (r:Erasure {subject_hash: $subject_key, project_hash: $project_key, status: 'running'})
+ON CREATE SET r.id = $id, r.subject_type = $subject_type, r.started_at = $at, r.key = 'hmac-sha256'
+RETURN properties(r) AS record

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +38,7 @@ from ..models import (
     UnitFilter,
     WriteBatch,
     entity_id,
+    erasure_keys,
     new_id,
     utcnow,
     words,
@@ -74,7 +76,9 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._state = _State()
         self._lock = threading.RLock()
-        self._erasures: dict[tuple[str, str], dict] = {}
+        #: Erasure records by id, keyed by HMACs under this store's own secret.
+        self._erasures: dict[str, dict] = {}
+        self._secret = secrets.token_bytes(32)
         self._archived: set[str] = set()
         self._reviews: dict[str, ReviewItem] = {}
 
@@ -274,7 +278,8 @@ class InMemoryStore:
             return sorted({u.scope for u in self._state.units.values()}, key=lambda s: s.key)
 
     # -- erasure and episode deletion -----------------------------------------------------
-    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict:
         def mine(scope: Scope) -> bool:
             return (scope.subject_type.value, scope.subject_id) == (subject_type, subject_id) and (
                 project_id is None or scope.project_id == project_id)
@@ -307,24 +312,28 @@ class InMemoryStore:
                 del st.deletions[k]
             counts["deletions"] = len(deletions)
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
-            return counts
-
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict:
-        with self._lock:
-            key = (subject_hash, project_hash)
-            record = self._erasures.setdefault(key, {"id": new_id(), "subject_type": subject_type,
-                                                     "subject_hash": subject_hash, "status": "running"})
+            record = self._erasures[erasure_id]
+            for kind, n in counts.items():
+                record[kind] = record.get(kind, 0) + n
+            record["status"] = "running" if any(counts.values()) else "done"
             return dict(record)
 
-    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict:
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict:
+        subject_key, project_key = erasure_keys(self._secret, subject_type, subject_id, project_id)
         with self._lock:
-            for key, record in list(self._erasures.items()):
-                if record["id"] == erasure_id:
-                    record.update(counts, status="done" if done else "running")
-                    if done:
-                        del self._erasures[key]
-                    return dict(record)
-            raise NotFound(f"no erasure {erasure_id}")
+            running = [r for r in self._erasures.values() if (r["subject_hash"], r["project_hash"], r["status"])
+                       == (subject_key, project_key, "running")]
+            record = running[0] if running else {"id": new_id(), "subject_type": subject_type, "status": "running",
+                                                 "subject_hash": subject_key, "project_hash": project_key}
+            self._erasures[record["id"]] = record
+            return dict(record)
+
+    def erased(self, scope: Scope) -> bool:
+        subject_key, project_key = erasure_keys(self._secret, scope.subject_type.value, scope.subject_id,
+                                                scope.project_id)
+        with self._lock:
+            return any(r["subject_hash"] == subject_key and r["project_hash"] in ("", project_key)
+                       for r in self._erasures.values())
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
@@ -564,6 +573,9 @@ class InMemoryIndex:
         by_id = {u.id: u for u in units}
         return [[Scored(unit=by_id[h.id], score=h.score) for h in _top(self._cosine(v, units), k)]
                 for v in self.vectors(queries)]
+
+    def clear_cache(self) -> None:
+        """Nothing is cached here: vectors live in the store, erased with their units."""
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
         units = [u for u in self.store._state.units.values() if scope is None or u.scope == scope]

@@ -13,6 +13,7 @@ recall statistics; invalidation is an edge from the decision that made it.
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -48,6 +49,7 @@ from ..models import (
     UnitFilter,
     WriteBatch,
     entity_id,
+    erasure_keys,
     new_id,
     normalise,
     utcnow,
@@ -264,6 +266,12 @@ def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
     return vector_property(model["generation"])
 
 
+def erasure_secret(conn: Neo4jConnection) -> bytes:
+    """The database's erasure secret (a Setting node), created with 32 random bytes by the
+    first caller: erasure records are keyed under it (``graphmem.models.erasure_key``)."""
+    return bytes.fromhex(conn.write("erase/secret", candidate=secrets.token_hex(32))[0]["value"])
+
+
 def vector_property(generation: int) -> str:
     """Where entries of an embedding generation keep their vectors (one property a generation,
     so a rebuild with another model builds aside)."""
@@ -275,6 +283,7 @@ class Neo4jStore:
 
     def __init__(self, conn: Neo4jConnection):
         self.conn = conn
+        self._erasure_secret: bytes | None = None
 
     # -- episodes -------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> bool:
@@ -509,20 +518,33 @@ class Neo4jStore:
         return [Scope(**r) for r in self.conn.read("store/list_scopes")]
 
     # -- erasure and episode deletion -----------------------------------------------------
-    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
-        """Delete up to ``batch`` nodes of each kind belonging to the subject; counts per kind."""
-        return self.conn.write("erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
-                               project_id=project_id, batch=batch)[0]
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict[str, Any]:
+        """Delete up to ``batch`` nodes of each kind belonging to the subject and add the counts
+        to the erasure record, in one transaction; the record after it."""
+        def work(tx: ManagedTransaction) -> dict[str, Any]:
+            counts = run(tx, "erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
+                         project_id=project_id, batch=batch)[0]
+            return _native(run(tx, "erase/count_erasure", id=erasure_id, counts=counts, at=utcnow())[0]["record"])
 
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str) -> dict[str, Any]:
-        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_hash=subject_hash,
-                              project_hash=project_hash, at=utcnow(), id=new_id())[0]
+        return self.conn.write_tx(work, what="erase batch")
+
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict[str, Any]:
+        subject_key, project_key = erasure_keys(self._secret(), subject_type, subject_id, project_id)
+        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_key=subject_key,
+                              project_key=project_key, at=utcnow(), id=new_id())[0]
         return _native(row["record"])
 
-    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict[str, Any]:
-        row = self.conn.write("erase/update_erasure", id=erasure_id, counts=counts,
-                              status="done" if done else "running", at=utcnow())[0]
-        return _native(row["record"])
+    def erased(self, scope: Scope) -> bool:
+        subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
+                                                scope.project_id)
+        return self.conn.read("erase/erased", subject_key=subject_key, project_keys=sorted({"", project_key}))[0]["erased"]
+
+    def _secret(self) -> bytes:
+        """The database's erasure secret, made by the first store that asks."""
+        if self._erasure_secret is None:
+            self._erasure_secret = erasure_secret(self.conn)
+        return self._erasure_secret
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         """Delete an episode, its units and decisions, and apply the timeline ``rewrite`` that

@@ -1,8 +1,10 @@
 """Forgetting and archiving: erasure of a subject, deletion of one episode, the archive sweep.
 
-- ``forget`` deletes everything of a subject in bounded batches (each its own transaction) and
-  keeps an erasure record with counts but no personal content (the subject only as a hash). An
-  interrupted erasure is resumed by running it again: the record is found and continued.
+- ``forget`` deletes everything of a subject in bounded batches, each one transaction that also
+  adds what it deleted to the erasure record, so the record counts what was really removed
+  however the erasure is interrupted. The record holds no personal content: the subject only as
+  an HMAC under the database's secret (``graphmem.models.erasure_key``). An interrupted erasure
+  is resumed by running it again: the record is found and continued.
 - ``delete_episode`` removes one episode, the units it produced and its decisions as if they
   had never been made, at every system time: the timelines of the groups it touched are
   re-derived from what remains (``graphmem.timeline.replay``), and the records that changes are
@@ -14,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Callable
 
@@ -40,26 +41,21 @@ KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "revi
          "deletions", "entries")
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
            progress: Callable[[int], None] | None = None) -> dict:
-    """Erase a subject (one project of it, or all). Returns the erasure id and counts per kind."""
-    record = store.start_erasure(subject_type, _hash(f"{subject_type}:{subject_id}"),
-                                 _hash(project_id) if project_id else "")
-    totals = {k: int(record.get(k) or 0) for k in KINDS}
-    while True:
-        counts = store.erase_batch(subject_type, subject_id, project_id, batch)
-        for kind, n in counts.items():
-            totals[kind] = totals.get(kind, 0) + n
-        done = not any(counts.values())
-        store.update_erasure(record["id"], totals, done)
+    """Erase a subject (one project of it, or all). Returns the erasure id and counts per kind:
+    what its record counted, resumed runs included."""
+    record = store.start_erasure(subject_type, subject_id, project_id)
+    while record["status"] != "done":
+        before = _removed(record)
+        record = store.erase_batch(record["id"], subject_type, subject_id, project_id, batch)
         if progress:
-            progress(sum(counts.values()))
-        if done:
-            return {"erasure_id": record["id"], **totals}
+            progress(_removed(record) - before)
+    return {"erasure_id": record["id"], **{k: int(record.get(k) or 0) for k in KINDS}}
+
+
+def _removed(record: dict) -> int:
+    return sum(int(record.get(k) or 0) for k in KINDS)
 
 
 def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime) -> list[MemoryUnit]:
