@@ -17,7 +17,9 @@ from graphmem.config import Settings
 from graphmem.cypher import load
 
 #: Benchmark-only: delete every node, in batches (auto-commit transaction required).
-RAW_WIPE_ALL = "MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+RAW_WIPE_ALL = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+#: Benchmark-only: the vector indexes to drop (their dimension is the embedder's).
+RAW_VECTOR_INDEXES = "SHOW INDEXES YIELD name, type WHERE type = 'VECTOR' RETURN name"
 
 
 def default_uri() -> str:
@@ -31,8 +33,9 @@ def wipe(uri: str) -> None:
     try:
         with conn.driver.session(database=conn.database) as session:
             session.run(RAW_WIPE_ALL).consume()
-        for name in ("index/drop_unit_vector_index", "index/drop_entity_vector_index"):
-            conn.schema(load(name).text, what=name)
+            names = [r["name"] for r in session.run(RAW_VECTOR_INDEXES).data()]
+        for name in names:
+            conn.schema(load("index/drop_vector_index").render(index=name), what="drop vector index")
         conn.migrate()
     finally:
         conn.close()

@@ -227,7 +227,8 @@ class GraphMem:
                                        fixed=as_of is not None)
 
     def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
-        """Provenance of a unit: its episode, extractor version, decisions and invalidations."""
+        """Provenance of a unit: its episode, extractor version, decisions, invalidations, and
+        the entities it is about or names (what walks go through)."""
         scope = as_scope(subject, project)
         unit = self.store.get_unit(unit_id, scope)
         if unit is None:
@@ -237,6 +238,7 @@ class GraphMem:
             "unit": unit,
             "episode": episode,
             "decisions": self.store.list_decisions(scope, unit_id=unit_id),
+            "entities": self.store.unit_entities(scope, unit_id),
             **self.store.invalidations(unit_id, scope),
         }
 

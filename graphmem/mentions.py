@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import ahocorasick
@@ -109,9 +109,10 @@ _NON_WORD = regex.compile(r"\W")
 _OPENERS = frozenset(" \t\r\n\u00a0\"'“‘«([{*_-–—")
 _ENDS = frozenset(".!?…:")
 
-Kind = Literal["speaker", "known", "proper"]
-# When two sources find the same name at the same place, the stronger evidence names it.
-_RANK = {"speaker": 0, "known": 1, "proper": 2}
+Kind = Literal["speaker", "known", "fact", "proper"]
+# When two sources find the same name at the same place, the kind says how the text itself
+# shows it: as a speaker, as a proper name, or only by what the scope knows.
+_RANK = {"speaker": 0, "proper": 1, "known": 2, "fact": 2}
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,32 @@ class NameMatcher:
         return found
 
 
+class KnownNames:
+    """What a scope knows as names: the names of entities its facts are about, found
+    case-folded anywhere (a fact says they are names), and the names seen as proper names or
+    speakers in its texts, found where written with a capital (so a name opening a sentence is
+    found once it was seen elsewhere, while an ordinary word written with a capital somewhere
+    does not match that word everywhere).
+
+    A match is ``known`` when it is written with a capital and the scope has seen the name so,
+    ``fact`` when only a fact makes it a name (it holds while a fact is about it).
+
+    >>> known = KnownNames(facts=["Zed"], seen=["Tomas"])
+    >>> [(m.name, m.kind) for m in known.find("zed said Tomas left; tomas stayed")]
+    [('zed', 'fact'), ('Tomas', 'known')]
+    """
+
+    def __init__(self, facts: Iterable[str] = (), seen: Iterable[str] = ()) -> None:
+        self.facts = NameMatcher(facts)
+        self.seen = NameMatcher(seen)
+        self._seen = {normalise(n) for n in seen}
+
+    def find(self, text: str) -> list[Mention]:
+        by_fact = [m if text[m.start].isupper() and m.norm in self._seen else replace(m, kind="fact")
+                   for m in self.facts.find(text)]
+        return by_fact + [m for m in self.seen.find(text) if text[m.start].isupper()]
+
+
 def _mention(text: str, start: int, end: int, kind: Kind) -> Mention:
     name = text[start:end]
     return Mention(name=name, norm=normalise(name), start=start, end=end, kind=kind)
@@ -299,7 +326,7 @@ def _name(text: str, words: list[tuple[int, int, bool]], initial: int) -> list[M
     return [_mention(text, start, end, "proper")]
 
 
-def mentions(text: str, known: NameMatcher | None = None) -> list[Mention]:
+def mentions(text: str, known: NameMatcher | KnownNames | None = None) -> list[Mention]:
     """Every mention in the text, deduplicated by norm (first occurrence kept), in text order.
 
     Args:

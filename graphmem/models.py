@@ -279,6 +279,14 @@ class WriteBatch(Model):
     vectors: dict[str, list[float]] = Field(default_factory=dict)
     #: The embedding model of ``vectors``: a store whose live index has another model refuses.
     vector_model: str | None = None
+    #: The entities each new unit and episode names (``graphmem.mentions``), by owner id:
+    #: derived links written with them, as (name, kind) pairs.
+    unit_mentions: dict[str, tuple[tuple[str, str], ...]] = Field(default_factory=dict)
+    episode_mentions: dict[str, tuple[tuple[str, str], ...]] = Field(default_factory=dict)
+    #: Names this write makes known in the scope, each with whether a fact makes it a name
+    #: (found case-folded) or a text named it (found where written with a capital): earlier
+    #: units that name them are linked to them too, so links do not depend on arrival order.
+    anchors: tuple[tuple[str, bool], ...] = ()
 
 
 class MemoryBlock(Model):
@@ -480,6 +488,8 @@ class AssembleTrace(Model):
     resident_ids: tuple[str, ...]
     recalled_ids: tuple[str, ...]
     tokens: int
+    #: Approved procedural units loaded as rules (resident, like blocks).
+    rule_ids: tuple[str, ...] = ()
     created_at: UTCDatetime = Field(default_factory=utcnow)
 
 
@@ -535,22 +545,19 @@ class Scored(Model):
 
 
 class Step(Model):
-    """One hop of a walk: from ``frontier`` (unit id -> score) through the entities those units
-    are about. A reached unit scores its parent's score times ``decay`` plus its ``fused``
-    score from the direct search, if any; units in ``seen`` are not reached again; the ``limit``
-    best come back."""
+    """One hop of a walk: from the ``frontier`` units through the entities they are about or
+    name, to units not in ``seen``; the ``limit`` best paths come back (see ``Reached``)."""
 
-    frontier: dict[str, float]
-    decay: float
-    fused: dict[str, float] = Field(default_factory=dict)
+    frontier: tuple[str, ...]
     seen: frozenset[str] = frozenset()
     limit: int
 
 
 class Reached(Model):
     """A unit one hop away from ``source`` through the entity ``via``, as seen at the request's
-    system time: its score on the walk, and its vector's similarity to the question (None: no
-    vector)."""
+    system time. ``similarity``: the cosine between the question and the path (the sum of the
+    two units' vectors; None without vectors); ``score``: that times the entity's specificity
+    (1 / log2(1 + units linked to it)), what paths are ranked by."""
 
     source: str
     via: str

@@ -116,6 +116,17 @@ class MemoryStore(Protocol):
         store the deletion record with the counts. None when the episode is not in the scope."""
         ...
 
+    def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
+        """(name, how) of every entity a unit is about (how: its role, subject or object) or
+        names (how: the mention's kind: speaker, proper, known, fact), by name."""
+        ...
+
+    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
+        """Names the scope knows that share a word with any of ``texts``, each True when a fact
+        is about it (found case-folded) and False when a text names it as a proper name or a
+        speaker (found where capitalised): ``graphmem.mentions.KnownNames``."""
+        ...
+
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
         """Units by id at any system time, each with all its invalidation edges."""
         ...
@@ -132,8 +143,9 @@ class MemoryStore(Protocol):
 
     def commit(self, batch: WriteBatch, scope: Scope) -> None:
         """Atomically store units, decisions (linked to their episode, target and product)
-        and invalidation edges, after checking the batch's guards (``Conflict`` when stale).
-        All or nothing."""
+        and invalidation edges, after checking the batch's guards (``Conflict`` when stale),
+        with what derives from them: search entries, mention links (and links from earlier
+        units to the names the batch makes known). All or nothing."""
         ...
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:

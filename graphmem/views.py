@@ -137,8 +137,9 @@ def episode(value: Episode) -> dict[str, Any]:
 
 
 def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
-    """``GraphMem.explain``: the unit, its episode, extractor version, decisions and the
-    invalidation edges into it (``incoming``) and out of its decision (``outgoing``)."""
+    """``GraphMem.explain``: the unit, its episode, extractor version, decisions, the
+    invalidation edges into it (``incoming``) and out of its decision (``outgoing``), and the
+    entities it is about or names, with how (``entities``)."""
     u, ep = info["unit"], info["episode"]
     return {
         "unit": unit(u),
@@ -147,6 +148,7 @@ def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
         "decisions": [decision(d) for d in info["decisions"]],
         "incoming": _plain(info.get("incoming", [])),
         "outgoing": _plain(info.get("outgoing", [])),
+        "entities": [{"name": name, "how": how} for name, how in info.get("entities", [])],
     }
 
 

@@ -1,9 +1,9 @@
 // mode: read
-// Per scope, units that have no search entry at all although they were ever visible (not
-// retracted from the start, with a non-empty world interval): they cannot be found.
+// Per scope, units that have no search entry although one is due: no edge ever changed them and
+// their world interval is not empty (an entry is written with every unit, in its transaction).
 MATCH (u:Unit)
 WHERE NOT EXISTS { MATCH (e:Entry {unit_id: u.id}) }
   AND (u.valid_at IS NULL OR u.invalid_at IS NULL OR u.invalid_at > u.valid_at)
-  AND NOT EXISTS { MATCH (:Decision)-[x:INVALIDATES]->(u) WHERE x.invalid_at IS NULL AND x.expired_at <= u.created_at }
+  AND NOT EXISTS { MATCH (:Decision)-[:INVALIDATES]->(u) }
 RETURN u.scope AS scope, count(u) AS units
 ORDER BY units DESC LIMIT 5

@@ -18,9 +18,11 @@ CALL () {
   CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node, score
   WITH collect({entity: node, score: score, named: all(w IN node.words WHERE w IN $words)}) AS found
   UNWIND (CASE WHEN any(f IN found WHERE f.named) THEN [f IN found WHERE f.named] ELSE found END)[0..$seeds] AS f
+  // An entity named everywhere (a chat's speaker) says less about which unit is meant.
   WITH f.entity AS entity, f.score AS score
+  WITH entity, score * log(2) / log(1 + COUNT { (entity)<-[:ABOUT|MENTIONS]-() }) AS score
   CALL (entity) {
-    MATCH (entity)<-[:ABOUT]-(u:Unit)
+    MATCH (entity)<-[:ABOUT|MENTIONS]-(u:Unit)
     MATCH (e:Entry {unit_id: u.id})
     WHERE e:SearchEntry AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
       AND (size($kinds) = 0 OR e.kind IN $kinds)

@@ -40,11 +40,13 @@ from ..models import (
     entity_id,
     erasure_keys,
     new_id,
+    normalise,
     utcnow,
     words,
 )
 from ..entries import MAX, MIN, distance, micros, spans, window_margin, world_range
 from ..fusion import rrf
+from ..mentions import KnownNames
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -68,6 +70,9 @@ class _State:
     #: The embedding of each unit's content (its search entries are derived from the unit and
     #: its edges when searched, so they are always what the store says).
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    #: The entities each unit and episode names, by owner id: entity norm -> (name, kind).
+    unit_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    episode_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -156,6 +161,17 @@ class InMemoryStore:
             state.edges.extend(batch.invalidations)
             self._reviews.update({r.id: r for r in batch.reviews})
             self._archived.difference_update(batch.unarchive)
+            for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
+                                      (state.episode_mentions, batch.episode_mentions)):
+                for owner, names in mentioned.items():
+                    owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
+            if batch.anchors:  # earlier units that name what is now known are linked too
+                known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                                   seen=[n for n, fact in batch.anchors if not fact])
+                for u in state.units.values():
+                    if u.scope == scope and u.id not in batch.unit_mentions:
+                        for m in known.find(u.content):
+                            state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         with self._lock:
@@ -350,6 +366,8 @@ class InMemoryStore:
                 del st.units[k]
                 st.usage.pop(k, None)
                 st.vectors.pop(k, None)
+                st.unit_mentions.pop(k, None)
+            st.episode_mentions.pop(episode_id, None)
             self._archived.difference_update(units)
             for k in decisions:
                 del st.decisions[k]
@@ -357,7 +375,48 @@ class InMemoryStore:
             record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
             st.deletions[record.id] = record
         self.commit(rewrite.add, scope)
+        with self._lock:  # links that held only by what the deleted texts made known go
+            facts, seen = set(map(normalise, self._facts(scope))), set(map(normalise, self._seen(scope)))
+            for owner in st.unit_mentions.values():
+                for norm in [k for k, (_, kind) in owner.items()
+                             if (kind == "fact" and k not in facts) or (kind == "known" and k not in seen)]:
+                    del owner[norm]
         return record
+
+    def _facts(self, scope: Scope) -> set[str]:
+        """Names of the entities the scope's facts are about."""
+        return {n for u in self._state.units.values() if u.scope == scope and u.triple
+                for n in (u.triple.subject, u.triple.object) if n}
+
+    def _seen(self, scope: Scope) -> set[str]:
+        """Names a text of the scope writes as a proper name or a speaker."""
+        st = self._state
+        return {name for owners in (st.unit_mentions, st.episode_mentions) for owner, names in owners.items()
+                if (thing := st.units.get(owner) or st.episodes.get(owner)) is not None and thing.scope == scope
+                for name, kind in names.values() if kind in ("proper", "speaker")}
+
+    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
+        with self._lock:
+            facts, seen = self._facts(scope), self._seen(scope)
+        asked = {w for text in texts for w in words(text)}
+        known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
+        return {n: fact for n, fact in known.items() if set(words(n)) & asked}
+
+    def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
+        with self._lock:
+            unit = self._state.units.get(unit_id)
+            if unit is None or unit.scope != scope:
+                return []
+            about = [(unit.triple.subject, "subject")] + ([(unit.triple.object, "object")] if unit.triple and unit.triple.object else []) if unit.triple else []
+            named = list(self._state.unit_mentions.get(unit_id, {}).values())
+        return sorted(about + named)
+
+    def named(self, unit: MemoryUnit) -> dict[str, str]:
+        """The entities a unit is about or names: norm -> name."""
+        found = {normalise(n): n for n in ((unit.triple.subject, unit.triple.object) if unit.triple else ()) if n}
+        for norm, (name, _) in self._state.unit_mentions.get(unit.id, {}).items():
+            found.setdefault(norm, name)
+        return found
 
     # -- timelines ------------------------------------------------------------------------
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
@@ -538,13 +597,14 @@ class InMemoryIndex:
         """Units about the entities the question names (see ``search_entities``), each scored
         by its best entity, so the units of one entity tie."""
         asked = set(request.words or ())
-        names = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
+        named_by = {u.id: self.store.named(u) for u in units}
+        names = {n for named in named_by.values() for n in named}
         share = {n: len(set(words(n)) & asked) / max(len(set(words(n))), 1) for n in names}
         named = [n for n in names if share[n] == 1.0] or [n for n in names if share[n] > 0]
         chosen = set(sorted(named, key=lambda n: (-share[n], n))[: request.seeds])
         hits = []
         for u in units:
-            about = [share[n] for n in (u.triple.subject, u.triple.object) if n in chosen] if u.triple else []
+            about = [share[n] for n in named_by[u.id] if n in chosen]
             if about:
                 hits.append(Hit(id=u.id, score=max(about)))
         return _top(hits, request.fetch)
@@ -552,19 +612,24 @@ class InMemoryIndex:
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         units = [u for u in self._visible(request) if u.id not in step.seen]
         vectors = self.store._state.vectors
+        named_by = {u.id: self.store.named(u) for u in units}
+        degree: dict[str, int] = {}
+        for u in self.store._state.units.values():
+            for norm in self.store.named(u):
+                degree[(u.scope.key, norm)] = degree.get((u.scope.key, norm), 0) + 1
         best: dict[str, Reached] = {}
-        for source_id, parent in step.frontier.items():
+        for source_id in step.frontier:
             source = self.store._state.units.get(source_id)
-            if source is None or source.triple is None:
+            if source is None:
                 continue
-            for name in sorted(n for n in (source.triple.subject, source.triple.object) if n):
-                eid = entity_id(source.scope, name)
-                near = [u for u in units if u.id != source_id and u.triple
-                        and eid in {entity_id(u.scope, n) for n in (u.triple.subject, u.triple.object) if n}]
+            for norm, name in sorted(self.store.named(source).items()):
+                specificity = math.log(2) / math.log(1 + degree[(source.scope.key, norm)])
+                near = [u for u in units if u.id != source_id and norm in named_by[u.id]]
                 for u in near[: request.fanout]:
-                    score = parent * step.decay + step.fused.get(u.id, 0.0)
-                    if u.id not in best or (-score, source_id, name) < (-best[u.id].score, best[u.id].source, best[u.id].via):
-                        sim = _cosine(request.vector, vectors[u.id]) if request.vector and u.id in vectors else None
+                    sim = _path(request.vector, vectors.get(source_id), vectors.get(u.id))
+                    score = (1.0 if sim is None else sim) * specificity
+                    key = (-score, source_id, name)
+                    if u.id not in best or key < (-best[u.id].score, best[u.id].source, best[u.id].via):
                         best[u.id] = Reached(source=source_id, via=name, unit=u, score=score, similarity=sim)
         return sorted(best.values(), key=lambda r: (-r.score, r.unit.id))[: step.limit]
 
@@ -587,6 +652,15 @@ class InMemoryIndex:
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine of two L2-normalised vectors, as Neo4j's cosine index scores it: (1 + cos) / 2."""
     return (1 + sum(x * y for x, y in zip(a, b))) / 2
+
+
+def _path(question: Sequence[float] | None, a: Sequence[float] | None, b: Sequence[float] | None) -> float | None:
+    """The cosine between the question and the path a + b (unit vectors), from the pairwise
+    cosines, as the Neo4j hop computes it."""
+    if question is None or a is None or b is None:
+        return None
+    cos = lambda x, y: 2 * _cosine(x, y) - 1  # noqa: E731 - _cosine is (1 + cos) / 2
+    return (cos(a, question) + cos(b, question)) / math.sqrt(2 + 2 * cos(a, b) + 1e-9)
 
 
 def _bm25(terms: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:

@@ -40,11 +40,10 @@ from ..models import (
     words,
 )
 from .neo4j_driver import Neo4jConnection
+from .lucene import lucene_query
 from .neo4j_driver import run
 from .neo4j_store import entry_row, to_datetime, unit_from_row, unit_text, vector_property
 
-#: Lucene refuses queries with more than 1024 clauses; a query never needs this many words.
-MAX_QUERY_WORDS = 64
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
 #: Entries read from fulltext per hit kept: closed and other-time entries of a unit share its
@@ -52,20 +51,6 @@ SIZE_TTL = 30.0
 LEXICAL_OVERFETCH = 3
 
 Progress = Callable[[int], None]
-
-
-def lucene_query(terms: Sequence[str], scopes: Sequence[Scope], field: str) -> str | None:
-    """Plain words (from ``words`` or ``search_terms``) as a Lucene query restricted to
-    ``scopes``; None when there are none.
-
-    Words are ``\\w+`` runs, lower-cased, so no user character can reach Lucene syntax
-    (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and nothing can raise.
-    """
-    unique = list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
-    if not unique:
-        return None
-    tokens = " ".join(s.token for s in scopes)
-    return f"+scope_token:({tokens}) +{field}:({' '.join(unique)})"
 
 
 def index_name(generation: int) -> str:
@@ -221,9 +206,9 @@ class Neo4jIndex:
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         params = self._search_params(request)
         del params["fetch"]
-        rows = self.conn.read("recall/hop", **params, frontier=[{"id": i, "score": s} for i, s in step.frontier.items()],
-                              prop=vector_property(self.generation), fanout=request.fanout, decay=step.decay,
-                              fused=step.fused, seen=sorted(step.seen), limit=step.limit)
+        rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier),
+                              prop=vector_property(self.generation), fanout=request.fanout,
+                              seen=sorted(step.seen), limit=step.limit)
         return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],
                         similarity=r["similarity"]) for r in rows]
 

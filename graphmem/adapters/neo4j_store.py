@@ -55,7 +55,9 @@ from ..models import (
     utcnow,
     words,
 )
+from ..mentions import KnownNames
 from .neo4j_driver import Neo4jConnection, run
+from .lucene import lucene_chunks, lucene_words
 
 #: Ids per visibility query: bounds one query's parameter list and result.
 VISIBLE_CHUNK = 5_000
@@ -224,6 +226,14 @@ def review_props(item: ReviewItem) -> dict[str, Any]:
 
 def invalidation_row(inv: Invalidation) -> dict[str, Any]:
     return inv.model_dump()
+
+
+def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]) -> list[dict[str, Any]]:
+    """``mentions/*_mentions`` rows: each owner with the entities it names."""
+    return [{"id": owner, "names": [{"id": entity_id(scope, name), "name": name, "norm": normalise(name),
+                                     "words": words(name), "token": scope.token, "kind": kind}
+                                    for name, kind in names]}
+            for owner, names in mentioned.items() if names]
 
 
 def unit_text(content: str, summary: str | None) -> str:
@@ -401,6 +411,36 @@ class Neo4jStore:
         if batch.unarchive:
             run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
             run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
+        Neo4jStore._mention(tx, scope, batch)
+
+    @staticmethod
+    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> None:
+        """Write the batch's mention links; link earlier units to the names it makes known."""
+        at = utcnow()
+        for query, mentioned in (("mentions/unit_mentions", batch.unit_mentions),
+                                 ("mentions/episode_mentions", batch.episode_mentions)):
+            rows = mention_rows(scope, mentioned)
+            if rows:
+                run(tx, query, rows=rows, scope_props=scope_props(scope), at=at)
+        if batch.anchors:
+            queries = [q for q in (lucene_words(words(name), scope, "text") for name, _ in batch.anchors) if q]
+            found = run(tx, "mentions/texts_naming", queries=queries, limit=10_000) if queries else []
+            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                               seen=[n for n, fact in batch.anchors if not fact])
+            earlier = {r["id"]: tuple((m.name, m.kind) for m in known.find(r["text"])) for r in found
+                       if r["id"] not in batch.unit_mentions}
+            rows = mention_rows(scope, {uid: names for uid, names in earlier.items() if names})
+            if rows:
+                run(tx, "mentions/unit_mentions", rows=rows, scope_props=scope_props(scope), at=at)
+
+    def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
+        return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
+
+    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
+        queries = [q for text in texts for q in lucene_chunks(words(text), scope, "name")]
+        if not queries:
+            return {}
+        return {r["name"]: r["fact"] for r in self.conn.read("mentions/known_names", queries=queries)}
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
@@ -561,14 +601,17 @@ class Neo4jStore:
             if rewrite.drop_edges:
                 run(tx, "store/drop_edges", scope=scope.key,
                     edges=[{"unit_id": u, "decision_id": d, "expired_at": at} for u, d, at in rewrite.drop_edges])
+            named = set(rows[0]["entities"])
             if rewrite.drop_units:
-                run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))
+                named |= set(run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))[0]["entities"])
             record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
                                                  "decisions": rows[0]["decisions"]})
             run(tx, "store/put_deletion", props={**scope_props(scope), **record.model_dump(exclude={"scope"})})
             self._apply(tx, scope, units, decisions, invalidations, add, entries=False)
             prop = _layout(tx, add) or vector_property(1)
             self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
+            if named:
+                run(tx, "mentions/forget_orphans", ids=sorted(named))
             return record
 
         return self.conn.write_tx(work, what="delete episode")
@@ -631,6 +674,7 @@ class Neo4jStore:
     def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
         props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope"})}
         props["resident_ids"], props["recalled_ids"] = list(trace.resident_ids), list(trace.recalled_ids)
+        props["rule_ids"] = list(trace.rule_ids)
         recalled = [
             {"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
             for rank, uid in enumerate(trace.recalled_ids)
@@ -644,6 +688,7 @@ class Neo4jStore:
             return None
         t = _native(rows[0]["trace"])
         fields = {k: t[k] for k in ("id", "query", "resident_ids", "recalled_ids", "tokens", "created_at")}
+        fields["rule_ids"] = t.get("rule_ids") or ()
         return AssembleTrace(scope=scope, **fields)
 
     # -- blocks ---------------------------------------------------------------------------

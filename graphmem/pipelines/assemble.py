@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import BudgetExceeded, InvalidInput
-from ..models import AsOf, AssembleTrace, MemoryBlock, Scope, utcnow
+from ..models import AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, utcnow
 from ..policy import RECALL_BUDGET
 from ..ports import MemoryPolicy, TokenCounter
 from .recall import Recaller, RecallHit
 
 RECALL_HEADER = "## recalled"
+RULES_HEADER = "## rules learned"
 
 
 @dataclass
@@ -75,27 +76,29 @@ class Assembler:
         self, query: str, scopes: Sequence[Scope], at: AsOf | None = None, budget: int | None = None,
         k: int = 20, hops: int = 0, fixed: bool = False,
     ) -> Assembly:
-        scope = scopes[0]
+        scope, at = scopes[0], at or AsOf.now()
         parts: list[str] = []
         resident_ids: list[str] = []
         for block in self.store.list_blocks(scope):  # stage 1: unconditional, own budgets
             value = self.counter.truncate(block.value, block.token_budget)
             parts.append(f"## {block.label}\n{value}")
             resident_ids.append(block.id)
+        # Approved procedural rules are resident too, true at the assembly's (as-of, known-at),
+        # within the rules budget.
+        rules = self.store.list_units(scope, UnitFilter(kind=MemoryKind.procedural), Page(limit=1_000), at)
+        section, rule_ids = self._fill(RULES_HEADER, rules, self.policy.budget_for("rules"))
+        if rule_ids:
+            parts.append(section)
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
         hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
-        section, chosen = RECALL_HEADER, []
-        for hit in hits:  # stage 4: the recall budget, counted on the section as rendered
-            attempt = f"{section}\n- {hit.unit.content}"
-            if self.counter.count(attempt) <= recall_budget:
-                section = attempt
-                chosen.append(hit)
+        section, recalled = self._fill(RECALL_HEADER, [h.unit for h in hits], recall_budget)  # stage 4
+        chosen = [h for h in hits if h.unit.id in set(recalled)]
         if chosen:
             parts.append(section)
         text = "\n\n".join(parts)
         trace = AssembleTrace(
-            scope=scope, query=query, resident_ids=tuple(resident_ids),
+            scope=scope, query=query, resident_ids=tuple(resident_ids), rule_ids=tuple(rule_ids),
             recalled_ids=tuple(h.unit.id for h in chosen), tokens=self.counter.count(text),
         )
         self.store.put_trace(trace, [h.score for h in chosen])
@@ -105,3 +108,24 @@ class Assembler:
             if ids:
                 self.usage.add(s, ids, now)
         return Assembly(text=text, trace=trace, hits=chosen)
+
+    def _fill(self, header: str, units: Sequence[MemoryUnit], budget: int) -> tuple[str, list[str]]:
+        """A section of dated lines, best first, as many as fit in ``budget`` tokens counted on
+        the section as rendered; and the ids of the units it holds."""
+        section, kept = header, []
+        for unit in units:
+            attempt = f"{section}\n- {line(unit)}"
+            if self.counter.count(attempt) <= budget:
+                section = attempt
+                kept.append(unit.id)
+        return section, kept
+
+
+def line(unit: MemoryUnit) -> str:
+    """A unit as a context line, with when it is true (a reader can answer "when" questions):
+    ``[2023-04-01] ...``, or ``[2019-09-01 to 2023-04-01] ...`` for what has ended; the time its
+    episode happened when the fact has no world time."""
+    start = unit.time.valid_at or unit.source.occurred_at or unit.time.created_at
+    end = unit.time.invalid_at
+    when = start.date().isoformat() + (f" to {end.date().isoformat()}" if end else "")
+    return f"[{when}] {unit.content}"

@@ -10,10 +10,11 @@ through the entities the best hits are about.
    scope and both time axes (``graphmem.entries``), then fused by reciprocal rank fusion
    (``graphmem.fusion.rrf``), so an as-of question about a sparse moment needs no second round;
 2. with hops > 0, one more index call per hop walks from the best hits through the entities
-   they are about to other units visible at (T, S). A unit reached at hop h scores its parent's
-   score times ``hop_decay``, plus its own score if the question found it directly, and carries
-   the path that reached it. ``fanout`` bounds the units read per entity (hub safety) and
-   ``frontier`` the units carried from one hop to the next, so a question's work is bounded.
+   they are about or name (facts, and mentions: ``graphmem.mentions``) to other units visible
+   at (T, S), ranked by how well the whole path answers the question (see ``_walk``); each
+   carries the path that reached it. ``fanout`` bounds the units read per entity (hub safety),
+   ``frontier`` the units a hop returns and ``seeds`` the units a hop starts from (the best
+   hits, then the best units the previous hop reached), so a question's work is bounded.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Recaller:
         fanout: int = 50,
         hop_decay: float = 0.5,
         seeds: int = 5,
-        frontier: int = 200,
+        frontier: int = 20,
         weights: dict[str, float] | None = None,
     ):
         self.index = index
@@ -112,26 +113,31 @@ class Recaller:
         return recalled
 
     def _walk(self, request: SearchRequest, found: list[RecallHit], k: int, hops: int) -> list[RecallHit]:
-        """Walks start from the best hits returned (at most ``seeds`` of the k)."""
+        """Each hop starts from at most ``seeds`` units: the best hits, then the best units the
+        previous hop reached (the cost of a hop grows with the units it starts from). The paths of a
+        hop are ranked by how well they answer the question (``graphmem.models.Reached``) and
+        that rank counts like one more fused list: a reached unit scores its own fused score
+        from the direct search (if any) plus ``hop_decay ** (hop - 1) * weight / (rrf_k + rank)``,
+        so a path that answers the question outranks direct hits about the wrong thing."""
         fused = {h.unit.id: h.score for h in found}
-        frontier = found[: min(k, self.seeds)]
-        seen = {h.unit.id for h in frontier}
+        frontier = found[:k]
+        seen = {h.unit.id for h in found[:k]}  # a walk adds what the direct search did not return
+        weight = self.weights.get("paths", 2.0)
         walked: list[RecallHit] = []
         for hop in range(1, hops + 1):
             if not frontier:
                 break
-            by_id = {h.unit.id: h for h in frontier}
-            # The index scores each reached unit (parent score x decay, plus its own fused
-            # score: evidence adds up) and keeps the best path to each: the work per hop is
-            # bounded by ``frontier``, not only per entity.
-            step = Step(frontier={h.unit.id: h.score for h in frontier}, decay=self.hop_decay,
-                        fused={i: s for i, s in fused.items() if i not in seen}, seen=frozenset(seen),
-                        limit=self.frontier)
+            by_id = {h.unit.id: h for h in frontier[: self.seeds]}
+            step = Step(frontier=tuple(by_id), seen=frozenset(seen), limit=self.frontier)
             frontier = []
-            for r in self.index.hop(request, step):
+            rank, previous = 0, None
+            for position, r in enumerate(self.index.hop(request, step), 1):
+                if r.score != previous:
+                    rank, previous = position, r.score
                 parent = by_id[r.source]
                 path = (parent.path or [parent.unit.content]) + [r.via, r.unit.content]
-                frontier.append(RecallHit(unit=r.unit, score=r.score, hop=hop, path=path))
+                score = fused.get(r.unit.id, 0.0) + self.hop_decay ** (hop - 1) * weight / (self.rrf_k + rank)
+                frontier.append(RecallHit(unit=r.unit, score=score, hop=hop, path=path))
             seen.update(h.unit.id for h in frontier)
             walked += frontier
         return walked

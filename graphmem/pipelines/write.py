@@ -28,6 +28,7 @@ from typing import Callable, Mapping, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
+from ..mentions import KnownNames, mentions
 from ..models import (
     AsOf,
     Candidate,
@@ -199,7 +200,8 @@ class WritePipeline:
             chosen = self.pick_extractor(episode, extractor)
             candidates = self._extract(chosen, episode, report, failures)
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
-        return self._run(scope, planned, failures, report)
+        written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
+        return self._run(scope, planned, failures, report, episodes=written)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
                  failures: list[Decision]) -> list[Candidate]:
@@ -266,12 +268,14 @@ class WritePipeline:
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
 
     def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
-             retire: Sequence[Decision] = (), gated: bool = True, note: str = "") -> WriteReport:
-        """Plan and commit (re-planning when a guard says another writer got there first), then
-        update the index."""
+             retire: Sequence[Decision] = (), gated: bool = True, note: str = "",
+             episodes: Sequence[Episode] = ()) -> WriteReport:
+        """Plan and commit (re-planning when a guard says another writer got there first);
+        ``episodes``: new ones, linked to the entities they name with the batch."""
         for attempt in range(MAX_ATTEMPTS):
             try:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
+                batch = batch.model_copy(update=self._mentions(scope, batch.units, episodes))
                 self.store.commit(batch, scope)
                 break
             except Conflict:
@@ -390,6 +394,35 @@ class WritePipeline:
         events, units = self.store.group_state(scope, [group])
         single = events[0].event.single if events else False
         state[group] = _Group(single=single, events=events, units=units)
+
+    def _mentions(self, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
+        """The entities new units and episodes name (``graphmem.mentions``): speakers and proper
+        names as written, and the names the scope knows (``KnownNames``: its facts' entities,
+        case-folded; names written as proper names anywhere in it, where capitalised), this
+        batch's included; and the names this batch makes known, for earlier texts."""
+        texts = sorted({u.content for u in units} | {e.raw for e in episodes})
+        if not texts:
+            return {}
+        known = self.store.known_names(scope, texts)
+        facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
+        seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
+        names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
+                           seen=[*(n for n, fact in known.items() if not fact), *seen])
+        found = {text: mentions(text, names) for text in texts}
+
+        def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+            return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
+
+        was_fact = {normalise(n) for n, fact in known.items() if fact}
+        was_known = {normalise(n) for n in known} | {normalise(n) for n in facts}
+        anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
+        anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
+        return {
+            "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
+                                          if u.triple else set()) for u in units},
+            "episode_mentions": {e.id: named(e.raw) for e in episodes},
+            "anchors": tuple(sorted(anchors.values())),
+        }
 
     def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
         decision = self.policy.reconcile(p.candidate, neighbours)  # stage 3

@@ -229,7 +229,8 @@ def test_assemble_json_trace_and_explain_it(run, moved):
     doc = as_json(run("assemble", "where does Alice live", "--subject", s, "--json"))
     assert "Berlin" in doc["text"] and "Paris" not in doc["text"]
     trace = doc["trace"]
-    assert {"id", "resident_ids", "recalled_ids", "tokens", "query", "created_at", "scope", "project"} == set(trace)
+    assert {"id", "resident_ids", "rule_ids", "recalled_ids", "tokens", "query", "created_at", "scope",
+            "project"} == set(trace)
     assert len(trace["resident_ids"]) == 1 and len(trace["recalled_ids"]) == 1 and trace["tokens"] > 0
     shown = as_json(run("explain", trace["id"], "--subject", s, "--json"))
     assert shown["trace"] == trace

@@ -114,7 +114,7 @@ def test_case_variants_are_one_entity():
         (["Zoë"], "zoe\u0308 is here", [(0, "zoe\u0308")]),  # decomposed form of the name
         (["ﬁnn"], "FINN came", [(0, "FINN")]),  # compatibility form of the name
         (["New York"], "in new\nyork", [(3, "new\nyork")]),  # a name wrapped over two lines
-        (["U.S.", "U S"], "u s and U.S.", [(0, "u s"), (8, "U.S")]),  # alike but for punctuation
+        (["U.S.", "U S"], "u s and U.S.", [(0, "u s"), (8, "U.S.")]),  # alike but for punctuation
         (["May", "I", "x"], "may I x", []),  # common words and single characters are ignored
     ],
 )

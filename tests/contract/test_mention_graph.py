@@ -1,0 +1,71 @@
+"""The mention graph, through the public API on every adapter: free text with no facts and no
+LLM links to the entities it names, walks follow those links, and the links do not depend on
+the order texts arrived in."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+
+from graphmem.models import Fact, normalise
+from tests.conftest import fresh_scope
+
+PEOPLE = ["Ines", "Tomas", "Greta", "Omar", "Priya", "Lars", "Mei", "Nadia"]
+CITIES = ["Porto", "Lyon", "Graz", "Turku", "Cork", "Bergen", "Genoa", "Leeds"]
+
+
+def d(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+def test_a_walk_through_names_in_free_text_reaches_the_answer(mem):
+    s = fresh_scope()
+    random.seed(7)
+    mem.remember("Ines's mentor is Tomas.", s, extractor="none")
+    mem.remember("Tomas bought a flat in Porto.", s, extractor="none")
+    for person, city in zip(PEOPLE[2:], CITIES[1:]):  # distractors about other people's homes
+        mem.remember(f"{person} bought a flat in {city}.", s, extractor="none")
+        mem.remember(f"{person}'s mentor is {random.choice(PEOPLE[2:])}.", s, extractor="none")
+    # (the hashing embedder of the tests knows words, not meanings: the question shares "flat")
+    question = "Where is the flat of Ines's mentor?"
+    direct = mem.recall(question, s, k=5)
+    assert "Tomas bought a flat in Porto." not in [h.unit.content for h in direct]
+    walked = mem.recall(question, s, k=5, hops=2)
+    porto = [h for h in walked if h.unit.content == "Tomas bought a flat in Porto."]
+    assert porto and porto[0].hop >= 1, [h.unit.content for h in walked]
+    assert porto[0].path == ["Ines's mentor is Tomas.", "Tomas", "Tomas bought a flat in Porto."]
+
+
+def named(mem, scope, content: str) -> set[tuple[str, str]]:
+    """(name, how) of the entities the unit with this content names, from its explanation
+    (names by their norm: an entity is one whatever case a text writes it in)."""
+    [unit] = [h.unit for h in mem.recall(content, scope, k=20) if h.unit.content == content]
+    return {(normalise(name), how) for name, how in mem.explain(unit.id, scope)["entities"]}
+
+
+def test_a_name_learnt_later_links_the_earlier_texts_that_name_it(mem):
+    later, earlier = fresh_scope(), fresh_scope()
+    text = "we met zed at the harbour"  # lower case: found only once a fact makes "Zed" a name
+    fact = Fact(subject="Zed", predicate="works_at", object="the harbour", content="Zed works at the harbour")
+    mem.remember(text, earlier, extractor="none")
+    mem.remember("Zed's job", earlier, facts=[fact])
+    mem.remember("Zed's job", later, facts=[fact])
+    mem.remember(text, later, extractor="none")
+    assert named(mem, earlier, text) == named(mem, later, text) == {("zed", "fact"), ("the harbour", "fact")}
+    # a proper name seen later links the earlier text that opens a sentence with it
+    mem.remember("Porto is lovely.", earlier, extractor="none")
+    assert ("porto", "known") not in named(mem, earlier, "Porto is lovely.")
+    mem.remember("We flew to Porto.", earlier, extractor="none")
+    assert ("porto", "known") in named(mem, earlier, "Porto is lovely.")
+    assert ("porto", "proper") in named(mem, earlier, "We flew to Porto.")
+
+
+def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
+    s = fresh_scope()
+    text = "we met zed at the harbour"
+    mem.remember(text, s, extractor="none")
+    fact = Fact(subject="Zed", predicate="works_at", object="the harbour", content="Zed works at the harbour")
+    mem.remember("Zed's job", s, facts=[fact], episode_id=f"{s.subject_id}:fact")
+    assert ("zed", "fact") in named(mem, s, text)
+    mem.delete_episode(f"{s.subject_id}:fact", s)
+    assert named(mem, s, text) == set()
