@@ -9,10 +9,10 @@ tests/neo4j/test_erasure_on_disk.py does this on every run), the string stays in
   until that log is closed (it rotates at 128 KiB) and a checkpoint prunes it (no closed log
   is kept): gone within about 10 s of ``flush_erased``, present until then;
 - the property store's string file (whole texts) and array file (an entity's word list): the
-  freed records keep their bytes until a later write reuses them, which Neo4j allows a few
-  seconds after the freeing transaction (measured: a flush 0 or 1 s after the erasure did not
-  reuse them, one 3 s after did, and so does ``graphmem forget`` run again then). One flush
-  writes over at most its filler's size (``TX_LOG_ROTATION_KIB`` per round) of freed text;
+  freed records keep their bytes until a later write happens to reuse them, which Neo4j allows
+  a few seconds after the freeing transaction at the earliest (on an idle server, a flush 0 or
+  1 s after the erasure reused none of them, one 3 s after reused them all; on a server where
+  other deletions had freed records too, one 5 s after reused none of them);
 - range-index pages: the subject id (every scope and subject index) and entity names in their
   normalised form, until the page is rewritten;
 - Lucene segments: the fulltext index marks the document deleted and its words stay in the
@@ -52,9 +52,9 @@ def flush_erased(conn: Neo4jConnection) -> bool:
 
     Call it after the erasure has committed. It writes, then deletes, throwaway nodes whose
     values are larger than the log rotation size, so the log holding the erased values is
-    closed and others after it, and, once Neo4j lets them be reused (a few seconds after the
-    erasure), the values' string records overwrite those the erasure freed. Then it asks for a
-    checkpoint, which prunes closed logs. ``GraphMem.forget`` calls it (``Database.flush_erased``).
+    closed and others after it (the freed store records are not its business: see above).
+    Then it asks for a checkpoint, which prunes closed logs. ``GraphMem.forget`` calls it
+    (``Database.flush_erased``).
 
     Returns True when the server checkpointed on request (``db.checkpoint()``, Enterprise
     editions), False when it has no such procedure (Community, as the local server): there
