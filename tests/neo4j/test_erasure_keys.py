@@ -1,5 +1,5 @@
 """Erasure records on Neo4j: keyed by HMAC under the database's secret, made once and shared
-by every connection; migration 0011 rekeys records an earlier graphmem keyed by a plain hash,
+by every connection; migration 0012 rekeys records an earlier graphmem keyed by a plain hash,
 so ``erased`` still knows those subjects and the guessable hash is gone."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from graphmem.models import Scope, erasure_key
 
 pytestmark = pytest.mark.neo4j
 
-erasure_keys_migration = importlib.import_module("graphmem.migrations.0011_erasure_keys")
+erasure_keys_migration = importlib.import_module("graphmem.migrations.0012_erasure_keys")
 
 
 def test_the_secret_is_made_once_and_keys_every_record(conn):

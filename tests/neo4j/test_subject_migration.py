@@ -1,4 +1,4 @@
-"""Migration 0009 on data an earlier graphmem wrote under subjects spelled in other ways (NFD,
+"""Migration 0010 on data an earlier graphmem wrote under subjects spelled in other ways (NFD,
 surrounding whitespace, a zero-width character): each moves to its normal spelling with every
 key derived from it, so search, timelines, entities, re-ingest and erasure work on the normal
 subject, and two spellings of one subject are merged and reported."""
@@ -16,7 +16,7 @@ from graphmem.models import Fact, Scope, SubjectType
 
 pytestmark = pytest.mark.neo4j
 
-normalise_subjects = importlib.import_module("graphmem.migrations.0009_normalise_subjects")
+normalise_subjects = importlib.import_module("graphmem.migrations.0010_normalise_subjects")
 
 
 def stored_as(subject_id: str) -> Scope:

@@ -37,7 +37,7 @@ def test_shipped_migrations_are_numbered_once_in_order_of_both_kinds():
     found = migrations()
     numbers = [m.number for m in found]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
-    assert "0009_normalise_subjects" in [m.name for m in found]  # a Python one among the Cypher files
+    assert "0010_normalise_subjects" in [m.name for m in found]  # a Python one among the Cypher files
     assert all(m.name.startswith(m.number + "_") and callable(m.run) for m in found)
 
 
@@ -68,6 +68,6 @@ def test_pending_migrations_run_in_order_with_the_connection_and_their_notes(cap
 
 
 def test_a_number_used_by_both_kinds_is_refused(monkeypatch):
-    monkeypatch.setattr(mechanism, "cypher_migrations", lambda: [CypherMigration("0009", "0009_other", ("X",))])
-    with pytest.raises(ConfigurationError, match="migration numbers used twice: 0009"):
+    monkeypatch.setattr(mechanism, "cypher_migrations", lambda: [CypherMigration("0010", "0010_other", ("X",))])
+    with pytest.raises(ConfigurationError, match="migration numbers used twice: 0010"):
         migrations()
