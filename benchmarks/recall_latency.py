@@ -41,7 +41,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, median, pct, timed, vocabulary, wipe  # noqa: E402
-from search_latency import BATCH, DIM, N_SCOPES, scope_sizes, unit_vectors  # noqa: E402
 
 from graphmem import GraphMem
 from graphmem.adapters.neo4j_driver import Neo4jConnection
@@ -58,6 +57,22 @@ RAW_VECTOR = {
            "RETURN node.unit_id AS id, score",
 }
 PREDICATES = ("works with", "lives near", "reports to", "knows", "owns", "visited")
+DIM, N_SCOPES, TINY, BATCH = 384, 20, 5, 1000
+
+
+def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def scope_sizes(n: int) -> list[int]:
+    """20 scopes: [large = n/2, 18 mid ones splitting the rest evenly, tiny = 5]."""
+    large = n // 2
+    rest = n - large - TINY
+    mids = [rest // (N_SCOPES - 2)] * (N_SCOPES - 2)
+    for i in range(rest - sum(mids)):
+        mids[i] += 1
+    return [large, *mids, TINY]
 
 
 class LookupEmbedder:

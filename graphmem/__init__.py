@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # the installed distribution's, so it never drifts from pyproject
+        from importlib.metadata import version
+
+        return version("graphmem")
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'graphmem' has no attribute {name!r}")

@@ -28,9 +28,10 @@ from . import health, wiring
 from .config import Settings
 from . import timeline
 from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
+from .keys import matches, new_key, split, subject_name
 from .models import (
-    AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope, UnitFilter,
-    normalise, utcnow,
+    ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope,
+    UnitFilter, normalise, utcnow,
 )
 from .pipelines import lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
@@ -50,6 +51,8 @@ SubjectLike = str | Scope
 Time = AwareDatetime | None
 #: Kinds may be given as their names ("semantic") as well as ``MemoryKind`` values.
 Kinds = Sequence[Annotated[MemoryKind, Strict(False)]]
+#: Told how many more records a long operation has done.
+Progress = Callable[[int], None] | None
 
 #: Arguments are checked strictly against the annotations: ``k="5"`` is a caller's bug to
 #: report, not a value to guess.
@@ -165,7 +168,10 @@ class GraphMem:
         return [scope, self.shared] if include_shared and scope != self.shared else [scope]
 
     # -- write ----------------------------------------------------------------------------
-    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None) -> WriteReport:
+    # Every write takes ``actor``: who caused it ("cli", "mcp", an API key id), recorded on
+    # each decision and deletion or erasure record it leaves.
+    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None,
+               actor: str | None = None) -> WriteReport:
         """Write episodes, batched per scope in arrival order. An episode whose id its subject
         already holds with other content is not stored: ``rejected`` names it by its position
         in ``episodes``, and the others are written."""
@@ -174,27 +180,27 @@ class GraphMem:
         report, batch, first = WriteReport(), [], 0
         for position, episode in enumerate(episodes):
             if batch and batch[0].scope != episode.scope:
-                report.merge(self._write(batch, first, extractor))
+                report.merge(self._write(batch, first, extractor, actor))
                 batch, first = [], position
             batch.append(episode)
         if batch:
-            report.merge(self._write(batch, first, extractor))
+            report.merge(self._write(batch, first, extractor, actor))
         return report
 
-    def _write(self, batch: list[Episode], first: int, extractor: str | None) -> WriteReport:
+    def _write(self, batch: list[Episode], first: int, extractor: str | None, actor: str | None) -> WriteReport:
         """One scope's batch, starting at position ``first`` of what ``ingest`` was given."""
-        report = self.writer.write(batch, extractor)
+        report = self.writer.write(batch, extractor, actor=actor)
         report.rejected = [(first + i, why) for i, why in report.rejected]
         return report
 
     def remember(self, text: str, subject: SubjectLike, at: Time = None, channel: str = "chat",
                  facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
-                 episode_id: str | None = None) -> WriteReport:
+                 episode_id: str | None = None, actor: str | None = None) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""
         extra = {"id": episode_id} if episode_id else {}
         episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
                           channel=channel, facts=tuple(facts), **extra)
-        report = self.ingest([episode], extractor)
+        report = self.ingest([episode], extractor, actor=actor)
         if report.rejected:
             raise Conflict(report.rejected[0][1])
         return report
@@ -248,42 +254,53 @@ class GraphMem:
         """Candidates held for human review (all subjects when none is given)."""
         return self.store.list_reviews(as_scope(subject, project) if subject else None, status)
 
-    def review(self, review_id: str, approve: bool, note: str | None = None) -> WriteReport:
+    def review(self, review_id: str, approve: bool, note: str | None = None, actor: str | None = None) -> WriteReport:
         """Approve (write it, past the gate) or reject a held candidate."""
         item = self.store.get_review(review_id)
         if item is None:
             raise NotFound(f"no review item {review_id}")
         if item.status != "pending":
             raise InvalidInput(f"review item {review_id} is already {item.status}")
-        report = self.writer.approve(item) if approve else WriteReport()
+        report = self.writer.approve(item, actor=actor) if approve else WriteReport()
         self.store.decide_review(review_id, "approved" if approve else "rejected", note)
         return report
 
-    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None, progress=None) -> WriteReport:
+    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None,
+                  progress: Progress = None, actor: str | None = None) -> WriteReport:
         """Re-run extraction over the subject's stored episodes with another extractor."""
         if extractor not in self.extractors:
             raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
-        return self.writer.reextract(as_scope(subject, project), extractor, progress=progress)
+        return self.writer.reextract(as_scope(subject, project), extractor, progress=progress, actor=actor)
 
     # -- forgetting ---------------------------------------------------------------------
-    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000, progress=None) -> dict:
+    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000,
+               progress: Progress = None, actor: str | None = None) -> dict:
         """Erase everything of a subject (all its projects unless ``project`` is given):
-        episodes, units, entities, decisions, traces, blocks, review items. Returns counts.
-        Then no cache outside the store keeps its texts, and a database pushes the erased
-        values out of its transaction logs (``Database.flush_erased``); what stays on disk
-        even so is in the README ("Erasure on disk")."""
+        episodes, units, entities, decisions, traces, blocks, review items. Returns the erasure
+        receipt: its id, ``actor``, counts per kind, and ``revoked_keys``. Then no cache outside
+        the store keeps its texts, and a database pushes the erased values out of its transaction
+        logs (``Database.flush_erased``); what stays on disk even so is in the README ("Erasure on
+        disk").
+
+        Erasing a whole subject first takes it out of every API key: a key that held only this
+        subject is revoked, one that held several keeps the others."""
         scope = as_scope(subject, project)
-        counts = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch,
-                                  progress)
+        revoked: list[str] = []
+        if project is None:
+            changed = self.store.drop_key_subject(subject_name(scope), utcnow())
+            revoked = [k.id for k in changed if k.revoked_at is not None]
+        receipt = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch,
+                                   progress, actor=actor)
         self.index.clear_cache()
         if self.database is not None:
             self.database.flush_erased()
-        return counts
+        return {**receipt, "revoked_keys": revoked}
 
-    def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None) -> dict:
+    def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None,
+                       actor: str | None = None) -> dict:
         """Remove one episode and what only it produced; what it invalidated is current again."""
         scope = as_scope(subject, project)
-        result = lifecycle.delete_episode(self.store, self.index, scope, episode_id)
+        result = lifecycle.delete_episode(self.store, self.index, scope, episode_id, actor=actor)
         if result is None:
             raise NotFound(f"no episode {episode_id} in scope {scope}")
         return result
@@ -317,12 +334,14 @@ class GraphMem:
         }
 
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
-                project: str | None = None, known_at: Time = None) -> list[dict]:
+                project: str | None = None, known_at: Time = None, include_expired: bool = False) -> list[dict]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
         decision superseded, as the system saw it at ``known_at`` (default now).
 
         With ``entity``, each slot (subject and predicate) is one timeline, ordered by world
-        time: the units alive at ``known_at``, which never overlap within a single-valued slot.
+        time: the units alive at ``known_at``, which never overlap within a single-valued slot;
+        with ``include_expired`` also those known then but no longer believed (retracted, or
+        replaced by a redrawn stretch), each showing when it expired.
         Each entry is a unit as seen then (valid_at/invalid_at on the world axis,
         created_at/expired_at on the system axis), its ``slot``, and the decisions that shaped
         it, oldest first."""
@@ -336,7 +355,8 @@ class GraphMem:
         elif entity:
             found = self.store.units_naming(scope, entity)
             alive = {s.id for s in timeline.shown(drawn(found), at.known)}
-            records = [r for r in found if r.unit.id in alive]
+            records = [r for r in found if r.unit.id in alive
+                       or (include_expired and r.unit.time.created_at <= at.known)]
         else:
             raise InvalidInput("history needs a unit id or an entity name")
         decisions = self.store.list_decisions(scope, unit_ids=[r.unit.id for r in records], limit=10_000)
@@ -416,6 +436,33 @@ class GraphMem:
             raise NotFound(f"no episode {episode_id} in scope {scope}")
         return found
 
+    # -- API keys -------------------------------------------------------------------------
+    def create_key(self, subjects: Sequence[str] = (), admin: bool = False, name: str | None = None) -> tuple[ApiKey, str]:
+        """A new API key holding ``subjects`` (``TYPE:ID``; all of them with ``admin``): the
+        stored record and the key itself, which is shown this once and never stored."""
+        key, token = new_key(list(subjects), admin=admin, name=name)
+        self.store.put_key(key)
+        return key, token
+
+    def keys(self) -> list[ApiKey]:
+        """Every API key, revoked ones included, oldest first."""
+        return self.store.list_keys()
+
+    def revoke_key(self, key_id: str) -> ApiKey:
+        """Revoke an API key (at once, for every server using this database). Raises ``NotFound``."""
+        key = self.store.revoke_key(key_id, utcnow())
+        if key is None:
+            raise NotFound(f"no key {key_id}")
+        return key
+
+    def authenticate(self, token: str) -> ApiKey | None:
+        """The live key ``token`` is, or None (malformed, unknown, wrong secret or revoked)."""
+        parts = split(token)
+        if parts is None:
+            return None
+        key = self.store.get_key(parts[0])
+        return key if matches(key, parts[1]) else None
+
     # -- operations -----------------------------------------------------------------------
     def _database(self) -> Database:
         if self.database is None:
@@ -444,7 +491,7 @@ class GraphMem:
         return {**counts, "migrations": len(database.applied_migrations())}
 
     def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,
-                      progress: Callable[[int], None] | None = None) -> dict:
+                      progress: Progress = None) -> dict:
         """Recompute the derived index from the store with the current embedder (all, or one
         subject): ``{"units": n, "model", "dimension"}``."""
         scope = as_scope(subject, project) if subject else None

@@ -61,6 +61,15 @@ class Settings(BaseSettings):
     list_weights: dict[str, float] = Field(default_factory=lambda: {"time": 3.0},
                                            description="weight of each ranked list in the fusion")
 
+    # `graphmem serve` (graphmem.http): what one process accepts at once.
+    http_max_body: int = Field(8 * 1024 * 1024, ge=1024, description="largest request body, bytes (else 413)")
+    http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503)")
+    http_concurrency: int = Field(4, ge=1, description="requests worked on at once; the others wait in line")
+    http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")
+    http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
+    #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).
+    mcp_token: SecretStr = SecretStr("")
+
     @classmethod
     def from_env(cls, **overrides: object) -> "Settings":
         """``Settings(**overrides)`` with None overrides dropped (unset CLI options)."""

@@ -108,3 +108,50 @@ def distance(value: int, window: tuple[int, int]) -> int:
     """How far a time (microseconds) lies outside a window [lo, hi): 0 inside it."""
     lo, hi = window
     return lo - value if value < lo else (value - hi + 1 if value >= hi else 0)
+
+
+#: The kinds whose units are events: what they say happened when they start. Other units are
+#: states, true over their whole interval.
+EVENTS = ("episodic",)
+
+
+@dataclass(frozen=True)
+class Near:
+    """Which entries of some kinds are near a time a question names (the time list), as range
+    predicates an index can filter by: ``from_lo <= t_from < from_hi`` and ``t_to > to_lo``.
+    An event is near when it starts within the window's margin, a state when its interval
+    meets it; both within the request's own world range."""
+
+    kinds: tuple[str, ...]
+    event: bool
+    from_lo: int
+    from_hi: int
+    to_lo: int
+
+    def props(self) -> dict:
+        return {"kinds": list(self.kinds), "event": self.event, "from_lo": self.from_lo,
+                "from_hi": self.from_hi, "to_lo": self.to_lo}
+
+
+def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Iterable[str]) -> list[Near]:
+    """The time list's predicates for the requested kinds (all kinds: ``kinds`` empty)."""
+    lo, hi = micros(window[0], MIN), micros(window[1], MAX)
+    margin = window_margin(window)
+    asked = list(kinds) or ["episodic", "procedural", "semantic"]
+    events = tuple(k for k in asked if k in EVENTS)
+    states = tuple(k for k in asked if k not in EVENTS)
+    out = []
+    if events:
+        out.append(Near(events, True, lo - margin, min(hi + margin, world[1]), world[0]))
+    if states:
+        out.append(Near(states, False, MIN, min(hi + margin, world[1]), max(lo - margin, world[0])))
+    return out
+
+
+def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool) -> int:
+    """How far an entry lies from a window (microseconds; 0: in it): an event by its start,
+    a state by the gap between its interval and the window."""
+    w = (micros(window[0], MIN), micros(window[1], MAX))
+    if event:
+        return distance(t_from, w)
+    return w[0] - t_to + 1 if t_to <= w[0] else (t_from - w[1] + 1 if t_from >= w[1] else 0)

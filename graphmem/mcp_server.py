@@ -17,6 +17,10 @@ allows it (``allow_subjects`` or ``allow_any_subject``). Times are ISO 8601 stri
 alone is midnight UTC). A failure comes back as an MCP tool error (``isError: true``) whose
 text is ``graphmem.errors.error_line`` of the error (the line the CLI prints after ``error:``).
 
+Over HTTP every request carries ``Authorization: Bearer <token>``: the server's own token, or
+an API key (``graphmem keys``), whose subjects then bound what its calls may name on top of the
+server's rules (``BearerAuth``). Writes record their actor: the API key id, else ``"mcp"``.
+
 Needs the optional extra: ``pip install 'graphmem[mcp]'`` (mcp 1.x ``FastMCP`` or mcp 2.x
 ``MCPServer``; both are driven the same way here).
 """
@@ -24,10 +28,15 @@ Needs the optional extra: ``pip install 'graphmem[mcp]'`` (mcp 1.x ``FastMCP`` o
 from __future__ import annotations
 
 import functools
+import hmac
 import inspect
 import logging
+import socket
 import threading
+from contextvars import ContextVar
 from typing import Annotated, Any, Callable, Literal, Optional
+
+import anyio
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -38,16 +47,25 @@ except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
     from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
+from starlette.responses import JSONResponse
 
+import graphmem
 from graphmem import views
 from graphmem.api import GraphMem, as_scope
 from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line
-from graphmem.models import Fact, MemoryKind, Scope
+from graphmem.keys import holds
+from graphmem.models import ApiKey, Fact, MemoryKind, Scope
 from graphmem.times import parse_optional_time
 
 log = logging.getLogger("graphmem.mcp")
 
-__all__ = ["FactIn", "FastMCP", "McpConfig", "build_server", "run_server"]
+__all__ = ["BearerAuth", "FactIn", "FastMCP", "McpConfig", "build_server", "run_server"]
+
+#: The API key of the HTTP request a tool call came with (None: the server's token, or stdio).
+#: The SDK hands each call the context of the request that sent it.
+CALLER: ContextVar[ApiKey | None] = ContextVar("graphmem_mcp_caller", default=None)
+#: The actor of writes made without an API key.
+ACTOR = "mcp"
 
 
 # -- configuration ----------------------------------------------------------------------------
@@ -76,13 +94,18 @@ class McpConfig(BaseModel):
         return values
 
     def scope_for(self, subject: str | None) -> Scope:
-        """The scope a call reaches: the configured one, or ``subject`` when allowed."""
+        """The scope a call reaches: the configured one, or ``subject`` when allowed; with an
+        API key (``CALLER``), only a subject the key holds."""
         if subject is None or not subject.strip():
-            return as_scope(self.subject, self.project)
-        scope = as_scope(subject.strip(), self.project)
-        allowed = [as_scope(s, self.project) for s in (self.subject, *self.allow_subjects)]
-        if not self.allow_any_subject and scope not in allowed:
-            raise ScopeViolation(f"subject {subject.strip()} is not allowed by this server")
+            scope = as_scope(self.subject, self.project)
+        else:
+            scope = as_scope(subject.strip(), self.project)
+            allowed = [as_scope(s, self.project) for s in (self.subject, *self.allow_subjects)]
+            if not self.allow_any_subject and scope not in allowed:
+                raise ScopeViolation(f"subject {subject.strip()} is not allowed by this server")
+        key = CALLER.get()
+        if key is not None and not holds(key, scope):
+            raise ScopeViolation(f"key {key.id} does not hold subject {scope}")
         return scope
 
 
@@ -158,6 +181,11 @@ class MemoryTools:
                 self._opened = self.factory()
             return self._opened
 
+    @staticmethod
+    def actor() -> str:
+        key = CALLER.get()
+        return key.id if key is not None else ACTOR
+
     @tool(WRITE, "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
           "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
           "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
@@ -174,7 +202,7 @@ class MemoryTools:
         scope = self.config.scope_for(subject)
         parsed = [f.to_fact(f"facts.{n}") for n, f in enumerate(facts or [])]
         report = self.mem.remember(text, subject=scope, at=parse_optional_time(at, "at"), channel=channel,
-                                   facts=parsed)
+                                   facts=parsed, actor=self.actor())
         return views.write_report(report)
 
     @tool(READ, "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
@@ -280,8 +308,40 @@ class MemoryTools:
             raise InvalidInput(f"forget erases everything stored for {scope}: call it again with confirm: true")
         # A server with a project erases that project only; without one, GraphMem.forget
         # erases the subject with all its projects.
-        erased = self.mem.forget(scope, project=scope.project_id)
+        erased = self.mem.forget(scope, project=scope.project_id, actor=self.actor())
         return {"subject": views.scope(scope)["scope"], "project": scope.project_id, "forgotten": erased}
+
+    @tool(READ, "A page of the subject's stored episodes (raw events with their structured facts), in the "
+          "store's order.")
+    def episodes_list(
+        self,
+        offset: Annotated[int, Field(ge=0, description="Skip this many.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        found = self.mem.episodes(self.config.scope_for(subject), offset=offset, limit=limit)
+        return {"episodes": [views.episode(e) for e in found]}
+
+    @tool(ERASE, "Delete one episode and what only it produced, as if it had never been stored; the facts it "
+          "had ended or replaced hold again. Returns the counts removed and the units restored.")
+    def episode_delete(
+        self,
+        episode_id: Annotated[str, Field(description="The episode id (from episodes_list or explain).")],
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        return self.mem.delete_episode(episode_id, self.config.scope_for(subject), actor=self.actor())
+
+    @tool(READ, "The decision log, newest first: every ADD/UPDATE/DELETE/NOOP with its reason and who caused it "
+          "(`actor`); one episode's (`episode_id`) or one op's.")
+    def decisions(
+        self,
+        op: Annotated[Optional[Literal["ADD", "UPDATE", "DELETE", "NOOP"]], Field(description="Only this op.")] = None,
+        episode_id: Annotated[Optional[str], Field(description="Only this episode's decisions.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        found = self.mem.decisions(self.config.scope_for(subject), episode_id=episode_id, op=op, limit=limit)
+        return {"decisions": [views.decision(d) for d in found]}
 
 
 # -- the server -------------------------------------------------------------------------------
@@ -323,11 +383,16 @@ def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> Fast
     """An MCP server whose tools read and write the memory ``mem_factory`` returns (called
     once, at the first tool call; the caller closes that GraphMem)."""
     tools = MemoryTools(mem_factory, config)
-    server = _Server(config.name, instructions=(
+    instructions = (
         "graphmem: temporal memory. `remember` what the user says; `recall` or `assemble` before "
         "answering; `history` and `explain` show how a fact changed and why. Every fact keeps both "
         f"time axes, so as_of/known_at replay any past moment. Default subject: {config.subject}."
-    ))
+    )
+    if "version" in inspect.signature(FastMCP).parameters:  # mcp 2.x: serverInfo.version
+        server = _Server(config.name, instructions=instructions, version=graphmem.__version__)
+    else:  # pragma: no cover - mcp 1.x reports the low-level server's version
+        server = _Server(config.name, instructions=instructions)
+        server._mcp_server.version = graphmem.__version__
     for name, function in vars(MemoryTools).items():
         if hasattr(function, "mcp_tool"):
             annotations, description = function.mcp_tool
@@ -336,14 +401,60 @@ def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> Fast
     return server
 
 
+class BearerAuth:
+    """ASGI middleware for MCP over HTTP: every request carries ``Authorization: Bearer
+    <token>``, either ``token`` (compared in constant time) or a live API key (``authenticate``
+    returns it, its subjects then bound the calls through ``CALLER``); anything else is 401."""
+
+    def __init__(self, app: Callable, token: str, authenticate: Callable[[str], ApiKey | None]):
+        self.app, self.token, self.authenticate = app, token, authenticate
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        scheme, _, given = header.partition(" ")
+        given = given.strip()
+        key = None
+        if scheme.lower() != "bearer" or not given:
+            await _unauthorized(send, "missing bearer token: send Authorization: Bearer <token>")
+            return
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            key = await anyio.to_thread.run_sync(self.authenticate, given)
+            if key is None:
+                await _unauthorized(send, "unknown bearer token or API key")
+                return
+        mark = CALLER.set(key)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            CALLER.reset(mark)
+
+
+async def _unauthorized(send: Callable, message: str) -> None:
+    response = JSONResponse({"error": {"code": "unauthorized", "message": message}}, status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
+    await response({"type": "http"}, None, send)
+
+
 def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
-               host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp, until stopped."""
+               host: str = "127.0.0.1", port: int = 8765, *, sock: socket.socket | None = None,
+               token: str | None = None, authenticate: Callable[[str], ApiKey | None] | None = None) -> None:
+    """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp (on ``sock`` when given,
+    already bound), until stopped. Over HTTP with a ``token``, requests need it or an API key
+    (``BearerAuth``); without one the endpoint is open."""
     if transport == "stdio":
         server.run("stdio")
         return
-    if "host" in inspect.signature(server.run_streamable_http_async).parameters:  # mcp 2.x
-        server.run("streamable-http", host=host, port=port)
-    else:  # pragma: no cover - mcp 1.x keeps host and port in its settings
-        server.settings.host, server.settings.port = host, port
-        server.run("streamable-http")
+    import uvicorn
+
+    if "host" in inspect.signature(server.streamable_http_app).parameters:  # mcp 2.x
+        app = server.streamable_http_app(host=host)
+    else:  # pragma: no cover - mcp 1.x keeps the host in its settings
+        server.settings.host = host
+        app = server.streamable_http_app()
+    if token is not None:
+        app = BearerAuth(app, token, authenticate or (lambda _: None))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)

@@ -105,6 +105,14 @@ _SPEAKER = regex.compile(
 
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 _NON_WORD = regex.compile(r"\W")
+_WORD_RUN = regex.compile(r"\w+")
+
+#: The most words a known name can have. A store finds the names a text may hold by looking up
+#: its runs of up to this many words (``name_spans``); longer names are ignored everywhere,
+#: like common words, so what links to what does not depend on which way a name was found.
+MAX_NAME_WORDS = 6
+#: Symbols a name may start or end with beyond its words ("C++", "#tag", "Yahoo!").
+_EDGE = 3
 
 _OPENERS = frozenset(" \t\r\n\u00a0\"'“‘«([{*_-–—")
 _ENDS = frozenset(".!?…:")
@@ -156,8 +164,31 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
 
 def _usable(norm: str) -> bool:
     """A known name worth matching: a common word or a single character would match
-    ordinary text everywhere."""
-    return len(norm) > 1 and norm not in COMMON
+    ordinary text everywhere; names beyond what ``name_spans`` looks up (no word, more than
+    ``MAX_NAME_WORDS`` words, more than ``_EDGE`` symbols at an end) are not matched either."""
+    runs = [m.span() for m in _WORD_RUN.finditer(norm)]
+    return (len(norm) > 1 and norm not in COMMON and 0 < len(runs) <= MAX_NAME_WORDS
+            and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE)
+
+
+def name_spans(text: str) -> set[str]:
+    """Every run of 1 to ``MAX_NAME_WORDS`` whole words of the text, with or without up to
+    ``_EDGE`` symbols touching either end ("C++", "#tag"), normalised as names are
+    (``graphmem.models.normalise``): the norm of every known name the text holds is among them.
+
+    >>> sorted(name_spans("I use C++"))
+    ['c', 'c+', 'c++', 'i', 'i use', 'i use c', 'i use c+', 'i use c++', 'use', 'use c', 'use c+', 'use c++']
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
+
+    def symbol(i: int) -> bool:
+        return 0 <= i < len(folded) and not folded[i].isspace() and _NON_WORD.match(folded[i]) is not None
+
+    starts = [[s - n for n in range(_EDGE + 1) if all(symbol(s - k) for k in range(1, n + 1))] for s, _ in runs]
+    ends = [[e + n for n in range(_EDGE + 1) if all(symbol(e + k - 1) for k in range(1, n + 1))] for _, e in runs]
+    return {normalise(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
+            for a in starts[i] for b in ends[j]}
 
 
 class NameMatcher:

@@ -12,6 +12,7 @@ import re
 import json
 import unicodedata
 import uuid
+from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Literal
@@ -152,6 +153,11 @@ class Op(str, Enum):
     NOOP = "NOOP"
 
 
+@lru_cache(maxsize=1 << 12)  # read for every row a write sends
+def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> str:
+    return json.dumps([subject_type, subject_id, project_id])
+
+
 class Scope(Model):
     """Who owns a record: every read and write is confined to exactly one scope.
 
@@ -165,7 +171,7 @@ class Scope(Model):
     @property
     def key(self) -> str:
         """Unambiguous single-string key, stored on every node and indexed."""
-        return json.dumps([self.subject_type.value, self.subject_id, self.project_id])
+        return _scope_key(self.subject_type.value, self.subject_id, self.project_id)
 
     @property
     def token(self) -> str:
@@ -414,6 +420,8 @@ class Decision(Model):
     event: TimelineEvent | None = None
     #: Decisions that re-derive timelines after an episode deletion hang from its record.
     deletion_id: str | None = None
+    #: Who caused it: "cli", "mcp", an API key id, or None (the Python API).
+    actor: str | None = None
 
     @model_validator(mode="after")
     def _target(self) -> "Decision":
@@ -578,6 +586,7 @@ class AsOf(Model):
         return cls(valid=t, known=t)
 
 
+@lru_cache(maxsize=1 << 16)  # names and word runs recur across a batch's texts
 def normalise(text: str) -> str:
     """Normalised text for hashing and entity names: NFKC, case-folded, whitespace collapsed,
     surrounding punctuation dropped."""
@@ -666,6 +675,21 @@ class Deletion(Model):
     deleted_at: UTCDatetime
     units: int = 0
     decisions: int = 0
+    #: Who asked for the deletion (see ``Decision.actor``).
+    actor: str | None = None
+
+
+class ApiKey(Model):
+    """An API key as stored: only the sha256 of its secret (``graphmem.keys``), the subjects
+    (``TYPE:ID``, every project of each) it may read and write, and whether it holds them all."""
+
+    id: str
+    digest: str
+    subjects: tuple[str, ...] = ()
+    admin: bool = False
+    name: str | None = None
+    created_at: UTCDatetime = Field(default_factory=utcnow)
+    revoked_at: UTCDatetime | None = None
 
 
 class Rewrite(Model):
@@ -687,6 +711,7 @@ TimelineEvent.model_rebuild()
 Decision.model_rebuild()
 
 __all__ = [
+    "ApiKey",
     "Appended",
     "AsOf",
     "AssembleTrace",

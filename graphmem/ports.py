@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from datetime import datetime
+
 from .models import (
+    ApiKey,
     Appended,
     AsOf,
     AssembleTrace,
@@ -122,9 +125,10 @@ class MemoryStore(Protocol):
         ...
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        """Names the scope knows that share a word with any of ``texts``, each True when a fact
-        is about it (found case-folded) and False when a text names it as a proper name or a
-        speaker (found where capitalised): ``graphmem.mentions.KnownNames``."""
+        """Names the scope knows that any of ``texts`` may hold (at least those whose norm is
+        among ``graphmem.mentions.name_spans`` of a text), each True when a fact is about it
+        (found case-folded) and False when a text names it as a proper name or a speaker (found
+        where capitalised): ``graphmem.mentions.KnownNames``."""
         ...
 
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
@@ -157,11 +161,13 @@ class MemoryStore(Protocol):
         Returns how many were deleted."""
         ...
 
-    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict:
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
+                      actor: str | None = None) -> dict:
         """The erasure record of a subject (one project, or every project when None): the
-        unfinished one, to resume, or a new one (``status`` "running"). A record holds counts per
-        kind and times, and names the subject only by HMAC keys under a secret of the store's
-        own (``graphmem.models.erasure_keys``), never in plain text or a plain hash."""
+        unfinished one, to resume, or a new one (``status`` "running") naming who asked for it.
+        A record holds counts per kind and times, and names the subject only by HMAC keys under
+        a secret of the store's own (``graphmem.models.erasure_keys``), never in plain text or
+        a plain hash."""
         ...
 
     def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
@@ -259,8 +265,8 @@ class Database(Protocol):
     """The database behind a store and its index, as an operator sees it: schema, server and
     index health. A GraphMem over the in-memory adapters has none.
 
-    Every method but ``migrate``, ``flush_erased`` and ``close`` only reads. Each raises ``Unavailable`` when the
-    database cannot be reached.
+    Every method but ``migrate``, ``flush_erased`` and ``close`` only reads. Each raises
+    ``Unavailable`` when the database cannot be reached.
     """
 
     def migrate(self) -> tuple[list[str], list[str]]:
@@ -389,3 +395,32 @@ class BlockStore(Protocol):
     def list_blocks(self, scope: Scope) -> list[MemoryBlock]: ...
 
     def delete_block(self, scope: Scope, label: str) -> bool: ...
+
+
+class KeyStore(Protocol):
+    """API keys (``graphmem.keys``), stored by id with the digest of their secret only. Keys
+    belong to no scope: they name the subjects they hold.
+
+    - ``put_key`` of an existing id raises ``Conflict``;
+    - a revoked key stays listed (with ``revoked_at``) and is never live again;
+    - ``drop_key_subject`` is how an erasure reaches keys: the subject leaves every key that
+      holds it, and a non-admin key left with no subject is revoked.
+    """
+
+    def put_key(self, key: ApiKey) -> None: ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones included, oldest first."""
+        ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        """Revoke a key (a revoked one keeps its first ``revoked_at``); the key as it is now,
+        or None when there is no such key."""
+        ...
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        """Take ``subject`` (``TYPE:ID``) out of every key holding it, revoking at ``at`` a
+        non-admin key left with none; the keys changed, as they are now."""
+        ...

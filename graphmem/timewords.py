@@ -85,6 +85,11 @@ class TimeWindow:
     text: str
     span: tuple[int, int]
 
+    def outside(self, question: str) -> str:
+        """The question without the phrase (what recall searches for): "What did I cook on
+        19 March 2024?" -> "What did I cook ?"; the whole question if nothing else is left."""
+        return " ".join((question[: self.span[0]] + " " + question[self.span[1]:]).split()) or question
+
 
 def find_window(question: str, anchor: datetime) -> TimeWindow | None:
     """The time window the question names, resolved against `anchor` (aware; the query's

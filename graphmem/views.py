@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .models import AssembleTrace, Decision, Episode, MemoryBlock, MemoryUnit, Op, ReviewItem, Scope
+from .models import ApiKey, AssembleTrace, Decision, Episode, MemoryBlock, MemoryUnit, Op, ReviewItem, Scope
 
 if TYPE_CHECKING:
     from .pipelines.recall import Recalled
@@ -102,6 +102,13 @@ def write_report(report: WriteReport) -> dict[str, Any]:
     }
 
 
+def ingest(report: WriteReport, episodes: int, failed: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an ingest did (``ingest --json``, ``POST .../episodes``): ``write_report`` with the
+    episodes stored and the items that failed, each named by where it was (``line`` in a
+    file, ``index`` in a request) with its error."""
+    return {**write_report(report), "episodes": episodes, "failed": failed}
+
+
 def decision(value: Decision) -> dict[str, Any]:
     """One decision of the log, with its reason; ``event`` says what it put into its timeline
     (kind, group, value, world interval, order) without repeating the candidate."""
@@ -179,3 +186,14 @@ def block(value: MemoryBlock, tokens: int | None = None) -> dict[str, Any]:
 def review(value: ReviewItem) -> dict[str, Any]:
     """A candidate held for review (its candidate without the repeated scope)."""
     return _scoped(value, candidate=_plain(value.candidate.model_dump(exclude={"scope"})))
+
+
+def whoami(value: ApiKey | None) -> dict[str, Any]:
+    """Who a request is (``GET /v1/me``): its key, or null on a server run without keys."""
+    return {"key": key(value) if value is not None else None}
+
+
+def key(value: ApiKey, token: str | None = None) -> dict[str, Any]:
+    """An API key without its digest; ``key`` (the token itself) only when it was just made."""
+    shown = _plain(value.model_dump(exclude={"digest"}))
+    return {"id": value.id, **({"key": token} if token is not None else {}), **shown}

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from typing import IO, Iterator
 
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on now (a server should take it at once).
@@ -21,6 +26,56 @@ def free_port() -> int:
         if _bindable(port):
             return port
     raise RuntimeError(f"no free port left in GRAPHMEM_TEST_FREE_PORTS={span}")
+
+
+class Served:
+    """A server process of a test: its port, and what it printed so far."""
+
+    def __init__(self, port: int, log: IO[bytes]):
+        self.port, self._log = port, log
+
+    def output(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+
+@contextmanager
+def serving(argv: list[str], what: str, **popen) -> Iterator[Served]:
+    """Run ``argv --port P`` on a free port P until the block ends; enter once it accepts
+    connections (``popen``: env, cwd)."""
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([*argv, "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                **popen)
+        try:
+            await_listening(proc, port, log, what)
+            yield Served(port, log)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def await_listening(proc: subprocess.Popen, port: int, log: IO[bytes], what: str, seconds: float = 30) -> None:
+    """Wait until ``proc`` accepts connections on ``port`` of 127.0.0.1; fail the test with its
+    output if it exits first or takes longer than ``seconds``."""
+    import pytest
+
+    deadline = time.monotonic() + seconds
+    while True:
+        if proc.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"{what} exited {proc.returncode}: {log.read().decode(errors='replace')}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                pytest.fail(f"{what} did not answer within {seconds:g} s")
+            time.sleep(0.1)
 
 
 def _bindable(port: int) -> bool:

@@ -46,6 +46,7 @@ from yago_asof import read_intervals  # noqa: E402
 from graphmem.config import default_home  # noqa: E402
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder  # noqa: E402
 from graphmem.server.local import LocalNeo4j  # noqa: E402
+from graphmem.timewords import find_window  # noqa: E402
 
 BENCH = default_home() / "bench"
 LAST_YEAR = 2025  # "now" for generated careers; open facts run on past it
@@ -121,6 +122,13 @@ def build_questions(facts: list[dict], n: int, seed: int):
             "truth": sorted(current[p])} for p in players]
     # the first 10 of each are warm-up, not scored
     return asof[:10] + cur[:10], asof[10:], cur[10:]
+
+
+def searched(q: dict) -> str:
+    """What graphmem embeds for a question: without the time phrase it names, if any."""
+    anchor = datetime.fromisoformat(q["as_of"]) if q["as_of"] else datetime.now(timezone.utc)
+    window = find_window(q["q"], anchor)
+    return window.outside(q["q"]) if window else q["q"]
 
 
 # -- embeddings -------------------------------------------------------------------------------
@@ -269,6 +277,7 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
     warm, asof, cur = build_questions(facts, args.questions, args.seed)
     names = list(dict.fromkeys(n for f in facts for n in (f["s"], f["o"])))
     texts = [f["content"] for f in facts] + names + [q["q"] for q in warm + asof + cur]
+    texts += [searched(q) for q in warm + asof + cur]
     kind = args.embedder
     if kind == "auto":
         kind = "minilm" if len(texts) <= args.minilm_max_texts else "hashing"

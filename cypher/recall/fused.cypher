@@ -1,10 +1,21 @@
 // mode: fragment
-// params: scopes, kinds, lucene, entity_lucene, words, window, margin, s, t_lo, t_hi, fetch, lexical_fetch, k, rrf_k, weights, seeds, fanout
-// The end both recall statements share, after their semantic list: the lexical and
-// named-entity lists filtered right after their index calls; the time list (units told or
-// true in or near the window the question names, closest first, from range seeks); reciprocal
-// rank fusion (ties share a rank); the k best units as seen at system time s, with the entry
+// params: kinds, lucene, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, rrf_k, weights, seeds, fanout
+// The end both recall statements share, after their semantic list and the time list's
+// candidates (the units near the window the question names most like it): the time list
+// (those candidates by distance from the window, an event by its start, a state by the gap
+// between its interval and the window: graphmem.entries.nearness; equal distances tie); the
+// lexical and named-entity lists filtered right after their index calls; reciprocal rank
+// fusion (ties share a rank); the k best units as seen at system time s, with the entry
 // showing them.
+CALL (near) {
+  UNWIND near AS n
+  WITH n, CASE WHEN n.event THEN (CASE WHEN n.t_from < $window[0] THEN $window[0] - n.t_from
+                                       WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1 ELSE 0 END)
+               ELSE (CASE WHEN n.t_to <= $window[0] THEN $window[0] - n.t_to + 1
+                          WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1 ELSE 0 END) END AS distance
+  ORDER BY distance, n.score DESC, n.id
+  RETURN collect({id: n.id, score: -distance}) AS timed
+}
 CALL () {
   WITH $lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('entry_text', q, {limit: $lexical_fetch}) YIELD node, score
@@ -30,23 +41,6 @@ CALL () {
   }
   WITH id, max(score) AS score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS entities
-}
-CALL () {
-  WITH $window AS w WHERE w IS NOT NULL
-  UNWIND $scopes AS sc
-  CALL (sc, w) {
-    MATCH (e:SearchEntry) WHERE e.scope = sc AND e.occurred >= w[0] - $margin AND e.occurred < w[1] + $margin
-    RETURN e
-    UNION
-    MATCH (e:SearchEntry) WHERE e.scope = sc AND e.t_from >= w[0] - $margin AND e.t_from < w[1] + $margin
-    RETURN e
-  }
-  WITH e, w WHERE e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
-    AND (size($kinds) = 0 OR e.kind IN $kinds)
-  UNWIND [e.occurred, e.t_from] AS x
-  WITH e.unit_id AS id, CASE WHEN x < w[0] THEN w[0] - x WHEN x >= w[1] THEN x - w[1] + 1 ELSE 0 END AS distance
-  WITH id, min(distance) AS distance ORDER BY distance, id LIMIT $fetch
-  RETURN collect({id: id, score: -distance}) AS timed
 }
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed]] AS list
 UNWIND range(0, size(list[1]) - 1) AS i

@@ -1,11 +1,13 @@
 // mode: read
-// params: scopes, kind_ranges, vector, s, t_lo, t_hi, fetch
+// params: scopes, kind_ranges, near, vector, s, t_lo, t_hi, fetch
 // values: index:name
 // include: recall/fused
 // One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
 // both time axes inside the vector index; the lexical and named-entity lists filtered right
-// after their index calls; reciprocal rank fusion (ties share a rank); the k best units as seen
-// at system time s, with the entry that shows them then.
+// after their index calls; the candidates of the time list (units near the time a question
+// names: graphmem.entries.near, one filtered index call a rule and kind); reciprocal rank
+// fusion (ties share a rank); the k best units as seen at system time s, with the entry that
+// shows them then.
 CYPHER 25
 CALL () {
   WITH $vector AS v WHERE v IS NOT NULL
@@ -21,4 +23,21 @@ CALL () {
   }
   WITH id, score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS semantic
+}
+CALL () {
+  WITH $vector AS v WHERE v IS NOT NULL
+  UNWIND $scopes AS sc
+  UNWIND $near AS rule
+  UNWIND rule.kinds AS kind
+  CALL (v, sc, rule, kind) {
+    WITH rule.from_lo AS from_lo, rule.from_hi AS from_hi, rule.to_lo AS to_lo
+    MATCH (e:SearchEntry)
+      SEARCH e IN (VECTOR INDEX {{index}} FOR v
+        WHERE e.scope = sc AND e.kind = kind AND e.s_from <= $s AND e.s_to > $s
+          AND e.t_from >= from_lo AND e.t_from < from_hi AND e.t_to > to_lo
+        LIMIT $fetch) SCORE AS score
+    RETURN e, score
+  }
+  WITH e, score, rule.event AS event ORDER BY score DESC, e.unit_id LIMIT $fetch
+  RETURN collect({id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: event}) AS near
 }

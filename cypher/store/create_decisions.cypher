@@ -2,9 +2,12 @@
 // params: rows, scope
 // Create decisions and link them to their episode or deletion record (DECIDED), the unit they
 // targeted (TARGET) and the unit they produced (PRODUCED). Returns how many links missed.
+// Times arrive as ISO 8601 text.
 UNWIND $rows AS row
 CREATE (d:Decision)
-SET d = row.props
+SET d = row.props, d.decided_at = datetime(row.props.decided_at), d.ev_order_at = datetime(row.props.ev_order_at),
+    d.ev_valid_at = datetime(row.props.ev_valid_at), d.ev_end = datetime(row.props.ev_end),
+    d.ev_occurred_at = datetime(row.props.ev_occurred_at)
 WITH d, row
 OPTIONAL MATCH (ep:Episode {scope: $scope, id: row.episode_id})
 OPTIONAL MATCH (del:Deletion {id: row.deletion_id}) WHERE del.scope = $scope

@@ -1,15 +1,16 @@
 // mode: write
 // params: rows
 // Create units, link each to its episode (DERIVED) and to its subject/object entities (ABOUT),
-// merging entities by their scope-derived id.
+// merging entities by their scope-derived id. Times arrive as ISO 8601 text.
 UNWIND $rows AS row
 CREATE (u:Unit)
-SET u = row.props
+SET u = row.props, u.occurred_at = datetime(row.props.occurred_at), u.created_at = datetime(row.props.created_at),
+    u.valid_at = datetime(row.props.valid_at), u.invalid_at = datetime(row.props.invalid_at)
 WITH u, row
 OPTIONAL MATCH (ep:Episode {scope: row.props.scope, id: row.props.episode_id})
 FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DERIVED]->(u))
 WITH u, row
 UNWIND row.entities AS ent
 MERGE (e:Entity {id: ent.id})
-ON CREATE SET e += ent.props
+ON CREATE SET e += ent.props, e.created_at = datetime(ent.props.created_at)
 CREATE (u)-[:ABOUT {role: ent.role}]->(e)

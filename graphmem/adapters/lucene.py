@@ -25,13 +25,13 @@ def lucene_query(terms: Sequence[str], scopes: Sequence[Scope], field: str) -> s
     return f"+scope_token:({tokens}) +{field}:({' '.join(unique)})"
 
 
-def lucene_words(terms: Sequence[str], scope: Scope, field: str) -> str | None:
-    """``lucene_query`` for one scope."""
-    return lucene_query(terms, [scope], field)
+#: Phrases per query: each is one clause, well below Lucene's 1024.
+MAX_QUERY_PHRASES = 500
 
 
-def lucene_chunks(terms: Sequence[str], scope: Scope, field: str) -> list[str]:
-    """Queries covering every distinct word, ``MAX_QUERY_WORDS`` at a time."""
-    unique = list(dict.fromkeys(terms))
-    return [q for i in range(0, len(unique), MAX_QUERY_WORDS)
-            if (q := lucene_words(unique[i:i + MAX_QUERY_WORDS], scope, field))]
+def lucene_phrases(phrases: Sequence[Sequence[str]], scope: Scope, field: str) -> list[str]:
+    """Queries for texts in ``scope`` holding any of the phrases (each a name's words, in
+    order), ``MAX_QUERY_PHRASES`` a query."""
+    quoted = list(dict.fromkeys(f'"{" ".join(p[:MAX_QUERY_WORDS])}"' for p in phrases if p))
+    return [f"+scope_token:({scope.token}) +{field}:({' '.join(quoted[i:i + MAX_QUERY_PHRASES])})"
+            for i in range(0, len(quoted), MAX_QUERY_PHRASES)]

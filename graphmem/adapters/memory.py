@@ -12,6 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound, episode_conflict
 from ..models import (
+    ApiKey,
     Appended,
     AsOf,
     AssembleTrace,
@@ -44,9 +45,9 @@ from ..models import (
     utcnow,
     words,
 )
-from ..entries import MAX, MIN, distance, micros, spans, window_margin, world_range
+from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf
-from ..mentions import KnownNames
+from ..mentions import KnownNames, name_spans
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -86,6 +87,7 @@ class InMemoryStore:
         self._secret = secrets.token_bytes(32)
         self._archived: set[str] = set()
         self._reviews: dict[str, ReviewItem] = {}
+        self._keys: dict[str, ApiKey] = {}
 
     def put_episode(self, episode: Episode) -> bool:
         appended = self.put_episodes([episode])
@@ -334,13 +336,15 @@ class InMemoryStore:
             record["status"] = "running" if any(counts.values()) else "done"
             return dict(record)
 
-    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict:
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
+                      actor: str | None = None) -> dict:
         subject_key, project_key = erasure_keys(self._secret, subject_type, subject_id, project_id)
         with self._lock:
             running = [r for r in self._erasures.values() if (r["subject_hash"], r["project_hash"], r["status"])
                        == (subject_key, project_key, "running")]
             record = running[0] if running else {"id": new_id(), "subject_type": subject_type, "status": "running",
-                                                 "subject_hash": subject_key, "project_hash": project_key}
+                                                 "subject_hash": subject_key, "project_hash": project_key,
+                                                 "actor": actor}
             self._erasures[record["id"]] = record
             return dict(record)
 
@@ -350,6 +354,38 @@ class InMemoryStore:
         with self._lock:
             return any(r["subject_hash"] == subject_key and r["project_hash"] in ("", project_key)
                        for r in self._erasures.values())
+
+    # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
+    def put_key(self, key: ApiKey) -> None:
+        with self._lock:
+            if key.id in self._keys:
+                raise Conflict(f"key {key.id} already exists")
+            self._keys[key.id] = key
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        with self._lock:
+            return self._keys.get(key_id)
+
+    def list_keys(self) -> list[ApiKey]:
+        with self._lock:
+            return sorted(self._keys.values(), key=lambda k: (k.created_at, k.id))
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        with self._lock:
+            key = self._keys.get(key_id)
+            if key is not None and key.revoked_at is None:
+                key = self._keys[key_id] = key.model_copy(update={"revoked_at": at})
+            return key
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        with self._lock:
+            changed = []
+            for key in [k for k in self._keys.values() if subject in k.subjects]:
+                left = tuple(s for s in key.subjects if s != subject)
+                revoked = key.revoked_at or (at if not left and not key.admin else None)
+                changed.append(key.model_copy(update={"subjects": left, "revoked_at": revoked}))
+                self._keys[key.id] = changed[-1]
+            return changed
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
@@ -398,9 +434,9 @@ class InMemoryStore:
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
         with self._lock:
             facts, seen = self._facts(scope), self._seen(scope)
-        asked = {w for text in texts for w in words(text)}
+        asked = {span for text in texts for span in name_spans(text)}
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
-        return {n: fact for n, fact in known.items() if set(words(n)) & asked}
+        return {n: fact for n, fact in known.items() if normalise(n) in asked}
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -579,19 +615,25 @@ class InMemoryIndex:
             lists["lexical"] = _top(_bm25(set(request.terms), units), request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
-        if request.window:
-            window = (micros(request.window[0], MIN), micros(request.window[1], MAX))
-            margin = window_margin(request.window)
-            near = []
-            for u in units:
-                times = [micros(t, MIN) for t in (u.source.occurred_at, u.time.valid_at) if t is not None]
-                gaps = [distance(t, window) for t in times if window[0] - margin <= t < window[1] + margin]
-                if gaps:
-                    near.append(Hit(id=u.id, score=-min(gaps)))
-            lists["time"] = _top(near, request.fetch)
+        if request.window and request.vector is not None:
+            lists["time"] = self._near(request, units)
         fused = rrf(lists, request.rrf_k, request.weights)
         best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
         return [Scored(unit=by_id[i], score=fused[i]) for i in best]
+
+    def _near(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
+        """The time list: of the units near the window (``graphmem.entries.near``), the
+        ``fetch`` most like the question, scored by how near (equal distances tie)."""
+        found = []
+        for rule in near(request.window, world_range(request.at, request.during), [k.value for k in request.kinds]):
+            for u in units:
+                t_from, t_to = micros(u.time.valid_at, MIN), micros(u.time.invalid_at, MAX)
+                if u.kind.value in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo:
+                    found.append((u, nearness(t_from, t_to, request.window, rule.event)))
+        similar = {h.id: h.score for h in self._cosine(request.vector, [u for u, _ in found])}
+        best = sorted((u for u, _ in found if u.id in similar), key=lambda u: (-similar[u.id], u.id))[: request.fetch]
+        gap = {u.id: d for u, d in found}
+        return _top([Hit(id=u.id, score=-gap[u.id]) for u in best], request.fetch)
 
     def _about(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
         """Units about the entities the question names (see ``search_entities``), each scored

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
-from ..entries import MAX, MIN, from_micros, micros, spans, window_margin, world_range
+from ..entries import MAX, MIN, from_micros, micros, near, spans, world_range
 from ..errors import ConfigurationError, IndexMismatch
 from ..models import (
     AsOf,
@@ -173,8 +173,9 @@ class Neo4jIndex:
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
             rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds, fanout=request.fanout,
-            window=[micros(t, MIN) for t in request.window] if request.window else None,
-            margin=window_margin(request.window) if request.window else 0,
+            window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
+            near=[n.props() for n in near(request.window, (params["t_lo"], params["t_hi"]), params["kinds"])]
+            if request.window else [],
         )
         if self.filtered:
             query = self._rendered("recall/hybrid")

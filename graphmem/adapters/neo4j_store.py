@@ -12,6 +12,7 @@ recall statistics; invalidation is an edge from the decision that made it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import secrets
 from datetime import datetime
@@ -23,6 +24,7 @@ from neo4j.time import DateTime
 from ..entries import MIN, Span, micros, spans
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
 from ..models import (
+    ApiKey,
     Appended,
     AsOf,
     AssembleTrace,
@@ -55,12 +57,17 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import KnownNames
+from ..mentions import KnownNames, name_spans
 from .neo4j_driver import Neo4jConnection, run
-from .lucene import lucene_chunks, lucene_words
+from .lucene import lucene_phrases
 
 #: Ids per visibility query: bounds one query's parameter list and result.
 VISIBLE_CHUNK = 5_000
+#: Entries read per page when names become known (every page is read: links must not depend
+#: on the order texts arrived in).
+TEXTS_PAGE = 10_000
+#: Entity ids per known-names lookup.
+NAME_IDS = 20_000
 
 
 def scope_props(scope: Scope) -> dict[str, Any]:
@@ -78,6 +85,12 @@ def to_datetime(value: Any) -> datetime | None:
     return value.to_native() if isinstance(value, DateTime) else value
 
 
+def wire(value: datetime | None) -> str | None:
+    """A time as write queries take it: ISO 8601 text that the server parses (``datetime()``).
+    The driver converts each Python datetime in Python, at a cost that dominated large writes."""
+    return value.isoformat() if value is not None else None
+
+
 def unit_row(unit: MemoryUnit) -> dict[str, Any]:
     triple = unit.triple
     props = {
@@ -92,11 +105,11 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
         "channel": unit.source.channel,
         "extractor_version": unit.source.extractor_version,
         "assertion_id": unit.source.assertion_id,
-        "occurred_at": unit.source.occurred_at,
+        "occurred_at": wire(unit.source.occurred_at),
         "group": unit.group,
-        "created_at": unit.time.created_at,
-        "valid_at": unit.time.valid_at,
-        "invalid_at": unit.time.invalid_at,
+        "created_at": wire(unit.time.created_at),
+        "valid_at": wire(unit.time.valid_at),
+        "invalid_at": wire(unit.time.invalid_at),
         "confidence": unit.confidence,
         "labels": list(unit.labels),
         "subject": triple.subject if triple else None,
@@ -119,7 +132,7 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
                         "name": name,
                         "norm": normalise(name),
                         "words": words(name),
-                        "created_at": unit.time.created_at,
+                        "created_at": wire(unit.time.created_at),
                     },
                 }
             )
@@ -175,12 +188,14 @@ def group_unit(row: dict[str, Any]) -> GroupUnit:
 #: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
 _EVENT_FIELDS = ("kind", "group", "single", "value", "order_at", "order_ep", "order_fact", "valid_at", "end",
                  "target", "extractor_version", "channel", "occurred_at")
+#: The event's times, sent as text (``wire``) and parsed by ``store/create_decisions``.
+_EVENT_TIMES = ("order_at", "valid_at", "end", "occurred_at")
 
 
 def event_props(event: TimelineEvent | None) -> dict[str, Any]:
     if event is None:
         return {}
-    props = {f"ev_{k}": getattr(event, k) for k in _EVENT_FIELDS}
+    props = {f"ev_{k}": wire(getattr(event, k)) if k in _EVENT_TIMES else getattr(event, k) for k in _EVENT_FIELDS}
     props["ev_candidate"] = event.candidate.model_dump_json() if event.candidate else None
     return props
 
@@ -202,11 +217,12 @@ def decision_row(decision: Decision) -> dict[str, Any]:
         "reason": decision.reason,
         "confidence": decision.confidence,
         "policy": decision.policy,
-        "decided_at": decision.decided_at,
+        "decided_at": wire(decision.decided_at),
         "episode_id": decision.episode_id,
         "produced_id": decision.produced_id,
         "candidate": decision.candidate,
         "deletion_id": decision.deletion_id,
+        "actor": decision.actor,
         **event_props(decision.event),
     }
     return {
@@ -225,7 +241,7 @@ def review_props(item: ReviewItem) -> dict[str, Any]:
 
 
 def invalidation_row(inv: Invalidation) -> dict[str, Any]:
-    return inv.model_dump()
+    return {**inv.model_dump(), "expired_at": wire(inv.expired_at), "invalid_at": wire(inv.invalid_at)}
 
 
 def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]) -> list[dict[str, Any]]:
@@ -390,6 +406,7 @@ class Neo4jStore:
         # Before any index exists there is no vector property: entries carry no vector then.
         prop = (_layout(tx, batch) or vector_property(1)) if entries else None
         touched = {i.unit_id for i in batch.invalidations}
+        earlier = Neo4jStore._earlier(tx, scope, batch)  # before this batch's texts are searchable
         if units:
             run(tx, "store/create_units", rows=units)
             fresh = [row for u in batch.units if u.id not in touched
@@ -411,36 +428,43 @@ class Neo4jStore:
         if batch.unarchive:
             run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
             run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
-        Neo4jStore._mention(tx, scope, batch)
+        Neo4jStore._mention(tx, scope, batch, earlier)
 
     @staticmethod
-    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> None:
-        """Write the batch's mention links; link earlier units to the names it makes known."""
+    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Stored units that name what the batch makes known, with those names."""
+        if not batch.anchors:
+            return {}
+        found: dict[str, str] = {}
+        for query in lucene_phrases([words(name) for name, _ in batch.anchors], scope, "text"):
+            for skip in itertools.count(0, TEXTS_PAGE):
+                page = run(tx, "mentions/texts_naming", query=query, skip=skip, limit=TEXTS_PAGE)
+                found.update((r["id"], r["text"]) for r in page)
+                if len(page) < TEXTS_PAGE:
+                    break
+        known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
+                           seen=[n for n, fact in batch.anchors if not fact])
+        named = {uid: tuple((m.name, m.kind) for m in known.find(text)) for uid, text in found.items()}
+        return {uid: names for uid, names in named.items() if names}
+
+    @staticmethod
+    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch,
+                 earlier: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        """Write the batch's mention links, and those of ``earlier`` units."""
         at = utcnow()
-        for query, mentioned in (("mentions/unit_mentions", batch.unit_mentions),
+        for query, mentioned in (("mentions/unit_mentions", {**earlier, **batch.unit_mentions}),
                                  ("mentions/episode_mentions", batch.episode_mentions)):
             rows = mention_rows(scope, mentioned)
             if rows:
                 run(tx, query, rows=rows, scope_props=scope_props(scope), at=at)
-        if batch.anchors:
-            queries = [q for q in (lucene_words(words(name), scope, "text") for name, _ in batch.anchors) if q]
-            found = run(tx, "mentions/texts_naming", queries=queries, limit=10_000) if queries else []
-            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                               seen=[n for n, fact in batch.anchors if not fact])
-            earlier = {r["id"]: tuple((m.name, m.kind) for m in known.find(r["text"])) for r in found
-                       if r["id"] not in batch.unit_mentions}
-            rows = mention_rows(scope, {uid: names for uid, names in earlier.items() if names})
-            if rows:
-                run(tx, "mentions/unit_mentions", rows=rows, scope_props=scope_props(scope), at=at)
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        queries = [q for text in texts for q in lucene_chunks(words(text), scope, "name")]
-        if not queries:
-            return {}
-        return {r["name"]: r["fact"] for r in self.conn.read("mentions/known_names", queries=queries)}
+        ids = sorted({entity_id(scope, span) for text in texts for span in name_spans(text)})
+        return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
+                for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
@@ -569,10 +593,11 @@ class Neo4jStore:
 
         return self.conn.write_tx(work, what="erase batch")
 
-    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None) -> dict[str, Any]:
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
+                      actor: str | None = None) -> dict[str, Any]:
         subject_key, project_key = erasure_keys(self._secret(), subject_type, subject_id, project_id)
         row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_key=subject_key,
-                              project_key=project_key, at=utcnow(), id=new_id())[0]
+                              project_key=project_key, at=utcnow(), id=new_id(), actor=actor)[0]
         return _native(row["record"])
 
     def erased(self, scope: Scope) -> bool:
@@ -690,6 +715,24 @@ class Neo4jStore:
         fields = {k: t[k] for k in ("id", "query", "resident_ids", "recalled_ids", "tokens", "created_at")}
         fields["rule_ids"] = t.get("rule_ids") or ()
         return AssembleTrace(scope=scope, **fields)
+
+    # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
+    def put_key(self, key: ApiKey) -> None:
+        self.conn.write("keys/put_key", props={**key.model_dump(), "subjects": list(key.subjects)})
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        rows = self.conn.read("keys/get_key", id=key_id)
+        return ApiKey.model_validate(_native(rows[0]["key"])) if rows else None
+
+    def list_keys(self) -> list[ApiKey]:
+        return [ApiKey.model_validate(_native(r["key"])) for r in self.conn.read("keys/list_keys")]
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        rows = self.conn.write("keys/revoke_key", id=key_id, at=at)
+        return ApiKey.model_validate(_native(rows[0]["key"])) if rows else None
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        return [ApiKey.model_validate(_native(r["key"])) for r in self.conn.write("keys/drop_subject", subject=subject, at=at)]
 
     # -- blocks ---------------------------------------------------------------------------
     def put_block(self, block: MemoryBlock) -> None:

@@ -12,8 +12,10 @@ app with ``obj=CliState(factory=...)``.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import socket
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 SubjectOpt = Annotated[str, typer.Option("--subject", "-s", help="The subject, TYPE:ID (e.g. user:alice).")]
 ProjectOpt = Annotated[Optional[str], typer.Option("--project", help="Optional project id of the subject.")]
+
+#: The ``actor`` the CLI's writes record on their decisions and erasure records.
+ACTOR = "cli"
 
 #: Opens a GraphMem: ``factory(settings, migrate=..., check_index=...)``.
 MemFactory = Callable[..., "GraphMem"]
@@ -118,6 +123,32 @@ def guard() -> Iterator[None]:
         yield
     except REPORTED as exc:
         fail(exc)
+
+
+# -- serving ----------------------------------------------------------------------------------
+def loopback(host: str) -> bool:
+    """``host`` is this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` for a server to accept on; a busy port or a bad address
+    fails (exit 1, one line) before the server says where it listens."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no obstacle
+        try:
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            raise
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}", 1)
+    return sock
 
 
 # -- times ------------------------------------------------------------------------------------

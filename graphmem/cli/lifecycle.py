@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when
+from graphmem.cli.common import (
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when,
+)
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
@@ -27,10 +29,11 @@ def forget(
         fail(f"forget erases {subject} for good: add --yes to confirm", 2)
     with open_mem(ctx) as mem, stderr_progress() as progress:
         task = progress.add_task(f"erasing {subject}", total=None)
-        counts = mem.forget(subject, project, progress=lambda n: progress.advance(task, n))
+        counts = mem.forget(subject, project, progress=lambda n: progress.advance(task, n), actor=ACTOR)
+    revoked = counts["revoked_keys"]
     emit(counts, as_json, lambda: typer.echo(
-        "erased " + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "erasure_id")
-        + f" (erasure record {counts['erasure_id']})"))
+        "erased " + ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int))
+        + f" (erasure record {counts['erasure_id']})" + (f"; revoked key(s) {' '.join(revoked)}" if revoked else "")))
 
 
 @episodes.command("list")
@@ -74,7 +77,7 @@ def delete_episode(
 ) -> None:
     """Delete one episode, the units it produced and its decisions; restore what it invalidated."""
     with open_mem(ctx) as mem:
-        result = mem.delete_episode(episode_id, subject, project)
+        result = mem.delete_episode(episode_id, subject, project, actor=ACTOR)
     emit(result, as_json, lambda: typer.echo(
         f"deleted episode {episode_id}: {result['units']} unit(s), {result['decisions']} decision(s); "
         f"restored {len(result['restored'])} unit(s) {' '.join(result['restored'])}".rstrip()))
@@ -133,7 +136,7 @@ def review_list(
 
 def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:
     with open_mem(ctx) as mem:
-        report = mem.review(review_id, approve, note)
+        report = mem.review(review_id, approve, note, actor=ACTOR)
     result = {"id": review_id, "status": "approved" if approve else "rejected", **views.write_report(report)}
     emit(result, as_json, f"{result['status']} {review_id}" + (f"; units {' '.join(report.unit_ids)}" if report.unit_ids else ""))
 
@@ -170,7 +173,7 @@ def reextract(
     """Re-run extraction over stored episodes; old-version units are superseded with reasons."""
     with open_mem(ctx) as mem, stderr_progress() as progress:
         task = progress.add_task("re-extracting", total=None)
-        report = mem.reextract(subject, extractor, project, progress=lambda n: progress.advance(task, n))
+        report = mem.reextract(subject, extractor, project, progress=lambda n: progress.advance(task, n), actor=ACTOR)
     result = views.write_report(report)
     result["failed"] = result["extraction_failed"]  # the key this command always had
     emit(result, as_json, f"re-extracted {report.episodes} episode(s); decisions: "

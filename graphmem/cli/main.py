@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli import admin, blocks, db, index, lifecycle, read, write
+from graphmem.cli import admin, blocks, db, index, keys, lifecycle, read, serve, write
 from graphmem.cli.common import connection_options
 from graphmem.cli.mcp import app as mcp_app
 
@@ -21,6 +21,7 @@ app.add_typer(index.app, name="index")
 app.add_typer(lifecycle.episodes, name="episodes")
 app.add_typer(lifecycle.review, name="review")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(keys.app, name="keys")
 
 app.command()(admin.init)
 app.command()(admin.doctor)
@@ -36,6 +37,7 @@ app.command()(lifecycle.forget)
 app.command()(lifecycle.archive)
 app.command()(lifecycle.restore)
 app.command()(lifecycle.reextract)
+app.command()(serve.serve)
 
 
 if __name__ == "__main__":  # pragma: no cover

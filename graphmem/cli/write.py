@@ -9,7 +9,9 @@ from typing import Annotated, BinaryIO, Optional
 import typer
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when
+from graphmem.cli.common import (
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when,
+)
 from graphmem.episodes_io import parse_episode, read_lines
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
 from graphmem.models import Episode
@@ -79,7 +81,7 @@ def ingest(
             for start in range(0, len(episodes), batch):
                 chunk = episodes[start:start + batch]
                 try:
-                    written = mem.ingest(chunk, extractor)
+                    written = mem.ingest(chunk, extractor, actor=ACTOR)
                 except GraphMemError as exc:
                     if isinstance(exc, InvalidInput) and start == 0:
                         raise  # bad usage (an unknown extractor), refused before anything is written
@@ -97,7 +99,7 @@ def ingest(
                 stored += len(chunk) - len(written.rejected)
                 progress.advance(task, len(chunk))
     failed.sort(key=lambda f: f["line"])
-    result = {**views.write_report(report), "episodes": stored, "failed": failed}
+    result = views.ingest(report, stored, failed)
 
     def human() -> None:
         counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items())
@@ -127,7 +129,7 @@ def remember(
     occurred = option_time(at, "--at")
     with open_mem(ctx) as mem:
         report = mem.remember(text, subject=subject, project=project, at=occurred, channel=channel,
-                              extractor=extractor)
+                              extractor=extractor, actor=ACTOR)
     result = views.write_report(report)
 
     def human() -> None:

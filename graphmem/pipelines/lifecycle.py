@@ -42,16 +42,17 @@ KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "revi
 
 
 def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
-           progress: Callable[[int], None] | None = None) -> dict:
-    """Erase a subject (one project of it, or all). Returns the erasure id and counts per kind:
-    what its record counted, resumed runs included."""
-    record = store.start_erasure(subject_type, subject_id, project_id)
+           progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
+    """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
+    (``actor``, kept on the record) and counts per kind: what its record counted, resumed runs
+    included."""
+    record = store.start_erasure(subject_type, subject_id, project_id, actor=actor)
     while record["status"] != "done":
         before = _removed(record)
         record = store.erase_batch(record["id"], subject_type, subject_id, project_id, batch)
         if progress:
             progress(_removed(record) - before)
-    return {"erasure_id": record["id"], **{k: int(record.get(k) or 0) for k in KINDS}}
+    return {"erasure_id": record["id"], "actor": record.get("actor"), **{k: int(record.get(k) or 0) for k in KINDS}}
 
 
 def _removed(record: dict) -> int:
@@ -85,13 +86,14 @@ def restore(store, scope: Scope, unit_ids: list[str]) -> int:
 
 
 def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
-                   now: datetime | None = None) -> dict | None:
+                   now: datetime | None = None, actor: str | None = None) -> dict | None:
     """Delete an episode as if it had never been written and re-derive the timelines it
-    touched. Returns what was removed and which units are current again (None: no such episode)."""
+    touched. Returns what was removed and which units are current again (None: no such episode).
+    ``actor`` is kept on the deletion record and its decisions."""
     now = now or utcnow()
     groups = sorted(store.episode_groups(scope, episode_id))
     events, units = store.group_state(scope, groups)
-    deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now)
+    deletion = Deletion(scope=scope, episode_id=episode_id, deleted_at=now, actor=actor)
     rewrite, restored = _rederive(scope, episode_id, events, units, deletion)
     # Units the re-derivation writes get their search entries in the same transaction.
     added = rewrite.add.units
@@ -101,7 +103,7 @@ def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
     if record is None:
         return None
     return {"deletion_id": record.id, "units": record.units, "decisions": record.decisions,
-            "restored": restored, "rederived": len(rewrite.add.decisions)}
+            "restored": restored, "rederived": len(rewrite.add.decisions), "actor": actor}
 
 
 def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list[GroupUnit],
@@ -139,7 +141,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
             add_units.append(unit)
             decisions.append(Decision(
                 op=Op.ADD, produced_id=unit.id, scope=scope, policy="timeline", decided_at=now,
-                deletion_id=deletion.id, candidate=unit.content,
+                deletion_id=deletion.id, candidate=unit.content, actor=deletion.actor,
                 reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}"))
         changed: dict[str, Decision] = {}
         for key, e in sorted(want.items(), key=lambda kv: (kv[1].at, kv[1].unit_id)):
@@ -153,7 +155,7 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
                         else "no longer holds from then")
                 d = changed[e.unit_id] = Decision(
                     op=Op.UPDATE, target_id=e.unit_id, scope=scope, policy="timeline", decided_at=now,
-                    deletion_id=deletion.id, candidate=contents.get(e.unit_id),
+                    deletion_id=deletion.id, candidate=contents.get(e.unit_id), actor=deletion.actor,
                     reason=f"{reason}: {contents.get(e.unit_id)!r} {what}")
                 decisions.append(d)
             add_edges.append(Invalidation(unit_id=e.unit_id, decision_id=d.id, expired_at=e.at,

@@ -70,9 +70,7 @@ class Recaller:
         world time is ``fixed`` by an explicit as-of point) widens visibility to it."""
         if mode not in MODES:
             raise InvalidInput(f"unknown recall mode {mode!r}: use {'|'.join(MODES)}")
-        text = query
-        if window is not None:
-            text = " ".join((query[: window.span[0]] + " " + query[window.span[1]:]).split()) or query
+        text = window.outside(query) if window is not None else query
         span = (window.start, window.end) if window is not None else None
         return SearchRequest(
             scopes=tuple(scopes), at=at, k=k, fetch=max(3 * k, 30), kinds=tuple(kinds),

@@ -177,10 +177,12 @@ class WritePipeline:
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
 
-    def write(self, episodes: Sequence[Episode], extractor: str | None = None) -> WriteReport:
+    def write(self, episodes: Sequence[Episode], extractor: str | None = None,
+              actor: str | None = None) -> WriteReport:
         """Write episodes of one scope as one batch. Episodes already decided are skipped, so
         re-ingesting the same ids adds nothing, and an ingest cut short completes on re-run; an
-        id the scope holds with other content is reported in ``rejected``, and the rest written."""
+        id the scope holds with other content is reported in ``rejected``, and the rest written.
+        ``actor`` (who caused the write) is recorded on every decision."""
         report = WriteReport(episodes=len(episodes))
         if not episodes:
             return report
@@ -201,7 +203,7 @@ class WritePipeline:
             candidates = self._extract(chosen, episode, report, failures)
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
         written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
-        return self._run(scope, planned, failures, report, episodes=written)
+        return self._run(scope, planned, failures, report, episodes=written, actor=actor)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
                  failures: list[Decision]) -> list[Candidate]:
@@ -217,15 +219,17 @@ class WritePipeline:
             return []
         return [self._dated(c, episode) for c in candidates]
 
-    def approve(self, item: ReviewItem) -> WriteReport:
+    def approve(self, item: ReviewItem, actor: str | None = None) -> WriteReport:
         """Write a candidate a human approved: past the gate, through the timeline and reconcile."""
         episode = self.store.get_episode(item.episode_id, item.scope)
         if episode is None:
             raise NotFound(f"episode {item.episode_id} of review {item.id} no longer exists")
         planned = [_Planned(episode, item.candidate, item.extractor_version, (0, 0))]
-        return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}")
+        return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}",
+                         actor=actor)
 
-    def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None) -> WriteReport:
+    def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None,
+                  actor: str | None = None) -> WriteReport:
         """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
         standing facts from another extractor version are retired by decisions naming the new
         version, and its new facts take their place in the order of assertions (so where the
@@ -253,7 +257,8 @@ class WritePipeline:
                 planned += [_Planned(episode, c, chosen.version, (position, i), first.order_at if first else None)
                             for i, c in enumerate(candidates)]
             report.episodes += len(episodes)
-            self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}")
+            self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}",
+                      actor=actor)
             if progress:
                 progress(len(episodes))
             page = Page(offset=page.offset + page.limit, limit=page.limit)
@@ -269,13 +274,16 @@ class WritePipeline:
 
     def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
              retire: Sequence[Decision] = (), gated: bool = True, note: str = "",
-             episodes: Sequence[Episode] = ()) -> WriteReport:
+             episodes: Sequence[Episode] = (), actor: str | None = None) -> WriteReport:
         """Plan and commit (re-planning when a guard says another writer got there first);
-        ``episodes``: new ones, linked to the entities they name with the batch."""
+        ``episodes``: new ones, linked to the entities they name with the batch. Every decision
+        of the batch records ``actor``."""
         for attempt in range(MAX_ATTEMPTS):
             try:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
                 batch = batch.model_copy(update=self._mentions(scope, batch.units, episodes))
+                batch = batch.model_copy(update={"decisions": tuple(
+                    d.model_copy(update={"actor": actor}) for d in batch.decisions)})
                 self.store.commit(batch, scope)
                 break
             except Conflict:

@@ -644,7 +644,8 @@ class LocalNeo4j(BaseModel):
         if self.password_file.is_file():
             os.chmod(self.password_file, 0o600)
             return False
-        _write_private(self.password_file, secrets.token_urlsafe(24) + "\n")
+        # Hex: a password starting with "-" would be read as an option by the admin tool.
+        _write_private(self.password_file, secrets.token_hex(24) + "\n")
         return True
 
     def _set_initial_password(self, java: Java) -> None:
@@ -654,7 +655,8 @@ class LocalNeo4j(BaseModel):
         password never appears in the process list, which every local user can read.
         """
         argfile = self.instance_dir / ".set-password.args"
-        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", self.password or ""]
+        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", "--",
+                self.password or ""]
         _write_private(argfile, "\n".join(_argfile_quote(arg) for arg in args) + "\n")
         env = {**os.environ, "NEO4J_HOME": str(self.instance_dir), "NEO4J_CONF": str(self.conf_file.parent)}
         try:

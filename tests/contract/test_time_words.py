@@ -44,3 +44,19 @@ def test_a_named_month_decides_what_is_visible_unless_as_of_is_given(mem):
     # an explicit as-of point wins: the named month only ranks
     fixed = mem.recall("where did Alice live in March 2021?", s, k=5, as_of=d("2024-01-01"))
     assert [h.unit.content for h in fixed] == ["Alice lives in Berlin"] and fixed.window is not None
+
+
+def test_a_named_year_ranks_what_was_true_in_it_not_what_started_in_it(mem):
+    # A state true through the window is as near as one starting in it: the right club of a
+    # stint begun years before the named year must not lose to other players' new stints.
+    s = fresh_scope()
+    facts = [Fact(subject="Marco Rossi", predicate="plays_for", object="Torino", single_valued=True,
+                  content="Marco Rossi plays for Torino", valid_at=d("2001-01-01"), invalid_at=d("2006-01-01"))]
+    for n in range(12):
+        facts.append(Fact(subject=f"Player {n}", predicate="plays_for", object=f"Club {n}", single_valued=True,
+                          content=f"Player {n} plays for Club {n}", valid_at=d("2003-01-01"),
+                          invalid_at=d("2004-01-01")))
+    mem.remember("careers", s, facts=facts)
+    for as_of in (None, d("2003-07-01")):
+        hits = mem.recall("which club did Marco Rossi play for in 2003?", s, k=3, as_of=as_of)
+        assert hits[0].unit.content == "Marco Rossi plays for Torino"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import secrets
 import stat
 import subprocess
 import sys
@@ -116,7 +117,9 @@ def _skip_without_java(version: str) -> None:
 @pytest.fixture(scope="module")
 def throwaway(tmp_path_factory) -> LocalNeo4j:
     """One server for the real-server tests below; its instances folder is ``<home>/instances``
-    of a temporary home, so ``Settings(home=that home)`` finds its password."""
+    of a temporary home, so ``Settings(home=that home)`` finds its password. Its password is
+    one a user chose before the first start, and starts with "-" (which Neo4j's admin tool
+    would read as an option)."""
     home = tmp_path_factory.mktemp("home")
     server = LocalNeo4j(
         home=default_home(),  # shared jars: provisioned once, by whoever starts first
@@ -126,6 +129,8 @@ def throwaway(tmp_path_factory) -> LocalNeo4j:
         pagecache="128m",
     )
     _skip_without_java(server.version)
+    server.password_file.parent.mkdir(parents=True)
+    server.password_file.write_text("-" + secrets.token_hex(16) + "\n")
     server.start(wait_seconds=180)
     yield server
     server.stop(timeout=20)

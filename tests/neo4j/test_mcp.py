@@ -1,16 +1,17 @@
 """The MCP server against the real Neo4j, driven by the SDK's own client over stdio and over
-streamable HTTP: each test starts `graphmem mcp serve` in a subprocess for a fresh subject.
-The tools' rules (scoping, confirmation, blocks) are tested in process in tests/unit/test_mcp.py."""
+streamable HTTP (with its bearer token, or an API key): each test starts `graphmem mcp serve` in
+a subprocess for a fresh subject. The tools' rules (scoping, confirmation, blocks) are tested in
+process in tests/unit/test_mcp.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
+import urllib.error
+import urllib.request
 import sys
 import tempfile
-import time
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -22,18 +23,32 @@ import anyio  # noqa: E402  (installed with mcp)
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-try:  # mcp 2.x
-    from mcp.client.streamable_http import streamable_http_client as http_client
-except ImportError:  # pragma: no cover - mcp 1.x
-    from mcp.client.streamable_http import streamablehttp_client as http_client
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
+try:  # mcp 2.x
+    from mcp.client.streamable_http import streamable_http_client
+
+    def http_client(url: str, token: str):
+        return streamable_http_client(url, http_client=create_mcp_http_client(
+            headers={"Authorization": f"Bearer {token}"}))
+except ImportError:  # pragma: no cover - mcp 1.x
+    from mcp.client.streamable_http import streamablehttp_client
+
+    def http_client(url: str, token: str):
+        return streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"})
+
+import graphmem  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
+from tests.ports import serving  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget"}
+TOOLS = {"remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget",
+         "episodes_list", "episode_delete", "decisions"}
 TRANSPORTS = ["stdio", "http"]
+#: The bearer token the HTTP servers of these tests are started with.
+TOKEN = "test-token-" + os.urandom(8).hex()
 
 
 @pytest.fixture(autouse=True)
@@ -60,49 +75,22 @@ def server_env() -> dict[str, str]:
     env.setdefault("NEO4J_URI", "bolt://127.0.0.1:7687")
     env.setdefault("GRAPHMEM_EMBEDDER", "hashing")
     env.pop("GRAPHMEM_MCP_SUBJECT", None)
+    env["GRAPHMEM_MCP_TOKEN"] = TOKEN
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
 def http_server(args: list[str]):
     """`mcp serve --transport http` on a free port; yields its URL once it accepts connections."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(serve_argv(*args, "--transport", "http", "--port", str(port)),
-                            env=server_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"mcp serve exited {proc.returncode}: {log.read().decode(errors='replace')}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("mcp serve --transport http did not answer within 15 s")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with serving(serve_argv(*args, "--transport", "http"), "mcp serve --transport http", env=server_env(),
+                 cwd=ROOT) as server:
+        yield f"http://127.0.0.1:{server.port}/mcp"
 
 
 @asynccontextmanager
-async def connect(transport: str, subject: str, *extra: str):
-    """An initialised ClientSession to a fresh server for ``subject``."""
+async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN):
+    """An initialised ClientSession to a fresh server for ``subject`` (over HTTP, sending
+    ``token``); ``session.info`` is the server's initialize result."""
     args = ["--subject", subject, *extra]
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=serve_argv(*args)[1:], env=server_env(),
@@ -110,13 +98,13 @@ async def connect(transport: str, subject: str, *extra: str):
         with tempfile.TemporaryFile("w+") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
-                    await session.initialize()
+                    session.info = await session.initialize()
                     yield session
     else:
         with http_server(args) as url:
-            async with http_client(url) as streams:
+            async with http_client(url, token) as streams:
                 async with ClientSession(streams[0], streams[1]) as session:
-                    await session.initialize()
+                    session.info = await session.initialize()
                     yield session
 
 
@@ -145,6 +133,7 @@ def test_remember_then_recall_round_trip(transport):
 
     async def scenario():
         async with connect(transport, subject) as s:
+            assert s.info.model_dump(by_alias=True)["serverInfo"]["version"] == graphmem.__version__
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == TOOLS
             for name, tool in tools.items():
@@ -232,5 +221,39 @@ def test_forget_with_confirmation_erases_the_subject():
             assert done["subject"] == subject
             assert done["forgotten"]["units"] >= 1 and done["forgotten"]["episodes"] >= 1
             assert (await call(s, "recall", query="what does Alice like?"))["hits"] == []
+
+    run(scenario)
+
+
+def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn):
+    alice, bob = new_subject(), new_subject()
+    made = subprocess.run([sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", alice, "--json"],
+                          env=server_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    key = json.loads(made.stdout)["key"]
+
+    def status(url: str, token: str | None) -> int:
+        request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    with http_server(["--subject", alice, "--allow-any-subject"]) as url:
+        assert status(url, None) == 401 and status(url, "wrong") == 401 and status(url, TOKEN + "x") == 401
+        assert status(url, TOKEN) not in (401, 403) and status(url, key) not in (401, 403)
+
+    async def scenario():
+        async with connect("http", alice, "--allow-any-subject", token=key) as s:
+            written = await call(s, "remember", text="Alice likes green tea.")
+            why = await call(s, "explain", unit_id=written["unit_ids"][0])
+            assert why["decisions"][0]["actor"] == key.split("_")[1]
+            assert await refused(s, "recall", query="tea", subject=bob) == \
+                f"key {key.split('_')[1]} does not hold subject {bob}"
+        async with connect("http", alice, "--allow-any-subject") as s:  # the server's token: any subject
+            assert (await call(s, "recall", query="tea", subject=bob))["hits"] == []
+            assert (await call(s, "decisions"))["decisions"][0]["actor"] == key.split("_")[1]
 
     run(scenario)

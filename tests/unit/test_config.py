@@ -18,12 +18,17 @@ ENV_NAMES = {
     "embedding_model": "GRAPHMEM_EMBEDDING_MODEL", "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
     "llm_model": "GRAPHMEM_LLM_MODEL", "policy": "GRAPHMEM_POLICY", "rrf_k": "GRAPHMEM_RRF_K",
     "list_weights": "GRAPHMEM_LIST_WEIGHTS",
+    "http_max_body": "GRAPHMEM_HTTP_MAX_BODY", "http_timeout": "GRAPHMEM_HTTP_TIMEOUT",
+    "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY", "http_queue": "GRAPHMEM_HTTP_QUEUE",
+    "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS", "mcp_token": "GRAPHMEM_MCP_TOKEN",
 }
 VALUES = {
     "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
     "home": "/tmp/gm-home", "embedder": "hashing", "openai_base_url": "http://llm:1/v1", "openai_api_key": "k",
     "embedding_model": "m", "embedding_dimensions": "7", "llm_model": "l", "policy": "llm", "rrf_k": "5",
     "list_weights": '{"time": 2.0}',
+    "http_max_body": "4096", "http_timeout": "2.5", "http_concurrency": "3", "http_queue": "7",
+    "http_cors_origins": "http://a.test,http://b.test", "mcp_token": "t",
 }
 
 

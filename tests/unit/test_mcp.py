@@ -17,7 +17,8 @@ from graphmem.api import GraphMem  # noqa: E402
 from graphmem.mcp_server import FactIn, McpConfig, build_server  # noqa: E402
 from graphmem.models import Fact, MemoryBlock, Scope  # noqa: E402
 
-TOOLS = ["remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget"]
+TOOLS = ["remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget",
+         "episodes_list", "episode_delete", "decisions"]
 ALICE, BOB = "user:alice", "user:bob"
 
 
@@ -207,3 +208,40 @@ def test_mcp_imports_no_cli_module():
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert imported and not [m for m in imported if m.startswith(("graphmem.cli", ".cli"))]
+
+
+def test_episodes_and_decisions_tools_record_the_mcp_actor(serve):
+    server = serve()
+    fact = {"subject": "Alice", "predicate": "lives_in", "single_valued": True}
+    call(server, "remember", text="I live in Paris.", at="2020-01-01",
+         facts=[{**fact, "object": "Paris", "valid_at": "2020-01-01"}])
+    call(server, "remember", text="I moved to Rome.", at="2021-01-01",
+         facts=[{**fact, "object": "Rome", "valid_at": "2021-01-01"}])
+    episodes = call(server, "episodes_list")["episodes"]
+    assert sorted(e["raw"] for e in episodes) == ["I live in Paris.", "I moved to Rome."]
+    assert len(call(server, "episodes_list", offset=1)["episodes"]) == 1
+    log = call(server, "decisions")["decisions"]
+    assert sorted(d["op"] for d in log) == ["ADD", "UPDATE"] and {d["actor"] for d in log} == {"mcp"}
+    assert [d["op"] for d in call(server, "decisions", op="UPDATE")["decisions"]] == ["UPDATE"]
+    rome = next(e["id"] for e in episodes if e["raw"] == "I moved to Rome.")
+    removed = call(server, "episode_delete", episode_id=rome)
+    assert removed["actor"] == "mcp" and removed["restored"]
+    assert [h["content"] for h in call(server, "recall", query="where does Alice live?")["hits"]] == ["Alice lives in Paris"]
+    assert refused(server, "episode_delete", episode_id=rome) == f"no episode {rome} in scope {ALICE}"
+
+
+def test_an_api_key_bounds_the_subjects_a_call_may_name(serve, mem):
+    from graphmem.mcp_server import CALLER
+
+    server = serve(allow_any_subject=True)
+    key, _ = mem.create_key([BOB])
+    mark = CALLER.set(key)
+    try:
+        assert refused(server, "recall", query="tea") == f"key {key.id} does not hold subject {ALICE}"
+        assert refused(server, "forget", subject="user:carol", confirm=True) == \
+            f"key {key.id} does not hold subject user:carol"
+        written = call(server, "remember", text="Bob likes tea.", subject=BOB)
+        assert call(server, "explain", unit_id=written["unit_ids"][0], subject=BOB)["decisions"][0]["actor"] == key.id
+    finally:
+        CALLER.reset(mark)
+    assert call(server, "recall", query="tea")["hits"] == []  # without a key: the server's rules only

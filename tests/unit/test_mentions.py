@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.mentions import NameMatcher, mentions
+from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, mentions, name_spans
 from graphmem.models import Scope, entity_id, normalise
 
 
@@ -174,3 +174,20 @@ def test_learning_a_texts_own_names_changes_nothing(text):
     first = mentions(text)
     again = mentions(text, NameMatcher(m.name for m in first))
     assert {m.norm for m in again} == {m.norm for m in first}
+
+
+@given(TEXTS, NAMES)
+def test_a_store_looking_names_up_by_word_runs_finds_every_name_the_matcher_finds(text, known):
+    # Stores look known names up by the norms of a text's word runs (entity ids are derived
+    # from norms): a name found by the matcher but missing from them would never be linked.
+    spans = name_spans(text)
+    for m in NameMatcher(known).find(text):
+        assert m.norm in spans
+
+
+def test_names_longer_than_the_lookup_are_ignored():
+    long = " ".join(["Grand"] * MAX_NAME_WORDS + ["Hotel"])
+    assert NameMatcher([long]).find(f"we stayed at the {long}") == []
+    assert [m.name for m in NameMatcher([long[6:]]).find(f"we stayed at the {long}")] == [long[6:]]
+    assert NameMatcher(["C++++", "!!"]).find("C++++ !!") == []
+    assert [m.name for m in NameMatcher(["C++"]).find("I use C++.")] == ["C++"]

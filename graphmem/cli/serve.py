@@ -1,0 +1,54 @@
+"""`graphmem serve`: the HTTP API, its OpenAPI description and the memory browser page.
+
+Needs the optional extra (``pip install 'graphmem[server]'``). One process, one GraphMem (one
+driver, the embedder loaded once), uvicorn serving ``graphmem.http.create_app``; access lines
+and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated
+
+import typer
+
+from graphmem.cli.common import fail, guard, listen, loopback, open_mem, settings
+
+MISSING_EXTRA = "graphmem serve needs the server extra: pip install 'graphmem[server]'"
+
+
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Bind address (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTP port.")] = 8080,
+    insecure_no_auth: Annotated[bool, typer.Option(
+        "--insecure-no-auth", help="Serve without API keys (refused unless the host is loopback).")] = False,
+) -> None:
+    """Serve the HTTP API (/v1, OpenAPI at /docs), /healthz, /readyz and the memory browser at /."""
+    if insecure_no_auth and not loopback(host):
+        fail(f"--insecure-no-auth is refused on {host}: only a loopback host (127.0.0.1, ::1, localhost) "
+             "may serve without API keys", 2)
+    try:
+        import uvicorn
+
+        from graphmem.http import HttpConfig, create_app
+    except ImportError as exc:
+        if (getattr(exc, "name", None) or "").split(".")[0] not in ("fastapi", "starlette", "uvicorn"):
+            raise
+        fail(MISSING_EXTRA, 1)
+    with guard():
+        config = HttpConfig.from_settings(settings(ctx), auth=not insecure_no_auth)
+    with open_mem(ctx) as mem:
+        if config.auth and not any(k.revoked_at is None for k in mem.keys()):
+            fail("no API key defined: create one with `graphmem keys create --subject TYPE:ID` "
+                 "(or serve a loopback host with --insecure-no-auth)", 1)
+        sock = listen(host, port)
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        shown = f"[{host}]" if ":" in host else host
+        typer.echo(f"graphmem API on http://{shown}:{port}/ (OpenAPI at /docs)"
+                   + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""), err=True)
+        app = create_app(lambda: mem, config)
+        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=10))
+        server.run(sockets=[sock])

@@ -1,0 +1,417 @@
+"""The HTTP API's routes (the README's "HTTP API"): each a few lines over one ``GraphMem``
+method, answered in a ``graphmem.views`` shape, run under the ``Gate`` (concurrency cap and
+timeout).
+
+Path parameters arrive as sent (``guard.RawPath``) and are unquoted here once, so subjects and
+ids may hold any character (``user%3Aalice``, ``doc%2F7``). A subject's project is the query
+parameter ``project``. Times in bodies and queries are ISO 8601 text read as the CLI reads them
+(``2021-03-01`` is midnight UTC).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Optional
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.security import HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+import graphmem
+
+from .. import views
+from ..api import GraphMem, as_scope
+from ..episodes_io import episode_from_value  # the CLI's episode lines, shared with ingest
+from ..config import Settings
+from ..errors import error_line
+from ..keys import subject_name
+from ..models import Episode, MemoryKind, Scope
+from ..times import parse_optional_time
+from .errors import ApiError, install
+from .errors import body as error_body
+from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, RawPath
+
+STATIC = Path(__file__).parent / "static"
+#: The actor of writes made by a server without keys (``--insecure-no-auth``).
+OPEN_ACTOR = "http"
+#: Decisions a cursor can page through (``GraphMem.decisions`` reads the newest first).
+DECISION_WINDOW = 10_000
+#: Seconds /readyz waits for the checks: a probe must answer while the driver still retries
+#: an unreachable Neo4j (for up to 30 s).
+READY_WITHIN = 10.0
+
+
+def _default(name: str) -> Any:
+    return Settings.model_fields[f"http_{name}"].default
+
+
+class HttpConfig(BaseModel):
+    """What one app accepts (defaults: ``Settings``' ``http_*`` fields)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    auth: bool = Field(True, description="API keys required (False: --insecure-no-auth).")
+    max_body: int = Field(_default("max_body"), ge=1024)
+    timeout: float = Field(_default("timeout"), gt=0)
+    concurrency: int = Field(_default("concurrency"), ge=1)
+    queue: int = Field(_default("queue"), ge=0)
+    cors_origins: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, auth: bool = True) -> "HttpConfig":
+        origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
+        return cls(auth=auth, max_body=settings.http_max_body, timeout=settings.http_timeout,
+                   concurrency=settings.http_concurrency, queue=settings.http_queue, cors_origins=origins)
+
+
+# -- request context --------------------------------------------------------------------------
+class Caller:
+    """One request's memory, key and gate."""
+
+    def __init__(self, request: Request):
+        self.mem: GraphMem = request.app.state.mem
+        self.gate: Gate = request.app.state.gate
+        self.key = request.scope.get("state", {}).get("key")
+
+    @property
+    def actor(self) -> str:
+        """Who the request's writes are recorded as: its key id."""
+        return self.key.id if self.key is not None else OPEN_ACTOR
+
+    @property
+    def admin(self) -> bool:
+        return self.key is None or self.key.admin
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await self.gate.run(fn, *args)
+
+
+def target(subject: str, project: Annotated[Optional[str], Query(description="The subject's project.")] = None) -> Scope:
+    """The scope a path names: its URL-encoded ``TYPE:ID`` and the ``project`` parameter."""
+    return as_scope(unquote(subject), project)
+
+
+CallerDep = Annotated[Caller, Depends(Caller)]
+Target = Annotated[Scope, Depends(target)]
+
+
+def segment(value: str) -> str:
+    """A path parameter as it was meant (sent URL-encoded, routed raw)."""
+    return unquote(value)
+
+
+def offset_of(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    if not cursor.isdigit():
+        raise ApiError(422, "invalid_input", "cursor: not a cursor this API returned")
+    return int(cursor)
+
+
+def not_available(what: str) -> ApiError:
+    return ApiError(501, "not_implemented", f"{what} is not available in this version of graphmem")
+
+
+# -- request bodies ---------------------------------------------------------------------------
+def _text_time(value: Any) -> Any:
+    if value is None or isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 string, e.g. 2021-03-01")
+    return parse_optional_time(value)
+
+
+TextTime = Annotated[Optional[datetime], BeforeValidator(_text_time)]
+AsOf = Annotated[TextTime, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
+KnownAt = Annotated[TextTime, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
+Hops = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top hits (0..3).")]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EpisodesIn(Body):
+    episodes: list[Any] = Field(max_length=10_000, description=(
+        "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it). "
+        "A bad item is reported by its index; the others are stored."))
+    extractor: Optional[str] = Field(None, description="facts|rule|llm|none [default: facts when an episode carries facts, else rule].")
+
+
+class RecallIn(Body):
+    query: str = Field(min_length=1, max_length=10_000)
+    k: int = Field(10, ge=1, le=1000)
+    as_of: AsOf = None
+    known_at: KnownAt = None
+    hops: Hops = 0
+    kinds: list[MemoryKind] = Field(default_factory=list, description="Only these kinds.")
+    include_shared: bool = Field(False, description="Also read the shared:global scope.")
+    mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
+
+
+class AssembleIn(Body):
+    query: str = Field(min_length=1, max_length=10_000)
+    budget: Optional[int] = Field(None, ge=1, description="Token budget of the recalled section [default: the policy's].")
+    as_of: AsOf = None
+    known_at: KnownAt = None
+    hops: Hops = 0
+    include_shared: bool = False
+
+
+class BlockIn(Body):
+    value: str
+    token_budget: Optional[int] = Field(None, gt=0, le=100_000, description="Required for a new block.")
+    description: Optional[str] = None
+    writable: Optional[bool] = Field(None, description="Change writability (admin key only).")
+    truncate: bool = Field(False, description="Cut a value over budget instead of refusing.")
+    admin: bool = Field(False, description="Change a read-only block (admin key only).")
+
+
+class RetractIn(Body):
+    reason: str = Field(min_length=1, max_length=2_000)
+
+
+def episode_item(item: Any, scope: Scope) -> Episode:
+    """One item of ``EpisodesIn.episodes`` as an Episode of ``scope``; ValueError if bad."""
+    if isinstance(item, dict):
+        if item.get("subject") not in (None, subject_name(scope)):
+            raise ValueError(f"subject: the path names {subject_name(scope)}; leave it out of the episode")
+        if item.get("project") not in (None, scope.project_id):
+            raise ValueError("project: the query parameter names it; leave it out of the episode")
+        item = {**item, "subject": subject_name(scope), "project": scope.project_id}
+    return episode_from_value(item)
+
+
+# -- the app ----------------------------------------------------------------------------------
+def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None) -> FastAPI:
+    """The API, its probes and the browser page around the ``GraphMem`` that ``factory``
+    returns (called once, at startup; the caller closes it after the server stops)."""
+    config = config or HttpConfig()
+    gate = Gate(config.concurrency, config.timeout, config.queue)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.mem = factory()
+        try:
+            yield
+        finally:
+            gate.close()
+
+    app = FastAPI(title="graphmem", version=graphmem.__version__, lifespan=lifespan, description=(
+        "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
+        "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
+    app.state.gate, app.state.config = gate, config
+    install(app)
+
+    async def authenticate(token: str) -> Any:
+        return await gate.run(app.state.mem.authenticate, token)
+
+    app.add_middleware(RawPath)
+    app.add_middleware(BodyLimit, limit=config.max_body)
+    app.add_middleware(Authenticate, authenticate=authenticate, open_keys=not config.auth)
+    if config.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
+                           allow_methods=["GET", "POST", "PUT", "DELETE"], allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(Headers)
+    app.add_middleware(AccessLog)
+
+    app.get("/healthz", tags=["probes"], summary="200 while the process runs")(healthz)
+    app.get("/readyz", tags=["probes"], summary="200 when Neo4j answers and the index is usable, else 503")(readyz)
+    app.get("/", include_in_schema=False)(page)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(v1)
+    return app
+
+
+async def healthz() -> dict:
+    return {"status": "ok"}
+
+
+async def readyz(request: Request) -> JSONResponse:
+    within = min(READY_WITHIN, request.app.state.config.timeout)
+    try:
+        report = await asyncio.wait_for(request.app.state.gate.run(request.app.state.mem.doctor), within)
+    except (asyncio.TimeoutError, ApiError):
+        message = f"the checks did not finish within {within:g} s: is Neo4j reachable?"
+        return JSONResponse(error_body("not_ready", message), status_code=503)
+    if report["ok"]:  # no details: the probe needs no key, and they name the server and its version
+        return JSONResponse({"ok": True, "checks": [{"check": c["check"], "ok": True} for c in report["checks"]]})
+    reason = "; ".join(f"{c['check']}: {c['detail']}" for c in report["checks"] if not c["ok"])
+    return JSONResponse({**error_body("not_ready", reason), "checks": report["checks"]}, status_code=503)
+
+
+async def page() -> FileResponse:
+    return FileResponse(STATIC / "index.html")
+
+
+# The middleware checks the key; declaring the scheme here shows it in /docs.
+v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False))])
+
+
+@v1.get("/me", tags=["keys"], summary="The key this request carries (its id, subjects, admin)")
+async def me(caller: CallerDep) -> dict:
+    return views.whoami(caller.key)
+
+
+@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts (501 in this version)")
+async def subjects(caller: CallerDep) -> dict:
+    raise not_available("listing subjects")
+
+
+@v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)")
+async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> dict:
+    def work() -> dict:
+        episodes, indexes, failed = [], [], []
+        for index, item in enumerate(body.episodes):
+            try:
+                episodes.append(episode_item(item, scope))
+                indexes.append(index)
+            except ValueError as exc:
+                failed.append({"index": index, "error": error_line(exc)})
+        report = caller.mem.ingest(episodes, body.extractor, actor=caller.actor)
+        failed += [{"index": indexes[position], "error": why} for position, why in report.rejected]
+        failed.sort(key=lambda f: f["index"])
+        return views.ingest(report, len(episodes) - len(report.rejected), failed)
+    return await caller.run(work)
+
+
+@v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes")
+async def list_episodes(scope: Target, caller: CallerDep, cursor: Optional[str] = None,
+                        limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+    offset = offset_of(cursor)
+    found = await caller.run(caller.mem.episodes, scope, None, offset, limit + 1)
+    more = len(found) > limit
+    return {"episodes": [views.episode(e) for e in found[:limit]],
+            "next_cursor": str(offset + limit) if more else None}
+
+
+@v1.get("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"], summary="One episode with its facts")
+async def get_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
+    return views.episode(await caller.run(caller.mem.episode, segment(episode_id), scope))
+
+
+@v1.delete("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"],
+           summary="Remove an episode and what only it produced; what it invalidated is current again")
+async def delete_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
+    return await caller.run(lambda: caller.mem.delete_episode(segment(episode_id), scope, actor=caller.actor))
+
+
+@v1.post("/subjects/{subject}/recall", tags=["read"], summary="The k best units visible at (as_of, known_at)")
+async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
+    def work() -> dict:
+        hits = caller.mem.recall(body.query, scope, k=body.k, as_of=body.as_of, known_at=body.known_at,
+                                 hops=body.hops, kinds=tuple(body.kinds), include_shared=body.include_shared,
+                                 mode=body.mode)
+        return {"hits": [views.hit(h) for h in hits]}
+    return await caller.run(work)
+
+
+@v1.post("/subjects/{subject}/assemble", tags=["read"], summary="Resident blocks plus recalled units: the context")
+async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
+    def work() -> dict:
+        return views.assembly(caller.mem.assemble(body.query, scope, budget=body.budget, as_of=body.as_of,
+                                                  known_at=body.known_at, include_shared=body.include_shared,
+                                                  hops=body.hops))
+    return await caller.run(work)
+
+
+@v1.get("/subjects/{subject}/history", tags=["read"], summary="The bi-temporal timeline of an entity or a unit")
+async def history(scope: Target, caller: CallerDep, entity: Optional[str] = None, unit_id: Optional[str] = None,
+                  known_at: Optional[str] = None, include_expired: Annotated[bool, Query(
+                      description="With entity: also the values no longer believed at known_at.")] = False) -> dict:
+    if (entity is None) == (unit_id is None):
+        raise ApiError(422, "invalid_input", "give exactly one of entity or unit_id")
+    known = parse_optional_time(known_at, "known_at")
+
+    def work() -> dict:
+        entries = caller.mem.history(scope, entity=entity, unit_id=unit_id, known_at=known,
+                                     include_expired=include_expired)
+        return {"entries": [views.history_entry(e) for e in entries]}
+    return await caller.run(work)
+
+
+@v1.get("/subjects/{subject}/units/{unit_id}", tags=["read"],
+        summary="A unit's provenance: episode, extractor, decisions, invalidations")
+async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
+    return await caller.run(lambda: views.explanation(caller.mem.explain(segment(unit_id), scope)))
+
+
+@v1.post("/subjects/{subject}/units/{unit_id}/retract", tags=["read"],
+         summary="Retract a fact with a reason (501 in this version)")
+async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
+    raise not_available("retracting a unit")
+
+
+@v1.get("/subjects/{subject}/traces/{trace_id}", tags=["read"], summary="A stored assembly trace")
+async def trace(trace_id: str, scope: Target, caller: CallerDep) -> dict:
+    def work() -> dict:
+        found = caller.mem.trace(segment(trace_id), scope)
+        if found is None:
+            raise ApiError(404, "not_found", f"no trace {segment(trace_id)} in scope {scope}")
+        return views.stored_trace(found)
+    return await caller.run(work)
+
+
+@v1.get("/subjects/{subject}/decisions", tags=["audit"], summary="The decision log, newest first")
+async def decisions(scope: Target, caller: CallerDep, op: Optional[str] = None, episode: Optional[str] = None,
+                    cursor: Optional[str] = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+    offset = offset_of(cursor)
+    window = min(offset + limit + 1, DECISION_WINDOW)
+    found = await caller.run(lambda: caller.mem.decisions(scope, episode_id=episode, op=op, limit=window))
+    more = len(found) > offset + limit
+    return {"decisions": [views.decision(d) for d in found[offset:offset + limit]],
+            "next_cursor": str(offset + limit) if more else None}
+
+
+@v1.get("/subjects/{subject}/blocks", tags=["blocks"], summary="Every resident block")
+async def list_blocks(scope: Target, caller: CallerDep) -> dict:
+    return {"blocks": [views.block(b) for b in await caller.run(caller.mem.list_blocks, scope)]}
+
+
+@v1.get("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="One block")
+async def get_block(label: str, scope: Target, caller: CallerDep) -> dict:
+    return views.block(await caller.run(caller.mem.get_block, scope, segment(label)))
+
+
+@v1.put("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Create or replace a block within its budget")
+async def put_block(label: str, body: BlockIn, scope: Target, caller: CallerDep) -> dict:
+    if (body.admin or body.writable is not None) and not caller.admin:
+        raise ApiError(403, "forbidden", "changing writability or a read-only block needs an admin key")
+
+    def work() -> dict:
+        block = caller.mem.set_block(scope, segment(label), body.value, token_budget=body.token_budget,
+                                     description=body.description, writable=body.writable,
+                                     truncate=body.truncate, admin=body.admin)
+        return views.block(block, caller.mem.count_tokens(block.value))
+    return await caller.run(work)
+
+
+@v1.delete("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Delete a block")
+async def delete_block(label: str, scope: Target, caller: CallerDep) -> dict:
+    await caller.run(caller.mem.delete_block, scope, segment(label))
+    return {"deleted": True, "label": segment(label)}
+
+
+@v1.delete("/subjects/{subject}", tags=["subjects"],
+           summary="Erase the subject (all its projects, or the one named); needs confirm=true")
+async def forget(scope: Target, caller: CallerDep, confirm: bool = False) -> dict:
+    if not confirm:
+        raise ApiError(400, "bad_request", f"erasing {scope} is for good: add ?confirm=true")
+    return await caller.run(lambda: caller.mem.forget(scope, project=scope.project_id, actor=caller.actor))
+
+
+@v1.get("/subjects/{subject}/export", tags=["subjects"], summary="The subject as JSON Lines (501 in this version)")
+async def export(scope: Target, caller: CallerDep) -> dict:
+    raise not_available("export")
+
+
+@v1.post("/import", tags=["subjects"], summary="Import an export (admin key; 501 in this version)")
+async def import_(caller: CallerDep) -> dict:
+    raise not_available("import")

@@ -1,0 +1,108 @@
+"""Errors as the API shows them: ``{"error": {"code": ..., "message": one line}}``, never a
+stack trace.
+
+graphmem's own errors map by class (the first match of ``STATUSES`` wins, so a subclass comes
+before its base); request validation is 400 for a body that is not JSON and 422 for a value
+that breaks the schema; anything unexpected is 500 with a fixed message (the details go to the
+server log only).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from ..errors import (
+    BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, NotFound, ScopeViolation, Unavailable,
+    error_line,
+)
+
+log = logging.getLogger("graphmem.http")
+
+#: graphmem error class -> (status, code).
+STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
+    (ScopeViolation, 403, "forbidden"),
+    (InvalidInput, 422, "invalid_input"),
+    (NotFound, 404, "not_found"),
+    (Conflict, 409, "conflict"),
+    (Unavailable, 503, "unavailable"),
+    # An index rebuild in progress or an index built with another model: retry once repaired.
+    (ConfigurationError, 503, "unavailable"),
+    (BackendError, 502, "backend_error"),
+    (GraphMemError, 500, "internal"),
+    (ValueError, 422, "invalid_input"),
+)
+
+#: Codes of the statuses Starlette raises itself (unknown route, wrong method).
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+              405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 422: "invalid_input",
+              501: "not_implemented", 503: "unavailable"}
+
+
+class ApiError(Exception):
+    """A refusal with its status, code and one-line message (raised by routes and guards)."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def body(code: str, message: str) -> dict:
+    return {"error": {"code": code, "message": message}}
+
+
+def respond(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body(code, message), status_code=status, headers=headers)
+
+
+def status_of(exc: Exception) -> tuple[int, str]:
+    return next((status, code) for cls, status, code in STATUSES if isinstance(exc, cls))
+
+
+def validation_line(exc: RequestValidationError) -> str:
+    """The first invalid value as ``where: what`` (``body.episodes.0``, ``k``), like ``error_line``."""
+    errors = exc.errors()
+    first = errors[0]
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{'.'.join(loc) or 'body'}: {message}{more}"
+
+
+def install(app) -> None:
+    """Register the handlers that turn every failure into the error body."""
+
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, exc: ApiError) -> JSONResponse:
+        return respond(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        if first.get("type") == "json_invalid":
+            return respond(400, "bad_request", f"the body is not valid JSON: {first.get('ctx', {}).get('error', '')}")
+        if tuple(first.get("loc", ())) == ("body",):  # no body, or not a JSON object
+            return respond(400, "bad_request", "the body must be a JSON object (Content-Type: application/json)")
+        return respond(422, "invalid_input", validation_line(exc))
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, exc: HTTPException) -> JSONResponse:
+        return respond(exc.status_code, HTTP_CODES.get(exc.status_code, "error"), str(exc.detail),
+                       getattr(exc, "headers", None))
+
+    for cls in (GraphMemError, ValueError):
+        @app.exception_handler(cls)
+        async def _graphmem(_: Request, exc: Exception) -> JSONResponse:
+            status, code = status_of(exc)
+            if status >= 500:
+                log.warning("request failed: %s", error_line(exc))
+            return respond(status, code, error_line(exc))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises it after this response, so the server logs the traceback.
+        return respond(500, "internal", "internal error: the server log has the details")

@@ -1,0 +1,248 @@
+"""What every request passes before and around a route: plain ASGI middlewares, and ``Gate``.
+
+Order, outermost first (``app.create_app`` stacks them): ``AccessLog`` -> ``Headers`` ->
+(CORS, when configured) -> ``Authenticate`` -> ``BodyLimit`` -> ``RawPath`` -> the routes.
+So a request without a valid key is refused before its body is read, and nothing of the
+memory is read before the key and its subject are checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable, TypeVar
+from urllib.parse import unquote
+
+from ..keys import holds
+from ..models import Scope
+from .errors import ApiError, respond
+
+T = TypeVar("T")
+ASGI = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+access_log = logging.getLogger("graphmem.http.access")
+
+#: The browser page's policy: only this origin's own files run, nothing inline, no framing.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+#: Swagger UI at /docs loads its script and styles from a CDN with an inline bootstrap.
+NO_CSP = ("/docs", "/docs/oauth2-redirect")
+
+
+class Gate:
+    """At most ``concurrency`` requests worked on at once, each within ``timeout`` seconds.
+
+    The facade is synchronous, so work runs on a pool of ``concurrency`` threads; further
+    requests wait in the pool's line (at most ``queue`` of them: beyond that, 503 ``busy`` at
+    once). A request that is still waiting when its time is up is dropped before it runs; one
+    already running finishes in the background (a Neo4j transaction is not interrupted) and
+    keeps its thread until then, so the cap holds even for abandoned work.
+    """
+
+    def __init__(self, concurrency: int, timeout: float, queue: int):
+        self.timeout, self.queue, self.limit = timeout, queue, concurrency
+        self.pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="graphmem-http")
+        self._lock = threading.Lock()
+        self._pending = 0
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._lock:
+            if self._pending >= self.limit + self.queue:
+                raise ApiError(503, "busy", f"{self._pending} requests in progress or waiting: retry shortly",
+                               {"Retry-After": "1"})
+            self._pending += 1
+        future = self.pool.submit(fn, *args)
+        future.add_done_callback(self._done)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+        except asyncio.TimeoutError:
+            future.cancel()  # still in line: it never runs
+            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s",
+                           {"Retry-After": "1"}) from None
+
+    def _done(self, _: object) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def on_start(send: Callable, edit: Callable[[dict], dict]) -> Callable:
+    """``send`` with ``edit`` applied to the response's start message (status and headers)."""
+    async def sending(message: dict) -> None:
+        await send(edit(message) if message["type"] == "http.response.start" else message)
+    return sending
+
+
+async def _send_error(send: Callable, status: int, code: str, message: str,
+                      headers: dict[str, str] | None = None) -> None:
+    response = respond(status, code, message, headers)
+    await response({"type": "http"}, _no_receive, send)
+
+
+async def _no_receive() -> dict:  # pragma: no cover - a JSONResponse never reads the request
+    return {"type": "http.disconnect"}
+
+
+class Middleware:
+    """A plain ASGI middleware that looks at HTTP requests only (lifespan passes through)."""
+
+    def __init__(self, app: ASGI):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+        else:
+            await self.handle(scope, receive, send)
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        raise NotImplementedError
+
+
+class RawPath(Middleware):
+    """Route on the path as sent, so an id or subject holding ``/`` (sent as ``%2F``) stays
+    one path segment; each route unquotes its path parameters once (``app.segment``)."""
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        raw = scope.get("raw_path")
+        if raw:
+            try:
+                scope["path"] = raw.decode("ascii")
+            except UnicodeDecodeError:  # not a percent-encoded path: keep the server's reading
+                pass
+        await self.app(scope, receive, send)
+
+
+class BodyLimit(Middleware):
+    """A body over ``limit`` bytes is refused with 413: at once when its Content-Length says
+    so, else as soon as that many bytes have arrived. The body is read here (it is at most
+    ``limit`` bytes) and handed on whole."""
+
+    def __init__(self, app: ASGI, limit: int):
+        super().__init__(app)
+        self.limit = limit
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # the client went away: let the app see it
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.limit:
+                await self._refuse(send)
+                return
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return whole
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Callable) -> None:
+        await _send_error(send, 413, "payload_too_large", f"the request body is over {self.limit} bytes")
+
+
+class Authenticate(Middleware):
+    """Every ``/v1`` request carries ``Authorization: Bearer <key>``: missing or unknown -> 401;
+    a subject in the path (``/v1/subjects/{subject}/...``) the key does not hold -> 403;
+    ``/v1/import`` needs an admin key. The live key goes to ``scope["state"]["key"]``.
+
+    ``open_keys`` (``--insecure-no-auth``) skips all of it: every request may do anything."""
+
+    def __init__(self, app: ASGI, authenticate: Callable[[str], Awaitable[Any]], open_keys: bool = False):
+        super().__init__(app)
+        self.authenticate, self.open_keys = authenticate, open_keys
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        if self.open_keys or not (path == "/v1" or path.startswith("/v1/")):
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            await _send_error(send, 401, "unauthorized", "missing API key: send Authorization: Bearer <key>",
+                              {"WWW-Authenticate": "Bearer"})
+            return
+        try:
+            key = await self.authenticate(token.strip())
+        except ApiError as exc:
+            await _send_error(send, exc.status, exc.code, exc.message, exc.headers)
+            return
+        if key is None:
+            await _send_error(send, 401, "unauthorized", "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
+            return
+        refusal = self.refusal(key, path.split("?")[0].split("/"))
+        if refusal:
+            await _send_error(send, *refusal)
+            return
+        scope.setdefault("state", {})["key"] = key
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def refusal(key: Any, parts: list[str]) -> tuple[int, str, str] | None:
+        """Why ``key`` may not go to this path (``["", "v1", ...]``), or None."""
+        if parts[2:3] == ["import"] and not key.admin:
+            return 403, "forbidden", f"key {key.id} is not an admin key: importing needs one"
+        if parts[2:3] == ["subjects"] and len(parts) > 3 and parts[3]:
+            subject = unquote(parts[3])
+            try:
+                scope = Scope.parse(subject)
+            except ValueError as exc:
+                return 422, "invalid_input", str(exc)
+            if not holds(key, scope):
+                return 403, "forbidden", f"key {key.id} does not hold subject {subject}"
+        return None
+
+
+class Headers(Middleware):
+    """Security headers on every response: no sniffing, no referrer, no framing, the strict
+    CSP (except on the Swagger UI page), and ``no-store`` on the API's answers."""
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                 (b"x-frame-options", b"DENY")]
+        if scope["path"] not in NO_CSP:
+            extra.append((b"content-security-policy", CSP.encode()))
+        if scope["path"].startswith("/v1"):
+            extra.append((b"cache-control", b"no-store"))
+        await self.app(scope, receive, on_start(send, lambda m: {**m, "headers": [*m.get("headers", []), *extra]}))
+
+
+class AccessLog(Middleware):
+    """One line per request on the ``graphmem.http.access`` logger: method, the route's path
+    template (never the path itself, which names subjects and ids), status, milliseconds and
+    the key id. No query string, no body: nothing of the memory's text."""
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        began, status = time.perf_counter(), [500]
+
+        def seen(message: dict) -> dict:
+            status[0] = message["status"]
+            return message
+
+        try:
+            await self.app(scope, receive, on_start(send, seen))
+        finally:
+            route = scope.get("route")
+            key = scope.get("state", {}).get("key")
+            access_log.info("%s %s %d %.1fms key=%s", scope["method"], getattr(route, "path", "-"), status[0],
+                            (time.perf_counter() - began) * 1000, key.id if key is not None else "-")
+

@@ -1,0 +1,359 @@
+"""The HTTP API's contract (the README's "HTTP API"), in process over every adapter family:
+each endpoint's status and JSON shape, the key and subject checks made before anything is
+read, the error body, limits, and what a request leaves in the access log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from graphmem.errors import Unavailable  # noqa: E402
+from graphmem.http import HttpConfig, create_app  # noqa: E402
+from tests.conftest import fresh_scope  # noqa: E402
+
+#: Every /v1 route of the contract that names a subject: (method, path after the subject, body).
+SUBJECT_ROUTES = [
+    ("POST", "/episodes", {"episodes": []}),
+    ("GET", "/episodes", None),
+    ("GET", "/episodes/e1", None),
+    ("DELETE", "/episodes/e1", None),
+    ("POST", "/recall", {"query": "tea"}),
+    ("POST", "/assemble", {"query": "tea"}),
+    ("GET", "/history?entity=Alice", None),
+    ("GET", "/units/u1", None),
+    ("POST", "/units/u1/retract", {"reason": "wrong"}),
+    ("GET", "/traces/t1", None),
+    ("GET", "/decisions", None),
+    ("GET", "/blocks", None),
+    ("GET", "/blocks/persona", None),
+    ("PUT", "/blocks/persona", {"value": "x", "token_budget": 5}),
+    ("DELETE", "/blocks/persona", None),
+    ("DELETE", "?confirm=true", None),
+    ("GET", "/export", None),
+]
+
+
+def name(scope) -> str:
+    return f"{scope.subject_type.value}:{scope.subject_id}"
+
+
+def path(scope, suffix: str = "") -> str:
+    return "/v1/subjects/" + name(scope).replace(":", "%3A") + suffix
+
+
+def fact(city: str, when: str) -> dict:
+    return {"subject": "Alice", "predicate": "lives_in", "object": city, "content": f"Alice lives in {city}",
+            "valid_at": when, "single_valued": True}
+
+
+def episode(eid: str, city: str, when: str) -> dict:
+    return {"id": eid, "occurred_at": when, "raw": f"I live in {city}.", "facts": [fact(city, when)]}
+
+
+class Api:
+    """A client of one app, with keys made through the facade."""
+
+    def __init__(self, client: TestClient, mem):
+        self.client, self.mem = client, mem
+
+    def key(self, *subjects, admin: bool = False) -> dict[str, str]:
+        _, token = self.mem.create_key([name(s) for s in subjects], admin=admin)
+        return {"Authorization": f"Bearer {token}"}
+
+    def __call__(self, method: str, url: str, headers: dict | None = None, body: Any = None, status: int = 200,
+                 **kwargs) -> Any:
+        response = self.client.request(method, url, headers=headers, json=body, **kwargs)
+        assert response.status_code == status, (method, url, response.status_code, response.text)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.json()
+        return response
+
+
+def error(api: Api, method: str, url: str, status: int, code: str, **kwargs) -> str:
+    """The one-line message of a refusal with this status and code."""
+    doc = api(method, url, status=status, **kwargs)
+    assert set(doc) >= {"error"} and set(doc["error"]) == {"code", "message"}, doc
+    assert doc["error"]["code"] == code, doc
+    message = doc["error"]["message"]
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+@pytest.fixture
+def api(mem):
+    with TestClient(create_app(lambda: mem, HttpConfig(max_body=64 * 1024)), raise_server_exceptions=False) as client:
+        yield Api(client, mem)
+
+
+def test_write_read_and_audit_round_trip(api):
+    alice = fresh_scope()
+    key = api.key(alice)
+    ids = [f"{alice.subject_id}:{n}" for n in range(2)]
+    written = api("POST", path(alice, "/episodes"), key, {"episodes": [
+        episode(ids[0], "Paris", "2020-01-01"),
+        "not an object",
+        {**episode(ids[1], "Berlin", "2022-01-01"), "subject": name(alice)},
+        {"occurred_at": "2022-02-01", "raw": "x", "subject": "user:someone-else"},
+        {"occurred_at": "2022-02-01"},
+    ]})
+    assert written["episodes"] == 2 and written["new_episodes"] == 2
+    assert written["decisions"] == {"ADD": 1, "UPDATE": 1, "DELETE": 0, "NOOP": 0}
+    assert [f["index"] for f in written["failed"]] == [1, 3, 4]
+    assert written["failed"][0]["error"] == "an episode line is a JSON object"
+    assert "leave it out" in written["failed"][1]["error"] and written["failed"][2]["error"] == "raw: required"
+    again = api("POST", path(alice, "/episodes"), key, {"episodes": [episode(ids[0], "Paris", "2020-01-01")]})
+    assert again["new_episodes"] == 0 and sum(again["decisions"].values()) == 0  # idempotent by id
+
+    now = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "k": 5})["hits"]
+    assert [h["content"] for h in now] == ["Alice lives in Berlin"]
+    assert set(now[0]) >= {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
+                           "expired_at", "path"}
+    then = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "as_of": "2021-01-01"})
+    assert [h["content"] for h in then["hits"]] == ["Alice lives in Paris"]
+    before = api("POST", path(alice, "/recall"), key, {"query": "Alice", "known_at": "2000-01-01"})
+    assert before["hits"] == []
+
+    context = api("POST", path(alice, "/assemble"), key, {"query": "where does Alice live?", "budget": 100})
+    assert "Alice lives in Berlin" in context["text"] and set(context["trace"]) >= {"id", "resident_ids",
+                                                                                   "recalled_ids", "tokens"}
+    stored = api("GET", path(alice, f"/traces/{context['trace']['id']}"), key)
+    assert [u["content"] for u in stored["recalled"]] == ["Alice lives in Berlin"]
+
+    entries = api("GET", path(alice, "/history?entity=Alice"), key)["entries"]
+    assert [(e["slot"], e["content"]) for e in entries] == [("Alice lives_in", "Alice lives in Paris"),
+                                                            ("Alice lives_in", "Alice lives in Berlin")]
+    assert entries[0]["invalid_at"] == "2022-01-01T00:00:00+00:00"
+    why = api("GET", path(alice, f"/units/{now[0]['id']}"), key)
+    key_id = key["Authorization"].split("_")[1]
+    assert why["episode"]["id"] == ids[1] and why["decisions"][0]["actor"] == key_id
+    assert api("GET", path(alice, f"/history?unit_id={now[0]['id']}"), key)["entries"][-1]["id"] == now[0]["id"]
+
+    log = api("GET", path(alice, "/decisions?limit=1"), key)
+    assert len(log["decisions"]) == 1 and log["next_cursor"] == "1"
+    rest = api("GET", path(alice, f"/decisions?limit=5&cursor={log['next_cursor']}"), key)
+    assert rest["next_cursor"] is None
+    assert {d["op"] for d in log["decisions"] + rest["decisions"]} == {"ADD", "UPDATE"}
+    assert {d["actor"] for d in log["decisions"] + rest["decisions"]} == {key_id}
+    assert [d["op"] for d in api("GET", path(alice, "/decisions?op=UPDATE"), key)["decisions"]] == ["UPDATE"]
+    assert api("GET", path(alice, f"/decisions?episode={ids[0]}"), key)["decisions"][0]["episode_id"] == ids[0]
+
+    first = api("GET", path(alice, "/episodes?limit=1"), key)
+    second = api("GET", path(alice, f"/episodes?limit=1&cursor={first['next_cursor']}"), key)
+    assert {e["id"] for e in first["episodes"] + second["episodes"]} == set(ids) and second["next_cursor"] is None
+    assert api("GET", path(alice, f"/episodes/{ids[1]}"), key)["raw"] == "I live in Berlin."
+    removed = api("DELETE", path(alice, f"/episodes/{ids[1]}"), key)
+    assert removed["units"] >= 1 and removed["actor"] == key_id and removed["restored"]
+    back = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?"})["hits"]
+    assert [h["content"] for h in back] == ["Alice lives in Paris"]
+
+
+def test_every_v1_route_checks_the_key_and_its_subject_before_reading(mem):
+    """A spy memory: refused requests must not reach anything but ``authenticate``."""
+    alice, bob = fresh_scope(), fresh_scope()
+    _, alice_token = mem.create_key([name(alice)])
+    _, revoked = mem.create_key([name(bob)])
+    mem.revoke_key(revoked.split("_")[1])
+    touched: list[str] = []
+
+    class Spy:
+        def __getattr__(self, attr):
+            touched.append(attr)
+            return getattr(mem, attr)
+
+    with TestClient(create_app(Spy, HttpConfig())) as client:
+        api = Api(client, mem)
+        touched.clear()
+        for method, suffix, body in SUBJECT_ROUTES:
+            url = path(bob, suffix)
+            for headers, message in [(None, "missing API key"), ({"Authorization": "Basic x"}, "missing API key"),
+                                     ({"Authorization": "Bearer gm_000000000000_nope"}, "unknown or revoked"),
+                                     ({"Authorization": f"Bearer {revoked}"}, "unknown or revoked")]:
+                response = client.request(method, url, headers=headers, json=body)
+                assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+                assert response.json()["error"]["message"].startswith(message), (method, url)
+            # another subject's key: 403, even with a body that would not validate
+            assert error(api, method, url, 403, "forbidden", headers={"Authorization": f"Bearer {alice_token}"},
+                         body={"bogus": True}) == f"key {alice_token.split('_')[1]} does not hold subject {name(bob)}"
+        assert error(api, "POST", "/v1/import", 403, "forbidden", headers={"Authorization": f"Bearer {alice_token}"})
+        assert set(touched) == {"authenticate"}
+
+
+def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
+    alice = fresh_scope()
+    key = api.key(alice)
+    url = path(alice)
+    assert error(api, "GET", url + "/units/nope", 404, "not_found", headers=key) == f"no unit nope in scope {name(alice)}"
+    assert error(api, "GET", url + "/blocks/nope", 404, "not_found", headers=key)
+    assert error(api, "GET", "/v1/no-such-route", 404, "not_found", headers=key)
+    assert error(api, "GET", url + "/recall", 405, "method_not_allowed", headers=key)
+    eid = f"{alice.subject_id}:c"
+    api("POST", url + "/episodes", key, {"episodes": [episode(eid, "Paris", "2020-01-01")]})
+    reused = api("POST", url + "/episodes", key, {"episodes": [episode(f"{eid}2", "Oslo", "2020-01-01"),
+                                                             episode(eid, "Rome", "2020-01-01")]})
+    assert reused["episodes"] == 1 and [f["index"] for f in reused["failed"]] == [1]  # the other item is stored
+    assert "already exists with different content" in reused["failed"][0]["error"]
+    assert error(api, "POST", url + "/recall", 400, "bad_request", headers={**key, "Content-Type": "application/json"},
+                 content=b"{not json").startswith("the body is not valid JSON")
+    assert error(api, "POST", url + "/recall", 400, "bad_request", headers=key).startswith("the body must be")
+    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
+                 body={"query": "x", "k": 0}) == "k: Input should be greater than or equal to 1"
+    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
+                 body={"query": "x", "as_of": "last year"}).startswith("as_of: 'last year' is not an ISO 8601 time")
+    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
+                 body={"query": "x", "surprise": 1}).startswith("surprise: Extra inputs")
+    assert error(api, "POST", url + "/episodes", 422, "invalid_input", headers=key,
+                 body={"episodes": [], "extractor": "magic"}).startswith("unknown extractor 'magic'")
+    assert error(api, "GET", url + "/history", 422, "invalid_input", headers=key) == \
+        "give exactly one of entity or unit_id"
+    assert error(api, "GET", url + "/decisions?cursor=abc", 422, "invalid_input", headers=key)
+    assert error(api, "GET", "/v1/subjects/alice/blocks", 422, "invalid_input", headers=api.key(alice, admin=True))
+    assert error(api, "DELETE", url, 400, "bad_request", headers=key) == \
+        f"erasing {name(alice)} is for good: add ?confirm=true"
+    assert error(api, "POST", url + "/episodes", 413, "payload_too_large", headers=key,
+                 body={"episodes": [{"raw": "x" * 70_000}]}) == "the request body is over 65536 bytes"
+
+    monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: (_ for _ in ()).throw(Unavailable("Neo4j is down")))
+    assert error(api, "GET", url + "/blocks", 503, "unavailable", headers=key) == "Neo4j is down"
+    monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: 1 / 0)
+    assert error(api, "GET", url + "/blocks", 500, "internal", headers=key) == \
+        "internal error: the server log has the details"
+
+
+def test_not_yet_available_endpoints_say_so(api):
+    alice = fresh_scope()
+    admin = api.key(admin=True)
+    for method, url, body in [("GET", "/v1/subjects", None), ("GET", path(alice, "/export"), None),
+                              ("POST", "/v1/import", None), ("POST", path(alice, "/units/u/retract"), {"reason": "x"})]:
+        assert "is not available in this version" in error(api, method, url, 501, "not_implemented", headers=admin,
+                                                           body=body)
+
+
+def test_blocks(api):
+    alice = fresh_scope()
+    key, admin = api.key(alice), api.key(admin=True)
+    url = path(alice, "/blocks/persona")
+    made = api("PUT", url, key, {"value": "Be brief.", "token_budget": 10, "description": "tone"})
+    assert (made["label"], made["tokens"], made["writable"], made["scope"]) == ("persona", 3, True, name(alice))
+    assert api("GET", url, key)["value"] == "Be brief."
+    assert [b["label"] for b in api("GET", path(alice, "/blocks"), key)["blocks"]] == ["persona"]
+    assert "over its budget" in error(api, "PUT", url, 422, "invalid_input", headers=key,
+                                      body={"value": "word " * 40})
+    assert error(api, "PUT", url, 403, "forbidden", headers=key, body={"value": "x", "writable": False})
+    api("PUT", url, admin, {"value": "Be brief.", "writable": False})
+    assert "read-only" in error(api, "PUT", url, 422, "invalid_input", headers=key, body={"value": "Be loud."})
+    assert api("PUT", url, admin, {"value": "Be loud.", "admin": True})["value"] == "Be loud."
+    slashed = path(alice, "/blocks/a%2Fb")  # a label holding "/" is one path segment
+    assert api("PUT", slashed, key, {"value": "x", "token_budget": 5})["label"] == "a/b"
+    assert api("DELETE", slashed, key) == {"deleted": True, "label": "a/b"}
+    api("DELETE", url, key)
+    error(api, "GET", url, 404, "not_found", headers=key)
+
+
+def test_erasure_receipt_and_keys_of_the_subject(api):
+    alice, bob = fresh_scope(), fresh_scope()
+    only, both, admin = api.key(alice), api.key(alice, bob), api.key(admin=True)
+    api("POST", path(alice, "/episodes"), only, {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]})
+    receipt = api("DELETE", path(alice, "?confirm=true"), both)
+    both_id = both["Authorization"].split("_")[1]
+    assert receipt["actor"] == both_id and receipt["erasure_id"] and receipt["units"] == 1 and receipt["episodes"] == 1
+    assert receipt["revoked_keys"] == [only["Authorization"].split("_")[1]]
+    assert error(api, "GET", path(alice, "/blocks"), 401, "unauthorized", headers=only)
+    assert error(api, "GET", path(alice, "/blocks"), 403, "forbidden", headers=both)
+    assert api("GET", path(bob, "/blocks"), both) == {"blocks": []}
+    assert api("GET", "/v1/me", both)["key"]["subjects"] == [name(bob)]
+    assert api("POST", path(alice, "/recall"), admin, {"query": "Paris"})["hits"] == []
+
+
+def test_me_probes_docs_and_page(api, mem, monkeypatch):
+    alice = fresh_scope()
+    key = api.key(alice)
+    me = api("GET", "/v1/me", key)["key"]
+    assert (me["subjects"], me["admin"]) == ([name(alice)], False) and "digest" not in me and "key" not in me
+    assert api("GET", "/healthz") == {"status": "ok"}
+    ready = api("GET", "/readyz")
+    assert ready["ok"] is True and {c["check"] for c in ready["checks"]} >= {"embedder", "tokenizer"}
+    monkeypatch.setattr(mem, "doctor", lambda: {"ok": False, "checks": [
+        {"check": "indexes", "ok": False, "detail": "entry_text=POPULATING"}]})
+    assert error(api, "GET", "/readyz", 503, "not_ready") == "indexes: entry_text=POPULATING"
+
+    paths = api("GET", "/openapi.json")["paths"]
+    for route in ("/v1/subjects/{subject}/episodes", "/v1/subjects/{subject}/episodes/{episode_id}",
+                  "/v1/subjects/{subject}/recall", "/v1/subjects/{subject}/assemble", "/v1/subjects/{subject}/history",
+                  "/v1/subjects/{subject}/units/{unit_id}", "/v1/subjects/{subject}/decisions",
+                  "/v1/subjects/{subject}/blocks", "/v1/subjects/{subject}/blocks/{label}", "/v1/subjects/{subject}",
+                  "/v1/subjects/{subject}/export", "/v1/import", "/healthz", "/readyz"):
+        assert route in paths, route
+    assert api("GET", "/docs").status_code == 200
+
+    page = api("GET", "/")
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "unsafe-inline" not in csp and page.headers["x-frame-options"] == "DENY"
+    script = api("GET", "/static/app.js").text
+    assert "textContent" in script and "localStorage" not in script
+    assert not re.search(r"\.(inner|outer)HTML|insertAdjacentHTML|document\.write", script)
+    assert api.client.get(path(alice, "/blocks"), headers=key).headers["cache-control"] == "no-store"
+
+
+def test_access_log_names_routes_not_memory(api, caplog):
+    alice = fresh_scope()
+    key = api.key(alice)
+    with caplog.at_level(logging.INFO, logger="graphmem.http.access"):
+        api("POST", path(alice, "/recall"), key, {"query": "the secret recipe"})
+        api("GET", path(alice, "/units/missing-unit"), key, status=404)
+        api("GET", path(alice, "/blocks"), status=401)
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphmem.http.access"]
+    key_id = key["Authorization"].split("_")[1]
+    assert lines[0].startswith("POST /v1/subjects/{subject}/recall 200 ") and lines[0].endswith(f"key={key_id}")
+    assert lines[1].startswith("GET /v1/subjects/{subject}/units/{unit_id} 404 ")
+    assert lines[2].startswith("GET - 401 ") and lines[2].endswith("key=-")  # refused before routing
+    text = "\n".join(lines)
+    assert alice.subject_id not in text and "secret" not in text and "missing-unit" not in text
+
+
+def test_cors_is_off_unless_configured(mem):
+    preflight = {"Origin": "http://agent.test", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization"}
+    with TestClient(create_app(lambda: mem)) as client:
+        assert "access-control-allow-origin" not in client.options("/v1/me", headers=preflight).headers
+    with TestClient(create_app(lambda: mem, HttpConfig(cors_origins=("http://agent.test",)))) as client:
+        allowed = client.options("/v1/me", headers=preflight)
+        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "http://agent.test"
+        other = client.options("/v1/me", headers={**preflight, "Origin": "http://evil.test"})
+        assert "access-control-allow-origin" not in other.headers
+
+
+def test_without_keys_every_subject_is_open_and_writes_say_http(mem):
+    alice = fresh_scope()
+    with TestClient(create_app(lambda: mem, HttpConfig(auth=False))) as client:
+        api = Api(client, mem)
+        assert api("GET", "/v1/me") == {"key": None}
+        api("POST", path(alice, "/episodes"), body={"episodes": [episode(f"{alice.subject_id}:o", "Oslo", "2021-01-01")]})
+        assert {d["actor"] for d in api("GET", path(alice, "/decisions"))["decisions"]} == {"http"}
+
+
+def test_subject_and_ids_may_hold_any_character(api):
+    odd = fresh_scope()
+    odd = odd.model_copy(update={"subject_id": odd.subject_id + "/x y%"})
+    key = api.key(odd)
+    quoted = "/v1/subjects/" + "user%3A" + odd.subject_id.replace("%", "%25").replace("/", "%2F").replace(" ", "%20")
+    eid = "doc/1 ?#"
+    api("POST", quoted + "/episodes", key, {"episodes": [{"id": eid, "occurred_at": "2021-01-01", "raw": "Hi."}]})
+    assert api("GET", quoted + "/episodes/doc%2F1%20%3F%23", key)["id"] == eid
+    assert api("DELETE", quoted + "/episodes/doc%2F1%20%3F%23", key)["units"] == 1
+
+
+def test_a_key_is_stored_only_as_its_digest(mem):
+    _, token = mem.create_key([name(fresh_scope())])
+    key_id, secret = token.split("_", 2)[1:]
+    stored = mem.store.get_key(key_id)
+    assert stored.digest == hashlib.sha256(secret.encode()).hexdigest()
+    assert secret not in json.dumps(stored.model_dump(mode="json"))

@@ -1,0 +1,79 @@
+"""The HTTP gate: a cap on work at once, a bounded line, and a timeout that drops what still
+waits (it never runs) while work already running finishes on its thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from graphmem.http.errors import ApiError  # noqa: E402
+from graphmem.http.guard import Gate  # noqa: E402
+
+
+def test_work_waiting_past_the_timeout_never_runs_and_running_work_finishes():
+    gate = Gate(concurrency=1, timeout=0.2, queue=5)
+    release, ran = threading.Event(), []
+
+    def slow() -> str:
+        release.wait(5)
+        ran.append("slow")
+        return "slow"
+
+    async def scenario() -> None:
+        first = asyncio.ensure_future(gate.run(slow))
+        await asyncio.sleep(0.02)
+        with pytest.raises(ApiError) as waited:
+            await gate.run(ran.append, "queued")
+        assert (waited.value.status, waited.value.code) == (503, "timeout")
+        with pytest.raises(ApiError):
+            await first  # its caller gave up too; the work goes on
+        release.set()
+        assert await gate.run(lambda: "next") == "next"  # the slot came back once slow finished
+
+    asyncio.run(scenario())
+    gate.close()
+    assert ran == ["slow"]
+
+
+def test_a_full_line_is_refused_at_once():
+    gate = Gate(concurrency=1, timeout=5, queue=0)
+    release = threading.Event()
+
+    async def scenario() -> None:
+        first = asyncio.ensure_future(gate.run(release.wait, 5))
+        await asyncio.sleep(0.02)
+        began = time.monotonic()
+        with pytest.raises(ApiError) as busy:
+            await gate.run(lambda: None)
+        assert (busy.value.status, busy.value.code) == (503, "busy") and time.monotonic() - began < 0.5
+        assert busy.value.headers == {"Retry-After": "1"}
+        release.set()
+        assert await first is True
+
+    asyncio.run(scenario())
+    gate.close()
+
+
+def test_at_most_the_cap_runs_at_once():
+    gate = Gate(concurrency=2, timeout=5, queue=10)
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def work() -> None:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+
+    async def scenario() -> None:
+        await asyncio.gather(*(gate.run(work) for _ in range(8)))
+
+    asyncio.run(scenario())
+    gate.close()
+    assert peak[0] == 2
