@@ -17,13 +17,17 @@ The faces (CLI, MCP) go through these methods only and render results with
 
 from __future__ import annotations
 
+import functools
+import inspect
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
+
+from pydantic import AwareDatetime, ConfigDict, Strict, ValidationError, validate_call
 
 from . import health, wiring
 from .config import Settings
 from . import timeline
-from .errors import ConfigurationError, InvalidInput, NotFound
+from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .keys import matches, new_key, split, subject_name
 from .models import (
     ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope,
@@ -31,7 +35,7 @@ from .models import (
 )
 from .pipelines import exchange, lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
-from .pipelines.recall import Recalled, Recaller, RecallHit
+from .pipelines.recall import Recalled, Recaller
 from .pipelines.usage import UsageLog
 from .pipelines.write import WritePipeline, WriteReport, drawn
 from .policy import BasePolicy, PolicyConfig
@@ -43,6 +47,18 @@ if TYPE_CHECKING:
     from .ports import MemoryIndex, MemoryStore
 
 SubjectLike = str | Scope
+#: A time given to the facade: aware (a naive datetime is refused, never guessed as UTC).
+Time = AwareDatetime | None
+#: Kinds may be given as their names ("semantic") as well as ``MemoryKind`` values.
+Kinds = Sequence[Annotated[MemoryKind, Strict(False)]]
+#: Told how many more records a long operation has done.
+Progress = Callable[[int], None] | None
+
+#: Arguments are checked strictly against the annotations: ``k="5"`` is a caller's bug to
+#: report, not a value to guess.
+_ARGUMENTS = ConfigDict(strict=True, arbitrary_types_allowed=True)
+
+C = TypeVar("C", bound=type)
 
 
 def as_scope(subject: SubjectLike, project: str | None = None) -> Scope:
@@ -51,18 +67,59 @@ def as_scope(subject: SubjectLike, project: str | None = None) -> Scope:
     try:
         return Scope.parse(subject, project)
     except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
+        raise InvalidInput(error_line(exc)) from None
 
 
 def point_in_time(valid: datetime | None = None, known: datetime | None = None) -> AsOf:
     """(T, S) from optional aware datetimes; both default to now."""
     now = utcnow()
-    for value in (valid, known):
-        if value is not None and value.tzinfo is None:
-            raise InvalidInput("naive datetime: give a timezone (e.g. datetime(..., tzinfo=timezone.utc))")
     return AsOf(valid=valid or now, known=known or now)
 
 
+def _checked(cls: C) -> C:
+    """Make every public method of ``cls`` check its arguments against its annotations and
+    raise only ``GraphMemError``: a wrong type, a naive datetime or a bad value anywhere below
+    (``ValueError``, pydantic's included) becomes ``InvalidInput`` with one line."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, _guarded(member))
+    return cls
+
+
+def _guarded(method: Callable) -> Callable:
+    validated = validate_call(method, config=_ARGUMENTS)
+    names = list(inspect.signature(method).parameters)
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        try:
+            return validated(*args, **kwargs)
+        except GraphMemError:
+            raise
+        except ValidationError as exc:
+            raise InvalidInput(_argument_error(method.__qualname__, names, exc)) from exc
+        except ValueError as exc:
+            raise InvalidInput(error_line(exc)) from exc
+
+    return call
+
+
+def _argument_error(qualname: str, names: list[str], exc: ValidationError) -> str:
+    """One line naming the argument (by name, also when given by position) and what is wrong;
+    a model's own error, raised inside the call, as ``error_line`` words it."""
+    first = exc.errors(include_url=False)[0]
+    loc = first["loc"]
+    if exc.title == "ValidatorIterator":  # an item of an iterable argument, checked as it is read
+        return one_line(f"item {loc[0]}: {first['msg']}")
+    if exc.title != qualname:
+        return error_line(exc)
+    head = names[loc[0]] if isinstance(loc[0], int) else loc[0]
+    # The argument and list positions in it, not the union member pydantic tried last.
+    where = ".".join([str(head), *(str(p) for p in loc[1:] if isinstance(p, int))])
+    return one_line(f"{where}: {first['msg']}")
+
+
+@_checked
 class GraphMem:
     """Temporal memory for one process: write, recall, assemble, audit."""
 
@@ -115,34 +172,43 @@ class GraphMem:
     # each decision and deletion or erasure record it leaves.
     def ingest(self, episodes: Iterable[Episode], extractor: str | None = None,
                actor: str | None = None) -> WriteReport:
-        """Write episodes, batched per scope in arrival order."""
+        """Write episodes, batched per scope in arrival order. An episode whose id its subject
+        already holds with other content is not stored: ``rejected`` names it by its position
+        in ``episodes``, and the others are written."""
         if extractor is not None and extractor not in self.extractors:
             raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
-        report, batch = WriteReport(), []
-        for episode in episodes:
+        report, batch, first = WriteReport(), [], 0
+        for position, episode in enumerate(episodes):
             if batch and batch[0].scope != episode.scope:
-                report.merge(self.writer.write(batch, extractor, actor=actor))
-                batch = []
+                report.merge(self._write(batch, first, extractor, actor))
+                batch, first = [], position
             batch.append(episode)
         if batch:
-            report.merge(self.writer.write(batch, extractor, actor=actor))
+            report.merge(self._write(batch, first, extractor, actor))
         return report
 
-    def remember(self, text: str, subject: SubjectLike, at: datetime | None = None, channel: str = "chat",
+    def _write(self, batch: list[Episode], first: int, extractor: str | None, actor: str | None) -> WriteReport:
+        """One scope's batch, starting at position ``first`` of what ``ingest`` was given."""
+        report = self.writer.write(batch, extractor, actor=actor)
+        report.rejected = [(first + i, why) for i, why in report.rejected]
+        return report
+
+    def remember(self, text: str, subject: SubjectLike, at: Time = None, channel: str = "chat",
                  facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
                  episode_id: str | None = None, actor: str | None = None) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""
-        if at is not None and at.tzinfo is None:
-            raise InvalidInput("naive datetime: give a timezone")
         extra = {"id": episode_id} if episode_id else {}
         episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
                           channel=channel, facts=tuple(facts), **extra)
-        return self.ingest([episode], extractor, actor=actor)
+        report = self.ingest([episode], extractor, actor=actor)
+        if report.rejected:
+            raise Conflict(report.rejected[0][1])
+        return report
 
     # -- read -----------------------------------------------------------------------------
-    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: datetime | None = None,
-               known_at: datetime | None = None, hops: int = 0, kinds: Sequence[MemoryKind] = (),
-               include_shared: bool = False, project: str | None = None, mode: str = "hybrid") -> Recalled:
+    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
+               hops: int = 0, kinds: Kinds = (), include_shared: bool = False, project: str | None = None,
+               mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> Recalled:
         """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities.
         A time the question names ("in March 2021", "yesterday") is in ``.window`` of the result;
         with no ``as_of`` it decides what is visible: facts true at some point inside it."""
@@ -158,8 +224,8 @@ class GraphMem:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
         return hits
 
-    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: datetime | None = None,
-                 known_at: datetime | None = None, include_shared: bool = False, project: str | None = None,
+    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: Time = None,
+                 known_at: Time = None, include_shared: bool = False, project: str | None = None,
                  hops: int = 0) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""
         at = point_in_time(as_of, known_at)
@@ -199,19 +265,22 @@ class GraphMem:
         self.store.decide_review(review_id, "approved" if approve else "rejected", note)
         return report
 
-    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None, progress=None,
-                  actor: str | None = None) -> WriteReport:
+    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None,
+                  progress: Progress = None, actor: str | None = None) -> WriteReport:
         """Re-run extraction over the subject's stored episodes with another extractor."""
         if extractor not in self.extractors:
             raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
         return self.writer.reextract(as_scope(subject, project), extractor, progress=progress, actor=actor)
 
     # -- forgetting ---------------------------------------------------------------------
-    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000, progress=None,
-               actor: str | None = None) -> dict:
+    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000,
+               progress: Progress = None, actor: str | None = None) -> dict:
         """Erase everything of a subject (all its projects unless ``project`` is given):
         episodes, units, entities, decisions, traces, blocks, review items. Returns the erasure
-        receipt: its id, ``actor``, counts per kind, and ``revoked_keys``.
+        receipt: its id, ``actor``, counts per kind, and ``revoked_keys``. Then no cache outside
+        the store keeps its texts, and a database pushes the erased values out of its transaction
+        logs (``Database.flush_erased``); what stays on disk even so is in the README ("Erasure on
+        disk").
 
         Erasing a whole subject first takes it out of every API key: a key that held only this
         subject is revoked, one that held several keeps the others."""
@@ -220,8 +289,11 @@ class GraphMem:
         if project is None:
             changed = self.store.drop_key_subject(subject_name(scope), utcnow())
             revoked = [k.id for k in changed if k.revoked_at is not None]
-        receipt = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, project, batch, progress,
-                                   actor=actor)
+        receipt = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch,
+                                   progress, actor=actor)
+        self.index.clear_cache()
+        if self.database is not None:
+            self.database.flush_erased()
         return {**receipt, "revoked_keys": revoked}
 
     def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None,
@@ -234,15 +306,15 @@ class GraphMem:
         return result
 
     def archive(self, subject: SubjectLike | None = None, project: str | None = None, dry_run: bool = False,
-                now: datetime | None = None) -> dict[str, list[MemoryUnit]]:
+                now: Time = None) -> dict[str, list[MemoryUnit]]:
         """Archive what the policy's should_archive picks, per scope (all scopes without a subject)."""
         scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
         at = now or utcnow()
         self.usage.flush()  # the sweep reads recall statistics
         return {str(s): lifecycle.archive(self.store, self.policy, s, at, dry_run) for s in scopes}
 
-    def restore(self, unit_ids: list[str], subject: SubjectLike, project: str | None = None) -> int:
-        return lifecycle.restore(self.store, as_scope(subject, project), unit_ids)
+    def restore(self, unit_ids: Sequence[str], subject: SubjectLike, project: str | None = None) -> int:
+        return lifecycle.restore(self.store, as_scope(subject, project), list(unit_ids))
 
     def retract(self, unit_id: str, subject: SubjectLike, reason: str, project: str | None = None,
                 actor: str | None = None) -> WriteReport:
@@ -322,8 +394,7 @@ class GraphMem:
         }
 
     def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
-                project: str | None = None, known_at: datetime | None = None,
-                include_expired: bool = False) -> list[dict]:
+                project: str | None = None, known_at: Time = None, include_expired: bool = False) -> list[dict]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
         decision superseded, as the system saw it at ``known_at`` (default now).
 
@@ -491,7 +562,7 @@ class GraphMem:
         return {**counts, "migrations": len(database.applied_migrations())}
 
     def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,
-                      progress: Callable[[int], None] | None = None) -> dict:
+                      progress: Progress = None) -> dict:
         """Recompute the derived index from the store with the current embedder (all, or one
         subject): ``{"units": n, "model", "dimension"}``."""
         scope = as_scope(subject, project) if subject else None

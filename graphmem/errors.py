@@ -51,6 +51,12 @@ class Conflict(GraphMemError):
     """An immutable record would be changed, or an optimistic write lost its race."""
 
 
+def episode_conflict(episode_id: str) -> Conflict:
+    """The refusal of an episode whose id its subject already uses for other content. It names
+    nothing stored: an episode id belongs to one subject."""
+    return Conflict(f"episode {episode_id} already exists with different content; episodes are immutable")
+
+
 class ConfigurationError(GraphMemError):
     """The environment or settings cannot work (missing Java, wrong model, bad option)."""
 
@@ -72,14 +78,28 @@ class Unavailable(BackendError):
 REPORTED = (GraphMemError, ValueError)
 
 
+def one_line(text: str, limit: int = 1_000) -> str:
+    """``text`` as one line that can always be printed: whitespace runs collapsed, what UTF-8
+    cannot encode (a lone surrogate) escaped, at most ``limit`` characters."""
+    line = " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message (hidden characters shown escaped), cut after ``limit``."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
 def error_line(exc: BaseException) -> str:
     """The error as one line: a validation error names its first bad field."""
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or exc.title
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p)[:60] for p in first["loc"]) or exc.title
+        # A validator's own ValueError reads better without pydantic's "Value error, " prefix.
+        message = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return f"{where}: {first['msg']}{more}"
-    return " ".join(str(exc).split()) or type(exc).__name__
+        return one_line(f"{where}: {message}{more}")
+    return one_line(str(exc)) or type(exc).__name__
 
 
 def exit_code(exc: BaseException) -> int:

@@ -42,8 +42,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
     from mcp.server.mcpserver import MCPServer as FastMCP
+    from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from starlette.responses import JSONResponse
 
@@ -343,6 +345,10 @@ class MemoryTools:
 
 
 # -- the server -------------------------------------------------------------------------------
+def _refusal(message: str) -> CallToolResult:
+    return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+
+
 def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
     """``method`` with graphmem's errors turned into a tool error carrying their one line."""
     @functools.wraps(method)
@@ -352,8 +358,25 @@ def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
         except REPORTED as exc:
             message = error_line(exc)
             log.info("tool %s refused: %s", name, message)
-            return CallToolResult.model_validate({"content": [{"type": "text", "text": message}], "isError": True})
+            return _refusal(message)
     return call
+
+
+class _Server(FastMCP):
+    """The SDK's server with its own refusals (an unknown tool, arguments that fail a tool's
+    input schema) worded as one line like graphmem's: the SDK writes pydantic's report, one
+    line per field and more."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return _refusal(error_line(cause))
+            if cause is not None:  # a crash: the caller gets one line, the server log the traceback
+                log.error("tool %s failed", name, exc_info=cause)
+            return _refusal(error_line(exc))
 
 
 def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> FastMCP:
@@ -366,9 +389,9 @@ def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> Fast
         f"time axes, so as_of/known_at replay any past moment. Default subject: {config.subject}."
     )
     if "version" in inspect.signature(FastMCP).parameters:  # mcp 2.x: serverInfo.version
-        server = FastMCP(config.name, instructions=instructions, version=graphmem.__version__)
+        server = _Server(config.name, instructions=instructions, version=graphmem.__version__)
     else:  # pragma: no cover - mcp 1.x reports the low-level server's version
-        server = FastMCP(config.name, instructions=instructions)
+        server = _Server(config.name, instructions=instructions)
         server._mcp_server.version = graphmem.__version__
     for name, function in vars(MemoryTools).items():
         if hasattr(function, "mcp_tool"):

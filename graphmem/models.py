@@ -7,6 +7,7 @@ construction, so no layer below ever guesses a zone. Times are normalised to UTC
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import json
 import unicodedata
@@ -22,13 +23,25 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     model_validator,
 )
+
+from .errors import error_line, quoted
 
 #: Content longer than this is refused: a memory unit is a fact, not a document dump.
 MAX_CONTENT_CHARS = 20_000
 #: Raw episode text limit (documents are ingested as episodes, then split by extractors).
 MAX_RAW_CHARS = 200_000
+#: A subject id or project id: a name, not a text.
+MAX_SUBJECT_CHARS = 200
+#: An episode id (ids such as ``conv1:D1:3`` or UUIDs are far shorter).
+MAX_EPISODE_ID_CHARS = 1_000
+#: Where an episode came from (``chat``, ``email``, ...).
+MAX_CHANNEL_CHARS = 200
+#: One label of a fact, and how many labels a fact may carry.
+MAX_LABEL_CHARS = 200
+MAX_LABELS = 64
 
 
 def utcnow() -> datetime:
@@ -40,20 +53,62 @@ def new_id() -> str:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # year 1 at +14:00 is year 0 in UTC, year 9999 at -14:00 year 10000
+        raise ValueError(f"{value.isoformat()} is outside the years 1..9999 once in UTC") from None
 
 
-def _clean_text(limit: int):
+def _unicode(value: str) -> str:
+    """Text that can be stored: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"text holds a lone surrogate (U+{ord(value[exc.start]):04X}): not Unicode text") from None
+    return value
+
+
+def _clean_text(limit: int, blank: bool = False):
     def check(value: str) -> str:
+        _unicode(value)
         if "\x00" in value:
             raise ValueError("text contains a NUL byte")
-        if not value.strip():
+        if not blank and not value.strip():
             raise ValueError("text is empty")
         if len(value) > limit:
             raise ValueError(f"text is {len(value)} characters, over the {limit} limit")
         return value
 
     return check
+
+
+#: Unicode categories a name may not hold: control (Cc), format (Cf: zero-width and bidi
+#: marks, which make two names look alike) and lone surrogates (Cs).
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def _hidden(value: str) -> str | None:
+    """The first control, format or surrogate character of ``value``, as ``U+XXXX``."""
+    found = next((c for c in value if unicodedata.category(c) in HIDDEN_CATEGORIES), None)
+    return None if found is None else f"U+{ord(found):04X}"
+
+
+def normal_name(value: str) -> str:
+    """A subject or project id as stored: Unicode NFC without surrounding whitespace, so every
+    spelling of one name is one scope. Raises ValueError for a control or format character."""
+    value = unicodedata.normalize("NFC", value).strip()
+    hidden = _hidden(value)
+    if hidden:
+        raise ValueError(f"holds the control or format character {hidden}: not allowed in a name")
+    return _clean_text(MAX_SUBJECT_CHARS)(value)
+
+
+def _identifier(value: str) -> str:
+    """An episode id: kept as given (ids are compared exactly), but plain text."""
+    hidden = _hidden(value)
+    if hidden:
+        raise ValueError(f"holds the control or format character {hidden}: not allowed in an id")
+    return _clean_text(MAX_EPISODE_ID_CHARS)(value)
 
 
 def _valid_before_invalid(record):
@@ -68,6 +123,10 @@ Content = Annotated[str, AfterValidator(_clean_text(MAX_CONTENT_CHARS))]
 RawText = Annotated[str, AfterValidator(_clean_text(MAX_RAW_CHARS))]
 Reason = Annotated[str, AfterValidator(_clean_text(2_000))]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Name = Annotated[str, AfterValidator(normal_name)]
+EpisodeId = Annotated[str, AfterValidator(_identifier)]
+Channel = Annotated[str, AfterValidator(_clean_text(MAX_CHANNEL_CHARS, blank=True))]
+Labels = Annotated[tuple[Annotated[str, AfterValidator(_clean_text(MAX_LABEL_CHARS))], ...], Field(max_length=MAX_LABELS)]
 
 
 class Model(BaseModel):
@@ -100,11 +159,14 @@ def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> st
 
 
 class Scope(Model):
-    """Who owns a record: every read and write is confined to exactly one scope."""
+    """Who owns a record: every read and write is confined to exactly one scope.
+
+    Ids are normalised (``normal_name``): ``user: Jose\u0301`` and ``user:José`` are one scope,
+    whichever face (CLI, API, MCP) names it."""
 
     subject_type: SubjectType
-    subject_id: Annotated[str, AfterValidator(_clean_text(200))]
-    project_id: Annotated[str, AfterValidator(_clean_text(200))] | None = None
+    subject_id: Name
+    project_id: Name | None = None
 
     @property
     def key(self) -> str:
@@ -121,12 +183,16 @@ class Scope(Model):
     def parse(cls, subject: str, project: str | None = None) -> "Scope":
         """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``)."""
         kind, sep, ident = subject.partition(":")
-        if not sep or not ident:
-            raise ValueError(f"subject {subject!r} is not TYPE:ID (e.g. user:alice)")
+        kind = kind.strip()
+        if not sep or not ident.strip():
+            raise ValueError(f"subject {quoted(subject)} is not TYPE:ID (e.g. user:alice)")
         if kind not in SubjectType.__members__:
             allowed = "|".join(SubjectType.__members__)
-            raise ValueError(f"unknown subject type {kind!r}: use {allowed}")
-        return cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
+            raise ValueError(f"unknown subject type {quoted(kind)}: use {allowed}")
+        try:
+            return cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
+        except ValidationError as exc:
+            raise ValueError(f"subject {quoted(subject)}: {error_line(exc)}") from None
 
     def __str__(self) -> str:
         text = f"{self.subject_type.value}:{self.subject_id}"
@@ -235,10 +301,10 @@ class MemoryBlock(Model):
     id: str = Field(default_factory=new_id)
     scope: Scope
     label: Annotated[str, AfterValidator(_clean_text(100))]
-    value: str
+    value: Annotated[str, AfterValidator(_unicode)]
     token_budget: Annotated[int, Field(gt=0, le=100_000)]
     writable: bool = True
-    description: str | None = None
+    description: Annotated[str, AfterValidator(_unicode)] | None = None
     updated_at: UTCDatetime = Field(default_factory=utcnow)
 
 
@@ -254,7 +320,7 @@ class Fact(Model):
     invalid_at: UTCDatetime | None = None
     single_valued: bool = False
     op: Literal["assert", "retract"] = "assert"
-    labels: tuple[str, ...] = ()
+    labels: Labels = ()
     confidence: Confidence = 1.0
 
     _ordered = model_validator(mode="after")(_valid_before_invalid)
@@ -271,20 +337,35 @@ class Episode(Model):
     """An immutable raw event. Append-only: the same id may only ever hold the same content.
     ``facts`` are structured facts that came with it (the raw event's structured part)."""
 
-    id: str = Field(default_factory=new_id)
+    id: EpisodeId = Field(default_factory=new_id)
     scope: Scope
     occurred_at: UTCDatetime
     raw: RawText
-    channel: str = "chat"
+    channel: Channel = "chat"
     facts: tuple[Fact, ...] = ()
     derived_ids: tuple[str, ...] = ()
 
     @property
     def fingerprint(self) -> str:
         """What "the same content" means for an episode id."""
-        facts = [f.model_dump(mode="json") for f in self.facts]
-        payload = json.dumps([self.scope.key, self.occurred_at.isoformat(), self.raw, self.channel, facts])
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return fingerprint(self.scope, self.occurred_at, self.raw, self.channel,
+                           [f.model_dump(mode="json") for f in self.facts])
+
+
+def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict]) -> str:
+    """An episode's fingerprint from its parts (``facts`` as their JSON dumps), also for an
+    episode as stored."""
+    payload = json.dumps([scope.key, occurred_at.isoformat(), raw, channel, facts])
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class Appended(Model):
+    """What ``MemoryStore.put_episodes`` did: how many episodes were new, and the positions (in
+    the order given) of those not stored because their scope already holds other content under
+    their id."""
+
+    new: int = 0
+    conflicts: tuple[int, ...] = ()
 
 
 class Entity(Model):
@@ -568,13 +649,24 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalise(content).encode()).hexdigest()
 
 
-def erasure_keys(subject_type: str, subject_id: str, project_id: str | None) -> tuple[str, str]:
-    """How an erasure record names what it erased without holding it: a hash of the subject,
-    and a hash of the project ("" for every project of the subject)."""
-    def digest(text: str) -> str:
-        return hashlib.sha256(text.encode()).hexdigest()
+def erasure_key(secret: bytes, text: str) -> str:
+    """How an erasure record names what it erased (``user:alice``, or a project id): an
+    HMAC-SHA256, under the database's own secret, of the text's SHA-256. A plain hash of a
+    subject is found by hashing guesses; this key is not, without the secret."""
+    return keyed_digest(secret, hashlib.sha256(text.encode()).hexdigest())
 
-    return digest(f"{subject_type}:{subject_id}"), digest(project_id) if project_id else ""
+
+def keyed_digest(secret: bytes, digest: str) -> str:
+    """The erasure key of a text from its SHA-256 hex digest (the plain hash older erasure
+    records held)."""
+    return hmac.new(secret, digest.encode(), hashlib.sha256).hexdigest()
+
+
+def erasure_keys(secret: bytes, subject_type: str, subject_id: str, project_id: str | None) -> tuple[str, str]:
+    """(subject key, project key) of an erasure record; the project key is "" for an erasure
+    of every project of the subject."""
+    project = erasure_key(secret, project_id) if project_id is not None else ""
+    return erasure_key(secret, f"{subject_type}:{subject_id}"), project
 
 
 def entity_id(scope: Scope, name: str) -> str:
@@ -656,6 +748,7 @@ Decision.model_rebuild()
 
 __all__ = [
     "ApiKey",
+    "Appended",
     "AsOf",
     "AssembleTrace",
     "Candidate",
@@ -695,8 +788,11 @@ __all__ = [
     "WriteContext",
     "content_hash",
     "entity_id",
+    "erasure_key",
     "erasure_keys",
+    "keyed_digest",
     "new_id",
+    "normal_name",
     "normalise",
     "utcnow",
 ]

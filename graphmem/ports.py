@@ -22,10 +22,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
-from datetime import datetime
-
 from .models import (
     ApiKey,
+    Appended,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -34,7 +33,6 @@ from .models import (
     Entity,
     Episode,
     GroupUnit,
-    Hit,
     Invalidation,
     MemoryBlock,
     MemoryKind,
@@ -67,8 +65,10 @@ class MemoryStore(Protocol):
     another scope is ever read, returned, changed or deleted.
 
     Invariants an adapter must keep:
-    - episodes are append-only: ``put_episode`` with an existing id and the same fingerprint
-      is a no-op; with a different fingerprint it raises ``Conflict``;
+    - episodes are append-only, and an episode id belongs to its scope (another scope may use
+      the same id): ``put_episode`` with an id its scope holds with the same fingerprint is a
+      no-op; with a different fingerprint it raises ``Conflict``, and ``put_episodes`` stores
+      the others and reports it;
     - a unit's content, kind, scope and times are written once; ``put_unit`` of an existing
       id raises ``Conflict``; nothing is ever set on a stored unit (recall statistics and
       archive state are kept beside it);
@@ -80,8 +80,10 @@ class MemoryStore(Protocol):
         """Store an episode; True when it is new, False when the identical one existed."""
         ...
 
-    def put_episodes(self, episodes: Sequence[Episode]) -> int:
-        """Store many episodes atomically (same rules); returns how many were new."""
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
+        """Store many episodes in one transaction (same rules): how many were new, and the
+        positions of those whose scope holds other content under their id (not stored; the
+        rest are). A repeated id within ``episodes`` counts as stored by its first occurrence."""
         ...
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
@@ -166,6 +168,27 @@ class MemoryStore(Protocol):
         Returns how many were deleted."""
         ...
 
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
+                      actor: str | None = None) -> dict:
+        """The erasure record of a subject (one project, or every project when None): the
+        unfinished one, to resume, or a new one (``status`` "running") naming who asked for it.
+        A record holds counts per kind and times, and names the subject only by HMAC keys under
+        a secret of the store's own (``graphmem.models.erasure_keys``), never in plain text or
+        a plain hash."""
+        ...
+
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict:
+        """Delete up to ``batch`` records of each kind belonging to the subject and add the
+        counts to the erasure record, atomically; a batch that deletes nothing marks the record
+        "done". Returns the record."""
+        ...
+
+    def erased(self, scope: Scope) -> bool:
+        """Whether an erasure of the scope was ever started: of its subject with every project,
+        or of its own project (an importer skips such subjects)."""
+        ...
+
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
         """The unit as seen at ``at.known`` (None when not visible at ``at``). With ``at`` None,
         the unit as seen now whether or not it is still visible (history, explain)."""
@@ -230,11 +253,6 @@ class MemoryStore(Protocol):
         links, and ``anchors`` for texts stored before). Returns how many were stored."""
         ...
 
-    def erased(self, scope: Scope) -> bool:
-        """Whether an erasure (finished or not) covers the scope: one of the subject with no
-        project (every project) or of the scope's project."""
-        ...
-
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         """Delete the assembly traces created before ``before`` (of one scope, or of all),
         in bounded batches; with ``dry_run`` only count them. Returns how many."""
@@ -282,13 +300,18 @@ class MemoryIndex(Protocol):
         returns how many units were indexed."""
         ...
 
+    def clear_cache(self) -> None:
+        """Drop every text (and vector of a text) kept outside the store: called after an
+        erasure, so no cache holds an erased subject's words."""
+        ...
+
 
 class Database(Protocol):
     """The database behind a store and its index, as an operator sees it: schema, server and
     index health. A GraphMem over the in-memory adapters has none.
 
-    Every method but ``migrate`` and ``close`` only reads. Each raises ``Unavailable`` when the
-    database cannot be reached.
+    Every method but ``migrate``, ``flush_erased`` and ``close`` only reads. Each raises
+    ``Unavailable`` when the database cannot be reached.
     """
 
     def migrate(self) -> tuple[list[str], list[str]]:
@@ -316,6 +339,12 @@ class Database(Protocol):
     def index_problems(self) -> list[str]:
         """One phrase per problem of the search layout: an unfinished rebuild, an index
         missing or not online, units without search entries; [] when there is none."""
+        ...
+
+    def flush_erased(self) -> bool:
+        """After an erasure: push the deleted values out of the transaction logs
+        (``graphmem.server.erasure.flush_erased``). True when the server checkpointed on
+        request; False when it checkpoints on its own schedule (Community)."""
         ...
 
     def index_status(self) -> dict:
@@ -356,7 +385,8 @@ class MemoryPolicy(Protocol):
 
 class Embedder(Protocol):
     """Text to vectors. ``name`` and ``dimension`` are recorded in the database so a model
-    change is detected."""
+    change is detected. An embedder that caches by content also has ``clear_cache()``, which
+    the index calls after an erasure."""
 
     name: str
     dimension: int

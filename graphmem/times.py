@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from .errors import quoted
+
 EXAMPLE = "e.g. 2021-03-01 or 2021-03-01T12:00:00+02:00"
 
 
@@ -17,17 +19,23 @@ def parse_time(text: str, name: str | None = None) -> datetime:
     """``text`` as an aware UTC datetime.
 
     Raises:
-        ValueError: not ISO 8601; the message quotes the text and starts with ``name: ``
-            when a name is given (the option, argument or field it came from).
+        ValueError: not an ISO 8601 string, or out of range once in UTC; the message quotes
+            the text and starts with ``name: `` when a name is given (the option, argument or
+            field it came from).
     """
+    prefix = f"{name}: " if name else ""
+    if not isinstance(text, str):
+        raise ValueError(f"{prefix}a time is an ISO 8601 string ({EXAMPLE}), not {type(text).__name__}")
     try:
         value = datetime.fromisoformat(text.strip())
-    except (TypeError, AttributeError, ValueError):
-        prefix = f"{name}: " if name else ""
-        raise ValueError(f"{prefix}{text!r} is not an ISO 8601 time ({EXAMPLE})") from None
+    except ValueError:
+        raise ValueError(f"{prefix}{quoted(text)} is not an ISO 8601 time ({EXAMPLE})") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC
+        raise ValueError(f"{prefix}{quoted(text)} is outside the years 1..9999 once in UTC") from None
 
 
 def parse_optional_time(text: str | None, name: str | None = None) -> datetime | None:

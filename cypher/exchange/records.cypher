@@ -1,15 +1,19 @@
 // mode: read
-// params: scope, subject_type, subject_id, ids, after, limit
+// params: scope, subject_type, subject_id, ids, own, after, limit
 // values: label:name, key:name
 // Nodes of one label for an export or an import: a page of the scope's, in key order after
 // $after (ids null), or those with the given keys in any scope (ids given; `mine` is false for
-// another scope's node and nothing of it is returned). Each with its properties, the
+// another scope's node and nothing of it is returned), or in the scope only ($own: keys that
+// belong to their subject, as episode ids do). Each with its properties, the
 // invalidation edges it hangs (a decision) and its recall scores by rank (a trace). The page
 // seeks the subject index every label has: ordered by key, a planner left alone walks the
 // whole key index for one small scope.
 CALL {
-  UNWIND coalesce($ids, []) AS id
+  UNWIND CASE WHEN $own THEN [] ELSE coalesce($ids, []) END AS id
   MATCH (n:{{label}}) WHERE n.{{key}} = id RETURN n
+  UNION
+  UNWIND CASE WHEN $own THEN coalesce($ids, []) ELSE [] END AS id
+  MATCH (n:{{label}}) WHERE n.scope = $scope AND n.{{key}} = id RETURN n
   UNION
   UNWIND CASE WHEN $ids IS NULL THEN [$scope] ELSE [] END AS s
   MATCH (n:{{label}}) USING INDEX n:{{label}}(subject_type, subject_id)

@@ -2,7 +2,7 @@
 // params: rows, scope_props, at
 // The entities episodes name (graphmem.mentions), as for units.
 UNWIND $rows AS row
-MATCH (ep:Episode {id: row.id}) WHERE ep.scope = $scope_props.scope
+MATCH (ep:Episode {scope: $scope_props.scope, id: row.id})
 UNWIND row.names AS m
 MERGE (e:Entity {id: m.id})
 ON CREATE SET e += $scope_props, e.scope_token = m.token, e.name = m.name, e.norm = m.norm,

@@ -9,7 +9,7 @@ SET d = row.props, d.decided_at = datetime(row.props.decided_at), d.ev_order_at 
     d.ev_valid_at = datetime(row.props.ev_valid_at), d.ev_end = datetime(row.props.ev_end),
     d.ev_occurred_at = datetime(row.props.ev_occurred_at)
 WITH d, row
-OPTIONAL MATCH (ep:Episode {id: row.episode_id}) WHERE ep.scope = $scope
+OPTIONAL MATCH (ep:Episode {scope: $scope, id: row.episode_id})
 OPTIONAL MATCH (del:Deletion {id: row.deletion_id}) WHERE del.scope = $scope
 OPTIONAL MATCH (t:Unit {id: row.target_id}) WHERE t.scope = $scope
 OPTIONAL MATCH (p:Unit {id: row.produced_id}) WHERE p.scope = $scope

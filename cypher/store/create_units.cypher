@@ -7,7 +7,7 @@ CREATE (u:Unit)
 SET u = row.props, u.occurred_at = datetime(row.props.occurred_at), u.created_at = datetime(row.props.created_at),
     u.valid_at = datetime(row.props.valid_at), u.invalid_at = datetime(row.props.invalid_at)
 WITH u, row
-OPTIONAL MATCH (ep:Episode {id: row.props.episode_id}) WHERE ep.scope = row.props.scope
+OPTIONAL MATCH (ep:Episode {scope: row.props.scope, id: row.props.episode_id})
 FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DERIVED]->(u))
 WITH u, row
 UNWIND row.entities AS ent

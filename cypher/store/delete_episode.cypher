@@ -5,7 +5,7 @@
 // re-derived by the caller in the same transaction (store/drop_units, store/drop_edges, then
 // the usual create queries). Returns the entities the deleted units and episode named, for
 // mentions/forget_orphans.
-MATCH (e:Episode {id: $id}) WHERE e.scope = $scope
+MATCH (e:Episode {scope: $scope, id: $id})
 OPTIONAL MATCH (e)-[:DERIVED]->(u:Unit)
 WITH e, collect(DISTINCT u) AS units
 OPTIONAL MATCH (e)-[:DECIDED]->(d:Decision)

@@ -2,6 +2,6 @@
 // params: scope, ids
 // The event decisions (timeline log entries) of the given episodes.
 UNWIND $ids AS id
-MATCH (:Episode {id: id})-[:DECIDED]->(d:Decision) WHERE d.scope = $scope AND d.ev_kind IS NOT NULL
+MATCH (:Episode {scope: $scope, id: id})-[:DECIDED]->(d:Decision) WHERE d.ev_kind IS NOT NULL
 RETURN d {.*} AS decision
 ORDER BY d.decided_at, d.id

@@ -1,7 +1,7 @@
 // mode: read
 // params: scope, id
 // The timeline groups an episode's decisions and units belong to.
-MATCH (e:Episode {id: $id}) WHERE e.scope = $scope
+MATCH (e:Episode {scope: $scope, id: $id})
 CALL {
   WITH e
   OPTIONAL MATCH (e)-[:DECIDED]->(d:Decision) WHERE d.ev_group IS NOT NULL

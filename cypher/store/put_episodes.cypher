@@ -1,7 +1,9 @@
 // mode: write
 // params: rows, stored_at
-// Append episodes; an existing id is left untouched and its fingerprint returned to compare.
-UNWIND $rows AS row
-MERGE (e:Episode {id: row.id})
+// Append episodes, each under its (scope, id): an existing one is left untouched and its
+// fingerprint returned to compare. Rows come back in order (position: the row's index).
+UNWIND range(0, size($rows) - 1) AS position
+WITH position, $rows[position] AS row
+MERGE (e:Episode {scope: row.props.scope, id: row.id})
 ON CREATE SET e += row.props, e.stored_at = $stored_at
-RETURN e.id AS id, e.fingerprint AS fingerprint, e.stored_at = $stored_at AS created
+RETURN position, e.fingerprint AS fingerprint, e.stored_at = $stored_at AS created

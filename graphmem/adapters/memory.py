@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
 from typing import Iterable, Mapping, Sequence
 
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, episode_conflict
 from ..models import (
     ApiKey,
+    Appended,
     AsOf,
     AssembleTrace,
     Decision,
@@ -24,7 +26,6 @@ from ..models import (
     Hit,
     Invalidation,
     MemoryBlock,
-    MemoryKind,
     MemoryUnit,
     Page,
     Reached,
@@ -61,7 +62,8 @@ def _earliest(*values: datetime | None) -> datetime | None:
 
 @dataclass
 class _State:
-    episodes: dict[str, Episode] = field(default_factory=dict)
+    #: (scope key, episode id) -> episode: an id belongs to its scope.
+    episodes: dict[tuple[str, str], Episode] = field(default_factory=dict)
     units: dict[str, MemoryUnit] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
     edges: list[Invalidation] = field(default_factory=list)
@@ -88,34 +90,37 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._state = _State()
         self._lock = threading.RLock()
-        self._erasures: list[dict] = []
+        #: Erasure records by id, keyed by HMACs under this store's own secret.
+        self._erasures: dict[str, dict] = {}
+        self._secret = secrets.token_bytes(32)
         #: unit id -> when it was archived.
         self._archived: dict[str, datetime] = {}
         self._reviews: dict[str, ReviewItem] = {}
         self._keys: dict[str, ApiKey] = {}
 
     def put_episode(self, episode: Episode) -> bool:
-        with self._lock:
-            existing = self._state.episodes.get(episode.id)
-            if existing is None:
-                self._state.episodes[episode.id] = episode.model_copy(update={"derived_ids": ()})
-                return True
-            if existing.fingerprint != episode.fingerprint:
-                raise Conflict(f"episode {episode.id} already exists with different content; episodes are immutable")
-            return False
+        appended = self.put_episodes([episode])
+        if appended.conflicts:
+            raise episode_conflict(episode.id)
+        return appended.new == 1
 
-    def put_episodes(self, episodes) -> int:
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         with self._lock:
-            clash = [e for e in episodes if e.id in self._state.episodes
-                     and self._state.episodes[e.id].fingerprint != e.fingerprint]
-            if clash:
-                raise Conflict(f"episode {clash[0].id} already exists with different content; episodes are immutable")
-            return sum(self.put_episode(e) for e in episodes)
+            new, conflicts = 0, []
+            for position, episode in enumerate(episodes):
+                key = (episode.scope.key, episode.id)
+                existing = self._state.episodes.get(key)
+                if existing is None:
+                    self._state.episodes[key] = episode.model_copy(update={"derived_ids": ()})
+                    new += 1
+                elif existing.fingerprint != episode.fingerprint:
+                    conflicts.append(position)
+            return Appended(new=new, conflicts=tuple(conflicts))
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         with self._lock:
-            episode = self._state.episodes.get(episode_id)
-            if episode is None or episode.scope != scope:
+            episode = self._state.episodes.get((scope.key, episode_id))
+            if episode is None:
                 return None
             derived = sorted(
                 (u for u in self._state.units.values() if u.source.episode_id == episode_id and u.scope == scope),
@@ -310,7 +315,8 @@ class InMemoryStore:
             return sorted({u.scope for u in self._state.units.values()}, key=lambda s: s.key)
 
     # -- erasure and episode deletion -----------------------------------------------------
-    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict:
         def mine(scope: Scope) -> bool:
             return (scope.subject_type.value, scope.subject_id) == (subject_type, subject_id) and (
                 project_id is None or scope.project_id == project_id)
@@ -347,26 +353,30 @@ class InMemoryStore:
                 del st.deletions[k]
             counts["deletions"] = len(deletions)
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
-            return counts
-
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str, actor: str | None = None) -> dict:
-        with self._lock:
-            running = [r for r in self._erasures if (r["subject_hash"], r["project_hash"], r["status"])
-                       == (subject_hash, project_hash, "running")]
-            if running:
-                return dict(running[0])
-            record = {"id": new_id(), "subject_type": subject_type, "subject_hash": subject_hash,
-                      "project_hash": project_hash, "status": "running", "actor": actor}
-            self._erasures.append(record)
+            record = self._erasures[erasure_id]
+            for kind, n in counts.items():
+                record[kind] = record.get(kind, 0) + n
+            record["status"] = "running" if any(counts.values()) else "done"
             return dict(record)
 
-    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict:
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
+                      actor: str | None = None) -> dict:
+        subject_key, project_key = erasure_keys(self._secret, subject_type, subject_id, project_id)
         with self._lock:
-            for record in self._erasures:
-                if record["id"] == erasure_id:
-                    record.update(counts, status="done" if done else "running")
-                    return dict(record)
-            raise NotFound(f"no erasure {erasure_id}")
+            running = [r for r in self._erasures.values() if (r["subject_hash"], r["project_hash"], r["status"])
+                       == (subject_key, project_key, "running")]
+            record = running[0] if running else {"id": new_id(), "subject_type": subject_type, "status": "running",
+                                                 "subject_hash": subject_key, "project_hash": project_key,
+                                                 "actor": actor}
+            self._erasures[record["id"]] = record
+            return dict(record)
+
+    def erased(self, scope: Scope) -> bool:
+        subject_key, project_key = erasure_keys(self._secret, scope.subject_type.value, scope.subject_id,
+                                                scope.project_id)
+        with self._lock:
+            return any(r["subject_hash"] == subject_key and r["project_hash"] in ("", project_key)
+                       for r in self._erasures.values())
 
     # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
     def put_key(self, key: ApiKey) -> None:
@@ -400,16 +410,10 @@ class InMemoryStore:
                 self._keys[key.id] = changed[-1]
             return changed
 
-    def erased(self, scope: Scope) -> bool:
-        subject, project = erasure_keys(scope.subject_type.value, scope.subject_id, scope.project_id)
-        with self._lock:
-            return any(r["subject_hash"] == subject and r["project_hash"] in ("", project) for r in self._erasures)
-
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         with self._lock:
             st = self._state
-            episode = st.episodes.get(episode_id)
-            if episode is None or episode.scope != scope:
+            if (scope.key, episode_id) not in st.episodes:
                 return None
             units = {k for k, u in st.units.items() if u.source.episode_id == episode_id and u.scope == scope}
             units |= set(rewrite.drop_units)
@@ -426,7 +430,7 @@ class InMemoryStore:
             st.episode_mentions.pop(episode_id, None)
             for k in decisions:
                 del st.decisions[k]
-            del st.episodes[episode_id]
+            del st.episodes[(scope.key, episode_id)]
             record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
             st.deletions[record.id] = record
         self.commit(rewrite.add, scope)
@@ -613,7 +617,7 @@ class InMemoryStore:
         with self._lock:
             found = [(k, s, r) for k, s, r in self._records(kind) if k in wanted]
         return (self._order(kind, (r for _, s, r in found if s == scope)),
-                {k for k, s, _ in found if s != scope})
+                set() if kind == "episode" else {k for k, s, _ in found if s != scope})
 
     def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
         derived = derived or WriteBatch()
@@ -803,6 +807,9 @@ class InMemoryIndex:
         by_id = {u.id: u for u in units}
         return [[Scored(unit=by_id[h.id], score=h.score) for h in _top(self._cosine(v, units), k)]
                 for v in self.vectors(queries)]
+
+    def clear_cache(self) -> None:
+        """Nothing is cached here: vectors live in the store, erased with their units."""
 
     def rebuild(self, scope: Scope | None = None, progress=None) -> int:
         units = [u for u in self.store._state.units.values() if scope is None or u.scope == scope]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..cypher import migrations
+from ..migrations import migrations
+from ..server.erasure import flush_erased
 from .neo4j_driver import Neo4jConnection
 from .neo4j_index import Neo4jIndex, index_name
 
@@ -48,6 +49,9 @@ class Neo4jDatabase:
         problems += [f"{row['units']} unit(s) of scope {row['scope']} have no search entry (run `graphmem index rebuild`)"
                      for row in self.conn.read("index/unentered_units")]
         return problems
+
+    def flush_erased(self) -> bool:
+        return flush_erased(self.conn)
 
     def index_status(self) -> dict:
         return self.index.status()

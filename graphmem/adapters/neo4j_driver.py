@@ -22,9 +22,9 @@ from neo4j import GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ..config import Settings
-from ..cypher import Query, load, migrations
+from ..cypher import Query, load
+from ..migrations import migrate
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
-from ..models import utcnow
 from ..server.local import local_password
 
 T = TypeVar("T")
@@ -162,21 +162,6 @@ class Neo4jConnection:
         return row["version"], row["edition"]
 
     def migrate(self) -> tuple[list[str], list[str]]:
-        """Apply pending numbered migrations; returns (applied now, already applied)."""
-        done = {row["id"] for row in self.read("admin/applied_migrations")}
-        applied, already = [], []
-        for migration in migrations():
-            if migration.number in done:
-                already.append(migration.name)
-                continue
-            for statement in migration.statements:
-                self.schema(statement, what=migration.name)
-            self.write(
-                "admin/record_migration",
-                id=migration.number,
-                name=migration.name,
-                applied_at=utcnow(),
-            )
-            applied.append(migration.name)
-        self.schema(load("admin/await_indexes").text, what="awaiting indexes")
-        return applied, already
+        """Apply pending numbered migrations (``graphmem.migrations``); returns (applied now,
+        already applied)."""
+        return migrate(self)

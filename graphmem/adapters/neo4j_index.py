@@ -89,6 +89,15 @@ class Neo4jIndex:
             self._cache.popitem(last=False)
         return out
 
+    def clear_cache(self) -> None:
+        """Forget every cached text and vector, the embedder's too. All of them, not the erased
+        subject's: the cache also holds questions, which belong to no unit, and refilling it
+        costs one embedding per text."""
+        self._cache.clear()
+        clear = getattr(self.embedder, "clear_cache", None)
+        if clear is not None:
+            clear()
+
     # -- layout ---------------------------------------------------------------------------
     def _model(self) -> dict | None:
         rows = self.conn.read("index/get_model")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -22,9 +23,10 @@ from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, micros, spans
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
 from ..models import (
     ApiKey,
+    Appended,
     AsOf,
     AssembleTrace,
     Candidate,
@@ -312,6 +314,12 @@ def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
     return vector_property(model["generation"])
 
 
+def erasure_secret(conn: Neo4jConnection) -> bytes:
+    """The database's erasure secret (a Setting node), created with 32 random bytes by the
+    first caller: erasure records are keyed under it (``graphmem.models.erasure_key``)."""
+    return bytes.fromhex(conn.write("erase/secret", candidate=secrets.token_hex(32))[0]["value"])
+
+
 def vector_property(generation: int) -> str:
     """Where entries of an embedding generation keep their vectors (one property a generation,
     so a rebuild with another model builds aside)."""
@@ -323,18 +331,22 @@ class Neo4jStore:
 
     def __init__(self, conn: Neo4jConnection):
         self.conn = conn
+        self._erasure_secret: bytes | None = None
 
     # -- episodes -------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> bool:
-        return self.put_episodes([episode]) == 1
+        appended = self.put_episodes([episode])
+        if appended.conflicts:
+            raise episode_conflict(episode.id)
+        return appended.new == 1
 
-    def put_episodes(self, episodes: Sequence[Episode]) -> int:
-        """Append episodes in one transaction; returns how many were new. An existing id with
-        other content raises ``Conflict`` and stores none of them."""
+    def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
+        """Append episodes in one transaction under their (scope, id); those whose id their
+        scope holds with other content are reported, not stored."""
         return self.conn.write_tx(lambda tx: self._put_episodes(tx, episodes), what="put episodes")
 
     @staticmethod
-    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> int:
+    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> Appended:
         rows = [
             {
                 "id": e.id,
@@ -349,12 +361,10 @@ class Neo4jStore:
             }
             for e in episodes
         ]
-        expected = {e.id: e.fingerprint for e in episodes}
         found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
-        clash = [r["id"] for r in found if r["fingerprint"] != expected[r["id"]]]
-        if clash:
-            raise Conflict(f"episode {clash[0]} already exists with different content; episodes are immutable")
-        return sum(1 for r in found if r["created"])
+        conflicts = tuple(r["position"] for r in found if r["fingerprint"] != episodes[r["position"]].fingerprint)
+        new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
+        return Appended(new=len(new), conflicts=conflicts)
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None:
         rows = self.conn.read("store/get_episode", id=episode_id, scope=scope.key)
@@ -585,21 +595,34 @@ class Neo4jStore:
         return [Scope(**r) for r in self.conn.read("store/list_scopes")]
 
     # -- erasure and episode deletion -----------------------------------------------------
-    def erase_batch(self, subject_type: str, subject_id: str, project_id: str | None, batch: int) -> dict[str, int]:
-        """Delete up to ``batch`` nodes of each kind belonging to the subject; counts per kind."""
-        return self.conn.write("erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
-                               project_id=project_id, batch=batch)[0]
+    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
+                    batch: int) -> dict[str, Any]:
+        """Delete up to ``batch`` nodes of each kind belonging to the subject and add the counts
+        to the erasure record, in one transaction; the record after it."""
+        def work(tx: ManagedTransaction) -> dict[str, Any]:
+            counts = run(tx, "erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
+                         project_id=project_id, batch=batch)[0]
+            return _native(run(tx, "erase/count_erasure", id=erasure_id, counts=counts, at=utcnow())[0]["record"])
 
-    def start_erasure(self, subject_type: str, subject_hash: str, project_hash: str,
+        return self.conn.write_tx(work, what="erase batch")
+
+    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
                       actor: str | None = None) -> dict[str, Any]:
-        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_hash=subject_hash,
-                              project_hash=project_hash, at=utcnow(), id=new_id(), actor=actor)[0]
+        subject_key, project_key = erasure_keys(self._secret(), subject_type, subject_id, project_id)
+        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_key=subject_key,
+                              project_key=project_key, at=utcnow(), id=new_id(), actor=actor)[0]
         return _native(row["record"])
 
-    def update_erasure(self, erasure_id: str, counts: dict[str, int], done: bool) -> dict[str, Any]:
-        row = self.conn.write("erase/update_erasure", id=erasure_id, counts=counts,
-                              status="done" if done else "running", at=utcnow())[0]
-        return _native(row["record"])
+    def erased(self, scope: Scope) -> bool:
+        subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
+                                                scope.project_id)
+        return self.conn.read("erase/erased", subject_key=subject_key, project_keys=sorted({"", project_key}))[0]["erased"]
+
+    def _secret(self) -> bytes:
+        """The database's erasure secret, made by the first store that asks."""
+        if self._erasure_secret is None:
+            self._erasure_secret = erasure_secret(self.conn)
+        return self._erasure_secret
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         """Delete an episode, its units and decisions, and apply the timeline ``rewrite`` that
@@ -743,7 +766,7 @@ class Neo4jStore:
         label, key = _NODES[kind]
         query = load("exchange/records").rendered(label=label, key=key)
         return self.conn.read(query, scope=scope.key, subject_type=scope.subject_type.value,
-                              subject_id=scope.subject_id, ids=ids, after=after, limit=limit)
+                              subject_id=scope.subject_id, ids=ids, own=kind in _OWN_KEYS, after=after, limit=limit)
 
     def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
         rows = self._records(scope, kind, None, after, limit)
@@ -796,10 +819,6 @@ class Neo4jStore:
         self.conn.write_tx(work, what=f"import {kind} records")
         return len(records)
 
-    def erased(self, scope: Scope) -> bool:
-        subject, project = erasure_keys(scope.subject_type.value, scope.subject_id, scope.project_id)
-        return self.conn.read("erase/erased", subject_hash=subject, project_hashes=["", project])[0]["erased"]
-
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False, batch: int = 1_000) -> int:
         key = scope.key if scope else None
         if dry_run:
@@ -811,6 +830,8 @@ class Neo4jStore:
 
 
 #: The node each record kind is read from (``exchange/records``), and its key property.
+#: Record kinds whose keys belong to their subject: another subject may hold the same one.
+_OWN_KEYS = frozenset({"episode"})
 _NODES: dict[str, tuple[str, str]] = {
     "episode": ("Episode", "id"), "entity": ("Entity", "id"), "unit": ("Unit", "id"),
     "deletion": ("Deletion", "id"), "decision": ("Decision", "id"), "invalidation": ("Decision", "id"),

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, NoReturn, Optional
 
 import typer
 
@@ -66,7 +66,9 @@ def connection_options(
     uri: Annotated[Optional[str], typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
     user: Annotated[Optional[str], typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
     password: Annotated[
-        Optional[str], typer.Option("--password", help="Neo4j password [env NEO4J_PASSWORD].", show_default=False)
+        Optional[str], typer.Option("--password", show_default=False,
+                                    help="Neo4j password; other local users can read it in the process list, so "
+                                         "prefer NEO4J_PASSWORD or the local server's password file.")
     ] = None,
     database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
 ) -> None:
@@ -74,6 +76,9 @@ def connection_options(
     # The driver logs each transient failure it retries (deadlocks between concurrent
     # writers, leader switches) as a warning; they are handled, so keep stderr for real errors.
     logging.getLogger("neo4j").setLevel(logging.ERROR)
+    if password is not None:
+        typer.echo("warning: --password is visible to other local users (in the process list); "
+                   "set NEO4J_PASSWORD or use the local server's password file instead", err=True)
     state = ctx.ensure_object(CliState)
     # Settings are built lazily (on first use) so a bad GRAPHMEM_* variable does not break
     # commands that never connect, such as `graphmem db status`.
@@ -151,15 +156,19 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 # -- input files ------------------------------------------------------------------------------
-def input_lines(file: str) -> tuple[str, Iterable[str]]:
-    """(name for messages, lines) of a text file, or of stdin for ``-``; a missing file exits 2.
-    The caller closes a file it got (not stdin)."""
+def input_stream(file: str) -> tuple[str, BinaryIO]:
+    """(name for messages, bytes) of a file, or of stdin for ``-``; a missing or unreadable file
+    exits 2. Bytes, so each line is decoded on its own and one bad line stays one line. The
+    caller closes a file it got (not stdin)."""
     if file == "-":
-        return "<stdin>", sys.stdin
+        return "<stdin>", sys.stdin.buffer
     path = Path(file)
     if not path.is_file():
         fail(f"{file}: no such file", 2)
-    return file, path.open(encoding="utf-8")
+    try:
+        return file, path.open("rb")
+    except OSError as exc:
+        fail(f"{file}: cannot be read ({exc.strerror})", 2)
 
 
 # -- times ------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Annotated, Optional, TextIO
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_lines, open_mem, stderr_progress
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress
 from graphmem.pipelines import exchange
 
 
@@ -52,15 +53,15 @@ def import_(
 ) -> None:
     """Import an export. Every record is checked first (a bad one, named file:line, stores
     nothing); records already stored are skipped, so importing twice changes nothing."""
-    name, lines = input_lines(file)
+    name, stream = input_stream(file)
     try:
         with guard():
-            plan = exchange.read_lines(lines, name)
+            plan = exchange.read_lines(io.TextIOWrapper(stream, encoding="utf-8"), name)
     except UnicodeDecodeError as exc:
         fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
     finally:
-        if lines is not sys.stdin:
-            lines.close()
+        if stream is not sys.stdin.buffer:
+            stream.close()
     with open_mem(ctx) as mem:
         result = mem.import_(plan, force=force)
 

@@ -2,77 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
 from graphmem import views
 from graphmem.cli.common import (
-    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_lines, open_mem, option_time,
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_stream, open_mem, option_time,
     stderr_progress, when,
 )
-from graphmem.errors import GraphMemError, InvalidInput, error_line
-from graphmem.models import Episode, Fact, Scope
+from graphmem.episodes_io import parse_episode, read_lines
+from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
+from graphmem.models import Episode
 from graphmem.pipelines.write import WriteReport
-from graphmem.times import parse_time
 
 
 ExtractorOpt = Annotated[
     Optional[str],
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
 ]
-
-EPISODE_KEYS = {"id", "subject", "project", "occurred_at", "channel", "raw", "facts"}
-TIME_KEYS = ("valid_at", "invalid_at")
-
-
-def parse_episode(line: str) -> Episode:
-    """One JSON Lines record (the README's episode lines) as an Episode; ValueError if bad."""
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc.msg} (column {exc.colno})") from None
-    if not isinstance(data, dict):
-        raise ValueError("an episode line is a JSON object")
-    unknown = sorted(set(data) - EPISODE_KEYS)
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)}: use {', '.join(sorted(EPISODE_KEYS))}")
-    for key in ("subject", "occurred_at", "raw"):
-        if data.get(key) in (None, ""):
-            raise ValueError(f"{key}: required")
-    if not isinstance(data["subject"], str):
-        raise ValueError("subject: must be a string TYPE:ID")
-    scope = Scope.parse(data["subject"], data.get("project"))
-    if not isinstance(data["occurred_at"], str):
-        raise ValueError("occurred_at: must be an ISO 8601 string")
-    occurred = parse_time(data["occurred_at"], "occurred_at")
-    facts = data.get("facts") or []
-    if not isinstance(facts, list):
-        raise ValueError("facts: must be a list")
-    parsed: list[Fact] = []
-    for n, fact in enumerate(facts):
-        if not isinstance(fact, dict):
-            raise ValueError(f"facts.{n}: must be an object")
-        fact = dict(fact)
-        for key in TIME_KEYS:
-            if isinstance(fact.get(key), str):
-                fact[key] = parse_time(fact[key], f"facts.{n}.{key}")
-        try:
-            parsed.append(Fact.model_validate(fact))
-        except ValidationError as exc:
-            raise ValueError(f"facts.{n}.{error_line(exc)}") from None
-    fields: dict[str, Any] = {"scope": scope, "occurred_at": occurred, "raw": data["raw"], "facts": tuple(parsed)}
-    if data.get("channel") is not None:
-        fields["channel"] = data["channel"]
-    if data.get("id") is not None:
-        fields["id"] = str(data["id"])
-    try:
-        return Episode(**fields)
-    except ValidationError as exc:
-        raise ValueError(error_line(exc)) from None
 
 
 def ingest(
@@ -84,28 +33,32 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
-    name, lines = input_lines(file)
+    name, stream = input_stream(file)
     episodes: list[Episode] = []
     numbers: list[int] = []
     failed: list[dict] = []
+
+    def refuse(number: int, why: str, **extra: str) -> None:
+        error = one_line(f"{name}:{number}: {why}")
+        failed.append({"line": number, **extra, "error": error})
+        typer.echo(f"error: {error}", err=True)
+
     try:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+        for number, line in read_lines(stream):
             try:
+                if isinstance(line, InvalidInput):
+                    raise line
                 episodes.append(parse_episode(line))
                 numbers.append(number)
-            except ValueError as exc:
-                error = f"{name}:{number}: {error_line(exc)}"
-                failed.append({"line": number, "error": error})
-                typer.echo(f"error: {error}", err=True)
+            except InvalidInput as exc:
+                refuse(number, error_line(exc))
                 if strict:
                     break
-    except UnicodeDecodeError as exc:
-        fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
+    except OSError as exc:
+        fail(f"{name}: cannot be read ({exc.strerror or exc})", 2)
     finally:
-        if hasattr(lines, "close") and lines is not sys.stdin:
-            lines.close()
+        if stream is not sys.stdin.buffer:
+            stream.close()
 
     report = WriteReport()
     stored, broken = 0, None
@@ -115,7 +68,7 @@ def ingest(
             for start in range(0, len(episodes), batch):
                 chunk = episodes[start:start + batch]
                 try:
-                    report.merge(mem.ingest(chunk, extractor, actor=ACTOR))
+                    written = mem.ingest(chunk, extractor, actor=ACTOR)
                 except GraphMemError as exc:
                     if isinstance(exc, InvalidInput) and start == 0:
                         raise  # bad usage (an unknown extractor), refused before anything is written
@@ -123,12 +76,16 @@ def ingest(
                     # re-running the same file completes it without duplicates.
                     broken = exc
                     for number, episode in zip(numbers[start:], episodes[start:]):
-                        error = f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}"
-                        failed.append({"line": number, "episode_id": episode.id, "error": error})
+                        failed.append({"line": number, "episode_id": episode.id, "error": one_line(
+                            f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}")})
                     typer.echo(f"error: {error_line(exc)} ({len(episodes) - start} episode(s) not confirmed stored; re-run to complete)", err=True)
                     break
-                stored += len(chunk)
+                for position, why in written.rejected:
+                    refuse(numbers[start + position], why, episode_id=chunk[position].id)
+                report.merge(written)
+                stored += len(chunk) - len(written.rejected)
                 progress.advance(task, len(chunk))
+    failed.sort(key=lambda f: f["line"])
     result = views.ingest(report, stored, failed)
 
     def human() -> None:

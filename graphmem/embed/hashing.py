@@ -39,6 +39,10 @@ class HashingEmbedder:
         trigrams = ["c:" + padded[i : i + 3] for i in range(len(padded) - 2)] if lowered else []
         return words + trigrams or ["<empty>"]
 
+    def clear_cache(self) -> None:
+        """Forget the cached features (words and trigrams of texts embedded so far)."""
+        _bucket.cache_clear()
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One L2-normalised vector of length ``dimension`` per text, same order; [] for []."""
         out: list[list[float]] = []

@@ -191,6 +191,11 @@ class MiniLMEmbedder:
                     self._cache.popitem(last=False)
         return [found[key].tolist() for key in keys]
 
+    def clear_cache(self) -> None:
+        """Forget every cached vector (after an erasure: the cache is keyed by texts' hashes)."""
+        with self._cache_lock:
+            self._cache.clear()
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Embed unique texts, sorted by token count so each batch pads little; rows in input order."""
         self.load()

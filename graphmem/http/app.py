@@ -29,7 +29,7 @@ import graphmem
 
 from .. import views
 from ..api import GraphMem, as_scope
-from ..cli.write import parse_episode  # the CLI's episode lines, shared with ingest
+from ..episodes_io import episode_from_value  # the CLI's episode lines, shared with ingest
 from ..config import Settings
 from ..errors import error_line
 from ..keys import subject_name
@@ -186,7 +186,7 @@ def episode_item(item: Any, scope: Scope) -> Episode:
         if item.get("project") not in (None, scope.project_id):
             raise ValueError("project: the query parameter names it; leave it out of the episode")
         item = {**item, "subject": subject_name(scope), "project": scope.project_id}
-    return parse_episode(json.dumps(item))
+    return episode_from_value(item)
 
 
 # -- the app ----------------------------------------------------------------------------------
@@ -272,14 +272,17 @@ async def subjects(caller: CallerDep) -> dict:
 @v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)")
 async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
-        episodes, failed = [], []
+        episodes, indexes, failed = [], [], []
         for index, item in enumerate(body.episodes):
             try:
                 episodes.append(episode_item(item, scope))
+                indexes.append(index)
             except ValueError as exc:
                 failed.append({"index": index, "error": error_line(exc)})
         report = caller.mem.ingest(episodes, body.extractor, actor=caller.actor)
-        return views.ingest(report, len(episodes), failed)
+        failed += [{"index": indexes[position], "error": why} for position, why in report.rejected]
+        failed.sort(key=lambda f: f["index"])
+        return views.ingest(report, len(episodes) - len(report.rejected), failed)
     return await caller.run(work)
 
 

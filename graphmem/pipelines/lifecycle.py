@@ -1,8 +1,10 @@
 """Forgetting and archiving: erasure of a subject, deletion of one episode, the archive sweep.
 
-- ``forget`` deletes everything of a subject in bounded batches (each its own transaction) and
-  keeps an erasure record with counts but no personal content (the subject only as a hash). An
-  interrupted erasure is resumed by running it again: the record is found and continued.
+- ``forget`` deletes everything of a subject in bounded batches, each one transaction that also
+  adds what it deleted to the erasure record, so the record counts what was really removed
+  however the erasure is interrupted. The record holds no personal content: the subject only as
+  an HMAC under the database's secret (``graphmem.models.erasure_key``). An interrupted erasure
+  is resumed by running it again: the record is found and continued.
 - ``delete_episode`` removes one episode, the units it produced and its decisions as if they
   had never been made, at every system time: the timelines of the groups it touched are
   re-derived from what remains (``graphmem.timeline.replay``), and the records that changes are
@@ -30,7 +32,6 @@ from ..models import (
     Scope,
     UnitFilter,
     WriteBatch,
-    erasure_keys,
     utcnow,
 )
 from ..ports import MemoryIndex, MemoryPolicy
@@ -43,19 +44,19 @@ KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "revi
 def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
            progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
     """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
-    (``actor``, kept on the record) and counts per kind."""
-    record = store.start_erasure(subject_type, *erasure_keys(subject_type, subject_id, project_id), actor=actor)
-    totals = {k: int(record.get(k) or 0) for k in KINDS}
-    while True:
-        counts = store.erase_batch(subject_type, subject_id, project_id, batch)
-        for kind, n in counts.items():
-            totals[kind] = totals.get(kind, 0) + n
-        done = not any(counts.values())
-        store.update_erasure(record["id"], totals, done)
+    (``actor``, kept on the record) and counts per kind: what its record counted, resumed runs
+    included."""
+    record = store.start_erasure(subject_type, subject_id, project_id, actor=actor)
+    while record["status"] != "done":
+        before = _removed(record)
+        record = store.erase_batch(record["id"], subject_type, subject_id, project_id, batch)
         if progress:
-            progress(sum(counts.values()))
-        if done:
-            return {"erasure_id": record["id"], "actor": record.get("actor"), **totals}
+            progress(_removed(record) - before)
+    return {"erasure_id": record["id"], "actor": record.get("actor"), **{k: int(record.get(k) or 0) for k in KINDS}}
+
+
+def _removed(record: dict) -> int:
+    return sum(int(record.get(k) or 0) for k in KINDS)
 
 
 def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime) -> list[MemoryUnit]:

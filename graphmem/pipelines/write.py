@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Mapping, Sequence
 
 from .. import timeline
-from ..errors import Conflict, GraphMemError, NotFound
+from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
 from ..mentions import KnownNames, mentions
 from ..models import (
     AsOf,
@@ -45,7 +45,6 @@ from ..models import (
     SourceRef,
     TemporalMeta,
     TimelineEvent,
-    UnitFilter,
     WriteBatch,
     WriteContext,
     normalise,
@@ -69,6 +68,8 @@ class WriteReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
     conflicts: int = 0
+    #: Episodes not stored, by position in the episodes written, with why (one line each).
+    rejected: list[tuple[int, str]] = field(default_factory=list)
 
     def merge(self, other: "WriteReport") -> None:
         self.episodes += other.episodes
@@ -78,6 +79,7 @@ class WriteReport:
         self.failed += other.failed
         self.reviews += other.reviews
         self.conflicts += other.conflicts
+        self.rejected += other.rejected
 
 
 @dataclass
@@ -181,7 +183,8 @@ class WritePipeline:
     def write(self, episodes: Sequence[Episode], extractor: str | None = None,
               actor: str | None = None) -> WriteReport:
         """Write episodes of one scope as one batch. Episodes already decided are skipped, so
-        re-ingesting the same ids adds nothing, and an ingest cut short completes on re-run.
+        re-ingesting the same ids adds nothing, and an ingest cut short completes on re-run; an
+        id the scope holds with other content is reported in ``rejected``, and the rest written.
         ``actor`` (who caused the write) is recorded on every decision."""
         report = WriteReport(episodes=len(episodes))
         if not episodes:
@@ -191,16 +194,19 @@ class WritePipeline:
             raise GraphMemError("a write batch holds episodes of one scope")
         planned: list[_Planned] = []
         failures: list[Decision] = []
-        report.new_episodes = self.store.put_episodes(episodes)  # stage 0
+        appended = self.store.put_episodes(episodes)  # stage 0
+        report.new_episodes = appended.new
+        report.episodes -= len(appended.conflicts)
+        report.rejected += [(i, str(episode_conflict(episodes[i].id))) for i in appended.conflicts]
         done = self.store.processed_episodes(scope, [e.id for e in episodes])
         for place, episode in enumerate(episodes):
-            if episode.id in done:
+            if episode.id in done or place in appended.conflicts:
                 continue
             chosen = self.pick_extractor(episode, extractor)
             candidates = self._extract(chosen, episode, report, failures)
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
-        return self._run(scope, planned, failures, report, episodes=[e for e in episodes if e.id not in done],
-                         actor=actor)
+        written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
+        return self._run(scope, planned, failures, report, episodes=written, actor=actor)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
                  failures: list[Decision]) -> list[Candidate]:

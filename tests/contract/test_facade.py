@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from graphmem.errors import ConfigurationError, InvalidInput, NotFound
-from graphmem.models import Fact, Op
+from graphmem.errors import ConfigurationError, Conflict, InvalidInput, NotFound
+from graphmem.models import Episode, Fact, Op
 from tests.conftest import fresh_scope
 from tests.factories import EPOCH
 
@@ -34,7 +34,7 @@ def test_blocks_through_the_facade(mem):
 
 def test_decisions_and_episodes_through_the_facade(mem):
     scope = fresh_scope()
-    ids = [f"{scope.subject_id}:e{n}" for n in range(3)]  # episode ids are unique database-wide
+    ids = [f"e{n}" for n in range(3)]  # episode ids belong to their subject
     for n, city in enumerate(["Paris", "Berlin", "Rome"]):
         fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
                     valid_at=EPOCH + timedelta(days=n))
@@ -56,6 +56,37 @@ def test_decisions_and_episodes_through_the_facade(mem):
         mem.episode(ids[1], fresh_scope())
     with pytest.raises(InvalidInput):
         mem.episodes(scope, limit=0)
+
+
+def test_a_reused_episode_id_is_refused_alone(mem):
+    scope, other = fresh_scope(), fresh_scope()
+    mem.remember("I like tea.", scope, episode_id="e1", at=EPOCH)
+    mem.remember("I like chess.", other, episode_id="e1", at=EPOCH)  # another subject's e1
+    with pytest.raises(Conflict, match="episode e1 already exists with different content"):
+        mem.remember("I like coffee.", scope, episode_id="e1", at=EPOCH)
+    batch = [Episode(id="e2", scope=scope, occurred_at=EPOCH, raw="I like jazz."),
+             Episode(id="e1", scope=scope, occurred_at=EPOCH, raw="I like coffee."),
+             Episode(id="e3", scope=other, occurred_at=EPOCH, raw="I like sailing."),
+             Episode(id="e1", scope=other, occurred_at=EPOCH, raw="I like chess.")]  # the same: no conflict
+    report = mem.ingest(batch)
+    assert [position for position, _ in report.rejected] == [1] and report.episodes == 3
+    assert "another" not in report.rejected[0][1] and "chess" not in report.rejected[0][1]
+    assert sorted(e.raw for e in mem.episodes(scope)) == ["I like jazz.", "I like tea."]
+    assert sorted(e.raw for e in mem.episodes(other)) == ["I like chess.", "I like sailing."]
+    assert sorted(h.unit.content for h in mem.recall("what do I like", scope, k=10)) == ["I like jazz.", "I like tea."]
+
+
+def test_every_spelling_of_a_subject_is_one_subject(mem):
+    name = fresh_scope().subject_id
+    mem.remember("I like tea.", f"user:Jose\u0301-{name}")  # NFD
+    mem.remember("I like chess.", f"user: Jos\u00e9-{name}\t")  # NFC, with whitespace around
+    found = mem.recall("what do I like", f"user:Jos\u00e9-{name}", k=10)
+    assert sorted(h.unit.content for h in found) == ["I like chess.", "I like tea."]
+    assert {str(h.unit.scope) for h in found} == {f"user:Jos\u00e9-{name}"}
+    with pytest.raises(InvalidInput, match="U\\+200B"):
+        mem.recall("what do I like", f"user:Jos\u00e9\u200b-{name}")  # a look-alike is refused, not a new subject
+    mem.forget(f"user:Jose\u0301-{name} ")
+    assert mem.recall("what do I like", f"user:Jos\u00e9-{name}", k=10) == []
 
 
 def test_operator_calls(mem):

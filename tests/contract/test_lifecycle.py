@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.adapters.memory import InMemoryStore
-from graphmem.models import Fact, UnitFilter, utcnow
+from graphmem.models import Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
 
 WORDS = ["tea", "chess", "Lisbon", "jazz", "Berlin", "cello", "python", "sailing"]
@@ -52,7 +53,7 @@ def test_forgetting_a_subject_leaves_everyone_else_unchanged(mem, data):
     assert all(subject_nodes(mem, s) > 0 for s in others)
 
 
-def test_interrupted_erasure_resumes(mem, monkeypatch):
+def test_interrupted_erasure_counts_what_was_removed_and_resumes(mem, monkeypatch):
     s = fresh_scope()
     for word in WORDS:
         mem.remember(f"I like {word}.", s)
@@ -62,17 +63,39 @@ def test_interrupted_erasure_resumes(mem, monkeypatch):
     def flaky(*args):
         calls["n"] += 1
         if calls["n"] == 2:
-            raise ConnectionError("server went away")
-        return real(*args)
+            raise ConnectionError("server went away before the batch")
+        done = real(*args)
+        if calls["n"] == 3:
+            raise ConnectionError("server went away after the batch committed")
+        return done
 
     monkeypatch.setattr(mem.store, "erase_batch", flaky)
-    with pytest.raises(ConnectionError):
-        mem.forget(s, batch=3)
+    for _ in range(2):
+        with pytest.raises(ConnectionError):
+            mem.forget(s, batch=3)
     assert subject_nodes(mem, s) > 0  # part done
     monkeypatch.setattr(mem.store, "erase_batch", real)
     counts = mem.forget(s, batch=3)
     assert subject_nodes(mem, s) == 0
-    assert counts["units"] == len(WORDS) and counts["episodes"] == len(WORDS)  # totals span both runs
+    # the record counted every batch, the one whose answer was lost too: totals span the runs
+    assert counts["units"] == len(WORDS) and counts["episodes"] == len(WORDS)
+
+
+def test_erasure_records_key_the_subject_by_hmac(mem):
+    alice, bob = fresh_scope(), fresh_scope()
+    in_project = Scope.parse(f"user:{alice.subject_id}", "p1")
+    mem.remember("I like tea.", alice)
+    assert not mem.store.erased(alice)
+    mem.forget(in_project)
+    assert mem.store.erased(in_project)  # that project was erased ...
+    assert not mem.store.erased(alice)  # ... not the subject's other records
+    mem.forget(alice)
+    assert mem.store.erased(alice) and mem.store.erased(Scope.parse(f"user:{alice.subject_id}", "p2"))
+    assert not mem.store.erased(bob)
+    record = mem.store.start_erasure("user", alice.subject_id, None)  # a new one: the others are done
+    plain = hashlib.sha256(f"user:{alice.subject_id}".encode()).hexdigest()
+    assert record["subject_hash"] != plain and len(record["subject_hash"]) == 64
+    assert alice.subject_id not in str(record)
 
 
 def lives(city: str, valid: str) -> Fact:

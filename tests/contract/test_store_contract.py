@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import AsOf, MemoryKind, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
+from graphmem.models import Appended, AsOf, MemoryKind, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, episode, invalidation, unit
 
@@ -24,6 +26,37 @@ def test_episode_is_append_only(store, scope):
         store.put_episode(episode(scope, "I moved to Paris", id=ep.id))
     assert store.get_episode(ep.id, scope).raw == "I moved to Berlin"
     assert store.get_episode(ep.id, fresh_scope()) is None  # never across scopes
+
+
+def test_episode_ids_belong_to_their_subject(store):
+    alice, bob = fresh_scope(), fresh_scope()
+    shared_id = f"ep-{alice.subject_id}"
+    assert store.put_episode(episode(alice, "Alice moved to Berlin", id=shared_id)) is True
+    assert store.put_episode(episode(bob, "Bob likes chess", id=shared_id)) is True  # reused by another subject
+    assert store.get_episode(shared_id, alice).raw == "Alice moved to Berlin"
+    assert store.get_episode(shared_id, bob).raw == "Bob likes chess"
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=st.lists(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.sampled_from("ab")),
+                                max_size=6), min_size=1, max_size=3))
+def test_put_episodes_reports_conflicts_and_stores_the_rest(store, writes):
+    """Batches of episodes (scope, id, text) drawn from a few of each: the first text under a
+    (scope, id) is stored; a later other text there is reported by its position, alone."""
+    scopes = [fresh_scope(), fresh_scope()]
+    stored: dict[tuple[int, int], str] = {}
+    for batch in writes:
+        episodes = [episode(scopes[s], text, id=f"e{i}") for s, i, text in batch]
+        expected_conflicts, new = [], 0
+        for position, (s, i, text) in enumerate(batch):
+            if (s, i) not in stored:
+                stored[(s, i)] = text
+                new += 1
+            elif stored[(s, i)] != text:
+                expected_conflicts.append(position)
+        assert store.put_episodes(episodes) == Appended(new=new, conflicts=tuple(expected_conflicts))
+    for (s, i), text in stored.items():
+        assert store.get_episode(f"e{i}", scopes[s]).raw == text
 
 
 def test_unit_written_once(store, scope):

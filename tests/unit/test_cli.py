@@ -12,6 +12,7 @@ import pytest
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.errors import InvalidInput
+from graphmem.episodes_io import MAX_LINE_BYTES
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
@@ -82,7 +83,31 @@ BAD_LINES = {
                            "invalid_at is before valid_at"),
     "garbage time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "yesterday-ish"), "occurred_at"),
     "garbage fact time": (lambda s: line(s, facts=[fact(valid_at="soon")]), "facts.0.valid_at"),
-    "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) mood"),
+    "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) 'mood'"),
+    # hostile input: each is one line, whatever it holds
+    "5,000-deep JSON": (lambda s: "[" * 5000 + "]" * 5000, "nested deeper than 16 levels"),
+    "5,000-deep facts": (lambda s: line(s)[:-1] + ', "facts": ' + "[" * 5000 + "]" * 5000 + "}",
+                         "nested deeper than 16 levels"),
+    "year 1 at +14:00": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00"),
+                         "occurred_at: '0001-01-01T00:00:00+14:00' is outside the years 1..9999"),
+    "year 9999 at -14:00": (lambda s: line(s, facts=[fact(valid_at="9999-12-31T23:59:59-14:00")]),
+                            "facts.0.valid_at: '9999-12-31T23:59:59-14:00' is outside the years 1..9999"),
+    "integer time": (lambda s: line(s).replace('"2024-01-01T00:00:00Z"', "1700000000"),
+                     "occurred_at: a time is an ISO 8601 string"),
+    "integer fact time": (lambda s: line(s, facts=[fact(invalid_at=5)]), "facts.0.invalid_at: a time is an ISO 8601"),
+    "lone surrogate": (lambda s: line(s, raw="tea \ud800"), "'raw': holds a lone surrogate (U+D800)"),
+    "lone surrogate in a key": (lambda s: line(s, facts=[{**fact(), "\udc00": 1}]), "holds a lone surrogate (U+DC00)"),
+    "not UTF-8": (lambda s: line(s, raw="caf\u00e9").encode().replace(b"caf\\u00e9", b"caf\xe9"), "not UTF-8 text"),
+    "100,000-character id": (lambda s: line(s, id="x" * 100_000), "id: text is 100000 characters, over the 1000 limit"),
+    "integer id": (lambda s: line(s, id=7), "id: Input should be a valid string"),
+    "over-long channel": (lambda s: line(s, channel="c" * 201), "channel: text is 201 characters, over the 200 limit"),
+    "over-long label": (lambda s: line(s, facts=[fact(labels=["l" * 201])]), "facts.0.labels.0: text is 201 characters"),
+    "too many labels": (lambda s: line(s, facts=[fact(labels=["l"] * 65)]), "facts.0.labels: Tuple should have at most 64"),
+    "zero-width subject": (lambda s: line(s + "\u200b"), "holds the control or format character U+200B"),
+    "bidi subject": (lambda s: line(s.replace(":", ":\u202e")), "holds the control or format character U+202E"),
+    "huge integer": (lambda s: line(s, facts=[fact(confidence=1)]).replace('"confidence": 1', '"confidence": ' + "9" * 5000),
+                     "more digits than can be read"),
+    "over-long line": (lambda s: line(s, raw="x" * (MAX_LINE_BYTES + 1)), f"line longer than {MAX_LINE_BYTES} bytes"),
 }
 
 
@@ -99,13 +124,37 @@ def test_each_bad_line_is_named_and_skipped(run, mem, tmp_path, case):
     scope = fresh_scope()
     make, words = BAD_LINES[case]
     path = tmp_path / "in.jsonl"
-    path.write_text("\n".join([line(subject(scope), raw="I like tea."), make(subject(scope)),
-                               line(subject(scope), raw="I like chess.")]) + "\n")
-    doc = as_json(run("ingest", path, "--json"), code=2)
+    bad = make(subject(scope))
+    path.write_bytes(b"\n".join([line(subject(scope), raw="I like tea.").encode(),
+                                 bad if isinstance(bad, bytes) else bad.encode(),
+                                 line(subject(scope), raw="I like chess.").encode()]) + b"\n")
+    result = run("ingest", path, "--json")
+    doc = as_json(result, code=2)
     [failure] = doc["failed"]
     assert failure["line"] == 2 and failure["error"].startswith(f"{path}:2: ") and "\n" not in failure["error"]
     assert words.lower() in failure["error"].lower(), failure["error"]
+    assert one_error_line(result) == f"error: {failure['error']}"
+    assert doc["episodes"] == 2 and len(mem.episodes(scope)) == 2  # true counts
     assert units(mem, scope) == ["I like chess.", "I like tea."]  # the good lines, nothing of the bad one
+
+
+def test_a_line_reusing_an_episode_id_is_named_and_the_others_stored(run, mem, tmp_path):
+    scope, other = fresh_scope(), fresh_scope()
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"id": "e1", "subject": subject(scope), "occurred_at": "2024-01-01",
+                                 "raw": "I like tea."}) + "\n")
+    assert as_json(run("ingest", first, "--json"))["episodes"] == 1
+    path = tmp_path / "again.jsonl"
+    path.write_text("\n".join(json.dumps({"id": eid, "subject": subject(s), "occurred_at": "2024-01-01", "raw": raw})
+                              for eid, s, raw in [("e2", scope, "I like jazz."), ("e1", scope, "I like coffee."),
+                                                  ("e1", other, "I like chess."), ("e1", scope, "I like tea.")]) + "\n")
+    result = run("ingest", path, "--json")
+    doc = as_json(result, code=2)
+    assert doc["failed"] == [{"line": 2, "episode_id": "e1", "error": f"{path}:2: episode e1 already exists with "
+                                                                        "different content; episodes are immutable"}]
+    assert doc["episodes"] == 3 and one_error_line(result) == f"error: {doc['failed'][0]['error']}"
+    assert units(mem, scope) == ["I like jazz.", "I like tea."]
+    assert units(mem, other) == ["I like chess."]  # another subject's e1
 
 
 def test_ingest_from_stdin_and_unknown_extractor(run):
@@ -147,11 +196,22 @@ def test_recall_json_shape_and_as_of(run, moved):
     (["history", "--entity", "Alice", "--known-at", "x"], "--known-at"),
     (["remember", "x", "--at", "yesterday-ish"], "--at"),
     (["archive", "--now", "soon"], "--now"),
+    (["recall", "Alice", "--as-of", "0001-01-01T00:00:00+14:00"], "--as-of"),
+    (["recall", "Alice", "--known-at", "9999-12-31T23:59:59-14:00"], "--known-at"),
+    (["remember", "x", "--at", "0001-01-01T01:00:00+02:00"], "--at"),
+    (["archive", "--now", "9999-12-31T20:00:00-12:00"], "--now"),
 ])
 def test_bad_times_are_one_line_exit_2(run, args, names):
     result = run(*args, "--subject", "user:alice", "--json")
     assert result.exit_code == 2 and result.stdout == ""
     assert one_error_line(result).startswith(f"error: {names}: ")
+
+
+def test_password_option_works_and_warns(run):
+    result = run("--password", "s3cret", "recall", "Alice", "--subject", "user:alice", "--json")
+    assert as_json(result)["hits"] == []
+    assert result.stderr.startswith("warning: --password is visible to other local users")
+    assert "s3cret" not in result.stderr
 
 
 def test_bad_subject_and_bad_op_are_one_line_exit_2(run):

@@ -112,6 +112,23 @@ def test_times_as_of_and_history(serve):
     assert refused(server, "history") == "give exactly one of unit_id or entity"
 
 
+@pytest.mark.parametrize("name, arguments, message", [
+    ("recall", {"query": "tea", "k": "many"}, "k: Input should be a valid integer"),
+    ("recall", {"query": 5}, "query: Input should be a valid string"),
+    ("recall", {"query": "tea", "as_of": "0001-01-01T00:00:00+14:00"},
+     "as_of: '0001-01-01T00:00:00+14:00' is outside the years 1..9999 once in UTC"),
+    ("remember", {"text": "x", "facts": [{"subject": 1}]}, "facts.0.subject: Input should be a valid string"),
+    ("remember", {"text": "tea \ud800"}, "raw: text holds a lone surrogate (U+D800): not Unicode text"),
+    ("recall", {"query": "tea", "subject": "user:al\u200bice"}, "holds the control or format character U+200B"),
+    ("no_such_tool", {}, "Unknown tool: no_such_tool"),
+])
+def test_every_refusal_is_one_line(serve, name, arguments, message):
+    """The SDK's own refusals (arguments against the tool's schema, an unknown tool) are worded
+    like graphmem's: one line, no pydantic report."""
+    text = refused(serve(allow_any_subject=True), name, **arguments)
+    assert message in text and "\n" not in text and "pydantic" not in text, text
+
+
 def test_scope_guard(serve):
     server = serve()
     for name, args in [("remember", {"text": "Mallory likes tea."}), ("recall", {"query": "tea"}),
@@ -122,6 +139,7 @@ def test_scope_guard(serve):
     call(allowed, "remember", text="Mallory likes tea.", subject=BOB)
     assert [h["scope"] for h in call(allowed, "recall", query="what does Mallory like?", subject=BOB)["hits"]] == [BOB]
     assert call(allowed, "recall", query="what does Mallory like?")["hits"] == []  # alice's scope: nothing
+    assert call(serve(subject="user:Jose\u0301"), "recall", query="tea", subject=" user:Jos\u00e9 ")["hits"] == []
     anyone = serve(allow_any_subject=True)
     assert call(anyone, "recall", query="Mallory", subject="user:carol")["hits"] == []
 

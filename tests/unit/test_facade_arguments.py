@@ -1,0 +1,66 @@
+"""The Python API raises only GraphMemError: every public GraphMem method, called with values of
+any type in any argument (a string for k, a naive datetime, a number for a subject, an unknown
+mode, hidden characters in a subject), either answers or raises a GraphMemError subclass."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem.api import GraphMem
+from graphmem.errors import GraphMemError, InvalidInput
+from graphmem.models import MemoryKind, Scope
+
+METHODS = sorted(name for name, member in vars(GraphMem).items()
+                 if not name.startswith("_") and inspect.isfunction(member) and name != "close")
+
+ANYTHING = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 1_200), st.floats(), st.text(max_size=12),
+    st.datetimes(), st.datetimes(timezones=st.just(timezone.utc)),
+    st.sampled_from(["user:alice", "user:bob", "robot:x", "user:al\u200bice", "user: alice ", "hybrid", "semantc",
+                     "semantic", "ADD", "merge", "rule", "persona", "0001-01-01T00:00:00+14:00"]),
+    st.just(Scope.parse("user:alice")), st.lists(st.sampled_from(list(MemoryKind) + ["semantic", "x", 3]), max_size=2),
+    st.lists(st.text(max_size=4), max_size=2),
+)
+
+
+@pytest.fixture
+def mem(memory_mem: GraphMem) -> GraphMem:
+    memory_mem.remember("Alice lives in Paris.", "user:alice")
+    memory_mem.set_block("user:alice", "persona", "Be brief.", token_budget=10)
+    return memory_mem
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_public_methods_raise_only_graphmem_errors(mem, data):
+    name = data.draw(st.sampled_from(METHODS), label="method")
+    method = getattr(mem, name)
+    arguments = {}
+    for parameter in inspect.signature(method).parameters.values():
+        if parameter.default is inspect.Parameter.empty or data.draw(st.booleans()):
+            arguments[parameter.name] = data.draw(ANYTHING, label=parameter.name)
+    try:
+        method(**arguments)
+    except GraphMemError:
+        pass
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: m.recall("tea", "user:alice", k="5"), "k: Input should be a valid integer"),
+    (lambda m: m.recall("tea", "user:alice", mode="semantc"), "mode: Input should be 'hybrid', 'semantic' or 'lexical'"),
+    (lambda m: m.recall("tea", 7), "subject: Input should be a valid string"),
+    (lambda m: m.recall("tea", "user:alice", kinds=["facts"]), "kinds.0: Input should be 'semantic'"),
+    (lambda m: m.history("user:alice", entity="Alice", known_at=__import__("datetime").datetime(2024, 1, 1)),
+     "known_at: Input should have timezone info"),
+    (lambda m: m.remember("tea", "user:al\u200bice"), "holds the control or format character U+200B"),
+    (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
+])
+def test_bad_arguments_are_named_in_one_line(mem, call, message):
+    with pytest.raises(InvalidInput) as refused:
+        call(mem)
+    assert message in str(refused.value) and "\n" not in str(refused.value)

@@ -1,0 +1,73 @@
+"""The migration mechanism (graphmem.migrations) without a database: Cypher and Python
+migrations in one numbering, applied in order once each, Python ones given the connection and
+their notes logged and recorded."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import graphmem.migrations as mechanism
+from graphmem.cypher import Migration as CypherMigration
+from graphmem.errors import ConfigurationError
+from graphmem.migrations import Migration, migrate, migrations
+
+
+class RecordingConnection:
+    """What ``migrate`` sends: schema statements, writes, and which migrations are recorded."""
+
+    def __init__(self, applied: set[str]):
+        self.applied = applied
+        self.sent: list[tuple] = []
+
+    def read(self, name: str, /, **params) -> list[dict]:
+        assert name == "admin/applied_migrations"
+        return [{"id": number} for number in sorted(self.applied)]
+
+    def write(self, name: str, /, **params) -> list[dict]:
+        self.sent.append((name, params["id"], params["notes"]))
+        return []
+
+    def schema(self, text: str, what: str) -> None:
+        self.sent.append(("schema", what, text))
+
+
+def test_shipped_migrations_are_numbered_once_in_order_of_both_kinds():
+    found = migrations()
+    numbers = [m.number for m in found]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    assert "0011_normalise_subjects" in [m.name for m in found]  # a Python one among the Cypher files
+    assert all(m.name.startswith(m.number + "_") and callable(m.run) for m in found)
+
+
+def test_pending_migrations_run_in_order_with_the_connection_and_their_notes(caplog):
+    seen = []
+
+    def data_migration(conn) -> list[str]:
+        seen.append(conn)
+        return ["2 subjects merged"]
+
+    schema = mechanism._statements  # how a Cypher migration runs its statements
+    available = [
+        Migration("0001", "0001_old", lambda conn: pytest.fail("already applied: never run again")),
+        Migration("0002", "0002_schema", lambda conn: schema(("CREATE INDEX a", "CREATE INDEX b"), "0002_schema", conn)),
+        Migration("0003", "0003_data", data_migration),
+        Migration("0004", "0004_quiet", lambda conn: None),
+    ]
+    conn = RecordingConnection(applied={"0001"})
+    with caplog.at_level(logging.WARNING, logger="graphmem.migrations"):
+        assert migrate(conn, available) == (["0002_schema", "0003_data", "0004_quiet"], ["0001_old"])
+    assert seen == [conn]
+    assert [s[:2] for s in conn.sent[:-1]] == [
+        ("schema", "0002_schema"), ("schema", "0002_schema"), ("admin/record_migration", "0002"),
+        ("admin/record_migration", "0003"), ("admin/record_migration", "0004")]
+    assert [s[2] for s in conn.sent if s[0] == "admin/record_migration"] == [[], ["2 subjects merged"], []]
+    assert conn.sent[-1][:2] == ("schema", "awaiting indexes")  # indexes the migrations made are online
+    assert caplog.messages == ["0003_data: 2 subjects merged"]
+
+
+def test_a_number_used_by_both_kinds_is_refused(monkeypatch):
+    monkeypatch.setattr(mechanism, "cypher_migrations", lambda: [CypherMigration("0011", "0011_other", ("X",))])
+    with pytest.raises(ConfigurationError, match="migration numbers used twice: 0011"):
+        migrations()
