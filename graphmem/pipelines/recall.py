@@ -119,7 +119,9 @@ class Recaller:
         so a path that answers the question outranks direct hits about the wrong thing."""
         fused = {h.unit.id: h.score for h in found}
         frontier = found[:k]
-        seen = {h.unit.id for h in found[:k]}  # a walk adds what the direct search did not return
+        # The first hop may reach the direct hits too: a path that answers the question counts
+        # for them as for any unit (in a small scope every unit is a direct hit).
+        seen: set[str] = set()
         weight = self.weights.get("paths", 2.0)
         walked: list[RecallHit] = []
         for hop in range(1, hops + 1):
@@ -136,6 +138,7 @@ class Recaller:
                 path = (parent.path or [parent.unit.content]) + [r.via, r.unit.content]
                 score = fused.get(r.unit.id, 0.0) + self.hop_decay ** (hop - 1) * weight / (self.rrf_k + rank)
                 frontier.append(RecallHit(unit=r.unit, score=score, hop=hop, path=path))
+            seen.update(by_id)  # no path comes back to where a hop started
             seen.update(h.unit.id for h in frontier)
             walked += frontier
         return walked
