@@ -3,7 +3,8 @@ through the entities the best hits are about.
 
 0. A time the question names ("on 19 March 2024", "last week": ``graphmem.timewords``) is taken
    out of the question's words, adds a ranked list of units told or true near it, and, when no
-   as-of point is given, decides what is visible: units true at some point inside it;
+   as-of point is given, decides what is visible: units true at some point inside it (when
+   none is, the texts visible at the asked point, the time only ranking them: see ``recall``);
 
 1. One index call (one round trip on Neo4j) returns the k best units visible at (T, S): the
    semantic, lexical and named-entity lists are each read from search entries filtered by
@@ -100,7 +101,15 @@ class Recaller:
         request = self.request(query, scopes, k, at, kinds, mode, window, fixed)
         if hops:  # a walk adds the fused score of units the question found below the top k
             request = request.model_copy(update={"k": min(1000, max(k, request.fetch))})
-        found = [RecallHit(unit=s.unit, score=s.score) for s in self.index.recall(request)]
+        scored = self.index.recall(request)
+        if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
+            # Nothing is true inside the named time. A text is true from when it was told, so
+            # one told later about that time ("we moved here four years ago", a document about
+            # 1930) is never inside it: then texts are searched as at the asked point, and the
+            # time only ranks them. Facts stay as they were (none was true then).
+            request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
+            scored = self.index.recall(request)
+        found = [RecallHit(unit=s.unit, score=s.score) for s in scored]
         hits = found[:k] + (self._walk(request, found, k, hops) if hops else [])
         best: dict[str, RecallHit] = {}
         for h in hits:
