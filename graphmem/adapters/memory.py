@@ -45,6 +45,7 @@ from ..models import (
     erasure_keys,
     new_id,
     normalise,
+    terms,
     utcnow,
     words,
 )
@@ -835,16 +836,16 @@ def _path(question: Sequence[float] | None, a: Sequence[float] | None, b: Sequen
     return (cos(a, question) + cos(b, question)) / math.sqrt(2 + 2 * cos(a, b) + 1e-9)
 
 
-def _bm25(terms: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
-    docs = [(u.id, words(u.content)) for u in units]
-    if not terms or not docs:
+def _bm25(asked: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
+    docs = [(u.id, terms(u.content)) for u in units]
+    if not asked or not docs:
         return []
     avg = sum(len(w) for _, w in docs) / len(docs)
-    df = {t: sum(1 for _, w in docs if t in w) for t in terms}
+    df = {t: sum(1 for _, w in docs if t in w) for t in asked}
     scored = []
     for uid, doc in docs:
         score = 0.0
-        for t in terms:
+        for t in asked:
             tf = doc.count(t)
             if tf:
                 idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
