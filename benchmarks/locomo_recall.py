@@ -1,32 +1,48 @@
 """LoCoMo evidence recall of GraphMem.recall in lexical, semantic, hybrid and hybrid+hops=2 modes.
 
-    NEO4J_URI=bolt://127.0.0.1:7691 python benchmarks/locomo_recall.py [DATA] --embedder minilm|hashing
-        [--conversations N]
+    NEO4J_URI=bolt://127.0.0.1:7751 python benchmarks/locomo_recall.py [DATA] --embedder minilm|hashing
+        [--form stored|dated] [--conversations N] [--keep] [--json]
 
 WIPES THE TARGET DATABASE (the embedder name is recorded in it, so each embedder needs a fresh
-one). Point it at a dedicated benchmark server, never the test one.
+one) unless --keep. Point it at a dedicated benchmark server, never the test one.
 
-One subject per conversation (user:locomo-<sample_id>); each turn is one episode (id
-"<sample_id>:<dia_id>", occurred_at = its session date in UTC, channel chat, raw
-"[<date>] <speaker>: <text>" plus " [image: <blip_caption>]"), ingested with extractor "none".
-For every question except category 5: recall top 10 and map hits to dia_ids through
-unit.source.episode_id; evidence recall@1/5/10 and all-covered@10 per category, beside the
-BM25 reference figures of ../shared/bench-data/README.md (computed over all 10 conversations).
+One subject per conversation (user:locomo-<form>-<sample_id>); each turn is one episode (id
+"<form>:<sample_id>:<dia_id>", occurred_at = its session date in UTC, channel chat), ingested
+with extractor "none". The turn's text (--form):
+  stored (default): what a user would store, "<speaker>: <text>" (plus " [image: <caption>]"
+                    when the turn shares one), the session date only in occurred_at;
+  dated:            "[<session date>] <speaker>: <text>" (plus the caption): the date written
+                    into the text, as the BM25 reference of ../shared/bench-data/README.md has it.
+For every question except category 5, asked at the world time just after the conversation's
+last session (midnight after it; no as-of point, so a time the question names, "in June",
+"last year", is read from then and decides what is visible, as for a user asking then):
+recall top 10 and map hits to dia_ids through unit.source.episode_id; evidence recall@1/5/10
+and all-covered@10 per category.
+
+Halves: conversations 1-5 are half A, 6-10 half B (with --conversations N, the first
+ceil(N/2) are A). Each half's figures come with 95% bootstrap intervals over its questions
+(2,000 resamples, fixed seed), beside the BM25 reference (computed over all 10 conversations).
+--keep asks the questions of what the database already holds (ingest skips stored episodes),
+so a second form or a second run needs no new ingest. --json: the last stdout line is one JSON
+object with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
-from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, wipe  # noqa: E402
+from _recall import (  # noqa: E402
+    MODES, Question, ask, cache_vectors, figures, metrics, print_table, settings_of,
+)
 
 from graphmem import GraphMem
 from graphmem.config import Settings
@@ -40,8 +56,9 @@ BM25 = {
     "multi-hop": (0.188, 0.277, 0.103),
     "open-domain": (0.248, 0.274, 0.191),
 }
-MODES = (("lexical", "lexical", 0), ("semantic", "semantic", 0), ("hybrid", "hybrid", 0), ("hybrid+hops2", "hybrid", 2))
-KS = (1, 5, 10)
+REFERENCE_TITLE = f"{'BM25 R@5':>10}{'R@10':>7}{'all@10':>8}"
+FORMS = ("stored", "dated")
+MEASURES = metrics((1, 5, 10))
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -61,37 +78,82 @@ def normalise_evidence(ids: list[str]) -> set[str]:
     return {f"D{int(a)}:{int(b)}" for raw in ids for a, b in _EVIDENCE.findall(raw)}
 
 
-def episodes_of(conv: dict) -> list[Episode]:
+def subject_of(conv: dict, form: str) -> str:
+    return f"user:locomo-{form}-{conv['sample_id']}"
+
+
+def doc_of(episode_id: str) -> str:
+    """"<form>:<sample_id>:<dia_id>" -> "<sample_id>:<dia_id>", what gold evidence is keyed by."""
+    return episode_id.split(":", 1)[1]
+
+
+def sessions_of(conv: dict) -> list[str]:
+    c = conv["conversation"]
+    return sorted((k for k in c if re.fullmatch(r"session_\d+", k) and isinstance(c[k], list)),
+                  key=lambda k: int(k.split("_")[1]))
+
+
+def asked_at(conv: dict) -> datetime:
+    """When the conversation's questions are asked: midnight after its last session."""
+    last = parse_date(conv["conversation"][f"{sessions_of(conv)[-1]}_date_time"])
+    return last.replace(hour=0, minute=0) + timedelta(days=1)
+
+
+def episodes_of(conv: dict, form: str) -> list[Episode]:
     sample = conv["sample_id"]
     c = conv["conversation"]
-    scope = Scope.parse(f"user:locomo-{sample}")
-    sessions = sorted((k for k in c if re.fullmatch(r"session_\d+", k) and isinstance(c[k], list)),
-                      key=lambda k: int(k.split("_")[1]))
+    scope = Scope.parse(subject_of(conv, form))
     out = []
-    for key in sessions:
+    for key in sessions_of(conv):
         date = c[f"{key}_date_time"]
         at = parse_date(date)
         for turn in c[key]:
-            raw = f"[{date}] {turn['speaker']}: {turn['text']}"
+            raw = f"{turn['speaker']}: {turn['text']}"
+            if form == "dated":
+                raw = f"[{date}] {raw}"
             if turn.get("blip_caption"):
                 raw += f" [image: {turn['blip_caption']}]"
-            out.append(Episode(id=f"{sample}:{turn['dia_id']}", scope=scope, occurred_at=at, raw=raw, channel="chat"))
+            out.append(Episode(id=f"{form}:{sample}:{turn['dia_id']}", scope=scope, occurred_at=at, raw=raw,
+                               channel="chat"))
     return out
 
 
-class TimedEmbedder:
-    """Wraps the embedder to measure texts embedded and seconds spent."""
+def questions_of(convs: list[dict], form: str) -> tuple[list[Question], dict[str, int]]:
+    """The scored questions (category 5 left out, those without evidence skipped), half A for
+    the first ceil(N/2) conversations; and how many were skipped or had evidence normalised."""
+    out, counts = [], {"skipped": 0, "normalised": 0}
+    first = math.ceil(len(convs) / 2)
+    for i, conv in enumerate(convs):
+        for j, qa in enumerate(conv["qa"]):
+            cat = CATEGORIES.get(qa.get("category"))
+            if cat is None:
+                continue
+            gold = normalise_evidence(qa.get("evidence", []))
+            counts["normalised"] += set(qa.get("evidence", [])) != gold
+            if not gold:
+                counts["skipped"] += 1
+                continue
+            out.append(Question(id=f"{conv['sample_id']}:q{j}", text=qa["question"], subject=subject_of(conv, form),
+                                gold=frozenset(f"{conv['sample_id']}:{g}" for g in gold), group=cat,
+                                half="A" if i < first else "B", asked_at=asked_at(conv)))
+    return out, counts
 
-    def __init__(self, inner):
-        self.inner, self.name, self.dimension = inner, inner.name, inner.dimension
-        self.texts, self.seconds = 0, 0.0
 
-    def embed(self, texts):
-        t = time.perf_counter()
-        out = self.inner.embed(texts)
-        self.seconds += time.perf_counter() - t
-        self.texts += len(texts)
-        return out
+def ingest(mem: GraphMem, convs: list[dict], form: str) -> tuple[int, float]:
+    """(turns, seconds)."""
+    started, turns = time.perf_counter(), 0
+    for conv in convs:
+        eps = episodes_of(conv, form)
+        mem.ingest(eps, extractor="none")
+        turns += len(eps)
+        print(f"  ingested {conv['sample_id']} ({len(eps)} turns, {time.perf_counter() - started:.0f} s)",
+              file=sys.stderr, flush=True)
+    return turns, time.perf_counter() - started
+
+
+def reference(group: str) -> str:
+    ref = BM25.get(group)
+    return f"{ref[0]:>9.3f}{ref[1]:>7.3f}{ref[2]:>8.3f}" if ref else ""
 
 
 def main() -> None:
@@ -99,85 +161,40 @@ def main() -> None:
     ap.add_argument("data", nargs="?", default="../shared/bench-data/locomo/locomo10.json", type=Path)
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    ap.add_argument("--form", choices=FORMS, default="stored", help="how a turn is written (see above)")
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
+    ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
     args = ap.parse_args()
 
     convs = json.loads(args.data.read_text())[: args.conversations]
-    wipe(args.uri)
+    questions, counts = questions_of(convs, args.form)
+    if not args.keep:
+        wipe(args.uri)
     mem = GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder))
-    timer = TimedEmbedder(mem.index.embedder)
-    mem.index.embedder = timer
-    if hasattr(timer.inner, "load"):
-        timer.inner.load()  # model load is not ingest time
+    vectors = cache_vectors(mem)
+    turns, ingest_s = ingest(mem, convs, args.form)
+    print(f"ingested {turns} turns of {len(convs)} conversations ({args.form} form) in {ingest_s:.1f} s; "
+          f"embedding: {vectors.summary()}", flush=True)
 
-    t0 = time.perf_counter()
-    n_eps = n_units = 0
-    for conv in convs:
-        eps = episodes_of(conv)
-        mem.ingest(eps, extractor="none")
-        n_eps += len(eps)
-    ingest_s = time.perf_counter() - t0
-    embed_texts, embed_s = timer.texts, timer.seconds
-    n_units = mem.index.status().get("units", None)
-    print(f"ingested {n_eps} turns of {len(convs)} conversations in {ingest_s:.1f} s "
-          f"({n_eps / ingest_s:.1f} turns/s); index status units={n_units}")
-    print(f"embedding during ingest: {embed_texts} texts in {embed_s:.1f} s "
-          f"({embed_texts / max(embed_s, 1e-9):.1f} texts/s, {args.embedder})", flush=True)
-
-    # sums[mode][cat] = [n, r1, r5, r10, all10]
-    sums = {m: defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0]) for m, _, _ in MODES}
-    skipped = normalised = unmapped = 0
-    latency = defaultdict(float)
-    t_q = time.perf_counter()
-    for conv in convs:
-        subject = f"user:locomo-{conv['sample_id']}"
-        for qa in conv["qa"]:
-            cat = CATEGORIES.get(qa.get("category"))
-            if cat is None:
-                continue
-            gold = normalise_evidence(qa.get("evidence", []))
-            if set(qa.get("evidence", [])) != gold:
-                normalised += 1
-            if not gold:
-                skipped += 1
-                continue
-            for label, mode, hops in MODES:
-                t = time.perf_counter()
-                hits = mem.recall(qa["question"], subject, k=10, mode=mode, hops=hops)
-                latency[label] += time.perf_counter() - t
-                dias = []
-                for h in hits:
-                    sample, _, dia = h.unit.source.episode_id.partition(":")
-                    if sample != conv["sample_id"]:
-                        unmapped += 1
-                    dias.append(dia)
-                s = sums[label][cat]
-                s[0] += 1
-                for i, k in enumerate(KS, 1):
-                    s[i] += len(gold & set(dias[:k])) / len(gold)
-                s[4] += float(gold <= set(dias[:10]))
-    n_q = sums["lexical"] and sum(v[0] for v in sums["lexical"].values())
-    print(f"{n_q} questions (category 5 excluded); {skipped} skipped for no evidence; "
-          f"{normalised} with malformed evidence normalised; hits outside the conversation: {unmapped}; "
-          f"query phase {time.perf_counter() - t_q:.1f} s")
-    print("mean recall latency ms: " + ", ".join(f"{m} {1000 * latency[m] / max(n_q, 1):.0f}" for m, _, _ in MODES))
-    print()
-    print(f"embedder={args.embedder}  conversations={len(convs)}")
-    print(f"{'category':<12}{'n':>5}  {'mode':<13}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'all@10':>8}   "
-          f"{'BM25 R@5':>9}{'R@10':>7}{'all@10':>8}")
-    for cat in (*CATEGORIES.values(), "all"):
-        for label, _, _ in MODES:
-            if cat == "all":
-                rows = list(sums[label].values())
-                s = [sum(r[i] for r in rows) for i in range(5)]
-            else:
-                s = sums[label].get(cat)
-                if not s or not s[0]:
-                    continue
-            n = s[0]
-            ref = BM25.get(cat)
-            ref_txt = f"{ref[0]:>9.3f}{ref[1]:>7.3f}{ref[2]:>8.3f}" if ref else f"{'':>9}{'':>7}{'':>8}"
-            print(f"{cat:<12}{n:>5}  {label:<13}{s[1] / n:>7.3f}{s[2] / n:>7.3f}{s[3] / n:>7.3f}{s[4] / n:>8.3f}   {ref_txt}")
+    started = time.perf_counter()
+    got, seconds = ask(mem, questions, args.modes, doc_of=doc_of, progress="locomo")
+    vectors.save()
+    result = figures(questions, got, MEASURES, list(CATEGORIES.values()))
+    print(f"{len(questions)} questions (category 5 excluded; half A {sum(q.half == 'A' for q in questions)}, "
+          f"half B {sum(q.half == 'B' for q in questions)}); {counts['skipped']} skipped for no evidence; "
+          f"{counts['normalised']} with malformed evidence normalised; query phase {time.perf_counter() - started:.1f} s")
+    print("mean recall latency ms: " + ", ".join(f"{m} {1000 * s:.0f}" for m, s in seconds.items()))
+    settings = settings_of(mem.recaller)
+    print(f"\nembedder={args.embedder}  form={args.form}  conversations={len(convs)}  settings={settings}")
+    print_table(result, list(MEASURES), "category", reference, REFERENCE_TITLE)
+    mem.close()
+    if args.json:
+        print(json.dumps({"benchmark": "locomo", "form": args.form, "embedder": args.embedder,
+                          "conversations": len(convs), "settings": settings, "skipped": counts["skipped"],
+                          "figures": result, "bm25": {g: dict(zip(("R@5", "R@10", "all@10"), v))
+                                                      for g, v in BM25.items()}}))
 
 
 if __name__ == "__main__":

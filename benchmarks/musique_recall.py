@@ -1,10 +1,10 @@
 """MuSiQue supporting-passage recall of GraphMem.recall in lexical, semantic, hybrid and hybrid+hops=2 modes.
 
-    python benchmarks/musique_recall.py [DATA_DIR] --uri bolt://127.0.0.1:7695 --embedder minilm|hashing
-        [--extractor none|rule] [--questions N]
+    python benchmarks/musique_recall.py [DATA_DIR] --uri bolt://127.0.0.1:7751 --embedder minilm|hashing
+        [--extractor none|rule] [--questions N] [--keep] [--json]
 
 WIPES THE TARGET DATABASE (the embedder name is recorded in it, so each embedder needs a fresh
-one). Point it at a dedicated benchmark server, never the test one.
+one) unless --keep. Point it at a dedicated benchmark server, never the test one.
 
 DATA_DIR holds qa.json (100 raw MuSiQue records) and corpus.json (the 1,890 {title, text}
 passages, the union of all questions' paragraphs); see ../shared/bench-data/README.md.
@@ -13,40 +13,93 @@ The whole corpus is ingested into one scope (user:musique) as `document` episode
 (id "musique:<i>", raw "<title>. <text>") with extractor "none" (one episodic unit per
 passage). For every question: recall top 10; a hit counts for a supporting paragraph when its
 episode maps back to the same (title, text) as a paragraph with is_supporting true. Printed:
-recall@2/5/10 = |supporting ∩ top k| / |supporting| and all-supports@10, by hop count
+recall@2/5/10 = |supporting ∩ top k| / |supporting|, all-supports@5 and @10, by hop count
 (len(question_decomposition)) and overall, beside the BM25 reference of the README.
+
+Halves: questions 1-50 are half A, 51-100 half B (with --questions N, the first ceil(N/2) are
+A). Each half's figures come with 95% bootstrap intervals over its questions (2,000
+resamples, fixed seed). --keep asks the questions of what the database already holds (ingest
+skips stored episodes). --json: the last stdout line is one JSON object with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
-from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, wipe  # noqa: E402
-from locomo_recall import TimedEmbedder  # noqa: E402
+from _common import default_uri, wipe  # noqa: E402
+from _recall import (  # noqa: E402
+    MODES, Question, ask, cache_vectors, covered_at, figures, metrics, print_table, settings_of,
+)
 
 from graphmem import GraphMem
 from graphmem.config import Settings
 from graphmem.models import Episode, Scope
 
 SUBJECT = "user:musique"
-MODES = (("lexical", "lexical", 0), ("semantic", "semantic", 0), ("hybrid", "hybrid", 0), ("hybrid+hops2", "hybrid", 2))
-KS = (2, 5, 10)
+MEASURES = {**metrics((2, 5, 10)), "all@5": lambda gold, got: covered_at(gold, got, 5)}
 #: BM25 over "<title>. <text>", from bench-data/README.md: overall R@2/5/10, and R@10 by hops.
 BM25_ALL = (0.410, 0.508, 0.585)
-BM25_HOPS_R10 = {2: 0.640, 3: 0.481, 4: 0.400}
+BM25_HOPS_R10 = {"2": 0.640, "3": 0.481, "4": 0.400}
+REFERENCE_TITLE = f"{'BM25 R@2':>10}{'R@5':>7}{'R@10':>7}"
 #: Ingest chunk: progress is visible and one failed commit does not cost the whole corpus.
 CHUNK = 250
 
 
-def key(title: str, text: str) -> tuple[str, str]:
-    return (title.strip(), text.strip())
+class Corpus:
+    """The passages as episodes, and which distinct passage (title and text) each episode is:
+    the corpus repeats a few passages, and a question's gold is the passage, not the copy."""
+
+    def __init__(self, data: Path):
+        scope = Scope.parse(SUBJECT)
+        at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+        self.key: dict[str, str] = {}
+        self.episodes = []
+        for i, p in enumerate(json.loads((data / "corpus.json").read_text())):
+            eid = f"musique:{i}"
+            self.key[eid] = passage(p["title"], p["text"])
+            self.episodes.append(Episode(id=eid, scope=scope, occurred_at=at, raw=f"{p['title']}. {p['text']}",
+                                         channel="document"))
+
+    def doc_of(self, episode_id: str) -> str:
+        return self.key.get(episode_id, f"unmapped:{episode_id}")
+
+    def ingest(self, mem: GraphMem, extractor: str = "none") -> float:
+        started = time.perf_counter()
+        for start in range(0, len(self.episodes), CHUNK):
+            report = mem.ingest(self.episodes[start : start + CHUNK], extractor=extractor)
+            if report.failed:
+                raise SystemExit(f"{len(report.failed)} passages failed to ingest: {report.failed[0]}")
+            print(f"  ingested {min(start + CHUNK, len(self.episodes))}/{len(self.episodes)} "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+        return time.perf_counter() - started
+
+
+def passage(title: str, text: str) -> str:
+    return f"{title.strip()}\x1f{text.strip()}"
+
+
+def questions_of(data: Path, limit: int | None = None) -> list[Question]:
+    """The questions, half A for the first ceil(N/2)."""
+    qas = json.loads((data / "qa.json").read_text())[:limit]
+    first = math.ceil(len(qas) / 2)
+    return [Question(id=qa["id"], text=qa["question"], subject=SUBJECT, group=str(len(qa["question_decomposition"])),
+                     gold=frozenset(passage(p["title"], p["paragraph_text"]) for p in qa["paragraphs"]
+                                    if p["is_supporting"]),
+                     half="A" if i < first else "B")
+            for i, qa in enumerate(qas)]
+
+
+def reference(group: str) -> str:
+    if group == "all":
+        return f"{BM25_ALL[0]:>9.3f}{BM25_ALL[1]:>7.3f}{BM25_ALL[2]:>7.3f}"
+    return f"{'':>9}{'':>7}{BM25_HOPS_R10[group]:>7.3f}" if group in BM25_HOPS_R10 else ""
 
 
 def main() -> None:
@@ -56,94 +109,40 @@ def main() -> None:
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
     ap.add_argument("--extractor", choices=("none", "rule"), default="none")
     ap.add_argument("--questions", type=int, default=None, help="only the first N questions")
+    ap.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
+    ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
+    ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
     args = ap.parse_args()
 
-    qas = json.loads((args.data / "qa.json").read_text())[: args.questions]
-    corpus = json.loads((args.data / "corpus.json").read_text())
-    scope = Scope.parse(SUBJECT)
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    by_episode: dict[str, tuple[str, str]] = {}
-    episodes = []
-    for i, p in enumerate(corpus):
-        eid = f"musique:{i}"
-        by_episode[eid] = key(p["title"], p["text"])
-        episodes.append(Episode(id=eid, scope=scope, occurred_at=at, raw=f"{p['title']}. {p['text']}", channel="document"))
-    passages = set(by_episode.values())
-
-    wipe(args.uri)
+    corpus = Corpus(args.data)
+    questions = questions_of(args.data, args.questions)
+    missing = sum(len(q.gold - set(corpus.key.values())) for q in questions)
+    if not args.keep:
+        wipe(args.uri)
     mem = GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder))
-    timer = TimedEmbedder(mem.index.embedder)
-    mem.index.embedder = timer
-    if hasattr(timer.inner, "load"):
-        timer.inner.load()  # model load is not ingest time
+    vectors = cache_vectors(mem)
+    ingest_s = corpus.ingest(mem, args.extractor)
+    print(f"ingested {len(corpus.episodes)} passages ({len(set(corpus.key.values()))} distinct title+text) "
+          f"in {ingest_s:.1f} s; extractor {args.extractor}; embedding: {vectors.summary()}", flush=True)
 
-    t0 = time.perf_counter()
-    decisions: dict[str, int] = defaultdict(int)
-    failed = 0
-    for start in range(0, len(episodes), CHUNK):
-        report = mem.ingest(episodes[start : start + CHUNK], extractor=args.extractor)
-        for op, n in report.decisions.items():
-            decisions[op] += n
-        failed += len(report.failed)
-        print(f"  ingested {min(start + CHUNK, len(episodes))}/{len(episodes)} "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)
-    ingest_s = time.perf_counter() - t0
-    status = mem.index.status()
-    print(f"ingested {len(episodes)} passages ({len(passages)} distinct title+text) in {ingest_s:.1f} s "
-          f"({len(episodes) / ingest_s:.1f} passages/s); extractor {args.extractor}; decisions {dict(decisions)}; "
-          f"failed {failed}; index status units={status.get('units')}")
-    print(f"embedding during ingest: {timer.texts} texts in {timer.seconds:.1f} s "
-          f"({timer.texts / max(timer.seconds, 1e-9):.1f} texts/s, {args.embedder})", flush=True)
-
-    # sums[mode][hops] = [n, r2, r5, r10, all10]
-    sums = {m: defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0]) for m, _, _ in MODES}
-    latency: dict[str, list[float]] = defaultdict(list)
-    missing_gold = unmapped = 0
-    q_embed_before = timer.seconds
-    t_q = time.perf_counter()
-    for qa in qas:
-        hops = len(qa["question_decomposition"])
-        gold = {key(p["title"], p["paragraph_text"]) for p in qa["paragraphs"] if p["is_supporting"]}
-        missing_gold += len(gold - passages)
-        for label, mode, walk in MODES:
-            t = time.perf_counter()
-            hits = mem.recall(qa["question"], SUBJECT, k=10, mode=mode, hops=walk)
-            latency[label].append(1000 * (time.perf_counter() - t))
-            got = []
-            for h in hits:
-                p = by_episode.get(h.unit.source.episode_id)
-                if p is None:
-                    unmapped += 1
-                got.append(p)
-            s = sums[label][hops]
-            s[0] += 1
-            for i, k in enumerate(KS, 1):
-                s[i] += len(gold & set(got[:k])) / len(gold)
-            s[4] += float(gold <= set(got[:10]))
-    q_s = time.perf_counter() - t_q
-    print(f"{len(qas)} questions; supporting paragraphs not found in the corpus: {missing_gold}; "
-          f"hits not mapping to a passage: {unmapped}; query phase {q_s:.1f} s "
-          f"(of which query embedding {timer.seconds - q_embed_before:.1f} s)")
-    print("recall latency ms p50/p95: " + ", ".join(
-        f"{m} {median(latency[m]):.0f}/{pct(latency[m], 95):.0f}" for m, _, _ in MODES))
-    print()
-    print(f"embedder={args.embedder}  extractor={args.extractor}  passages={len(episodes)}  k=10")
-    print(f"{'hops':<6}{'n':>5}  {'mode':<13}{'R@2':>7}{'R@5':>7}{'R@10':>7}{'all@10':>8}   "
-          f"{'BM25 R@2':>9}{'R@5':>7}{'R@10':>7}")
-    for group in (2, 3, 4, "all"):
-        for label, _, _ in MODES:
-            if group == "all":
-                rows = list(sums[label].values())
-                s = [sum(r[i] for r in rows) for i in range(5)]
-                ref = f"{BM25_ALL[0]:>9.3f}{BM25_ALL[1]:>7.3f}{BM25_ALL[2]:>7.3f}"
-            else:
-                s = sums[label].get(group)
-                if not s or not s[0]:
-                    continue
-                ref = f"{'':>9}{'':>7}{BM25_HOPS_R10[group]:>7.3f}"
-            n = s[0]
-            print(f"{str(group):<6}{n:>5}  {label:<13}{s[1] / n:>7.3f}{s[2] / n:>7.3f}{s[3] / n:>7.3f}{s[4] / n:>8.3f}   {ref}")
+    started = time.perf_counter()
+    got, seconds = ask(mem, questions, args.modes, doc_of=corpus.doc_of, progress="musique")
+    vectors.save()
+    result = figures(questions, got, MEASURES, sorted({q.group for q in questions}))
+    print(f"{len(questions)} questions (half A {sum(q.half == 'A' for q in questions)}, half B "
+          f"{sum(q.half == 'B' for q in questions)}); supporting paragraphs not found in the corpus: {missing}; "
+          f"query phase {time.perf_counter() - started:.1f} s")
+    print("mean recall latency ms: " + ", ".join(f"{m} {1000 * s:.0f}" for m, s in seconds.items()))
+    settings = settings_of(mem.recaller)
+    print(f"\nembedder={args.embedder}  extractor={args.extractor}  passages={len(corpus.episodes)}  "
+          f"settings={settings}")
+    print_table(result, list(MEASURES), "hops", reference, REFERENCE_TITLE)
     mem.close()
+    if args.json:
+        print(json.dumps({"benchmark": "musique", "embedder": args.embedder, "extractor": args.extractor,
+                          "settings": settings, "figures": result,
+                          "bm25": {"all": dict(zip(("R@2", "R@5", "R@10"), BM25_ALL)),
+                                   **{g: {"R@10": v} for g, v in BM25_HOPS_R10.items()}}}))
 
 
 if __name__ == "__main__":

@@ -640,9 +640,23 @@ STOPWORDS = frozenset(
 )
 
 
+# A word as the fulltext index's English analyzer sees it: apostrophes inside keep it whole
+# ("don't", "O'Brien"), and a possessive is dropped ("Caroline's" is "caroline"). Split at the
+# apostrophe instead, the query would look for "s" and "t", words no indexed text holds.
+_TERM = re.compile(r"\w+(?:['’]\w+)*")
+_POSSESSIVE = re.compile(r"['’]s$")
+_CLITIC = re.compile(r"['’]")
+
+
+def terms(text: str) -> list[str]:
+    """The lexical terms of a text, lower-cased (see ``search_terms``)."""
+    return [_POSSESSIVE.sub("", t.lower()) for t in _TERM.findall(text)]
+
+
 def search_terms(text: str) -> list[str]:
-    """The distinct words of a query a lexical search looks for, in order."""
-    return [w for w in dict.fromkeys(words(text)) if w not in STOPWORDS]
+    """The distinct terms of a query a lexical search looks for, in order: stopwords go, with
+    their contractions ("what's", "I'm", "they're")."""
+    return [t for t in dict.fromkeys(terms(text)) if _CLITIC.split(t)[0] not in STOPWORDS]
 
 
 def content_hash(content: str) -> str:

@@ -27,19 +27,22 @@ CALL () {
 CALL () {
   WITH $entity_lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node, score
-  WITH collect({entity: node, score: score, named: all(w IN node.words WHERE w IN $words)}) AS found
+  // An entity linked to more units than are read for it (a chat's speaker, named everywhere)
+  // ranks none of them: which ones were read would be arbitrary, and they would all tie.
+  WITH node, score, COUNT { (node)<-[:ABOUT|MENTIONS]-() } AS linked WHERE linked <= $fanout
+  WITH collect({entity: node, score: score, linked: linked, named: all(w IN node.words WHERE w IN $words)}) AS found
   UNWIND (CASE WHEN any(f IN found WHERE f.named) THEN [f IN found WHERE f.named] ELSE found END)[0..$seeds] AS f
-  // An entity named everywhere (a chat's speaker) says less about which unit is meant.
-  WITH f.entity AS entity, f.score AS score
-  WITH entity, score * log(2) / log(1 + COUNT { (entity)<-[:ABOUT|MENTIONS]-() }) AS score
+  // An entity named in many units says less about which unit is meant.
+  WITH f.entity AS entity, f.score * log(2) / log(1 + f.linked) AS score
   CALL (entity) {
     MATCH (entity)<-[:ABOUT|MENTIONS]-(u:Unit)
     MATCH (e:Entry {unit_id: u.id})
     WHERE e:SearchEntry AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
       AND (size($kinds) = 0 OR e.kind IN $kinds)
-    RETURN u.id AS id LIMIT $fanout
+    RETURN DISTINCT u.id AS id
   }
-  WITH id, max(score) AS score ORDER BY score DESC, id LIMIT $fetch
+  // A unit naming more of the question's entities comes first.
+  WITH id, sum(score) AS score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS entities
 }
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed]] AS list

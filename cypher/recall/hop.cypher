@@ -1,7 +1,8 @@
 // mode: read
 // params: frontier, scopes, kinds, s, t_lo, t_hi, vector, prop, fanout, seen, limit
-// One hop of a walk: from each frontier unit through the entities it is about or names to
-// units not seen yet with an entry visible at (s, t), at most fanout per entity (hub safety).
+// One hop of a walk: from each frontier unit through the entities it is about or names (those
+// linked to at most fanout units: hub safety) to units not seen yet with an entry visible at
+// (s, t).
 // A reached unit is ranked by how well the path answers the question: the cosine between the
 // question and the sum of the two units' vectors, from the three pairwise cosines (vectors are
 // unit length), times the entity's specificity (1 / log2(1 + the units linked to it)). The best
@@ -16,7 +17,10 @@ WITH f, u, pe[$prop] AS fv
 WITH f, u, fv, CASE WHEN fv IS NULL OR $vector IS NULL THEN null
                     ELSE 2 * vector.similarity.cosine(fv, $vector) - 1 END AS fq
 MATCH (u)-[:ABOUT|MENTIONS]->(entity:Entity)
-WITH f, u, fv, fq, entity, log(2) / log(1 + COUNT { (entity)<-[:ABOUT|MENTIONS]-() }) AS specificity
+// An entity linked to more units than fanout is not walked through: which of them would be
+// read is arbitrary (a chat's speaker is named in every turn).
+WITH f, u, fv, fq, entity, COUNT { (entity)<-[:ABOUT|MENTIONS]-() } AS linked WHERE linked <= $fanout
+WITH f, u, fv, fq, entity, log(2) / log(1 + linked) AS specificity
 CALL (entity, u) {
   MATCH (entity)<-[:ABOUT|MENTIONS]-(n:Unit) WHERE n <> u AND NOT n.id IN $seen
   MATCH (e:Entry {unit_id: n.id})

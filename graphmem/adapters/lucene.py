@@ -1,8 +1,9 @@
 """Lucene queries built from plain words, for Neo4j's fulltext indexes.
 
-Words are ``\\w+`` runs, lower-cased (``graphmem.models.words``), so no user character can reach
-Lucene syntax (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and nothing can
-raise. Every query is restricted to scopes by the scope tokens indexed beside the text.
+Words are ``\\w+`` runs, lower-cased (``graphmem.models.words``; lexical terms may also hold an
+apostrophe inside, ``graphmem.models.terms``, which Lucene reads as text), so no user character
+can reach Lucene syntax (quotes, colons, parentheses, backslashes, AND/OR/NOT operators) and
+nothing can raise. Every query is restricted to scopes by the scope tokens indexed beside the text.
 """
 
 from __future__ import annotations

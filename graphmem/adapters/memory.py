@@ -46,6 +46,7 @@ from ..models import (
     erasure_keys,
     new_id,
     normalise,
+    terms,
     utcnow,
     words,
 )
@@ -763,36 +764,46 @@ class InMemoryIndex:
         return _top([Hit(id=u.id, score=-gap[u.id]) for u in best], request.fetch)
 
     def _about(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
-        """Units about the entities the question names (see ``search_entities``), each scored
-        by its best entity, so the units of one entity tie."""
+        """Units about the entities the question names (see ``search_entities``) and linked to
+        at most ``fanout`` units, each scored by the sum of its entities' share of words named
+        times their specificity, so the units of one entity tie."""
         asked = set(request.words or ())
-        named_by = {u.id: self.store.named(u) for u in units}
+        degree = self._degree()
+        named_by = {u.id: {n for n in self.store.named(u) if degree[(u.scope.key, n)] <= request.fanout}
+                    for u in units}
         names = {n for named in named_by.values() for n in named}
         share = {n: len(set(words(n)) & asked) / max(len(set(words(n))), 1) for n in names}
         named = [n for n in names if share[n] == 1.0] or [n for n in names if share[n] > 0]
         chosen = set(sorted(named, key=lambda n: (-share[n], n))[: request.seeds])
         hits = []
         for u in units:
-            about = [share[n] for n in named_by[u.id] if n in chosen]
+            about = [share[n] * _specificity(degree[(u.scope.key, n)]) for n in named_by[u.id] if n in chosen]
             if about:
-                hits.append(Hit(id=u.id, score=max(about)))
+                hits.append(Hit(id=u.id, score=sum(about)))
         return _top(hits, request.fetch)
+
+    def _degree(self) -> dict[tuple[str, str], int]:
+        """How many units (any state) are about or name each entity, by (scope key, norm)."""
+        degree: dict[tuple[str, str], int] = {}
+        for u in self.store._state.units.values():
+            for norm in self.store.named(u):
+                degree[(u.scope.key, norm)] = degree.get((u.scope.key, norm), 0) + 1
+        return degree
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         units = [u for u in self._visible(request) if u.id not in step.seen]
         vectors = self.store._state.vectors
         named_by = {u.id: self.store.named(u) for u in units}
-        degree: dict[str, int] = {}
-        for u in self.store._state.units.values():
-            for norm in self.store.named(u):
-                degree[(u.scope.key, norm)] = degree.get((u.scope.key, norm), 0) + 1
+        degree = self._degree()
         best: dict[str, Reached] = {}
         for source_id in step.frontier:
             source = self.store._state.units.get(source_id)
             if source is None:
                 continue
             for norm, name in sorted(self.store.named(source).items()):
-                specificity = math.log(2) / math.log(1 + degree[(source.scope.key, norm)])
+                if degree[(source.scope.key, norm)] > request.fanout:
+                    continue  # a hub: which of its units would be read is arbitrary
+                specificity = _specificity(degree[(source.scope.key, norm)])
                 near = [u for u in units if u.id != source_id and norm in named_by[u.id]]
                 for u in near[: request.fanout]:
                     sim = _path(request.vector, vectors.get(source_id), vectors.get(u.id))
@@ -832,16 +843,16 @@ def _path(question: Sequence[float] | None, a: Sequence[float] | None, b: Sequen
     return (cos(a, question) + cos(b, question)) / math.sqrt(2 + 2 * cos(a, b) + 1e-9)
 
 
-def _bm25(terms: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
-    docs = [(u.id, words(u.content)) for u in units]
-    if not terms or not docs:
+def _bm25(asked: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
+    docs = [(u.id, terms(u.content)) for u in units]
+    if not asked or not docs:
         return []
     avg = sum(len(w) for _, w in docs) / len(docs)
-    df = {t: sum(1 for _, w in docs if t in w) for t in terms}
+    df = {t: sum(1 for _, w in docs if t in w) for t in asked}
     scored = []
     for uid, doc in docs:
         score = 0.0
-        for t in terms:
+        for t in asked:
             tf = doc.count(t)
             if tf:
                 idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
@@ -849,6 +860,11 @@ def _bm25(terms: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
         if score > 0:
             scored.append(Hit(id=uid, score=score))
     return scored
+
+
+def _specificity(linked: int) -> float:
+    """1 / log2(1 + units linked to an entity): an entity named everywhere tells little."""
+    return math.log(2) / math.log(1 + linked)
 
 
 def _top(hits: Sequence[Hit], k: int) -> list[Hit]:

@@ -3,7 +3,8 @@ through the entities the best hits are about.
 
 0. A time the question names ("on 19 March 2024", "last week": ``graphmem.timewords``) is taken
    out of the question's words, adds a ranked list of units told or true near it, and, when no
-   as-of point is given, decides what is visible: units true at some point inside it;
+   as-of point is given, decides what is visible: units true at some point inside it (when
+   none is, the texts visible at the asked point, the time only ranking them: see ``recall``);
 
 1. One index call (one round trip on Neo4j) returns the k best units visible at (T, S): the
    semantic, lexical and named-entity lists are each read from search entries filtered by
@@ -100,7 +101,15 @@ class Recaller:
         request = self.request(query, scopes, k, at, kinds, mode, window, fixed)
         if hops:  # a walk adds the fused score of units the question found below the top k
             request = request.model_copy(update={"k": min(1000, max(k, request.fetch))})
-        found = [RecallHit(unit=s.unit, score=s.score) for s in self.index.recall(request)]
+        scored = self.index.recall(request)
+        if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
+            # Nothing is true inside the named time. A text is true from when it was told, so
+            # one told later about that time ("we moved here four years ago", a document about
+            # 1930) is never inside it: then texts are searched as at the asked point, and the
+            # time only ranks them. Facts stay as they were (none was true then).
+            request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
+            scored = self.index.recall(request)
+        found = [RecallHit(unit=s.unit, score=s.score) for s in scored]
         hits = found[:k] + (self._walk(request, found, k, hops) if hops else [])
         best: dict[str, RecallHit] = {}
         for h in hits:
@@ -119,7 +128,9 @@ class Recaller:
         so a path that answers the question outranks direct hits about the wrong thing."""
         fused = {h.unit.id: h.score for h in found}
         frontier = found[:k]
-        seen = {h.unit.id for h in found[:k]}  # a walk adds what the direct search did not return
+        # The first hop may reach the direct hits too: a path that answers the question counts
+        # for them as for any unit (in a small scope every unit is a direct hit).
+        seen: set[str] = set()
         weight = self.weights.get("paths", 2.0)
         walked: list[RecallHit] = []
         for hop in range(1, hops + 1):
@@ -136,6 +147,7 @@ class Recaller:
                 path = (parent.path or [parent.unit.content]) + [r.via, r.unit.content]
                 score = fused.get(r.unit.id, 0.0) + self.hop_decay ** (hop - 1) * weight / (self.rrf_k + rank)
                 frontier.append(RecallHit(unit=r.unit, score=score, hop=hop, path=path))
+            seen.update(by_id)  # no path comes back to where a hop started
             seen.update(h.unit.id for h in frontier)
             walked += frontier
         return walked

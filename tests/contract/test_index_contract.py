@@ -121,3 +121,32 @@ def test_common_words_do_not_match_on_their_own(store_and_index):
     plan, capital = load(store, index, scope, ["What is the plan for the trip?", "The capital of France is Paris"])
     assert search(index, [scope], "what is the", "lexical") == []
     assert search(index, [scope], "what is the capital of France?", "lexical") == [capital.id]
+
+
+def entities(index, scope, text: str, fanout: int) -> list:
+    """The named-entity list alone for ``text`` (scored hits, best first), reading at most
+    ``fanout`` units an entity."""
+    request = SearchRequest(scopes=(scope,), at=AsOf.now(), k=10, fetch=30, words=tuple(words(text)), fanout=fanout)
+    return index.recall(request)
+
+
+def test_an_entity_named_in_more_units_than_are_read_ranks_none(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    hub = [u for n in range(4) for u in load(store, index, scope, [f"Zorn note {n}"],
+                                               triple=Triple(subject="Zorn", predicate="noted", object=f"note {n}"))]
+    [quill] = load(store, index, scope, ["Quill keeps bees"], triple=Triple(subject="Quill", predicate="keeps", object="bees"))
+    # four units name Zorn: with three read an entity, which three would be arbitrary
+    assert [s.unit.id for s in entities(index, scope, "what do Zorn and Quill do?", fanout=3)] == [quill.id]
+    assert {s.unit.id for s in entities(index, scope, "what does Zorn do?", fanout=4)} == {u.id for u in hub}
+
+
+def test_units_naming_more_of_the_question_entities_come_first(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    [one] = load(store, index, scope, ["Zorn sings"], triple=Triple(subject="Zorn", predicate="does", object="sings"))
+    [both] = load(store, index, scope, ["Zorn met Quill"], triple=Triple(subject="Zorn", predicate="met", object="Quill"))
+    [other] = load(store, index, scope, ["Quill swims"], triple=Triple(subject="Quill", predicate="does", object="swims"))
+    found = entities(index, scope, "when did Zorn and Quill meet?", fanout=50)
+    assert {s.unit.id for s in found} == {one.id, both.id, other.id}
+    assert found[0].unit.id == both.id and found[0].score > found[1].score  # first, not tied for it

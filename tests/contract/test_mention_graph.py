@@ -73,3 +73,27 @@ def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
     assert ("zed", "fact") in named(mem, s, text)
     mem.delete_episode(f"{s.subject_id}:fact", s)
     assert named(mem, s, text) == set()
+
+
+def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
+    s = fresh_scope()
+    for text in ("Alice reports to Bob.", "Bob lives in Lisbon.", "Alice lives in Berlin.", "Carol lives in Porto."):
+        mem.remember(text, s, extractor="none")
+    question = "where does Alice's manager live?"
+    direct = [h.unit.content for h in mem.recall(question, s, k=4)]
+    assert direct.index("Alice lives in Berlin.") < direct.index("Bob lives in Lisbon.")
+    # every text is a direct hit in so small a scope: the walk ranks them too
+    walked = mem.recall(question, s, k=4, hops=1)
+    contents = [h.unit.content for h in walked]
+    assert contents.index("Bob lives in Lisbon.") < contents.index("Alice lives in Berlin."), contents
+    lisbon = walked[contents.index("Bob lives in Lisbon.")]
+    assert lisbon.hop == 1 and lisbon.path == ["Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
+
+
+def test_a_walk_does_not_go_through_a_name_read_in_more_texts_than_a_hop_reads(mem):
+    s = fresh_scope()
+    mem.remember("Ines lent her bike to Zed.", s, extractor="none")
+    for n in range(51):  # Zed is named in more texts than a hop reads from one name (50)
+        mem.remember(f"Zed: note number {n} about nothing much.", s, extractor="none")
+    walked = mem.recall("who did Ines lend her bike to?", s, k=10, hops=2)
+    assert walked and all("Zed" not in h.path[1::2] for h in walked)

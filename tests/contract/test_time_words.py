@@ -64,3 +64,17 @@ def test_a_named_year_ranks_what_was_true_in_it_not_what_started_in_it(mem):
     for as_of in (None, d("2003-07-01")):
         hits = mem.recall("which club did Marco Rossi play for in 2003?", s, k=3, as_of=as_of)
         assert hits[0].unit.content == "Marco Rossi plays for Torino"
+
+
+def test_a_named_time_nothing_was_true_in_still_finds_the_texts_told_of_it(mem):
+    s = fresh_scope()
+    mem.remember("We moved here from Lisbon in 2019.", s, at=d("2024-05-01T10:00:00"), extractor="none")
+    mem.remember("The garden needs water.", s, at=d("2024-05-02T10:00:00"), extractor="none")
+    # each text is true from when it was told, so none is true in 2019: the texts are searched
+    hits = mem.recall("where did we live in 2019?", s, k=2)
+    assert "We moved here from Lisbon in 2019." in [h.unit.content for h in hits]
+    # a fact says when it is true: none was true then, so none is shown
+    facts = fresh_scope()
+    mem.remember("Berlin", facts, facts=[Fact(subject="Alice", predicate="lives_in", object="Berlin", single_valued=True,
+                                               content="Alice lives in Berlin", valid_at=d("2023-04-01"))])
+    assert list(mem.recall("where did Alice live in 2019?", facts, k=5)) == []

@@ -38,4 +38,4 @@ def test_the_fusion_constant_is_a_setting(monkeypatch):
     mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()), settings=settings)
     mem.remember("Alice plays the cello.", "user:alice")
     (hit,) = mem.recall("cello", "user:alice", k=1, mode="lexical")
-    assert hit.score == 1 / (5 + 1)
+    assert hit.score == settings.list_weights.get("lexical", 1.0) / (5 + 1)
