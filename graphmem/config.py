@@ -16,6 +16,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .fusion import RRF_K, WEIGHTS
+
 DEFAULT_BOLT_PORT = 7687
 
 
@@ -55,10 +57,10 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
 
     policy: Literal["rule", "llm"] = "rule"
-    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
-    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time; 1 when not
-    #: named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
-    list_weights: dict[str, float] = Field(default_factory=lambda: {"time": 3.0},
+    rrf_k: int = Field(RRF_K, ge=1, description="reciprocal rank fusion constant")
+    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, and a walk's
+    #: paths; 1 when not named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
+    list_weights: dict[str, float] = Field(default_factory=lambda: dict(WEIGHTS),
                                            description="weight of each ranked list in the fusion")
     trace_retention_days: float | None = Field(
         None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"
