@@ -42,8 +42,8 @@ class BasePolicy:
         self.config = config or PolicyConfig()
 
     def should_write(self, candidate: Candidate, ctx: WriteContext) -> tuple[bool, str]:
-        # Resident targets (procedural rules) change what the agent always sees: a human decides.
-        if ctx.is_resident_target or candidate.kind is MemoryKind.procedural:
+        # Procedural rules are resident: they change what the agent always sees, so a human decides.
+        if candidate.kind is MemoryKind.procedural:
             return False, "resident (procedural) writes require human review"
         return True, "non-resident candidate: reconcile against neighbours"
 

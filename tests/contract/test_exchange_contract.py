@@ -165,6 +165,6 @@ def test_subjects_count_what_each_scope_holds(store):
     scope, projected = fresh_scope(), fresh_scope(project="p")
     fill(store, scope, n=3)
     store.put_episode(episode(projected, id=f"{projected.subject_id}:only"))
-    counts = dict(store.subjects())
-    assert counts[scope] == {"episodes": 1, "units": 3, "decisions": 3}
-    assert counts[projected] == {"episodes": 1, "units": 0, "decisions": 0}
+    counts = {row.scope: (row.episodes, row.units, row.decisions) for row in store.subjects()}
+    assert counts[scope] == (1, 3, 3)
+    assert counts[projected] == (1, 0, 0)
