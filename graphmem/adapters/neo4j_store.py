@@ -1,4 +1,4 @@
-"""MemoryStore on Neo4j (design brief §3–§5).
+"""MemoryStore on Neo4j (``graphmem.ports``).
 
 Graph shape:
     (Episode)-[:DERIVED]->(Unit)-[:ABOUT {role}]->(Entity)
@@ -6,8 +6,9 @@ Graph shape:
     (Decision)-[:INVALIDATES {expired_at, invalid_at, reason, decision_id}]->(Unit)
 
 Every node carries ``scope`` (the scope key) plus ``subject_type``/``subject_id``/``project_id``
-so erasure is one indexed filter. Units are created once and never SET again except for their
-recall statistics; invalidation is an edge from the decision that made it.
+so erasure is one indexed filter. Units are created once and never SET again: recall statistics
+and archive state live on a Usage node beside the unit, and invalidation is an edge from the
+decision that made it.
 """
 
 from __future__ import annotations

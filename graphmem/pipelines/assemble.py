@@ -1,4 +1,4 @@
-"""Context assembly (seed §3 assembleContext) and resident blocks.
+"""Context assembly and resident blocks (``GraphMem.assemble``).
 
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
 separate recall budget; neither eats the other. Counts are exact tiktoken tokens. Every

@@ -17,7 +17,7 @@ RECALL_BUDGET = "__recall__"
 
 
 class PolicyConfig(BaseModel):
-    """Thresholds and budgets (the seed's defaults)."""
+    """Thresholds and budgets: the defaults every policy starts from."""
 
     budgets: dict[str, int] = Field(
         default_factory=lambda: {"rules": 1200, "user_profile": 600, "persona": 300, RECALL_BUDGET: 1500}
