@@ -24,7 +24,7 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -394,9 +394,9 @@ class MemoryIndex(Protocol):
         """For each query, the k units nearest by meaning visible at ``at``."""
         ...
 
-    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
-        """Recompute every entry from the store (one scope, or all) with the current embedder;
-        returns how many units were indexed."""
+    def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
+        """Recompute every entry from the store (one scope, or all) with the current embedder,
+        telling ``progress`` how many more units are done; returns how many were indexed."""
         ...
 
     def clear_cache(self) -> None:

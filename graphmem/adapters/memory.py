@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound, episode_conflict
 from ..models import (
@@ -802,7 +802,7 @@ class InMemoryIndex:
     def clear_cache(self) -> None:
         """Nothing is cached here: vectors live in the store, erased with their units."""
 
-    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
+    def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
         units = [u for u in self.store._state.units.values() if scope is None or u.scope == scope]
         for u, v in zip(units, self.vectors([u.content for u in units])):
             self.store._state.vectors[u.id] = v

@@ -1,6 +1,7 @@
-"""The store port and its adapters cannot drift: every method ``MemoryStore`` declares exists
-on each adapter with the same parameters (names, kinds, defaults) and the same types, and the
-adapters offer nothing public the port does not declare. Inspects classes; needs no server."""
+"""The ports and their adapters cannot drift: every method ``MemoryStore`` and ``MemoryIndex``
+declare exists on each adapter with the same parameters (names, kinds, defaults) and the same
+types, and the store adapters offer nothing public the port does not declare. Inspects
+classes; needs no server."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import typing
 import pytest
 
 from graphmem import ports
-from graphmem.adapters.memory import InMemoryStore
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.adapters.neo4j_index import Neo4jIndex
 from graphmem.adapters.neo4j_store import Neo4jStore
-from graphmem.ports import MemoryStore
+from graphmem.ports import MemoryIndex, MemoryStore
+
+ADAPTERS = [(MemoryStore, InMemoryStore), (MemoryStore, Neo4jStore), (MemoryIndex, InMemoryIndex),
+            (MemoryIndex, Neo4jIndex)]
 
 #: What the adapters have beyond the port, and why.
 EXTRAS = {
@@ -21,8 +26,8 @@ EXTRAS = {
 }
 
 
-def port_methods() -> dict[str, typing.Callable]:
-    return {name: member for name, member in inspect.getmembers(MemoryStore, inspect.isfunction)
+def port_methods(port: type = MemoryStore) -> dict[str, typing.Callable]:
+    return {name: member for name, member in inspect.getmembers(port, inspect.isfunction)
             if not name.startswith("_")}
 
 
@@ -42,12 +47,12 @@ def test_the_store_is_every_port_of_the_store() -> None:
     assert declared == set(port_methods())  # the composite adds no method of its own
 
 
-@pytest.mark.parametrize("adapter", [InMemoryStore, Neo4jStore], ids=lambda a: a.__name__)
-def test_adapter_implements_every_method_with_its_signature(adapter: type) -> None:
-    for name, declared in port_methods().items():
+@pytest.mark.parametrize("port, adapter", ADAPTERS, ids=lambda a: a.__name__)
+def test_adapter_implements_every_method_with_its_signature(port: type, adapter: type) -> None:
+    for name, declared in port_methods(port).items():
         implemented = getattr(adapter, name, None)
         assert callable(implemented), f"{adapter.__name__} lacks {name}"
-        assert shape(implemented) == shape(declared), f"{adapter.__name__}.{name} differs from MemoryStore.{name}"
+        assert shape(implemented) == shape(declared), f"{adapter.__name__}.{name} differs from {port.__name__}.{name}"
 
 
 @pytest.mark.parametrize("adapter", [InMemoryStore, Neo4jStore], ids=lambda a: a.__name__)
