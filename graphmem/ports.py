@@ -70,20 +70,15 @@ class EpisodeStore(Protocol):
     """Episodes: the raw events, append-only. An episode id belongs to its scope (another scope
     may use the same id).
 
-    - ``put_episode`` with an id its scope holds with the same fingerprint is a no-op; with a
-      different fingerprint it raises ``Conflict``; ``put_episodes`` stores the others and
-      reports it;
+    - storing an id its scope holds with the same fingerprint is a no-op; with another
+      fingerprint the episode is reported, not stored;
     - an episode is deleted only by ``TimelineStore.delete_episode`` and by an erasure.
     """
 
-    def put_episode(self, episode: Episode) -> bool:
-        """Store an episode; True when it is new, False when the identical one existed."""
-        ...
-
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
-        """Store many episodes in one transaction (same rules): how many were new, and the
-        positions of those whose scope holds other content under their id (not stored; the
-        rest are). A repeated id within ``episodes`` counts as stored by its first occurrence."""
+        """Store episodes in one transaction: how many were new, and the positions of those
+        whose scope holds other content under their id (not stored; the rest are). A repeated
+        id within ``episodes`` counts as stored by its first occurrence."""
         ...
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...

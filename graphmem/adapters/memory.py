@@ -11,7 +11,7 @@ from datetime import datetime
 from itertools import groupby
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..errors import Conflict, NotFound, episode_conflict
+from ..errors import Conflict, NotFound
 from ..models import (
     ApiKey,
     Appended,
@@ -103,12 +103,6 @@ class InMemoryStore:
         self._archived: dict[str, datetime] = {}
         self._reviews: dict[str, ReviewItem] = {}
         self._keys: dict[str, ApiKey] = {}
-
-    def put_episode(self, episode: Episode) -> bool:
-        appended = self.put_episodes([episode])
-        if appended.conflicts:
-            raise episode_conflict(episode.id)
-        return appended.new == 1
 
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         with self._lock:

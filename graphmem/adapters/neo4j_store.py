@@ -24,7 +24,7 @@ from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, micros, spans
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
     ApiKey,
     Appended,
@@ -338,12 +338,6 @@ class Neo4jStore:
         self._erasure_secret: bytes | None = None
 
     # -- episodes -------------------------------------------------------------------------
-    def put_episode(self, episode: Episode) -> bool:
-        appended = self.put_episodes([episode])
-        if appended.conflicts:
-            raise episode_conflict(episode.id)
-        return appended.new == 1
-
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         """Append episodes in one transaction under their (scope, id); those whose id their
         scope holds with other content are reported, not stored."""

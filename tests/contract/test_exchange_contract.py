@@ -32,7 +32,7 @@ def subject_records(scope, n: int):
 def fill(store, scope, n: int = 5):
     """Store ``subject_records`` and a record of every other kind (a trace, block, review item,
     deletion record and archived usage); return the units."""
-    store.put_episode(episode(scope, id=f"{scope.subject_id}:e"))
+    store.put_episodes([episode(scope, id=f"{scope.subject_id}:e")])
     units, decisions, edges = subject_records(scope, n)
     held = ReviewItem(scope=scope, candidate=Candidate(scope=scope, content="Rule: be brief", kind=MemoryKind.procedural),
                       episode_id=f"{scope.subject_id}:e", extractor_version="test", reason="procedural")
@@ -169,7 +169,7 @@ def test_prune_traces_takes_only_older_traces_of_the_scope(store):
 def test_subjects_count_what_each_scope_holds(store):
     scope, projected = fresh_scope(), fresh_scope(project="p")
     fill(store, scope, n=3)
-    store.put_episode(episode(projected, id=f"{projected.subject_id}:only"))
+    store.put_episodes([episode(projected, id=f"{projected.subject_id}:only")])
     counts = {row.scope: (row.episodes, row.units, row.decisions) for row in store.subjects()}
     assert counts[scope] == (1, 3, 3)
     assert counts[projected] == (1, 0, 0)

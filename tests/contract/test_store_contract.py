@@ -25,10 +25,9 @@ def put(store, u: MemoryUnit) -> None:
 
 def test_episode_is_append_only(store, scope):
     ep = episode(scope, "I moved to Berlin", id=f"ep-{scope.subject_id}")
-    assert store.put_episode(ep) is True
-    assert store.put_episode(ep) is False  # same id, same content: no-op
-    with pytest.raises(Conflict):
-        store.put_episode(episode(scope, "I moved to Paris", id=ep.id))
+    assert store.put_episodes([ep]) == Appended(new=1)
+    assert store.put_episodes([ep]) == Appended(new=0)  # same id, same content: no-op
+    assert store.put_episodes([episode(scope, "I moved to Paris", id=ep.id)]) == Appended(conflicts=(0,))
     assert store.get_episode(ep.id, scope).raw == "I moved to Berlin"
     assert store.get_episode(ep.id, fresh_scope()) is None  # never across scopes
 
@@ -36,8 +35,8 @@ def test_episode_is_append_only(store, scope):
 def test_episode_ids_belong_to_their_subject(store):
     alice, bob = fresh_scope(), fresh_scope()
     shared_id = f"ep-{alice.subject_id}"
-    assert store.put_episode(episode(alice, "Alice moved to Berlin", id=shared_id)) is True
-    assert store.put_episode(episode(bob, "Bob likes chess", id=shared_id)) is True  # reused by another subject
+    assert store.put_episodes([episode(alice, "Alice moved to Berlin", id=shared_id)]) == Appended(new=1)
+    assert store.put_episodes([episode(bob, "Bob likes chess", id=shared_id)]) == Appended(new=1)  # another subject
     assert store.get_episode(shared_id, alice).raw == "Alice moved to Berlin"
     assert store.get_episode(shared_id, bob).raw == "Bob likes chess"
 
