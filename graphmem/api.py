@@ -245,7 +245,7 @@ class GraphMem:
             "episode": episode,
             "decisions": self.store.list_decisions(scope, unit_id=unit_id),
             "entities": self.store.unit_entities(scope, unit_id),
-            **self.store.invalidations(unit_id, scope),
+            **self.store.invalidations(unit_id, scope).model_dump(),
         }
 
     # -- review and re-extraction --------------------------------------------------------
@@ -348,7 +348,7 @@ class GraphMem:
     def subjects(self) -> list[dict[str, Any]]:
         """Every subject (with its project) holding episodes, units or decisions:
         ``{"scope": Scope, "episodes": n, "units": n, "decisions": n}`` in scope order."""
-        return [{"scope": scope, **counts} for scope, counts in self.store.subjects()]
+        return [dict(row) for row in self.store.subjects()]
 
     def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict]:
         """Every record of a subject, header first, as JSON-ready dicts: one per line of JSON
@@ -408,7 +408,7 @@ class GraphMem:
         scope = as_scope(subject, project)
         at = point_in_time(None, known_at)
         if unit_id:
-            ids = [unit_id] + [o["unit_id"] for o in self.store.invalidations(unit_id, scope)["outgoing"]]
+            ids = [unit_id] + [o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing]
             records = [r for r in self.store.unit_records(scope, ids) if r.unit.time.created_at <= at.known]
             if not any(r.unit.id == unit_id for r in records):
                 raise NotFound(f"no unit {unit_id} in scope {scope}")
@@ -552,13 +552,12 @@ class GraphMem:
 
     def index_status(self) -> dict:
         """The index's model, the embedder's, counts and index states (``Database.index_status``)."""
-        return self._database().index_status()
+        return self._database().index_status().model_dump()
 
     def stats(self) -> dict:
         """Counts of units and entities (all and searchable), the index model, migrations applied."""
         database = self._database()
-        status = database.index_status()
-        counts = {k: v for k, v in status.items() if k not in ("indexes", "embedder")}
+        counts = database.index_status().model_dump(exclude={"indexes", "embedder"})
         return {**counts, "migrations": len(database.applied_migrations())}
 
     def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,

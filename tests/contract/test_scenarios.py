@@ -111,7 +111,8 @@ def test_scope_isolation_and_shared(mem):
     mem.remember("I like tea.", alice)
     mem.remember("I like tea.", bob)
     mem.remember("The office closes at 6pm.", mem.shared)
-    assert all(h.unit.scope == alice for h in mem.recall("tea office", alice))
+    mine = mem.recall("tea office", alice)
+    assert mine and all(h.unit.scope == alice for h in mine)
     with_shared = mem.recall("office closes", alice, include_shared=True)
     assert "The office closes at 6pm." in contents(with_shared)
 
