@@ -174,15 +174,19 @@ class Neo4jConnection:
                 if exc.code not in SCHEMA_RACES:
                     raise
 
-    def server_version(self) -> tuple[str, str]:
-        # One connection attempt first, without the retries of a transaction: a server that is
-        # down is reported at once.
+    def verify(self) -> None:
+        """One connection attempt, without the retries of a transaction (half a minute and
+        more): a server that is down or refuses the credentials is reported at once."""
         with mapped_errors("connect", self.settings.neo4j_uri):
             self.driver.verify_connectivity()
+
+    def server_version(self) -> tuple[str, str]:
+        self.verify()
         row = self.read("admin/server_version")[0]
         return row["version"], row["edition"]
 
     def migrate(self) -> tuple[list[str], list[str]]:
         """Apply pending numbered migrations (``graphmem.migrations``); returns (applied now,
         already applied)."""
+        self.verify()
         return migrate(self)

@@ -267,3 +267,11 @@ def test_ingest_progress_moves_during_a_file(monkeypatch, run, tmp_path):
                             for n in range(300)))
     assert run("ingest", path, "--extractor", "none").exit_code == 0
     assert sum(advanced) == 300 and len(advanced) >= 10
+
+
+@pytest.mark.parametrize("args", [["recall", "x", "--subject", "user:a"], ["init"], ["doctor"]])
+def test_a_command_reports_a_refused_port_within_seconds(args):
+    began = datetime.now()
+    result = invoker()("--uri", "bolt://127.0.0.1:9", *args)
+    assert (datetime.now() - began).total_seconds() < 10 and result.exit_code == 1
+    assert "Neo4j at bolt://127.0.0.1:9 is unreachable" in result.output
