@@ -275,3 +275,32 @@ def test_a_command_reports_a_refused_port_within_seconds(args):
     result = invoker()("--uri", "bolt://127.0.0.1:9", *args)
     assert (datetime.now() - began).total_seconds() < 10 and result.exit_code == 1
     assert "Neo4j at bolt://127.0.0.1:9 is unreachable" in result.output
+
+
+def test_a_fact_replaced_in_its_own_write_says_so_in_history(run, mem, monkeypatch):
+    """A unit whose system interval is empty (created and expired at one instant) was never
+    believed on its own; the table says that instead of an interval from T to T."""
+    from graphmem.models import Op
+    from tests.factories import EPOCH, decision, unit
+
+    scope = fresh_scope()
+    gone = unit(scope, "Zed lives in Paris", created=EPOCH, valid=EPOCH)
+    gone = gone.model_copy(update={"time": gone.time.model_copy(update={"expired_at": EPOCH})})
+    monkeypatch.setattr(mem, "history", lambda **kwargs: [
+        {"unit": gone, "slot": "Zed lives_in", "decisions": [decision(scope, Op.UPDATE, gone.id)]}])
+    human = run("history", "--entity", "Zed", "--subject", subject(scope))
+    assert human.exit_code == 0 and "2020-01-01, replaced in the same write" in human.stdout
+
+
+def test_db_start_on_another_port_says_how_to_point_the_other_commands_at_it(monkeypatch, tmp_path):
+    from graphmem.server.local import LocalNeo4j, Status
+
+    def running(self, **options):
+        return Status(running=True, uri=self.uri, version="test", pid=1, password_file=None)
+
+    monkeypatch.setattr(LocalNeo4j, "status", running)
+    monkeypatch.setattr(LocalNeo4j, "start", running)
+    result = invoker()("db", "start", "--port", "7690", "--home", tmp_path)
+    assert result.exit_code == 0 and "export GRAPHMEM_NEO4J_PORT=7690" in result.stderr
+    default = invoker()("db", "start", "--port", "7687", "--home", tmp_path)
+    assert default.exit_code == 0 and "export" not in default.stderr
