@@ -80,8 +80,12 @@ def connect(settings: Settings | None = None, *, migrate: bool = True, check_ind
             conn.migrate()
         if check_index:
             index.ensure()
-        kwargs.setdefault("policy", make_policy(settings))
-        kwargs.setdefault("extractors", make_extractors(settings))
+        # Built only when not given (setdefault would build them anyway, and an LLM policy
+        # without an endpoint refuses to be built).
+        if "policy" not in kwargs:
+            kwargs["policy"] = make_policy(settings)
+        if "extractors" not in kwargs:
+            kwargs["extractors"] = make_extractors(settings)
     except Exception:
         conn.close()
         raise

@@ -13,6 +13,7 @@ other use raises ``ConfigurationError`` naming the file before the query is sent
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
@@ -59,7 +60,9 @@ def unreachable(uri: str, exc: Exception) -> str:
     if parts.scheme == "bolt" and parts.hostname in ("127.0.0.1", "localhost", "::1"):
         port = f" --port {parts.port}" if parts.port and parts.port != DEFAULT_BOLT_PORT else ""
         hint = f"; is it running? try `graphmem db start{port}`"
-    return f"Neo4j at {uri} is unreachable ({exc}){hint}"
+    # The driver wraps the socket's reason in two sentences of addresses; the reason says it.
+    reason = re.search(r"\(reason ([^)]*)\)", str(exc))
+    return f"Neo4j at {uri} is unreachable ({reason.group(1) if reason else exc}){hint}"
 
 
 @contextmanager

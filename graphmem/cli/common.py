@@ -47,7 +47,7 @@ ACTOR = "cli"
 MemFactory = Callable[..., "GraphMem"]
 
 
-def _connect(settings: Settings, **options: bool) -> "GraphMem":
+def _connect(settings: Settings, **options: Any) -> "GraphMem":
     from graphmem.wiring import connect  # imported on first use: it loads every adapter
 
     return connect(settings, **options)
@@ -110,12 +110,13 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True) -> Iterator["GraphMem"]:
+def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator["GraphMem"]:
     """A GraphMem from the context's factory, closed afterwards; errors become `fail`.
     ``migrate`` applies pending migrations first; ``check_index`` refuses an index built
-    with another embedder (both off: nothing touches the database until the first call)."""
+    with another embedder (both off: nothing touches the database until the first call);
+    ``parts`` replace what the settings would build (``policy=...``)."""
     with guard():
-        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index)
+        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
         try:
             yield mem
         finally:

@@ -9,7 +9,8 @@ import re
 from datetime import datetime, timezone
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given, strategies as st
+from typer.main import get_command
 
 from graphmem import __version__
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
@@ -18,12 +19,13 @@ from graphmem.cli.common import CliState
 from graphmem.cli.main import app
 from graphmem.config import Settings
 from graphmem.errors import BackendError, InvalidInput
+from graphmem.embed import HashingEmbedder
 from graphmem.extract.llm import LLMExtractor
+from graphmem.extract.rule import RuleExtractor
 from graphmem.openai_api import make_client
 from graphmem.times import parse_time
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
-from typer.main import get_command
 
 
 @pytest.fixture
@@ -113,8 +115,7 @@ def test_llm_extractor_with_its_endpoint_down_fails_and_stores_nothing(embedder)
     store = InMemoryStore()
     down = make_client(Settings(llm_base_url="http://127.0.0.1:9/v1"), "test", timeout=2, max_retries=0)
     mem = GraphMem(store, InMemoryIndex(store, embedder),
-                   extractors={"llm": LLMExtractor(down, "m"), "rule": __import__("graphmem.extract.rule",
-                               fromlist=["RuleExtractor"]).RuleExtractor()})
+                   extractors={"llm": LLMExtractor(down, "m"), "rule": RuleExtractor()})
     result = invoker(CliState(factory=lambda s, **o: mem))(
         "remember", "I live in Oslo.", "--subject", "user:a", "--extractor", "llm")
     assert result.exit_code == 1 and "127.0.0.1:9" in one_error_line(result)
@@ -135,16 +136,26 @@ def test_each_role_has_its_own_endpoint_falling_back_to_openai(monkeypatch):
 
 
 # -- doctor and the connection ------------------------------------------------------------
-def test_doctor_checks_the_llm_the_policy_needs(run, monkeypatch):
+def test_doctor_checks_the_llm_the_policy_needs(monkeypatch):
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     store = InMemoryStore()
-    from graphmem.embed import HashingEmbedder
-
     mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()), settings=Settings(policy="llm"))
     doc = mem.doctor()
     [llm] = [c for c in doc["checks"] if c["check"] == "llm"]
     assert not doc["ok"] and not llm["ok"] and "GRAPHMEM_LLM_BASE_URL" in llm["detail"]
+
+
+def test_doctor_reports_a_missing_llm_endpoint_as_a_failed_check(monkeypatch, tmp_path):
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GRAPHMEM_POLICY", "llm")
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    result = invoker()("--uri", "bolt://127.0.0.1:9", "doctor", "--json")
+    doc = as_json(result, code=1)
+    checks = {c["check"]: c for c in doc["checks"]}
+    assert not checks["llm"]["ok"] and "GRAPHMEM_LLM_BASE_URL" in checks["llm"]["detail"]
+    assert {"connectivity", "embedder", "tokenizer"} <= set(checks)
 
 
 def test_a_uri_that_is_not_bolt_is_refused_in_one_line(monkeypatch):
