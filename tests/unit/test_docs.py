@@ -53,7 +53,7 @@ def test_set_up_is_two_commands_with_their_prerequisites():
     setup = section("Set up")
     [block] = re.findall(r"```bash\n(.*?)```", setup, re.DOTALL)
     assert [line.split("#")[0].strip() for line in block.splitlines()] == ["bash scripts/quickstart", "bash scripts/test"]
-    assert "Java 21+" in setup and "docker-compose.yml" in setup
+    assert "Java 21+" in setup and "Maven" in setup and "docker-compose.yml" in setup
     assert "docs/cli.md" in README
 
 
