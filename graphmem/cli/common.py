@@ -220,6 +220,14 @@ def table(*columns: str) -> "Table":
     return grid
 
 
+def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
+    """A row of plain text: memory text such as "[bold]" is shown as written, never read as
+    rich markup."""
+    from rich.text import Text
+
+    grid.add_row(*(Text(cell) for cell in cells), style=style)
+
+
 def print_table(grid: "Table") -> None:
     """Print on stdout: as wide as the terminal, or 160 columns into a pipe or file (rich's
     80 would wrap every id)."""

@@ -10,8 +10,8 @@ import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, open_mem, option_time, print_table, span, stamp,
-    table, when,
+    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, add_row, echo_unit, emit, fail, open_mem, option_time, print_table, span,
+    stamp, table, when,
 )
 from graphmem.models import MemoryKind
 
@@ -68,7 +68,7 @@ def recall(
         grid = table("relevance", "fact", "kind", "valid (UTC)", "via", "id")
         for h, r in kept:
             via = "direct" if not h.hop else f"hop {h.hop}: " + " → ".join(h.path)
-            grid.add_row(f"{r:.0f}%", h.unit.content, h.unit.kind.value,
+            add_row(grid, f"{r:.0f}%", h.unit.content, h.unit.kind.value,
                          span(h.unit.time.valid_at, h.unit.time.invalid_at), via, h.unit.id)
         print_table(grid)
     emit(doc, as_json, human)
@@ -123,9 +123,9 @@ def history(
                 believed = f"{stamp(t.created_at)}, replaced in the same write"
             else:
                 believed = span(t.created_at, t.expired_at)
-            grid.add_row(span(t.valid_at, t.invalid_at), believed, u.content, u.id)
+            add_row(grid, span(t.valid_at, t.invalid_at), believed, u.content, u.id)
             for d in entry["decisions"]:
-                grid.add_row("", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
+                add_row(grid, "", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
         print_table(grid)
     emit({"entries": [views.history_entry(e) for e in entries]}, as_json, human)
 

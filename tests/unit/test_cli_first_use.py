@@ -209,6 +209,13 @@ def test_recall_is_a_table_with_relevance_and_seconds(run, moved):
     assert ".250" not in human.stdout and "0.0" not in human.stdout  # no microseconds, no raw fusion scores
 
 
+def test_tables_show_memory_text_as_written(run, mem):
+    s = subject(fresh_scope())
+    mem.remember("Remember [bold]this[/bold] and [default: that].", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    human = run("recall", "remember this", "--subject", s)
+    assert "[bold]this[/bold] and [default: that]" in human.stdout
+
+
 def test_min_score_filters_by_relevance_and_only_when_given(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays.", "My cat is called Tom."]):
