@@ -78,8 +78,9 @@ def mapped_errors(what: str, uri: str | None = None) -> Iterator[None]:
     except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
         raise Unavailable(unreachable(uri, exc) if uri else f"{what}: Neo4j is unreachable ({exc})") from exc
     except neo4j_errors.AuthError as exc:
+        who = f"Neo4j at {uri}" if uri else f"{what}: Neo4j"
         raise Unavailable(
-            f"{what}: Neo4j refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
+            f"{who} refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
             "password is in <GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
         ) from exc
     except neo4j_errors.CypherTypeError as exc:
