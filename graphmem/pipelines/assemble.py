@@ -46,6 +46,8 @@ class Blocks:
         existing = self.store.get_block(scope, label)
         if existing is not None and not existing.writable and not admin:
             raise InvalidInput(f"block {label!r} is read-only (writable: false); an operator can override with --admin")
+        if token_budget is not None and token_budget < 1:
+            raise InvalidInput(f"block {label!r}: the token budget must be > 0, not {token_budget}")
         budget = token_budget or (existing.token_budget if existing else None)
         if budget is None:
             raise InvalidInput(f"block {label!r} is new: give its token budget")
@@ -98,6 +100,7 @@ class Assembler:
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
         hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
+        hits = [h for h in hits if h.unit.id not in rule_ids]  # a rule in context once, as a rule
         section, recalled = self._fill(RECALL_HEADER, [h.unit for h in hits], recall_budget)  # stage 4
         chosen = [h for h in hits if h.unit.id in set(recalled)]
         if chosen:
