@@ -3,9 +3,10 @@ settings: "Where does Alice's manager live?" must put "Bob lives in Lisbon." fir
 
     python benchmarks/quickstart_recall.py --uri bolt://127.0.0.1:7751 [--embedder minilm|hashing]
 
-Ingests examples/quickstart.jsonl as scripts/quickstart does (its own fresh subject, so the
-database is not wiped), asks as scripts/quickstart asks (k 3, hops 1, and hops 0 beside it),
-prints the hits; exit 1 when the manager's city is not first. The last stdout line is JSON.
+WIPES THE TARGET DATABASE: the quickstart's episodes as they are (subject user:alice, whose "I"
+is Alice) into an empty database, as scripts/quickstart stores them; then asks as
+scripts/quickstart asks (k 3, hops 1, and hops 0 beside it), prints the hits; exit 1 when the
+manager's city is not first. The last stdout line is JSON.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri  # noqa: E402
+from _common import default_uri, wipe  # noqa: E402
 
 from graphmem import GraphMem
 from graphmem.episodes_io import parse_episode
@@ -34,13 +34,9 @@ def main() -> None:
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
     args = ap.parse_args()
 
-    subject = f"user:quickstart-{uuid.uuid4().hex[:8]}"
-    episodes = []
-    for line in EXAMPLE.read_text().splitlines():
-        if line.strip():
-            record = json.loads(line)
-            record.update(subject=subject, id=f"{subject}:{record['id']}")
-            episodes.append(parse_episode(json.dumps(record)))
+    episodes = [parse_episode(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
+    subject = episodes[0].scope
+    wipe(args.uri)
     with GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder)) as mem:
         mem.ingest(episodes)
         answers = {}

@@ -11,8 +11,9 @@ Data: LoCoMo in the stored form and the MuSiQue corpus, ingested once into one d
 locomo_recall.py and musique_recall.py do (their halves too: LoCoMo conversations 1-5 / 6-10,
 MuSiQue questions 1-50 / 51-100).
 
-Objective (half A only): the mean of LoCoMo evidence R@10 and MuSiQue all-supports@10, each
-averaged over the hybrid and hybrid+hops2 modes.
+Objective (half A only): the mean of LoCoMo evidence R@1 and R@10 and MuSiQue
+all-supports@10, each averaged over the hybrid and hybrid+hops2 modes (R@1, as hybrid must not
+lose the top to the lexical list alone; R@10 and all@10 for what a context is built from).
 
 Search, two stages, every setting run by graphmem's own Recaller over the same stored data
 (``_recall.ListReplay``: the database is asked each question's lists once, and each
@@ -86,6 +87,7 @@ class Sets:
         mus = [q for q in self.musique if q.half == half]
         parts = {}
         for label in labels:
+            parts[f"locomo R@1 {label}"] = score(loc, loc_ans[label], lambda g, got: recall_at(g, got, 1))
             parts[f"locomo R@10 {label}"] = score(loc, loc_ans[label], lambda g, got: recall_at(g, got, 10))
             parts[f"musique all@10 {label}"] = score(mus, mus_ans[label], lambda g, got: covered_at(g, got, 10))
         parts["objective"] = sum(parts.values()) / len(parts)

@@ -382,7 +382,9 @@ class MemoryIndex(Protocol):
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         """One hop of a walk (see ``Step``): units sharing an entity with the frontier, visible
-        at the request's (T, S), at most ``request.fanout`` per entity, best first."""
+        at the request's (T, S), at most ``request.fanout`` per entity, best first. An entity
+        linked to more than ``fanout`` units, or named by the question (every word of its name
+        in ``request.words``), is not walked through."""
         ...
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:

@@ -769,15 +769,20 @@ class InMemoryIndex:
         vectors = self.store._state.vectors
         named_by = {u.id: self.store.named(u) for u in units}
         degree = self._degree()
+        asked = set(request.words or ())
         best: dict[str, Reached] = {}
         for source_id in step.frontier:
             source = self.store._state.units.get(source_id)
             if source is None:
                 continue
+            # a path from a unit naming none of the question's entities counts half (hop.cypher)
+            anchor = 1.0 if any(words(n) and set(words(n)) <= asked for n in self.store.named(source)) else 0.5
             for norm, name in sorted(self.store.named(source).items()):
                 if degree[(source.scope.key, norm)] > request.fanout:
                     continue  # a hub: which of its units would be read is arbitrary
-                specificity = _specificity(degree[(source.scope.key, norm)])
+                if words(norm) and set(words(norm)) <= asked:
+                    continue  # the question names it: its units are the direct search's to find
+                specificity = anchor * _specificity(degree[(source.scope.key, norm)])
                 near = [u for u in units if u.id != source_id and norm in named_by[u.id]]
                 for u in near[: request.fanout]:
                     sim = _path(request.vector, vectors.get(source_id), vectors.get(u.id))

@@ -209,7 +209,7 @@ class Neo4jIndex:
         del params["fetch"]
         rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier),
                               prop=vector_property(self.generation), fanout=request.fanout,
-                              seen=sorted(step.seen), limit=step.limit)
+                              seen=sorted(step.seen), limit=step.limit, words=list(request.words or ()))
         return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],
                         similarity=r["similarity"]) for r in rows]
 

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from graphmem.models import Fact, normalise
+from graphmem.models import AsOf, Fact, Step, normalise
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -97,3 +97,25 @@ def test_a_walk_does_not_go_through_a_name_read_in_more_texts_than_a_hop_reads(m
         mem.remember(f"Zed: note number {n} about nothing much.", s, extractor="none")
     walked = mem.recall("who did Ines lend her bike to?", s, k=10, hops=2)
     assert walked and all("Zed" not in h.path[1::2] for h in walked)
+
+
+def test_a_walk_bridges_through_what_the_question_does_not_name(mem):
+    # The quickstart's shape: the unit that names the manager and the one about Alice's own home
+    # share Alice, whom the question names; a hop goes through Bob, whom it does not.
+    s = fresh_scope()
+    for text in ("At work Alice reports to Bob.", "Bob lives in Lisbon.", "These days Alice lives in Berlin."):
+        mem.remember(text, s, extractor="none")
+    question = "where does Alice's manager live?"
+    [manager] = [h.unit for h in mem.recall("reports", s, k=3, mode="lexical")]
+    request = mem.recaller.request(question, [s], 3, AsOf.now(), (), "hybrid")
+    reached = mem.index.hop(request, Step(frontier=(manager.id,), limit=10))
+    assert [(r.via, r.unit.content) for r in reached] == [("Bob", "Bob lives in Lisbon.")]
+    # the same pair read backwards (from the answer to the unit that named the bridge) counts half
+    [lisbon] = [h.unit for h in mem.recall("Lisbon", s, k=1, mode="lexical")]
+    both = mem.index.hop(request, Step(frontier=(manager.id, lisbon.id), limit=10))
+    assert [(r.source, r.unit.id) for r in both] == [(manager.id, lisbon.id), (lisbon.id, manager.id)]
+    assert both[0].score == pytest.approx(2 * both[1].score)
+    # a question that names neither walks through both
+    request = mem.recaller.request("where does the manager live?", [s], 3, AsOf.now(), (), "hybrid")
+    reached = mem.index.hop(request, Step(frontier=(manager.id,), limit=10))
+    assert sorted(r.via for r in reached) == ["Alice", "Bob"]
