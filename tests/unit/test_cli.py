@@ -19,11 +19,6 @@ from tests.conftest import fresh_scope
 
 
 @pytest.fixture
-def mem(memory_mem: GraphMem) -> GraphMem:
-    return memory_mem
-
-
-@pytest.fixture
 def run(mem: GraphMem):
     """Invoke the CLI; every command opens the same in-memory GraphMem."""
     opened: list[dict] = []

@@ -8,21 +8,9 @@ import json
 
 import pytest
 
-from graphmem.api import GraphMem
-from graphmem.cli.common import CliState
 from graphmem.models import RECORD_KINDS, Scope
-from tests.cli import as_json, fact_line, invoker, one_error_line, subject
+from tests.cli import as_json, fact_line, one_error_line, subject
 from tests.conftest import fresh_scope
-
-
-@pytest.fixture
-def mem(memory_mem: GraphMem) -> GraphMem:
-    return memory_mem
-
-
-@pytest.fixture
-def run(mem: GraphMem):
-    return invoker(CliState(factory=lambda settings, **options: mem))
 
 
 @pytest.fixture

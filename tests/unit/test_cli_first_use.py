@@ -28,16 +28,6 @@ from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
 
 
-@pytest.fixture
-def mem(memory_mem: GraphMem) -> GraphMem:
-    return memory_mem
-
-
-@pytest.fixture
-def run(mem: GraphMem):
-    return invoker(CliState(factory=lambda settings, **options: mem))
-
-
 def commands(group=None, path=()):
     """Every command path of the CLI, sub-commands included."""
     group = group or get_command(app)

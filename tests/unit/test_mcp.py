@@ -27,11 +27,6 @@ class ToolFailed(Exception):
 
 
 @pytest.fixture
-def mem(memory_mem: GraphMem) -> GraphMem:
-    return memory_mem
-
-
-@pytest.fixture
 def serve(mem: GraphMem):
     """``serve(**config)``: a server for ``mem``, counting how often it opened the memory."""
     def make(**config):
