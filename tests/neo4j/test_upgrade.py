@@ -11,6 +11,7 @@ as dumped: nothing of this release touches it before `init`.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import struct
 from datetime import datetime, timezone
@@ -24,6 +25,10 @@ from graphmem import GraphMem
 from graphmem.config import Settings
 from graphmem.errors import NotFound
 from graphmem.migrations import migrations
+from graphmem.models import Fact
+
+timelines = importlib.import_module("graphmem.migrations.0014_timelines_of_earlier_units")
+TIMELINES = "0014_timelines_of_earlier_units"
 
 pytestmark = pytest.mark.neo4j
 
@@ -75,12 +80,31 @@ def answers() -> dict:
     return json.loads((FIXTURE / "answers.json").read_text())
 
 
+class Interrupted(Exception):
+    pass
+
+
 @pytest.fixture(scope="module")
 def upgraded(spare_server):
-    """(GraphMem on the upgraded store, what its `init` reported)."""
+    """(GraphMem on the upgraded store, what its `init` reported). The first `init` is cut off
+    inside 0014 after its first page of units; the second finishes it."""
     load_dump(spare_server.uri, ("neo4j", spare_server.password), json.loads((FIXTURE / "store.json").read_text()))
     settings = Settings.from_env(neo4j_uri=spare_server.uri, embedder="hashing")
     mem = GraphMem.connect(settings, migrate=False, check_index=False)
+    join = timelines._join
+
+    def once(tx, joined):
+        patch.setattr(timelines, "_join", cut)
+        join(tx, joined)
+
+    def cut(tx, joined):
+        raise Interrupted
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(timelines, "PAGE", 4)
+        patch.setattr(timelines, "_join", once)
+        with pytest.raises(Interrupted):
+            mem.init()
     report = mem.init()
     yield mem, report
     mem.close()
@@ -94,10 +118,26 @@ def contents(mem: GraphMem, question: str, **options) -> list[str]:
     return sorted(hit.unit.content for hit in mem.recall(question, ALICE, k=50, **options))
 
 
-def test_init_applies_every_migration_after_the_release_s(upgraded):
-    _, report = upgraded
-    assert report["already_applied"] == [m.name for m in migrations() if m.number <= "0005"]
-    assert report["applied"] == [m.name for m in migrations() if m.number > "0005"]
+def test_init_applies_every_migration_after_the_release_s_and_resumes_an_interrupted_one(upgraded):
+    mem, report = upgraded
+    assert mem.database.applied_migrations() == [m.number for m in migrations()]
+    assert report["applied"] == [TIMELINES]  # the one cut off; the earlier ones were recorded
+    assert report["already_applied"] == [m.name for m in migrations() if m.name != TIMELINES]
+
+
+def test_the_timeline_migration_run_again_changes_nothing(upgraded, spare_server):
+    mem, _ = upgraded
+
+    def stored() -> list[dict]:
+        with GraphDatabase.driver(spare_server.uri, auth=("neo4j", spare_server.password)) as driver:
+            records, _, _ = driver.execute_query(
+                "MATCH (n) WHERE n:Unit OR n:Decision OR n:Entry "
+                "RETURN labels(n) AS labels, properties(n) AS props ORDER BY n.id, n.unit_id, n.s_from")
+        return [r.data() for r in records]
+
+    before = stored()
+    assert timelines.apply(mem.database.conn) == []
+    assert stored() == before
 
 
 def test_doctor_finds_no_problem_and_every_unit_is_searchable(upgraded):
@@ -157,14 +197,37 @@ def test_reviews_erasure_and_archive_are_kept(upgraded, answers):
         mem.unit(archived, BOB)
 
 
-def test_the_upgraded_store_takes_new_writes_on_its_old_timelines(upgraded):
+def test_units_carry_their_episode_s_time(upgraded):
     mem, _ = upgraded
-    from graphmem.models import Fact
+    hits = mem.recall("Alice", ALICE, k=50)
+    assert len(hits) == 5
+    for hit in hits:
+        assert hit.unit.source.occurred_at == mem.episode(hit.unit.source.episode_id, ALICE).occurred_at
 
+
+def lives(mem: GraphMem, **options) -> list[str]:
+    return [c for c in contents(mem, "where does Alice live", **options) if " lives in " in c]
+
+
+def test_new_writes_continue_the_release_s_timelines(upgraded):
+    mem, _ = upgraded
+    before = datetime.now(timezone.utc)
+    # A later value of a slot the release wrote ends the release's current value...
     mem.remember("I moved to Lisbon.", ALICE, at("2024-02-01"), facts=[Fact(
         subject="Alice", predicate="lives_in", object="Lisbon", content="Alice lives in Lisbon",
         valid_at=at("2024-01-01"), single_valued=True)])
-    lives = [c for c in contents(mem, "where does Alice live") if "lives in" in c]
-    assert lives == ["Alice lives in Lisbon"]
-    assert [c for c in contents(mem, "where does Alice live", as_of=at("2023-06-01")) if "lives in" in c] == [
-        "Alice lives in Berlin"]
+    assert lives(mem) == ["Alice lives in Lisbon"]
+    assert lives(mem, as_of=at("2023-06-01")) == ["Alice lives in Berlin"]
+    # ...and the slot is drawn again: London, which the release kept until Berlin, ends where
+    # Paris begins from now on; what was believed before stays as it was.
+    assert lives(mem, as_of=at("2020-06-01")) == ["Alice lives in Paris"]
+    assert lives(mem, as_of=at("2020-06-01"), known_at=before) == ["Alice lives in London", "Alice lives in Paris"]
+    # A restatement of a value the release wrote is known as one, not a second unit.
+    report = mem.remember("I still like tea.", ALICE, at("2024-03-01"), facts=[Fact(
+        subject="Alice", predicate="likes", object="tea", content="Alice likes tea", valid_at=at("2024-03-01"))])
+    assert report.decisions == {"NOOP": 1}
+    assert contents(mem, "tea").count("Alice likes tea") == 1
+    # A retraction reaches the release's assertion.
+    mem.remember("I never worked at Globex.", ALICE, at("2024-04-01"), facts=[Fact(
+        subject="Alice", predicate="works_at", object="Globex", single_valued=True, op="retract")])
+    assert [c for c in contents(mem, "where does Alice work") if " works at " in c] == ["Alice works at Acme"]
