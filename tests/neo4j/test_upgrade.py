@@ -57,7 +57,7 @@ def load_dump(uri: str, auth: tuple[str, str], dump: dict) -> None:
             records, _, _ = driver.execute_query(query, params)
             return [r.data() for r in records]
 
-        run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+        run("MATCH (n) DETACH DELETE n")
         for row in run("SHOW CONSTRAINTS YIELD name"):
             run("DROP CONSTRAINT $name", name=row["name"])
         for row in run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'"):
