@@ -124,7 +124,7 @@ def erase(settings: Settings, n: int) -> None:
         started = time.perf_counter()
         counts = mem.forget(victim, batch=5_000)
         elapsed = time.perf_counter() - started
-        left = mem.store.count_units(bystander)
+        left = len(mem.store.list_units(bystander, UnitFilter(include_expired=True), Page(limit=10_000)))
     print(f"erasure: subject with {n} units ({counts['entities']} entities) erased in {elapsed:.1f} s "
           f"({n / elapsed:.0f} units/s); counts {counts}; bystander units left {left} of 1000")
 

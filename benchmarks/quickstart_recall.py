@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri  # noqa: E402
 
 from graphmem import GraphMem
-from graphmem.cli.write import parse_episode
+from graphmem.episodes_io import parse_episode
 from graphmem.config import Settings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.jsonl"

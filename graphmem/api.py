@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, 
 
 from pydantic import AwareDatetime, ConfigDict, Strict, ValidationError, validate_call
 
-from . import health, wiring
+from . import health, openai_api, wiring
 from .config import Settings
 from . import timeline
+from .extract.llm import LLMExtractor
 from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .keys import matches, new_key, split, subject_name
 from .models import (
@@ -175,8 +176,8 @@ class GraphMem:
         """Write episodes, batched per scope in arrival order. An episode whose id its subject
         already holds with other content is not stored: ``rejected`` names it by its position
         in ``episodes``, and the others are written."""
-        if extractor is not None and extractor not in self.extractors:
-            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+        if extractor is not None:
+            self._ready(extractor)
         report, batch, first = WriteReport(), [], 0
         for position, episode in enumerate(episodes):
             if batch and batch[0].scope != episode.scope:
@@ -186,6 +187,17 @@ class GraphMem:
         if batch:
             report.merge(self._write(batch, first, extractor, actor))
         return report
+
+    def _ready(self, extractor: str) -> None:
+        """Refuse an extractor that is unknown or not configured (InvalidInput), or whose
+        endpoint does not answer (BackendError), before anything is written."""
+        chosen = self.extractors.get(extractor)
+        if chosen is None and extractor == "llm":
+            raise InvalidInput(openai_api.missing_endpoint("the llm extractor", "llm"))
+        if chosen is None:
+            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+        if isinstance(chosen, LLMExtractor):
+            chosen.ready()
 
     def _write(self, batch: list[Episode], first: int, extractor: str | None, actor: str | None) -> WriteReport:
         """One scope's batch, starting at position ``first`` of what ``ingest`` was given."""
@@ -245,7 +257,7 @@ class GraphMem:
             "episode": episode,
             "decisions": self.store.list_decisions(scope, unit_id=unit_id),
             "entities": self.store.unit_entities(scope, unit_id),
-            **self.store.invalidations(unit_id, scope),
+            **self.store.invalidations(unit_id, scope).model_dump(),
         }
 
     # -- review and re-extraction --------------------------------------------------------
@@ -268,8 +280,7 @@ class GraphMem:
     def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None,
                   progress: Progress = None, actor: str | None = None) -> WriteReport:
         """Re-run extraction over the subject's stored episodes with another extractor."""
-        if extractor not in self.extractors:
-            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+        self._ready(extractor)
         return self.writer.reextract(as_scope(subject, project), extractor, progress=progress, actor=actor)
 
     # -- forgetting ---------------------------------------------------------------------
@@ -348,7 +359,7 @@ class GraphMem:
     def subjects(self) -> list[dict[str, Any]]:
         """Every subject (with its project) holding episodes, units or decisions:
         ``{"scope": Scope, "episodes": n, "units": n, "decisions": n}`` in scope order."""
-        return [{"scope": scope, **counts} for scope, counts in self.store.subjects()]
+        return [dict(row) for row in self.store.subjects()]
 
     def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict]:
         """Every record of a subject, header first, as JSON-ready dicts: one per line of JSON
@@ -408,7 +419,7 @@ class GraphMem:
         scope = as_scope(subject, project)
         at = point_in_time(None, known_at)
         if unit_id:
-            ids = [unit_id] + [o["unit_id"] for o in self.store.invalidations(unit_id, scope)["outgoing"]]
+            ids = [unit_id] + [o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing]
             records = [r for r in self.store.unit_records(scope, ids) if r.unit.time.created_at <= at.known]
             if not any(r.unit.id == unit_id for r in records):
                 raise NotFound(f"no unit {unit_id} in scope {scope}")
@@ -548,17 +559,21 @@ class GraphMem:
 
     def doctor(self) -> dict:
         """Every health check, failures included: ``{"ok", "checks": [{"check", "ok", "detail"}]}``."""
-        return health.doctor(self.database, self.index.embedder, self.counter)
+        settings = self.settings
+        llm = None
+        if settings.policy == "llm" or "llm" in self.extractors:
+            purpose = "the llm policy" if settings.policy == "llm" else "the llm extractor"
+            llm = lambda: (True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose))
+        return health.doctor(self.database, self.index.embedder, self.counter, llm)
 
     def index_status(self) -> dict:
         """The index's model, the embedder's, counts and index states (``Database.index_status``)."""
-        return self._database().index_status()
+        return self._database().index_status().model_dump()
 
     def stats(self) -> dict:
         """Counts of units and entities (all and searchable), the index model, migrations applied."""
         database = self._database()
-        status = database.index_status()
-        counts = {k: v for k, v in status.items() if k not in ("indexes", "embedder")}
+        counts = database.index_status().model_dump(exclude={"indexes", "embedder"})
         return {**counts, "migrations": len(database.applied_migrations())}
 
     def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,

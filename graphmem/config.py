@@ -12,11 +12,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .fusion import RRF_K, WEIGHTS
+
 DEFAULT_BOLT_PORT = 7687
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 def default_home() -> Path:
@@ -37,7 +41,20 @@ class Settings(BaseSettings):
         env_prefix="GRAPHMEM_", env_file=".env", env_ignore_empty=True, extra="ignore", frozen=True
     )
 
-    neo4j_uri: str = Field(f"bolt://127.0.0.1:{DEFAULT_BOLT_PORT}", validation_alias=_named("neo4j_uri"))
+    #: The local server's port (`graphmem db`), and so the default URI of every other command.
+    neo4j_port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535, description="the local server's Bolt port")
+    neo4j_uri: str = Field(default_factory=lambda data: f"bolt://127.0.0.1:{data['neo4j_port']}",
+                           validation_alias=_named("neo4j_uri"))
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _bolt(cls, uri: str) -> str:
+        # The driver also takes http:// (its query API, with an extra dependency) but graphmem
+        # speaks Bolt only; say so instead of a missing-module error.
+        if urlsplit(uri).scheme not in BOLT_SCHEMES:
+            raise ValueError(f"{uri!r} is not a Bolt URI: use bolt://HOST:PORT (one server) "
+                             "or neo4j://, neo4j+s:// (a cluster or Aura)")
+        return uri
+
     neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"))
     neo4j_password: SecretStr = Field(
         SecretStr(""),
@@ -53,12 +70,18 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int | None = None
     llm_model: str = "gpt-4o-mini"
+    # The model and the embedder may live on different servers (a chat model on vLLM, embeddings
+    # on Ollama); unset, each falls back to OPENAI_BASE_URL / OPENAI_API_KEY.
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr = SecretStr("")
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr = SecretStr("")
 
     policy: Literal["rule", "llm"] = "rule"
-    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
-    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time; 1 when not
-    #: named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
-    list_weights: dict[str, float] = Field(default_factory=lambda: {"time": 3.0},
+    rrf_k: int = Field(RRF_K, ge=1, description="reciprocal rank fusion constant")
+    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, and a walk's
+    #: paths; 1 when not named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
+    list_weights: dict[str, float] = Field(default_factory=lambda: dict(WEIGHTS),
                                            description="weight of each ranked list in the fusion")
     trace_retention_days: float | None = Field(
         None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"
@@ -72,6 +95,13 @@ class Settings(BaseSettings):
     http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
     #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).
     mcp_token: SecretStr = SecretStr("")
+
+    def endpoint(self, role: Literal["llm", "embedding"]) -> tuple[str | None, str]:
+        """(base URL, API key) of the OpenAI-compatible endpoint for ``role``: its own
+        settings, each falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``."""
+        own_url, own_key = ((self.llm_base_url, self.llm_api_key) if role == "llm"
+                            else (self.embedding_base_url, self.embedding_api_key))
+        return own_url or self.openai_base_url, own_key.get_secret_value() or self.openai_api_key.get_secret_value()
 
     @classmethod
     def from_env(cls, **overrides: object) -> "Settings":

@@ -1,7 +1,8 @@
 """``graphmem doctor``: every health check run and reported, failures included.
 
 Checks the database (when there is one: reachable, migrations applied, search indexes
-online), the embedder (it embeds, and the index was built with it) and the tokenizer. A check
+online), the embedder (it embeds, and the index was built with it), the tokenizer, and the
+LLM endpoint when the settings use one. A check
 that raises is a failed check whose detail is the error's one line; the next check still runs.
 """
 
@@ -15,8 +16,9 @@ from .ports import Database, Embedder, TokenCounter
 Probe = Callable[[], tuple[bool, str]]
 
 
-def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter) -> dict:
-    """``{"ok": all passed, "checks": [{"check", "ok", "detail"}, ...]}`` in the order run."""
+def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter, llm: Probe | None = None) -> dict:
+    """``{"ok": all passed, "checks": [{"check", "ok", "detail"}, ...]}`` in the order run;
+    ``llm`` probes the model endpoint when one is configured or needed."""
     checks: list[dict] = []
 
     def check(name: str, probe: Probe) -> bool:
@@ -37,6 +39,8 @@ def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter)
         check("indexes", lambda: _indexes(database))
     check("embedder", lambda: _embedder(embedder, database if connected else None))
     check("tokenizer", lambda: _tokenizer(counter))
+    if llm is not None:
+        check("llm", llm)
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
 
 

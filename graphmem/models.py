@@ -379,6 +379,53 @@ class Entity(Model):
     created_at: UTCDatetime | None = None
 
 
+class SubjectCounts(Model):
+    """A scope holding records, with how many episodes, units and decisions it holds."""
+
+    scope: Scope
+    episodes: int = 0
+    units: int = 0
+    decisions: int = 0
+
+
+#: What an erasure deletes, kind by kind: the counts its record keeps.
+ERASED_KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits",
+                "usage", "deletions", "entries")
+
+
+class Erasure(Model):
+    """The record of one erasure: which kind of subject, keyed only by HMACs under the store's
+    secret (``erasure_keys``), who asked, and how many records of each kind it deleted."""
+
+    id: str
+    subject_type: str
+    subject_hash: str
+    project_hash: str
+    status: Literal["running", "done"]
+    actor: str | None = None
+    #: How the subject is keyed ("hmac-sha256"); None on records from before keys.
+    key: str | None = None
+    started_at: UTCDatetime | None = None
+    updated_at: UTCDatetime | None = None
+    units: int = 0
+    episodes: int = 0
+    entities: int = 0
+    decisions: int = 0
+    traces: int = 0
+    blocks: int = 0
+    reviews: int = 0
+    locks: int = 0
+    commits: int = 0
+    usage: int = 0
+    deletions: int = 0
+    entries: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Records deleted so far, by kind (``ERASED_KINDS``)."""
+        return {kind: getattr(self, kind) for kind in ERASED_KINDS}
+
+
 class Usage(Model):
     """What happens to a unit in use, kept beside it (never on it): recall statistics and
     archive state."""
@@ -485,8 +532,9 @@ class Candidate(Model):
 
 
 class WriteContext(Model):
+    """What the policy's write gate sees besides the candidate: the episode it came from."""
+
     episode: Episode
-    is_resident_target: bool = False
 
 
 class UnitFilter(Model):
@@ -566,7 +614,7 @@ class SearchRequest(Model):
     terms: tuple[str, ...] | None = None
     #: Every word of the question, to find the entities it names (None: no entity list).
     words: tuple[str, ...] | None = None
-    rrf_k: Annotated[int, Field(ge=1)] = 60
+    rrf_k: Annotated[int, Field(ge=1)] = 3
     #: Weight of each list in the fusion, by name: semantic, lexical, entities, time.
     weights: dict[str, float] = Field(default_factory=dict)
     #: Entities read per question and units read per entity.
@@ -708,6 +756,63 @@ class GroupUnit(Model):
     archived: bool = False
 
 
+class InvalidatedBy(Model):
+    """An invalidation edge into a unit, as ``explain`` shows it: the decision that stopped
+    believing the unit, what that decision produced, when and why."""
+
+    decision_id: str
+    op: Op
+    produced_id: str | None = None
+    expired_at: UTCDatetime
+    invalid_at: UTCDatetime | None = None
+    reason: str
+
+
+class Superseded(Model):
+    """An invalidation edge out of the decision that produced a unit: the unit it stopped
+    believing (id and content), when and why."""
+
+    unit_id: str
+    content: str
+    expired_at: UTCDatetime
+    invalid_at: UTCDatetime | None = None
+    reason: str
+
+
+class UnitEdges(Model):
+    """The invalidation edges around one unit: into it, and out of its producing decision."""
+
+    incoming: tuple[InvalidatedBy, ...] = ()
+    outgoing: tuple[Superseded, ...] = ()
+
+
+class IndexState(Model):
+    """One search index as the server reports it."""
+
+    name: str
+    type: str
+    state: str
+    populationPercent: float | None = None
+
+
+class IndexStatus(Model):
+    """The live search entries: the model, dimension and generation they were built with
+    (None on a fresh database), the model a rebuild builds aside, the embedder configured now,
+    counts, and each search index's state."""
+
+    model: str | None = None
+    dimension: int | None = None
+    generation: int | None = None
+    building: str | None = None
+    embedder: dict[str, str | int]
+    units: int = 0
+    #: Units with an entry open now (searchable at the present system time).
+    searchable_units: int = 0
+    entries: int = 0
+    entities: int = 0
+    indexes: tuple[IndexState, ...] = ()
+
+
 #: What an export holds, kind by kind, in the order it is written and imported: a record
 #: names only records of its own kind or of the kinds before it.
 RecordKind = Literal["entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block",
@@ -769,11 +874,16 @@ __all__ = [
     "Decision",
     "Deletion",
     "Edge",
+    "ERASED_KINDS",
     "Entity",
     "Episode",
+    "Erasure",
     "Fact",
     "GroupUnit",
     "Hit",
+    "IndexState",
+    "IndexStatus",
+    "InvalidatedBy",
     "Invalidation",
     "MemoryBlock",
     "MemoryKind",
@@ -792,10 +902,13 @@ __all__ = [
     "Step",
     "SourceRef",
     "StoredTrace",
+    "SubjectCounts",
     "SubjectType",
+    "Superseded",
     "TemporalMeta",
     "TimelineEvent",
     "Triple",
+    "UnitEdges",
     "UnitFilter",
     "Usage",
     "WriteBatch",

@@ -9,7 +9,7 @@ the client's exception.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from .errors import BackendError, ConfigurationError
 
@@ -21,27 +21,48 @@ if TYPE_CHECKING:
 #: Retries per request after the first attempt (the client's default is 2; embedding a large
 #: ingest makes many requests, and a rate limit should slow it down, not stop it).
 MAX_RETRIES = 4
+#: Seconds a health probe waits for an endpoint.
+PROBE_TIMEOUT = 5.0
 
 
-def make_client(settings: "Settings", purpose: str, timeout: float = 60.0,
-                max_retries: int = MAX_RETRIES) -> "openai.OpenAI":
-    """A client for ``settings.openai_base_url`` (None: api.openai.com).
+def make_client(settings: "Settings", purpose: str, role: Literal["llm", "embedding"] = "llm",
+                timeout: float = 60.0, max_retries: int = MAX_RETRIES) -> "openai.OpenAI":
+    """A client for the endpoint ``settings.endpoint(role)`` names (no base URL: api.openai.com).
 
     Raises:
-        ConfigurationError: neither an API key nor a base URL is set; the message names
-            ``purpose`` (what needed the client).
+        ConfigurationError: neither an API key nor a base URL is set for ``role``; the message
+            names ``purpose`` (what needed the client) and the settings that would give them.
     """
     import openai  # imported here: it costs ~1 s, and only the OpenAI-backed parts need it
 
-    api_key = settings.openai_api_key.get_secret_value()
-    if not api_key and settings.openai_base_url is None:
-        raise ConfigurationError(f"{purpose} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)")
+    base_url, api_key = settings.endpoint(role)
+    if not api_key and base_url is None:
+        raise ConfigurationError(missing_endpoint(purpose, role))
     return openai.OpenAI(
-        base_url=settings.openai_base_url,
+        base_url=base_url,
         api_key=api_key or "unused",  # local servers often need no key, but the client wants one
         max_retries=max_retries,
         timeout=timeout,
     )
+
+
+def missing_endpoint(purpose: str, role: Literal["llm", "embedding"]) -> str:
+    """Why ``purpose`` cannot run: no endpoint for ``role``, and the settings that give one."""
+    own = f"GRAPHMEM_{role.upper()}"
+    return (f"{purpose} needs an OpenAI-compatible endpoint: set {own}_BASE_URL or OPENAI_BASE_URL "
+            f"(a local server), or {own}_API_KEY or OPENAI_API_KEY (api.openai.com)")
+
+
+def probe(client: "openai.OpenAI", purpose: str) -> str:
+    """Check that the endpoint answers (its model list, one attempt of a few seconds) before
+    work that would fail half-way without it; returns a line saying so.
+
+    Raises:
+        BackendError: it does not answer, naming ``purpose`` and the URL.
+    """
+    with mapped_errors(f"{purpose} at {client.base_url}"):
+        client.with_options(max_retries=0, timeout=PROBE_TIMEOUT).models.list()
+    return f"{purpose}: {client.base_url} answers"
 
 
 def one_line(text: object, limit: int = 300) -> str:

@@ -1,7 +1,11 @@
 """The ports: small Protocols the pipelines depend on, each with its written contract.
 
-Adapters (``graphmem.adapters``) implement them on Neo4j and in memory; the contract suite in
-``tests/contract`` runs the same tests against every adapter.
+The store is split by concern (``EpisodeStore``, ``UnitStore``, ``TimelineStore``,
+``AuditStore``, ``ReviewStore``, ``ErasureStore``, ``BlockStore``, ``ExchangeStore``,
+``KeyStore``) so each pipeline names what it uses; ``MemoryStore`` is all of them, as the
+adapters (``graphmem.adapters``) implement it on Neo4j and in memory. The contract suite in
+``tests/contract`` runs the same tests against every adapter, and checks that each adapter has
+every method of ``MemoryStore`` with its signature.
 
 Visibility (the README's "Bi-temporal visibility"), used wherever a method takes ``at: AsOf``
 (T = ``at.valid``, S = ``at.known``)::
@@ -20,7 +24,7 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -32,10 +36,11 @@ from .models import (
     Deletion,
     Entity,
     Episode,
+    Erasure,
     GroupUnit,
+    IndexStatus,
     Invalidation,
     MemoryBlock,
-    MemoryKind,
     MemoryUnit,
     Page,
     Reached,
@@ -48,6 +53,8 @@ from .models import (
     SearchRequest,
     Step,
     StoredTrace,
+    SubjectCounts,
+    UnitEdges,
     UnitFilter,
     Usage,
     WriteBatch,
@@ -59,51 +66,103 @@ Record = Union[Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Us
                StoredTrace]
 
 
-@runtime_checkable
-class MemoryStore(Protocol):
-    """The source of truth. Every method is confined to the scope it is given: no id from
-    another scope is ever read, returned, changed or deleted.
+class EpisodeStore(Protocol):
+    """Episodes: the raw events, append-only. An episode id belongs to its scope (another scope
+    may use the same id).
 
-    Invariants an adapter must keep:
-    - episodes are append-only, and an episode id belongs to its scope (another scope may use
-      the same id): ``put_episode`` with an id its scope holds with the same fingerprint is a
-      no-op; with a different fingerprint it raises ``Conflict``, and ``put_episodes`` stores
-      the others and reports it;
-    - a unit's content, kind, scope and times are written once; ``put_unit`` of an existing
-      id raises ``Conflict``; nothing is ever set on a stored unit (recall statistics and
-      archive state are kept beside it);
-    - ``invalidate_unit`` and ``commit`` add invalidation edges and never change the target;
-    - units are deleted physically only by ``delete_units`` (erasure) and ``delete_episode``.
+    - storing an id its scope holds with the same fingerprint is a no-op; with another
+      fingerprint the episode is reported, not stored;
+    - an episode is deleted only by ``TimelineStore.delete_episode`` and by an erasure.
     """
 
-    def put_episode(self, episode: Episode) -> bool:
-        """Store an episode; True when it is new, False when the identical one existed."""
-        ...
-
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
-        """Store many episodes in one transaction (same rules): how many were new, and the
-        positions of those whose scope holds other content under their id (not stored; the
-        rest are). A repeated id within ``episodes`` counts as stored by its first occurrence."""
+        """Store episodes in one transaction: how many were new, and the positions of those
+        whose scope holds other content under their id (not stored; the rest are). A repeated
+        id within ``episodes`` counts as stored by its first occurrence."""
         ...
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
+
+    def list_episode_ids(self, scope: Scope, page: Page = Page()) -> list[str]:
+        """Ids of the scope's episodes by (occurred_at, id), paged."""
+        ...
 
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
         """The ids among ``ids`` whose candidates already have stored decisions."""
         ...
 
-    def put_unit(self, unit: MemoryUnit) -> str:
-        """Create a unit (and the entities of its triple). Returns its id."""
+
+class UnitStore(Protocol):
+    """Units (facts) as read, the names they are about, and what happens to them in use.
+
+    A unit's content, kind, scope and times are written once (by ``TimelineStore.commit`` or an
+    import); nothing is ever set on a stored unit: recall statistics and archive state are kept
+    beside it, and ends come from invalidation edges.
+    """
+
+    def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
+        """The unit as seen at ``at.known`` (None when not visible at ``at``). With ``at`` None,
+        the unit as seen now whether or not it is still visible (history, explain)."""
         ...
 
-    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        """Record a recall: ``last_recalled_at`` = max(old, patch), ``recall_count`` += n,
-        kept beside the unit (never on it). Raises ``NotFound`` when the unit is not in the scope."""
+    def list_units(
+        self, scope: Scope, flt: UnitFilter, page: Page = Page(), at: AsOf | None = None
+    ) -> list[MemoryUnit]:
+        """Units matching ``flt`` and visible at ``at`` (now when None; no visibility test when
+        ``flt.include_expired``), ordered by (created_at, id), paged."""
+        ...
+
+    def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
+        """Units by id at any system time, each with all its invalidation edges."""
+        ...
+
+    def units_naming(self, scope: Scope, entity: str) -> list[GroupUnit]:
+        """Every unit about an entity (by name, resolved within the scope) at any system time,
+        with all its invalidation edges."""
+        ...
+
+    def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
+        """(name, how) of every entity a unit is about (how: its role, subject or object) or
+        names (how: the mention's kind: speaker, proper, known, fact), by name."""
+        ...
+
+    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
+        """Names the scope knows that any of ``texts`` may hold (at least those whose norm is
+        among ``graphmem.mentions.name_spans`` of a text), each True when a fact is about it
+        (found case-folded) and False when a text names it as a proper name or a speaker (found
+        where capitalised): ``graphmem.mentions.KnownNames``."""
+        ...
+
+    def list_scopes(self) -> list[Scope]:
+        """Every scope holding units, by scope key."""
         ...
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
-        """``update_unit`` for many units in one write; ids no longer stored are skipped.
-        Returns how many were recorded."""
+        """Record recalls in one write, beside the units (never on them): per unit,
+        ``last_recalled_at`` = max(old, given) and ``recall_count`` += ``increment``. Ids not
+        stored in the scope are skipped. Returns how many were recorded."""
+        ...
+
+    def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
+        """Archive units of the scope at ``archived_at`` (or restore them, with None): their
+        search entries leave (or rejoin) search with it. Returns how many were found."""
+        ...
+
+    def archived_ids(self, scope: Scope) -> set[str]:
+        """Ids of the scope's archived units."""
+        ...
+
+
+class TimelineStore(Protocol):
+    """Writes of decisions, units and invalidation edges, and the timeline groups they form
+    (``graphmem.timeline``).
+
+    - ``commit`` adds units, decisions and invalidation edges and never changes a stored unit;
+    - units are deleted only by ``delete_episode`` and by an erasure (``ErasureStore``).
+    """
+
+    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
+        """Current version of each lock key (0 when never written)."""
         ...
 
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
@@ -120,65 +179,79 @@ class MemoryStore(Protocol):
         """The decisions of these episodes that entered a timeline log, oldest first."""
         ...
 
+    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+        """Atomically store units, decisions (linked to their episode, target and product),
+        invalidation edges and review items, after checking the batch's guards (``Conflict``
+        when stale; a unit id already stored is a ``Conflict`` too), with what derives from
+        them: search entries, mention links (and links from earlier units to the names the
+        batch makes known). All or nothing."""
+        ...
+
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         """In one transaction: delete the episode, the units it produced and its decisions (with
         their edges), apply ``rewrite`` (the records re-deriving the timelines they touched) and
         store the deletion record with the counts. None when the episode is not in the scope."""
         ...
 
-    def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
-        """(name, how) of every entity a unit is about (how: its role, subject or object) or
-        names (how: the mention's kind: speaker, proper, known, fact), by name."""
+
+class AuditStore(Protocol):
+    """The decision log and assembly traces: append-only records you can walk (traces leave
+    only by ``prune_traces`` or an erasure)."""
+
+    def list_decisions(
+        self, scope: Scope, episode_id: str | None = None, op: str | None = None, unit_id: str | None = None,
+        limit: int = 100, unit_ids: Sequence[str] | None = None,
+    ) -> list[Decision]:
+        """Decisions of the scope, newest first, at most ``limit``: of one episode, of one op,
+        and touching ``unit_id`` or one of ``unit_ids`` (targeting, producing or invalidating
+        it) when given."""
         ...
 
-    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        """Names the scope knows that any of ``texts`` may hold (at least those whose norm is
-        among ``graphmem.mentions.name_spans`` of a text), each True when a fact is about it
-        (found case-folded) and False when a text names it as a proper name or a speaker (found
-        where capitalised): ``graphmem.mentions.KnownNames``."""
+    def invalidations(self, unit_id: str, scope: Scope) -> UnitEdges:
+        """The invalidation edges into a unit and out of the decision that produced it."""
         ...
 
-    def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
-        """Units by id at any system time, each with all its invalidation edges."""
+    def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
+        """Store an assembly trace with the score of each recalled unit, by rank."""
         ...
 
-    def units_naming(self, scope: Scope, entity: str) -> list[GroupUnit]:
-        """Every unit about an entity (by name, resolved within the scope) at any system time,
-        with all its invalidation edges."""
+    def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None: ...
+
+    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
+        """Delete the assembly traces created before ``before`` (of one scope, or of all),
+        in bounded batches; with ``dry_run`` only count them. Returns how many."""
         ...
 
-    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
-        """Write one invalidation edge from the (stored) decision to the unit.
-        Raises ``NotFound`` when either is missing from the scope."""
+
+class ReviewStore(Protocol):
+    """Candidates held for human review (written by ``TimelineStore.commit``). Review items
+    are looked up by id across scopes: the id is what an operator is shown."""
+
+    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending",
+                     limit: int = 100) -> list[ReviewItem]:
+        """Items of one scope (all when None) with this status (any when None), oldest first."""
         ...
 
-    def commit(self, batch: WriteBatch, scope: Scope) -> None:
-        """Atomically store units, decisions (linked to their episode, target and product)
-        and invalidation edges, after checking the batch's guards (``Conflict`` when stale),
-        with what derives from them: search entries, mention links (and links from earlier
-        units to the names the batch makes known). All or nothing."""
+    def get_review(self, review_id: str) -> ReviewItem | None: ...
+
+    def decide_review(self, review_id: str, status: str, note: str | None = None) -> bool:
+        """Mark a pending item ``status`` with ``note``; False when it is missing or decided."""
         ...
 
-    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        """Current version of each lock key (0 when never written)."""
-        ...
 
-    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
-        """Physically delete the matching units (ignoring visibility) and their edges.
-        Returns how many were deleted."""
-        ...
+class ErasureStore(Protocol):
+    """Erasure of a subject: bounded batches, each counted on the erasure record in its own
+    transaction. A record names the subject only by HMAC keys under a secret of the store's own
+    (``graphmem.models.erasure_keys``), never in plain text or a plain hash."""
 
     def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
-                      actor: str | None = None) -> dict:
+                      actor: str | None = None) -> Erasure:
         """The erasure record of a subject (one project, or every project when None): the
-        unfinished one, to resume, or a new one (``status`` "running") naming who asked for it.
-        A record holds counts per kind and times, and names the subject only by HMAC keys under
-        a secret of the store's own (``graphmem.models.erasure_keys``), never in plain text or
-        a plain hash."""
+        unfinished one, to resume, or a new one (``status`` "running") naming who asked."""
         ...
 
     def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
-                    batch: int) -> dict:
+                    batch: int) -> Erasure:
         """Delete up to ``batch`` records of each kind belonging to the subject and add the
         counts to the erasure record, atomically; a batch that deletes nothing marks the record
         "done". Returns the record."""
@@ -189,41 +262,30 @@ class MemoryStore(Protocol):
         or of its own project (an importer skips such subjects)."""
         ...
 
-    def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
-        """The unit as seen at ``at.known`` (None when not visible at ``at``). With ``at`` None,
-        the unit as seen now whether or not it is still visible (history, explain)."""
+
+class BlockStore(Protocol):
+    """Resident blocks, one per (scope, label): ``put_block`` of a stored label replaces its
+    content and keeps its id."""
+
+    def put_block(self, block: MemoryBlock) -> None: ...
+
+    def get_block(self, scope: Scope, label: str) -> MemoryBlock | None: ...
+
+    def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
+        """The scope's blocks (of one label when given), by label."""
         ...
 
-    def list_units(
-        self, scope: Scope, flt: UnitFilter, page: Page = Page(), at: AsOf | None = None
-    ) -> list[MemoryUnit]:
-        """Units matching ``flt`` and visible at ``at`` (now when None; no visibility test when
-        ``flt.include_expired``), ordered by (created_at, id), paged."""
+    def delete_block(self, scope: Scope, label: str) -> bool:
+        """Delete a block; False when there was none."""
         ...
 
-    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
-        """The ids among ``ids`` of units in ``scope`` visible at ``at`` (and of one of ``kinds``
-        when given): the same rule as ``list_units``, without materialising units, so recall
-        can rank thousands of candidates cheaply."""
-        ...
 
-    def count_units(self, scope: Scope) -> int: ...
+class ExchangeStore(Protocol):
+    """Whole subjects as records: listing, export (``dump``) and import (``lookup``, ``load``)."""
 
-    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict]:
-        """One hop of a graph walk: for each unit and each of its entities, rows
-        ``{source: unit id, via: entity name, next: [ids of up to fanout other units about
-        that entity]}``. No visibility test: the caller applies it."""
-        ...
-
-    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict]:
-        """Rows ``{entity, via, ids}``: up to ``fanout`` ids of units about each entity (its id
-        and name), for the entities of ``entity_ids`` found in the scope."""
-        ...
-
-    # -- whole subjects: listing, export and import, retention ---------------------------
-    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
-        """Every scope holding episodes, units or decisions, with how many of each
-        (``episodes``, ``units``, ``decisions``), in scope order."""
+    def subjects(self) -> list[SubjectCounts]:
+        """Every scope holding episodes, units or decisions, with how many of each, in scope
+        order (type, id, then project with no project last)."""
         ...
 
     def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
@@ -253,10 +315,42 @@ class MemoryStore(Protocol):
         links, and ``anchors`` for texts stored before). Returns how many were stored."""
         ...
 
-    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
-        """Delete the assembly traces created before ``before`` (of one scope, or of all),
-        in bounded batches; with ``dry_run`` only count them. Returns how many."""
+
+class KeyStore(Protocol):
+    """API keys (``graphmem.keys``), stored by id with the digest of their secret only. Keys
+    belong to no scope: they name the subjects they hold.
+
+    - ``put_key`` of an existing id raises ``Conflict``;
+    - a revoked key stays listed (with ``revoked_at``) and is never live again;
+    - ``drop_key_subject`` is how an erasure reaches keys: the subject leaves every key that
+      holds it, and a non-admin key left with no subject is revoked.
+    """
+
+    def put_key(self, key: ApiKey) -> None: ...
+
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every key, revoked ones included, oldest first."""
         ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
+        """Revoke a key (a revoked one keeps its first ``revoked_at``); the key as it is now,
+        or None when there is no such key."""
+        ...
+
+    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
+        """Take ``subject`` (``TYPE:ID``) out of every key holding it, revoking at ``at`` a
+        non-admin key left with none; the keys changed, as they are now."""
+        ...
+
+
+@runtime_checkable
+class MemoryStore(EpisodeStore, UnitStore, TimelineStore, AuditStore, ReviewStore, ErasureStore, BlockStore,
+                  ExchangeStore, KeyStore, Protocol):
+    """The source of truth: every port above, as the adapters implement it
+    (``graphmem.adapters``). Every method that takes a scope is confined to it: no id from
+    another scope is ever read, returned, changed or deleted."""
 
 
 @runtime_checkable
@@ -295,9 +389,9 @@ class MemoryIndex(Protocol):
         """For each query, the k units nearest by meaning visible at ``at``."""
         ...
 
-    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
-        """Recompute every entry from the store (one scope, or all) with the current embedder;
-        returns how many units were indexed."""
+    def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
+        """Recompute every entry from the store (one scope, or all) with the current embedder,
+        telling ``progress`` how many more units are done; returns how many were indexed."""
         ...
 
     def clear_cache(self) -> None:
@@ -347,11 +441,9 @@ class Database(Protocol):
         request; False when it checkpoints on its own schedule (Community)."""
         ...
 
-    def index_status(self) -> dict:
-        """``model``, ``dimension`` and ``generation`` the live search entries were built with,
-        ``building`` (the model a rebuild builds aside, or None), counts of ``units``,
-        ``searchable_units`` (with an entry open now), ``entries`` and ``entities``, and
-        ``indexes``: the state of each search index."""
+    def index_status(self) -> IndexStatus:
+        """The model, dimension and generation the live search entries were built with, the
+        model a rebuild builds aside, counts, and the state of each search index."""
         ...
 
     def close(self) -> None: ...
@@ -415,57 +507,4 @@ class TokenCounter(Protocol):
 
     def truncate(self, text: str, budget: int) -> str:
         """The longest prefix of ``text`` (at a token boundary) with ``count <= budget``."""
-        ...
-
-
-class AuditLog(Protocol):
-    """Decisions and assembly traces: append-only records you can walk."""
-
-    def list_decisions(
-        self, scope: Scope, episode_id: str | None = None, op: str | None = None, limit: int = 100
-    ) -> list[Decision]: ...
-
-    def put_trace(self, trace: AssembleTrace) -> None: ...
-
-    def get_trace(self, trace_id: str, scope: Scope) -> AssembleTrace | None: ...
-
-
-class BlockStore(Protocol):
-    """Resident blocks, one per (scope, label)."""
-
-    def put_block(self, block: MemoryBlock) -> None: ...
-
-    def get_block(self, scope: Scope, label: str) -> MemoryBlock | None: ...
-
-    def list_blocks(self, scope: Scope) -> list[MemoryBlock]: ...
-
-    def delete_block(self, scope: Scope, label: str) -> bool: ...
-
-
-class KeyStore(Protocol):
-    """API keys (``graphmem.keys``), stored by id with the digest of their secret only. Keys
-    belong to no scope: they name the subjects they hold.
-
-    - ``put_key`` of an existing id raises ``Conflict``;
-    - a revoked key stays listed (with ``revoked_at``) and is never live again;
-    - ``drop_key_subject`` is how an erasure reaches keys: the subject leaves every key that
-      holds it, and a non-admin key left with no subject is revoked.
-    """
-
-    def put_key(self, key: ApiKey) -> None: ...
-
-    def get_key(self, key_id: str) -> ApiKey | None: ...
-
-    def list_keys(self) -> list[ApiKey]:
-        """Every key, revoked ones included, oldest first."""
-        ...
-
-    def revoke_key(self, key_id: str, at: datetime) -> ApiKey | None:
-        """Revoke a key (a revoked one keeps its first ``revoked_at``); the key as it is now,
-        or None when there is no such key."""
-        ...
-
-    def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
-        """Take ``subject`` (``TYPE:ID``) out of every key holding it, revoking at ``at`` a
-        non-admin key left with none; the keys changed, as they are now."""
         ...

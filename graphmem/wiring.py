@@ -34,7 +34,7 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "hashing":
         return HashingEmbedder()
     if settings.embedder == "openai":
-        client = make_client(settings, "the openai embedder")
+        client = make_client(settings, "the openai embedder", "embedding")
         return OpenAIEmbedder(client, settings.embedding_model, dimensions=settings.embedding_dimensions)
     return MiniLMEmbedder(cache_dir=settings.home / "models" / MINILM)
 
@@ -48,9 +48,9 @@ def make_policy(settings: Settings) -> BasePolicy:
 
 def make_extractors(settings: Settings | None = None) -> dict[str, Extractor]:
     """The extractors by name: ``facts``, ``rule`` and ``none`` always; ``llm`` when
-    ``settings`` name an OpenAI-compatible endpoint or key."""
+    ``settings`` name an OpenAI-compatible endpoint or key for the model."""
     extractors: dict[str, Extractor] = {"facts": FactsExtractor(), "rule": RuleExtractor(), "none": NoneExtractor()}
-    if settings is not None and (settings.openai_base_url or settings.openai_api_key.get_secret_value()):
+    if settings is not None and any(settings.endpoint("llm")):
         extractors["llm"] = LLMExtractor(make_client(settings, "the llm extractor"), settings.llm_model)
     return extractors
 
@@ -80,8 +80,12 @@ def connect(settings: Settings | None = None, *, migrate: bool = True, check_ind
             conn.migrate()
         if check_index:
             index.ensure()
-        kwargs.setdefault("policy", make_policy(settings))
-        kwargs.setdefault("extractors", make_extractors(settings))
+        # Built only when not given (setdefault would build them anyway, and an LLM policy
+        # without an endpoint refuses to be built).
+        if "policy" not in kwargs:
+            kwargs["policy"] = make_policy(settings)
+        if "extractors" not in kwargs:
+            kwargs["extractors"] = make_extractors(settings)
     except Exception:
         conn.close()
         raise

@@ -27,6 +27,14 @@ class StubOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
+            def do_GET(self) -> None:  # the model list, which graphmem asks for before a write
+                raw = json.dumps({"object": "list", "data": []}).encode()
+                self.send_response(200 if self.path.endswith("/models") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append({"path": self.path, "body": body})

@@ -9,9 +9,9 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from ..errors import Conflict, NotFound, episode_conflict
+from ..errors import Conflict, NotFound
 from ..models import (
     ApiKey,
     Appended,
@@ -22,8 +22,10 @@ from ..models import (
     Edge,
     Entity,
     Episode,
+    Erasure,
     GroupUnit,
     Hit,
+    InvalidatedBy,
     Invalidation,
     MemoryBlock,
     MemoryUnit,
@@ -38,7 +40,10 @@ from ..models import (
     SearchRequest,
     Step,
     StoredTrace,
+    SubjectCounts,
+    Superseded,
     TemporalMeta,
+    UnitEdges,
     UnitFilter,
     Usage,
     WriteBatch,
@@ -92,18 +97,12 @@ class InMemoryStore:
         self._state = _State()
         self._lock = threading.RLock()
         #: Erasure records by id, keyed by HMACs under this store's own secret.
-        self._erasures: dict[str, dict] = {}
+        self._erasures: dict[str, Erasure] = {}
         self._secret = secrets.token_bytes(32)
         #: unit id -> when it was archived.
         self._archived: dict[str, datetime] = {}
         self._reviews: dict[str, ReviewItem] = {}
         self._keys: dict[str, ApiKey] = {}
-
-    def put_episode(self, episode: Episode) -> bool:
-        appended = self.put_episodes([episode])
-        if appended.conflicts:
-            raise episode_conflict(episode.id)
-        return appended.new == 1
 
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         with self._lock:
@@ -133,13 +132,6 @@ class InMemoryStore:
         with self._lock:
             decided = {d.episode_id for d in self._state.decisions.values() if d.scope == scope}
             return {i for i in ids if i in decided}
-
-    def put_unit(self, unit: MemoryUnit) -> str:
-        self.commit(WriteBatch(units=(unit,)), unit.scope)
-        return unit.id
-
-    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
-        self.commit(WriteBatch(invalidations=(invalidation,)), scope)
 
     def commit(self, batch: WriteBatch, scope: Scope) -> None:
         with self._lock:
@@ -196,10 +188,6 @@ class InMemoryStore:
         with self._lock:
             return {k: self._state.guards.get(k, 0) for k in keys}
 
-    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        if not self.record_recall(scope, {unit_id: patch}):
-            raise NotFound(f"no unit {unit_id} in scope {scope}")
-
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         with self._lock:
             units = self._state.units
@@ -209,17 +197,6 @@ class InMemoryStore:
                 last, count = self._state.usage.get(uid, (patch.recalled_at, 0))
                 self._state.usage[uid] = (max(last, patch.recalled_at), count + patch.increment)
             return len(found)
-
-    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
-        with self._lock:
-            doomed = {u.id for u in self._matching(scope, flt)}
-            for uid in doomed:
-                del self._state.units[uid]
-                self._state.vectors.pop(uid, None)
-                self._state.usage.pop(uid, None)
-                self._archived.pop(uid, None)
-            self._state.edges = [e for e in self._state.edges if e.unit_id not in doomed]
-            return len(doomed)
 
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
         found = self.list_units(scope, UnitFilter(ids=(unit_id,), include_expired=at is None), Page(limit=1), at)
@@ -248,33 +225,26 @@ class InMemoryStore:
         seen.sort(key=lambda u: (u.time.created_at, u.id))
         return seen[page.offset : page.offset + page.limit]
 
-    def count_units(self, scope: Scope) -> int:
-        with self._lock:
-            return sum(1 for u in self._state.units.values() if u.scope == scope)
-
-    def invalidations(self, unit_id: str, scope: Scope) -> dict[str, list[dict]]:
+    def invalidations(self, unit_id: str, scope: Scope) -> UnitEdges:
         with self._lock:
             decisions = self._state.decisions
             incoming = [
-                {"decision_id": e.decision_id, "op": decisions[e.decision_id].op.value,
-                 "produced_id": decisions[e.decision_id].produced_id, "expired_at": e.expired_at,
-                 "invalid_at": e.invalid_at, "reason": e.reason}
+                InvalidatedBy(decision_id=e.decision_id, op=decisions[e.decision_id].op,
+                              produced_id=decisions[e.decision_id].produced_id, expired_at=e.expired_at,
+                              invalid_at=e.invalid_at, reason=e.reason)
                 for e in self._state.edges if e.unit_id == unit_id and decisions[e.decision_id].scope == scope
             ]
             producers = {d.id for d in decisions.values() if d.produced_id == unit_id and d.scope == scope}
             outgoing = [
-                {"unit_id": e.unit_id, "content": self._state.units[e.unit_id].content,
-                 "expired_at": e.expired_at, "invalid_at": e.invalid_at, "reason": e.reason}
+                Superseded(unit_id=e.unit_id, content=self._state.units[e.unit_id].content,
+                           expired_at=e.expired_at, invalid_at=e.invalid_at, reason=e.reason)
                 for e in self._state.edges if e.decision_id in producers and e.unit_id in self._state.units
             ]
-            return {"incoming": incoming, "outgoing": outgoing}
+            return UnitEdges(incoming=tuple(incoming), outgoing=tuple(outgoing))
 
     # -- review queue and episode listing --------------------------------------------------
-    def put_review(self, item: ReviewItem) -> str:
-        self.commit(WriteBatch(reviews=(item,)), item.scope)
-        return item.id
-
-    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100):
+    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending",
+                     limit: int = 100) -> list[ReviewItem]:
         with self._lock:
             found = [r for r in self._reviews.values()
                      if (scope is None or r.scope == scope) and (status is None or r.status == status)]
@@ -297,7 +267,7 @@ class InMemoryStore:
         return [e.id for e in eps][page.offset : page.offset + page.limit]
 
     # -- archive --------------------------------------------------------------------------
-    def set_archived(self, scope: Scope, unit_ids: list[str], archived_at) -> int:
+    def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
         with self._lock:
             ids = [i for i in unit_ids if i in self._state.units and self._state.units[i].scope == scope]
             for uid in ids:
@@ -317,7 +287,7 @@ class InMemoryStore:
 
     # -- erasure and episode deletion -----------------------------------------------------
     def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
-                    batch: int) -> dict:
+                    batch: int) -> Erasure:
         def mine(scope: Scope) -> bool:
             return (scope.subject_type.value, scope.subject_id) == (subject_type, subject_id) and (
                 project_id is None or scope.project_id == project_id)
@@ -355,28 +325,28 @@ class InMemoryStore:
             counts["deletions"] = len(deletions)
             st.edges = [e for e in st.edges if e.unit_id in st.units and e.decision_id in st.decisions]
             record = self._erasures[erasure_id]
-            for kind, n in counts.items():
-                record[kind] = record.get(kind, 0) + n
-            record["status"] = "running" if any(counts.values()) else "done"
-            return dict(record)
+            record = self._erasures[erasure_id] = record.model_copy(update={
+                **{kind: getattr(record, kind) + n for kind, n in counts.items()},
+                "status": "running" if any(counts.values()) else "done", "updated_at": utcnow()})
+            return record
 
     def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
-                      actor: str | None = None) -> dict:
+                      actor: str | None = None) -> Erasure:
         subject_key, project_key = erasure_keys(self._secret, subject_type, subject_id, project_id)
         with self._lock:
-            running = [r for r in self._erasures.values() if (r["subject_hash"], r["project_hash"], r["status"])
+            running = [r for r in self._erasures.values() if (r.subject_hash, r.project_hash, r.status)
                        == (subject_key, project_key, "running")]
-            record = running[0] if running else {"id": new_id(), "subject_type": subject_type, "status": "running",
-                                                 "subject_hash": subject_key, "project_hash": project_key,
-                                                 "actor": actor}
-            self._erasures[record["id"]] = record
-            return dict(record)
+            record = running[0] if running else Erasure(
+                id=new_id(), subject_type=subject_type, status="running", subject_hash=subject_key,
+                project_hash=project_key, actor=actor, key="hmac-sha256", started_at=utcnow())
+            self._erasures[record.id] = record
+            return record
 
     def erased(self, scope: Scope) -> bool:
         subject_key, project_key = erasure_keys(self._secret, scope.subject_type.value, scope.subject_id,
                                                 scope.project_id)
         with self._lock:
-            return any(r["subject_hash"] == subject_key and r["project_hash"] in ("", project_key)
+            return any(r.subject_hash == subject_key and r.project_hash in ("", project_key)
                        for r in self._erasures.values())
 
     # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
@@ -525,7 +495,10 @@ class InMemoryStore:
                          archived=unit.id in self._archived)
 
     # -- audit and blocks -----------------------------------------------------------------
-    def list_decisions(self, scope, episode_id=None, op=None, unit_id=None, limit=100, unit_ids=None) -> list[Decision]:
+    def list_decisions(
+        self, scope: Scope, episode_id: str | None = None, op: str | None = None, unit_id: str | None = None,
+        limit: int = 100, unit_ids: Sequence[str] | None = None,
+    ) -> list[Decision]:
         wanted = None if unit_id is None and unit_ids is None else {unit_id, *(unit_ids or ())} - {None}
         with self._lock:
             hit_units = {e.decision_id for e in self._state.edges if wanted is not None and e.unit_id in wanted}
@@ -539,7 +512,7 @@ class InMemoryStore:
         found.sort(key=lambda d: (-d.decided_at.timestamp(), d.id))
         return found[:limit]
 
-    def put_trace(self, trace: AssembleTrace, scores=()) -> None:
+    def put_trace(self, trace: AssembleTrace, scores: Sequence[float] = ()) -> None:
         with self._lock:
             self._state.traces[trace.id] = trace
             self._state.trace_scores[trace.id] = tuple(scores[rank] if rank < len(scores) else None
@@ -568,7 +541,7 @@ class InMemoryStore:
             return self._state.blocks.pop((scope.key, label), None) is not None
 
     # -- whole subjects: listing, export and import, retention ---------------------------
-    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
+    def subjects(self) -> list[SubjectCounts]:
         with self._lock:
             st = self._state
             counts: dict[Scope, dict[str, int]] = {}
@@ -577,8 +550,9 @@ class InMemoryStore:
                     mine = counts.setdefault(record.scope, {"episodes": 0, "units": 0, "decisions": 0})
                     mine[name] += 1
         # The order Neo4j gives: by type, id, then project with no project last.
-        return sorted(counts.items(), key=lambda item: (item[0].subject_type.value, item[0].subject_id,
-                                                        item[0].project_id is None, item[0].project_id or ""))
+        order = sorted(counts, key=lambda s: (s.subject_type.value, s.subject_id, s.project_id is None,
+                                             s.project_id or ""))
+        return [SubjectCounts(scope=scope, **counts[scope]) for scope in order]
 
     def _records(self, kind: RecordKind) -> list[tuple[str, Scope, Record]]:
         """Every stored record of one kind as (key, scope, record), as ``dump`` gives them."""
@@ -822,7 +796,7 @@ class InMemoryIndex:
     def clear_cache(self) -> None:
         """Nothing is cached here: vectors live in the store, erased with their units."""
 
-    def rebuild(self, scope: Scope | None = None, progress=None) -> int:
+    def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
         units = [u for u in self.store._state.units.values() if scope is None or u.scope == scope]
         for u, v in zip(units, self.vectors([u.content for u in units])):
             self.store._state.vectors[u.id] = v

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..migrations import migrations
+from ..models import IndexStatus
 from ..server.erasure import flush_erased
 from .neo4j_driver import Neo4jConnection
 from .neo4j_index import Neo4jIndex, index_name
@@ -39,10 +40,10 @@ class Neo4jDatabase:
 
     def index_problems(self) -> list[str]:
         states = {row["name"]: row["state"] for row in self.conn.read("index/index_states")}
-        model = self.index.status()
+        building = self.index_status().building
         problems = []
-        if model["building"]:
-            problems.append(f"a rebuild to {model['building']} did not finish (run `graphmem index rebuild`)")
+        if building:
+            problems.append(f"a rebuild to {building} did not finish (run `graphmem index rebuild`)")
         wanted = (*FULLTEXT_INDEXES, index_name(self.index.generation))
         problems += [f"{name} missing" if name not in states else f"{name}={states[name]}"
                      for name in wanted if states.get(name) != "ONLINE"]
@@ -57,8 +58,8 @@ class Neo4jDatabase:
     def flush_erased(self) -> bool:
         return flush_erased(self.conn)
 
-    def index_status(self) -> dict:
-        return self.index.status()
+    def index_status(self) -> IndexStatus:
+        return IndexStatus.model_validate(self.index.status())
 
     def close(self) -> None:
         self.conn.close()

@@ -13,15 +13,17 @@ other use raises ``ConfigurationError`` naming the file before the query is sent
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
-from ..config import Settings
+from ..config import DEFAULT_BOLT_PORT, Settings
 from ..cypher import Query, load
 from ..migrations import migrate
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
@@ -38,6 +40,9 @@ SCHEMA_RACES = {
 
 #: Bounds the driver's own retry loop for transient errors (seconds).
 MAX_RETRY_TIME = 30.0
+#: Seconds to open one connection: a server that does not answer in that time is down (the
+#: driver's default, 30 s, made a refused or unknown host take a minute to report).
+CONNECT_TIMEOUT = 5.0
 
 #: Query modes each kind of transaction may run.
 ALLOWED_MODES = {"read": ("read",), "write": ("read", "write")}
@@ -47,9 +52,23 @@ ALLOWED_MODES = {"read": ("read",), "write": ("read", "write")}
 _ACCESS: ContextVar[str] = ContextVar("graphmem_access", default="write")
 
 
+def unreachable(uri: str, exc: Exception) -> str:
+    """Why Neo4j at ``uri`` cannot be used, for an operator: the URI and the driver's reason;
+    `graphmem db start` is suggested only where it could help, a local bolt:// URI."""
+    parts = urlsplit(uri)
+    hint = ""
+    if parts.scheme == "bolt" and parts.hostname in ("127.0.0.1", "localhost", "::1"):
+        port = f" --port {parts.port}" if parts.port and parts.port != DEFAULT_BOLT_PORT else ""
+        hint = f"; is it running? try `graphmem db start{port}`"
+    # The driver wraps the socket's reason in two sentences of addresses; the reason says it.
+    reason = re.search(r"\(reason ([^)]*)\)", str(exc))
+    return f"Neo4j at {uri} is unreachable ({reason.group(1) if reason else exc}){hint}"
+
+
 @contextmanager
-def mapped_errors(what: str) -> Iterator[None]:
-    """Translate driver exceptions into graphmem's tree, keeping the cause."""
+def mapped_errors(what: str, uri: str | None = None) -> Iterator[None]:
+    """Translate driver exceptions into graphmem's tree, keeping the cause. An unreachable
+    server is named by ``uri`` (when given), not by the query that found it out."""
     try:
         yield
     except GraphMemError:
@@ -57,10 +76,11 @@ def mapped_errors(what: str) -> Iterator[None]:
     except neo4j_errors.ConstraintError as exc:
         raise Conflict(f"{what}: {exc.message}") from exc
     except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
-        raise Unavailable(f"{what}: Neo4j is unreachable ({exc}); is it running? try `graphmem db start`") from exc
+        raise Unavailable(unreachable(uri, exc) if uri else f"{what}: Neo4j is unreachable ({exc})") from exc
     except neo4j_errors.AuthError as exc:
+        who = f"Neo4j at {uri}" if uri else f"{what}: Neo4j"
         raise Unavailable(
-            f"{what}: Neo4j refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
+            f"{who} refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
             "password is in <GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
         ) from exc
     except neo4j_errors.CypherTypeError as exc:
@@ -113,6 +133,7 @@ class Neo4jConnection:
             settings.neo4j_uri,
             auth=auth,
             max_transaction_retry_time=MAX_RETRY_TIME,
+            connection_timeout=CONNECT_TIMEOUT,
             # Warnings such as "label does not exist yet" are noise on a fresh database.
             notifications_min_severity="OFF",
         )
@@ -139,29 +160,37 @@ class Neo4jConnection:
         return self.driver.session(database=self.database, bookmark_manager=self.bookmarks)
 
     def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what), self._session() as session:
+        with mapped_errors(what, self.settings.neo4j_uri), self._session() as session:
             return session.execute_read(_as("read", fn))
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what), self._session() as session:
+        with mapped_errors(what, self.settings.neo4j_uri), self._session() as session:
             return session.execute_write(_as("write", fn))
 
     def schema(self, text: str, what: str) -> None:
         """Run one schema statement in an auto-commit transaction (Neo4j requires it).
         Idempotent: when a concurrent process created the same index or constraint first,
         Neo4j reports an equivalent rule despite IF NOT EXISTS; that is success."""
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what, self.settings.neo4j_uri), self.driver.session(database=self.database) as session:
             try:
                 session.run(text).consume()
             except neo4j_errors.ClientError as exc:
                 if exc.code not in SCHEMA_RACES:
                     raise
 
+    def verify(self) -> None:
+        """One connection attempt, without the retries of a transaction (half a minute and
+        more): a server that is down or refuses the credentials is reported at once."""
+        with mapped_errors("connect", self.settings.neo4j_uri):
+            self.driver.verify_connectivity()
+
     def server_version(self) -> tuple[str, str]:
+        self.verify()
         row = self.read("admin/server_version")[0]
         return row["version"], row["edition"]
 
     def migrate(self) -> tuple[list[str], list[str]]:
         """Apply pending numbered migrations (``graphmem.migrations``); returns (applied now,
         already applied)."""
+        self.verify()
         return migrate(self)

@@ -1,4 +1,4 @@
-"""MemoryStore on Neo4j (design brief §3–§5).
+"""MemoryStore on Neo4j (``graphmem.ports``).
 
 Graph shape:
     (Episode)-[:DERIVED]->(Unit)-[:ABOUT {role}]->(Entity)
@@ -6,8 +6,9 @@ Graph shape:
     (Decision)-[:INVALIDATES {expired_at, invalid_at, reason, decision_id}]->(Unit)
 
 Every node carries ``scope`` (the scope key) plus ``subject_type``/``subject_id``/``project_id``
-so erasure is one indexed filter. Units are created once and never SET again except for their
-recall statistics; invalidation is an edge from the decision that made it.
+so erasure is one indexed filter. Units are created once and never SET again: recall statistics
+and archive state live on a Usage node beside the unit, and invalidation is an edge from the
+decision that made it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, micros, spans
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episode_conflict
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
     ApiKey,
     Appended,
@@ -35,6 +36,7 @@ from ..models import (
     Edge,
     Entity,
     Episode,
+    Erasure,
     Fact,
     GroupUnit,
     Invalidation,
@@ -49,9 +51,11 @@ from ..models import (
     Scope,
     SourceRef,
     StoredTrace,
+    SubjectCounts,
     TemporalMeta,
     TimelineEvent,
     Triple,
+    UnitEdges,
     UnitFilter,
     Usage,
     WriteBatch,
@@ -67,8 +71,8 @@ from ..ports import Record
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
 
-#: Ids per visibility query: bounds one query's parameter list and result.
-VISIBLE_CHUNK = 5_000
+#: Traces deleted per transaction when pruning: bounds one transaction's size.
+TRACE_BATCH = 1_000
 #: Entries read per page when names become known (every page is read: links must not depend
 #: on the order texts arrived in).
 TEXTS_PAGE = 10_000
@@ -334,12 +338,6 @@ class Neo4jStore:
         self._erasure_secret: bytes | None = None
 
     # -- episodes -------------------------------------------------------------------------
-    def put_episode(self, episode: Episode) -> bool:
-        appended = self.put_episodes([episode])
-        if appended.conflicts:
-            raise episode_conflict(episode.id)
-        return appended.new == 1
-
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         """Append episodes in one transaction under their (scope, id); those whose id their
         scope holds with other content are reported, not stored."""
@@ -377,13 +375,6 @@ class Neo4jStore:
         return {r["id"] for r in rows}
 
     # -- writes ---------------------------------------------------------------------------
-    def put_unit(self, unit: MemoryUnit) -> str:
-        self.commit(WriteBatch(units=(unit,)), unit.scope)
-        return unit.id
-
-    def invalidate_unit(self, invalidation: Invalidation, scope: Scope) -> None:
-        self.commit(WriteBatch(invalidations=(invalidation,)), scope)
-
     def commit(self, batch: WriteBatch, scope: Scope) -> None:
         for record in (*batch.units, *batch.decisions, *batch.reviews):
             if record.scope != scope:
@@ -483,22 +474,9 @@ class Neo4jStore:
         rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
         return {r["key"]: r["version"] for r in rows}
 
-    def update_unit(self, unit_id: str, scope: Scope, patch: RecallStats) -> None:
-        if not self.record_recall(scope, {unit_id: patch}):
-            raise NotFound(f"no unit {unit_id} in scope {scope}")
-
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         rows = [{"id": uid, "at": s.recalled_at, "n": s.increment} for uid, s in stats.items()]
         return self.conn.write("store/record_recall", rows=rows, scope_props=scope_props(scope))[0]["updated"]
-
-    def delete_units(self, scope: Scope, flt: UnitFilter) -> int:
-        flt = flt.model_copy(update={"include_expired": True})
-        deleted = 0
-        while True:
-            ids = [u.id for u in self.list_units(scope, flt, Page(limit=1000))]
-            if not ids:
-                return deleted
-            deleted += self.conn.write("store/delete_units", scope=scope.key, ids=ids)[0]["deleted"]
 
     # -- reads ----------------------------------------------------------------------------
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
@@ -526,42 +504,11 @@ class Neo4jStore:
         )
         return [unit_from_row(r) for r in rows]
 
-    def visible_ids(self, scope: Scope, ids: Sequence[str], at: AsOf, kinds: Sequence[MemoryKind] = ()) -> set[str]:
-        found: set[str] = set()
-        for start in range(0, len(ids), VISIBLE_CHUNK):
-            rows = self.conn.read(
-                "store/visible_ids",
-                scope=scope.key,
-                ids=list(ids[start : start + VISIBLE_CHUNK]),
-                kinds=[k.value for k in kinds],
-                valid=at.valid,
-                known=at.known,
-            )
-            found.update(r["id"] for r in rows)
-        return found
-
-    def count_units(self, scope: Scope) -> int:
-        return self.conn.read("store/count_units", scope=scope.key)[0]["n"]
-
-    def invalidations(self, unit_id: str, scope: Scope) -> dict[str, list[dict]]:
+    def invalidations(self, unit_id: str, scope: Scope) -> UnitEdges:
         rows = self.conn.read("audit/invalidations", id=unit_id, scope=scope.key)
-        if not rows:
-            return {"incoming": [], "outgoing": []}
-        return {k: [_native(x) for x in rows[0][k]] for k in ("incoming", "outgoing")}
-
-    def expand(self, scope: Scope, unit_ids: list[str], fanout: int) -> list[dict[str, Any]]:
-        """One hop of the graph walk: ``{source, via, next}`` rows (see recall/expand.cypher)."""
-        return self.conn.read("recall/expand", unit_ids=unit_ids, scope=scope.key, fanout=fanout)
-
-    def units_about(self, scope: Scope, entity_ids: list[str], fanout: int) -> list[dict[str, Any]]:
-        """Ids of up to ``fanout`` units about each entity: ``{via, ids}`` rows."""
-        return self.conn.read("recall/units_about", entity_ids=entity_ids, scope=scope.key, fanout=fanout)
+        return UnitEdges.model_validate(_native(rows[0])) if rows else UnitEdges()
 
     # -- review queue and episode listing --------------------------------------------------
-    def put_review(self, item: ReviewItem) -> str:
-        self.commit(WriteBatch(reviews=(item,)), item.scope)
-        return item.id
-
     def list_reviews(self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100) -> list[ReviewItem]:
         rows = self.conn.read("review/list_reviews", scope=scope.key if scope else None, status=status, limit=limit)
         return [_review(r["review"]) for r in rows]
@@ -596,22 +543,23 @@ class Neo4jStore:
 
     # -- erasure and episode deletion -----------------------------------------------------
     def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
-                    batch: int) -> dict[str, Any]:
+                    batch: int) -> Erasure:
         """Delete up to ``batch`` nodes of each kind belonging to the subject and add the counts
         to the erasure record, in one transaction; the record after it."""
-        def work(tx: ManagedTransaction) -> dict[str, Any]:
+        def work(tx: ManagedTransaction) -> Erasure:
             counts = run(tx, "erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
                          project_id=project_id, batch=batch)[0]
-            return _native(run(tx, "erase/count_erasure", id=erasure_id, counts=counts, at=utcnow())[0]["record"])
+            record = run(tx, "erase/count_erasure", id=erasure_id, counts=counts, at=utcnow())[0]["record"]
+            return Erasure.model_validate(_native(record))
 
         return self.conn.write_tx(work, what="erase batch")
 
     def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
-                      actor: str | None = None) -> dict[str, Any]:
+                      actor: str | None = None) -> Erasure:
         subject_key, project_key = erasure_keys(self._secret(), subject_type, subject_id, project_id)
         row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_key=subject_key,
                               project_key=project_key, at=utcnow(), id=new_id(), actor=actor)[0]
-        return _native(row["record"])
+        return Erasure.model_validate(_native(row["record"]))
 
     def erased(self, scope: Scope) -> bool:
         subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
@@ -756,10 +704,11 @@ class Neo4jStore:
         return self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0
 
     # -- whole subjects: listing, export and import, retention ---------------------------
-    def subjects(self) -> list[tuple[Scope, dict[str, int]]]:
+    def subjects(self) -> list[SubjectCounts]:
         rows = self.conn.read("store/subjects")
-        return [(Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"]),
-                 {k: r[k] for k in ("episodes", "units", "decisions")}) for r in rows]
+        return [SubjectCounts(scope=Scope(subject_type=r["subject_type"], subject_id=r["subject_id"],
+                                          project_id=r["project_id"]),
+                              episodes=r["episodes"], units=r["units"], decisions=r["decisions"]) for r in rows]
 
     def _records(self, scope: Scope, kind: RecordKind, ids: Sequence[str] | None, after: str,
                  limit: int) -> list[dict[str, Any]]:
@@ -819,12 +768,13 @@ class Neo4jStore:
         self.conn.write_tx(work, what=f"import {kind} records")
         return len(records)
 
-    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False, batch: int = 1_000) -> int:
+    def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         key = scope.key if scope else None
         if dry_run:
             return self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"]
         pruned = 0
-        while deleted := self.conn.write("audit/prune_traces", scope=key, before=before, batch=batch)[0]["deleted"]:
+        while deleted := self.conn.write("audit/prune_traces", scope=key, before=before,
+                                         batch=TRACE_BATCH)[0]["deleted"]:
             pruned += deleted
         return pruned
 

@@ -45,7 +45,7 @@ def set_(
     value: Annotated[str, typer.Option("--value", help="The new value.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Token budget (required for a new block).")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")] = None,
     description: Annotated[Optional[str], typer.Option("--description", help="What the block is for.")] = None,
     read_only: Annotated[
         Optional[bool], typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")

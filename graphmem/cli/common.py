@@ -19,7 +19,7 @@ import socket
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time as dt_time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, NoReturn, Optional
 
@@ -30,6 +30,8 @@ from graphmem.errors import REPORTED, error_line, exit_code
 from graphmem.times import parse_optional_time
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from graphmem.api import GraphMem
     from graphmem.models import MemoryUnit
 
@@ -45,7 +47,7 @@ ACTOR = "cli"
 MemFactory = Callable[..., "GraphMem"]
 
 
-def _connect(settings: Settings, **options: bool) -> "GraphMem":
+def _connect(settings: Settings, **options: Any) -> "GraphMem":
     from graphmem.wiring import connect  # imported on first use: it loads every adapter
 
     return connect(settings, **options)
@@ -60,6 +62,14 @@ class CliState:
     settings: Settings | None = None
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"graphmem {version('graphmem')}")
+        raise typer.Exit()
+
+
 # -- connection -------------------------------------------------------------------------------
 def connection_options(
     ctx: typer.Context,
@@ -71,6 +81,8 @@ def connection_options(
                                          "prefer NEO4J_PASSWORD or the local server's password file.")
     ] = None,
     database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print graphmem's version and exit.")] = False,
 ) -> None:
     """graphmem: temporal memory on Neo4j, for operators and scripts."""
     # The driver logs each transient failure it retries (deadlocks between concurrent
@@ -98,12 +110,13 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True) -> Iterator["GraphMem"]:
+def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator["GraphMem"]:
     """A GraphMem from the context's factory, closed afterwards; errors become `fail`.
     ``migrate`` applies pending migrations first; ``check_index`` refuses an index built
-    with another embedder (both off: nothing touches the database until the first call)."""
+    with another embedder (both off: nothing touches the database until the first call);
+    ``parts`` replace what the settings would build (``policy=...``)."""
     with guard():
-        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index)
+        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
         try:
             yield mem
         finally:
@@ -181,6 +194,49 @@ def option_time(text: str | None, option: str) -> datetime | None:
 def when(value: datetime | None) -> str:
     """A time for human lines, to the second; ``…`` when open."""
     return value.isoformat(timespec="seconds") if value else "…"
+
+
+def stamp(value: datetime | None) -> str:
+    """A time for human tables: UTC to the second, without the zone (the header says UTC), the
+    date alone at midnight (how dates are usually given); blank when open."""
+    if value is None:
+        return ""
+    value = value.astimezone(timezone.utc)
+    return value.strftime("%Y-%m-%d" if value.time() == dt_time() else "%Y-%m-%d %H:%M:%S")
+
+
+def span(start: datetime | None, end: datetime | None) -> str:
+    """An interval for human tables: ``start →`` while open, ``start → end`` once ended."""
+    return f"{stamp(start) or 'always'} → {stamp(end)}".rstrip()
+
+
+def table(*columns: str) -> "Table":
+    """A rich table for human output on stdout; long text wraps inside its cell."""
+    from rich.table import Table
+
+    grid = Table(box=None, show_edge=False, pad_edge=False, header_style="bold")
+    for name in columns:
+        grid.add_column(name, overflow="fold")
+    return grid
+
+
+def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
+    """A row of plain text: memory text such as "[bold]" is shown as written, never read as
+    rich markup."""
+    from rich.text import Text
+
+    grid.add_row(*(Text(cell) for cell in cells), style=style)
+
+
+def print_table(grid: "Table") -> None:
+    """Print on stdout: as wide as the terminal, or 160 columns into a pipe or file (rich's
+    80 would wrap every id)."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=160)
+    console.print(grid)
 
 
 # -- output -----------------------------------------------------------------------------------

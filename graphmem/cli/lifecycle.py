@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Optional
 
 import typer
@@ -15,6 +16,13 @@ from graphmem.cli.common import (
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
 traces = typer.Typer(help="Assembly traces (one per assemble): retention.", no_args_is_help=True)
+
+class ReviewStatus(str, Enum):
+    pending = "pending"
+    approved = "approved"
+    rejected = "rejected"
+    all = "all"
+
 
 EpisodeArg = Annotated[str, typer.Argument(help="The episode id.")]
 
@@ -117,7 +125,10 @@ def restore(
     """Bring archived units back into search."""
     with open_mem(ctx) as mem:
         restored = mem.restore(unit_ids, subject, project)
-    emit({"restored": restored}, as_json, f"restored {restored} unit(s)")
+    if not restored:
+        fail(f"nothing restored: no archived unit {' '.join(unit_ids)} in {subject}", 1)
+    emit({"restored": restored}, as_json, f"restored {restored} of {len(unit_ids)} unit(s)"
+         + ("" if restored == len(unit_ids) else " (the others are unknown or not archived)"))
 
 
 @review.command("list")
@@ -125,12 +136,12 @@ def review_list(
     ctx: typer.Context,
     subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
-    status: Annotated[str, typer.Option("--status", help="pending|approved|rejected|all")] = "pending",
+    status: Annotated[ReviewStatus, typer.Option("--status", help="Which items.")] = ReviewStatus.pending,
     as_json: JsonOpt = False,
 ) -> None:
     """Held candidates, oldest first."""
     with open_mem(ctx) as mem:
-        items = mem.reviews(subject, project, None if status == "all" else status)
+        items = mem.reviews(subject, project, None if status is ReviewStatus.all else status.value)
     result = {"items": [views.review(i) for i in items]}
     emit(result, as_json, lambda: [typer.echo(f"{i.id} [{i.status}] {i.scope}: {i.candidate.content} ({i.reason})")
                                    for i in items] or typer.echo("no review items"))

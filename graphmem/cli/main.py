@@ -3,14 +3,51 @@
 from __future__ import annotations
 
 import typer
+from typer.core import TyperGroup
+
+try:  # recent typer vendors click and raises its own copy of click's exceptions
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - typer before the vendored copy
+    from click import exceptions as click_errors
 
 from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
 from graphmem.cli.common import connection_options
 from graphmem.cli.mcp import app as mcp_app
 
+
+class OneLineErrors(TyperGroup):
+    """The root group: a usage error (unknown option, missing or bad value) is one line,
+    ``error: ...`` on stderr, exit 2, instead of a usage block. Sub-commands are parsed
+    inside the root's ``invoke``, so catching here covers every command."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click_errors.ClickException as exc:
+            _usage_error(exc)
+
+    def invoke(self, ctx: typer.Context):
+        try:
+            return super().invoke(ctx)
+        except click_errors.ClickException as exc:
+            _usage_error(exc)
+
+
+def _usage_error(exc: click_errors.ClickException):
+    if isinstance(exc, click_errors.NoArgsIsHelpError):
+        raise exc  # a bare noun shows its help, as asked for
+    where = getattr(exc, "ctx", None)
+    hint = f" (see `{where.command_path} --help`)" if where is not None else ""
+    typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
 app = typer.Typer(
+    cls=OneLineErrors,
     pretty_exceptions_show_locals=False,
     no_args_is_help=True,
+    # Plain help: rich markup would swallow bracketed text such as "[default: now]".
+    rich_markup_mode=None,
     help="graphmem: temporal memory on Neo4j, for operators and scripts.",
 )
 app.callback()(connection_options)

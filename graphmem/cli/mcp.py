@@ -103,7 +103,7 @@ def serve(
 
 
 def main() -> None:  # pragma: no cover - `python -m graphmem.cli.mcp mcp serve ...`
-    root = typer.Typer(pretty_exceptions_show_locals=False, no_args_is_help=True)
+    root = typer.Typer(pretty_exceptions_show_locals=False, no_args_is_help=True, rich_markup_mode=None)
     root.callback()(connection_options)
     root.add_typer(app, name="mcp")
     root()

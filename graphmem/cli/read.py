@@ -10,7 +10,8 @@ import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, open_mem, option_time, when,
+    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, add_row, echo_unit, emit, fail, open_mem, option_time, print_table, span,
+    stamp, table, when,
 )
 from graphmem.models import MemoryKind
 
@@ -39,23 +40,38 @@ def recall(
     kind: Annotated[Optional[list[MemoryKind]], typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     include_shared: SharedOpt = False,
     mode: Annotated[Mode, typer.Option("--mode", help="hybrid|semantic|lexical.")] = Mode.hybrid,
+    min_score: Annotated[Optional[float], typer.Option(
+        "--min-score", min=0, max=100,
+        help="Drop hits whose relevance is below this (0..100) [default: keep every hit].")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The k best units visible at (as-of, known-at), best first."""
+    """The k best units visible at (as-of, known-at), best first.
+
+    Each hit shows its relevance: its fused rank score as a percentage of the best hit's
+    (100 = as relevant as the top hit of this query; --json also gives the raw "score").
+    It is shown only, and filters nothing unless --min-score is given."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         hits = mem.recall(query, subject=subject, project=project, k=k, as_of=valid, known_at=known, hops=hops,
                           kinds=tuple(kind or ()), include_shared=include_shared, mode=mode.value)
+        empty = not hits and not mem.episodes(subject, project, limit=1)
+    best = max((h.score for h in hits), default=0.0)
+    relevance = [round(100 * h.score / best, 1) if best > 0 else 0.0 for h in hits]
+    kept = [(h, r) for h, r in zip(hits, relevance) if min_score is None or r >= min_score]
+    doc = views.recall(hits)
+    doc["hits"] = [{**views.hit(h), "relevance": r} for h, r in kept]
 
     def human() -> None:
-        for hit in hits:
-            t = hit.unit.time
-            typer.echo(f"{hit.score:.4f}  [{when(t.valid_at)} .. {when(t.invalid_at)}]  {hit.unit.content}  ({hit.unit.id})")
-            if hit.path:
-                typer.echo(f"        via {' -> '.join(hit.path)}")
-        if not hits:
-            typer.echo("no hits")
-    emit(views.recall(hits), as_json, human)
+        if not kept:
+            typer.echo(f"no hits: {subject} holds no episodes (check the subject)" if empty else "no hits")
+            return
+        grid = table("relevance", "fact", "kind", "valid (UTC)", "via", "id")
+        for h, r in kept:
+            via = "direct" if not h.hop else f"hop {h.hop}: " + " → ".join(h.path)
+            add_row(grid, f"{r:.0f}%", h.unit.content, h.unit.kind.value,
+                         span(h.unit.time.valid_at, h.unit.time.invalid_at), via, h.unit.id)
+        print_table(grid)
+    emit(doc, as_json, human)
 
 
 def assemble(
@@ -94,15 +110,23 @@ def history(
     with open_mem(ctx) as mem:
         entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known)
 
+    if not entries and entity is not None:
+        fail(f"nothing found: no facts name {entity!r} in {subject} (known at {when(known)})"
+             if known else f"nothing found: no facts name {entity!r} in {subject}", 1)
+
     def human() -> None:
+        grid = table("valid (UTC)", "believed (UTC)", "fact, then the decisions that shaped it", "id")
         for entry in entries:
             u, t = entry["unit"], entry["unit"].time
-            typer.echo(f"valid {when(t.valid_at)} .. {when(t.invalid_at)}  "
-                       f"known {when(t.created_at)} .. {when(t.expired_at)}  {u.content}  ({u.id})")
+            if t.expired_at is not None and t.expired_at == t.created_at:
+                # Replaced by a later fact of the same write: never believed on its own.
+                believed = f"{stamp(t.created_at)}, replaced in the same write"
+            else:
+                believed = span(t.created_at, t.expired_at)
+            add_row(grid, span(t.valid_at, t.invalid_at), believed, u.content, u.id)
             for d in entry["decisions"]:
-                typer.echo(f"    {d.op.value}: {d.reason}")
-        if not entries:
-            typer.echo("no history")
+                add_row(grid, "", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
+        print_table(grid)
     emit({"entries": [views.history_entry(e) for e in entries]}, as_json, human)
 
 

@@ -18,6 +18,9 @@ from graphmem.models import Episode
 from graphmem.pipelines.write import WriteReport
 
 
+#: The fewest episodes per write when the progress bar asks for smaller writes.
+PROGRESS_STEP_MIN = 25
+
 ExtractorOpt = Annotated[
     Optional[str],
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
@@ -29,7 +32,7 @@ def ingest(
     file: Annotated[str, typer.Argument(help="A JSON Lines file of episodes, or - for stdin.")],
     extractor: ExtractorOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad line; store nothing.")] = False,
-    batch: Annotated[int, typer.Option("--batch", min=1, help="Episodes per write.")] = 500,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="At most this many episodes per write.")] = 500,
     as_json: JsonOpt = False,
 ) -> None:
     """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
@@ -65,8 +68,11 @@ def ingest(
     if not (strict and failed):
         with open_mem(ctx) as mem, stderr_progress() as progress:
             task = progress.add_task("ingesting", total=len(episodes))
-            for start in range(0, len(episodes), batch):
-                chunk = episodes[start:start + batch]
+            # Each write is one unit of progress: small enough that the bar moves every ~2%
+            # (a whole file in one write left it at 0 until the end), never over --batch.
+            step = min(batch, max(PROGRESS_STEP_MIN, -(-len(episodes) // 50)))
+            for start in range(0, len(episodes), step):
+                chunk = episodes[start:start + step]
                 try:
                     written = mem.ingest(chunk, extractor, actor=ACTOR)
                 except GraphMemError as exc:
@@ -122,8 +128,14 @@ def remember(
     def human() -> None:
         counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items() if n)
         typer.echo(f"remembered ({counts or 'no decisions'}); units: {', '.join(report.unit_ids) or '-'}")
-        for item in result["extraction_failed"]:
-            typer.echo(f"extraction failed: {item['error']}", err=True)
+    if report.failed:
+        # The episode is stored (an extractor failure never loses it) but taught nothing: a
+        # runtime failure, with the way to finish once the extractor works.
+        [(episode_id, why)] = report.failed
+        if as_json:
+            emit(result, True, "")
+        fail(f"{why}; episode {episode_id} is stored without its facts: run `graphmem reextract --subject "
+             f"{subject} --extractor {extractor or 'rule'}` once the extractor works", 1)
     emit(result, as_json, human)
 
 
@@ -157,6 +169,8 @@ def decisions(
     """The decision log of a subject, newest first."""
     with open_mem(ctx) as mem:
         found = mem.decisions(subject, project, episode_id=episode, op=op, limit=limit)
+    # Newest first; decisions of one write share their time, so their id orders them.
+    found = sorted(found, key=lambda d: (d.decided_at, d.id), reverse=True)
 
     def human() -> None:
         for d in found:

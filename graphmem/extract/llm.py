@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from ..llm import strict_schema, structured
+from ..openai_api import probe
 from ..models import Candidate, Episode, MemoryKind, Triple
 from ..times import parse_time
 
@@ -102,6 +103,10 @@ class LLMExtractor:
         self.model = model
         self.attempts = attempts
         self.version = f"llm-{model}-1"
+
+    def ready(self) -> None:
+        """Raise ``BackendError`` at once when the endpoint does not answer (before a write)."""
+        probe(self.client, "the llm extractor")
 
     def extract(self, episode: Episode) -> list[Candidate]:
         user = json.dumps(

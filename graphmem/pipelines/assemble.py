@@ -1,4 +1,4 @@
-"""Context assembly (seed §3 assembleContext) and resident blocks.
+"""Context assembly and resident blocks (``GraphMem.assemble``).
 
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
 separate recall budget; neither eats the other. Counts are exact tiktoken tokens. Every
@@ -8,13 +8,14 @@ assembly stores its trace and bumps the recalled units' recall statistics.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from ..errors import BudgetExceeded, InvalidInput
 from ..models import AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, utcnow
 from ..policy import RECALL_BUDGET
-from ..ports import MemoryPolicy, TokenCounter
+from ..ports import AuditStore, BlockStore, MemoryPolicy, TokenCounter, UnitStore
 from .recall import Recaller, RecallHit
+from .usage import UsageLog
 
 RECALL_HEADER = "## recalled"
 RULES_HEADER = "## rules learned"
@@ -30,7 +31,7 @@ class Assembly:
 class Blocks:
     """Resident-block CRUD with the token-budget and writable rules."""
 
-    def __init__(self, store, counter: TokenCounter):
+    def __init__(self, store: BlockStore, counter: TokenCounter):
         self.store = store
         self.counter = counter
 
@@ -45,6 +46,8 @@ class Blocks:
         existing = self.store.get_block(scope, label)
         if existing is not None and not existing.writable and not admin:
             raise InvalidInput(f"block {label!r} is read-only (writable: false); an operator can override with --admin")
+        if token_budget is not None and token_budget < 1:
+            raise InvalidInput(f"block {label!r}: the token budget must be > 0, not {token_budget}")
         budget = token_budget or (existing.token_budget if existing else None)
         if budget is None:
             raise InvalidInput(f"block {label!r} is new: give its token budget")
@@ -64,8 +67,13 @@ class Blocks:
         return block
 
 
+class AssemblyStore(BlockStore, UnitStore, AuditStore, Protocol):
+    """What an assembly reads (blocks, rules) and writes (its trace)."""
+
+
 class Assembler:
-    def __init__(self, store, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter, usage):
+    def __init__(self, store: AssemblyStore, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter,
+                 usage: UsageLog):
         self.store = store
         self.recaller = recaller
         self.policy = policy
@@ -92,6 +100,7 @@ class Assembler:
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
         hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
+        hits = [h for h in hits if h.unit.id not in rule_ids]  # a rule in context once, as a rule
         section, recalled = self._fill(RECALL_HEADER, [h.unit for h in hits], recall_budget)  # stage 4
         chosen = [h for h in hits if h.unit.id in set(recalled)]
         if chosen:

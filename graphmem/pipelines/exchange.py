@@ -25,7 +25,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Iterator, Literal, Mapping
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Protocol
 
 from pydantic import ValidationError
 
@@ -50,7 +50,7 @@ from ..models import (
     WriteBatch,
     utcnow,
 )
-from ..ports import MemoryIndex, MemoryStore, Record
+from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore
 from .write import mention_links
 
 FORMAT = "graphmem-export"
@@ -83,7 +83,7 @@ class Header(Model):
         return Scope.parse(self.scope, self.project)
 
 
-def export(store: MemoryStore, scope: Scope, batch: int = BATCH, now: datetime | None = None) -> Iterator[dict]:
+def export(store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime | None = None) -> Iterator[dict]:
     """The header, then every record of the scope, kind by kind, read a page at a time."""
     yield views.export_header(scope, now or utcnow(), FORMAT, VERSION)
     for kind in RECORD_KINDS:
@@ -220,7 +220,11 @@ def read_lines(lines: Iterable[str], name: str) -> Plan:
     return read(items())
 
 
-def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool = False,
+class ImportStore(ExchangeStore, ErasureStore, BlockStore, UnitStore, Protocol):
+    """What an import reads (erasures, stored records, block labels, known names) and loads."""
+
+
+def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool = False,
                 batch: int = BATCH) -> dict[str, Any]:
     """Write a validated export (see the module docstring). Returns the scope and, per kind,
     how many records were ``imported`` and how many were already stored (``skipped``).
@@ -257,7 +261,7 @@ def import_plan(store: MemoryStore, index: MemoryIndex, plan: Plan, force: bool 
             "skipped": {k: skipped[k] for k in RECORD_KINDS}}
 
 
-def _new(store: MemoryStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:
+def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:
     """The records of the plan not stored yet, by kind, and how many of each are; ``Conflict``
     when a key is held by another record."""
     scope = plan.scope

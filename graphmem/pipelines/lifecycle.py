@@ -34,32 +34,25 @@ from ..models import (
     WriteBatch,
     utcnow,
 )
-from ..ports import MemoryIndex, MemoryPolicy
+from ..ports import ErasureStore, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 from .write import _day, _unit, as_event, drawn
 
-KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits", "usage",
-         "deletions", "entries")
 
-
-def forget(store, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
+def forget(store: ErasureStore, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
            progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
     """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
     (``actor``, kept on the record) and counts per kind: what its record counted, resumed runs
     included."""
     record = store.start_erasure(subject_type, subject_id, project_id, actor=actor)
-    while record["status"] != "done":
-        before = _removed(record)
-        record = store.erase_batch(record["id"], subject_type, subject_id, project_id, batch)
+    while record.status != "done":
+        before = sum(record.counts.values())
+        record = store.erase_batch(record.id, subject_type, subject_id, project_id, batch)
         if progress:
-            progress(_removed(record) - before)
-    return {"erasure_id": record["id"], "actor": record.get("actor"), **{k: int(record.get(k) or 0) for k in KINDS}}
+            progress(sum(record.counts.values()) - before)
+    return {"erasure_id": record.id, "actor": record.actor, **record.counts}
 
 
-def _removed(record: dict) -> int:
-    return sum(int(record.get(k) or 0) for k in KINDS)
-
-
-def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime) -> list[MemoryUnit]:
+def archive_candidates(store: UnitStore, policy: MemoryPolicy, scope: Scope, now: datetime) -> list[MemoryUnit]:
     """Units of the scope the policy would archive now (not already archived)."""
     archived = store.archived_ids(scope)
     picked, page = [], Page(limit=5_000)
@@ -71,7 +64,7 @@ def archive_candidates(store, policy: MemoryPolicy, scope: Scope, now: datetime)
         page = Page(offset=page.offset + page.limit, limit=page.limit)
 
 
-def archive(store, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: bool = False) -> list[MemoryUnit]:
+def archive(store: UnitStore, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: bool = False) -> list[MemoryUnit]:
     """Archive what the policy picks (its search entries leave search with it); with
     ``dry_run`` only list it."""
     units = archive_candidates(store, policy, scope, now)
@@ -80,12 +73,12 @@ def archive(store, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: b
     return units
 
 
-def restore(store, scope: Scope, unit_ids: list[str]) -> int:
+def restore(store: UnitStore, scope: Scope, unit_ids: list[str]) -> int:
     """Bring archived units back into search."""
     return store.set_archived(scope, unit_ids, None)
 
 
-def delete_episode(store, index: MemoryIndex, scope: Scope, episode_id: str,
+def delete_episode(store: TimelineStore, index: MemoryIndex, scope: Scope, episode_id: str,
                    now: datetime | None = None, actor: str | None = None) -> dict | None:
     """Delete an episode as if it had never been written and re-derive the timelines it
     touched. Returns what was removed and which units are current again (None: no such episode).

@@ -25,6 +25,7 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ..errors import InvalidInput
+from ..fusion import RRF_K, WEIGHTS
 from ..models import AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, Step, search_terms, words
 from ..ports import MemoryIndex
 from ..timewords import TimeWindow, find_window
@@ -49,7 +50,7 @@ class Recaller:
     def __init__(
         self,
         index: MemoryIndex,
-        rrf_k: int = 60,
+        rrf_k: int = RRF_K,
         fanout: int = 50,
         hop_decay: float = 0.5,
         seeds: int = 5,
@@ -57,7 +58,7 @@ class Recaller:
         weights: dict[str, float] | None = None,
     ):
         self.index = index
-        self.weights = weights or {}
+        self.weights = WEIGHTS if weights is None else weights
         self.rrf_k = rrf_k
         self.fanout = fanout
         self.hop_decay = hop_decay

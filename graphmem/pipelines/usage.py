@@ -4,7 +4,7 @@ Every recall counts its hits in memory; a background thread writes the counts in
 write per scope every ``interval`` seconds, and ``flush`` writes them at once (the archive sweep
 reads them, and a closing process must not lose them). A hot unit therefore costs one write per
 interval, not one write lock per read. The statistics are operational state kept beside units
-(``MemoryStore.record_recall``); a failed write keeps its counts for the next flush.
+(``UnitStore.record_recall``); a failed write keeps its counts for the next flush.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Iterable
 
 from ..models import RecallStats, Scope
+from ..ports import UnitStore
 
 log = logging.getLogger("graphmem.usage")
 
 
 class UsageLog:
-    def __init__(self, store, interval: float = 2.0):
+    def __init__(self, store: UnitStore, interval: float = 2.0):
         self.store = store
         self.interval = interval
         self._lock = threading.Lock()

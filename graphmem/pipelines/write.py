@@ -24,7 +24,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
@@ -50,7 +50,7 @@ from ..models import (
     normalise,
     utcnow,
 )
-from ..ports import Extractor, MemoryIndex, MemoryPolicy, MemoryStore
+from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
@@ -161,10 +161,14 @@ class _Group:
         return {u.unit.id for u in self.units if u.archived}
 
 
+class WriteStore(EpisodeStore, TimelineStore, UnitStore, Protocol):
+    """What a write reads and writes: episodes, timelines, and the names units know."""
+
+
 class WritePipeline:
     def __init__(
         self,
-        store: MemoryStore,
+        store: WriteStore,
         index: MemoryIndex,
         policy: MemoryPolicy,
         extractors: Mapping[str, Extractor],
@@ -532,7 +536,7 @@ class WritePipeline:
                         candidate=p.candidate.content)
 
 
-def mention_links(store: MemoryStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
+def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
     """The entities units and episodes written together (a write's new ones, or an import's)
     name (``graphmem.mentions``): speakers and proper names as written, and the names the scope
     knows (``KnownNames``: its facts' entities, case-folded; names written as proper names

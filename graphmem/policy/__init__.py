@@ -17,7 +17,7 @@ RECALL_BUDGET = "__recall__"
 
 
 class PolicyConfig(BaseModel):
-    """Thresholds and budgets (the seed's defaults)."""
+    """Thresholds and budgets: the defaults every policy starts from."""
 
     budgets: dict[str, int] = Field(
         default_factory=lambda: {"rules": 1200, "user_profile": 600, "persona": 300, RECALL_BUDGET: 1500}
@@ -42,8 +42,8 @@ class BasePolicy:
         self.config = config or PolicyConfig()
 
     def should_write(self, candidate: Candidate, ctx: WriteContext) -> tuple[bool, str]:
-        # Resident targets (procedural rules) change what the agent always sees: a human decides.
-        if ctx.is_resident_target or candidate.kind is MemoryKind.procedural:
+        # Procedural rules are resident: they change what the agent always sees, so a human decides.
+        if candidate.kind is MemoryKind.procedural:
             return False, "resident (procedural) writes require human review"
         return True, "non-resident candidate: reconcile against neighbours"
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from graphmem.models import (
-    RECORD_KINDS, AsOf, AssembleTrace, Deletion, Entity, MemoryBlock, Op, StoredTrace, Triple, UnitFilter, Usage,
-    WriteBatch, entity_id,
+    RECORD_KINDS, AsOf, AssembleTrace, Candidate, Deletion, Entity, MemoryBlock, MemoryKind, Op, ReviewItem,
+    StoredTrace, Triple, UnitFilter, Usage, WriteBatch, entity_id,
 )
 from tests.conftest import fresh_scope
 from tests.contract.test_index_contract import search
@@ -30,10 +30,15 @@ def subject_records(scope, n: int):
 
 
 def fill(store, scope, n: int = 5):
-    """Store ``subject_records`` and one trace, block and deletion record; return the units."""
-    store.put_episode(episode(scope, id=f"{scope.subject_id}:e"))
+    """Store ``subject_records`` and a record of every other kind (a trace, block, review item,
+    deletion record and archived usage); return the units."""
+    store.put_episodes([episode(scope, id=f"{scope.subject_id}:e")])
     units, decisions, edges = subject_records(scope, n)
-    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(edges)), scope)
+    held = ReviewItem(scope=scope, candidate=Candidate(scope=scope, content="Rule: be brief", kind=MemoryKind.procedural),
+                      episode_id=f"{scope.subject_id}:e", extractor_version="test", reason="procedural")
+    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(edges),
+                            reviews=(held,)), scope)
+    store.load(scope, "deletion", [Deletion(scope=scope, episode_id="gone", deleted_at=day(2), units=1, decisions=2)])
     store.put_block(MemoryBlock(scope=scope, label="persona", value="Be brief.", token_budget=10))
     store.put_trace(AssembleTrace(scope=scope, query="tea", resident_ids=(), recalled_ids=(units[0].id,), tokens=3),
                     [0.5])
@@ -60,7 +65,7 @@ def test_dump_pages_one_scope_in_key_order(store, kind):
     paged, cursors = everything(store, scope, kind, 2)
     assert paged == whole  # pages neither skip nor repeat
     assert cursors[-1] is None and all(c is not None for c in cursors[:-1])
-    assert all(getattr(r, "scope", scope) == scope for r in whole)
+    assert whole and all(getattr(r, "scope", scope) == scope for r in whole)  # fill stores every kind
     ids = {r.id for r in store.list_units(scope, UnitFilter(include_expired=True))}
     if kind == "unit":
         assert {r.id for r in whole} == ids and [r.id for r in whole] == sorted(ids)
@@ -164,7 +169,7 @@ def test_prune_traces_takes_only_older_traces_of_the_scope(store):
 def test_subjects_count_what_each_scope_holds(store):
     scope, projected = fresh_scope(), fresh_scope(project="p")
     fill(store, scope, n=3)
-    store.put_episode(episode(projected, id=f"{projected.subject_id}:only"))
-    counts = dict(store.subjects())
-    assert counts[scope] == {"episodes": 1, "units": 3, "decisions": 3}
-    assert counts[projected] == {"episodes": 1, "units": 0, "decisions": 0}
+    store.put_episodes([episode(projected, id=f"{projected.subject_id}:only")])
+    counts = {row.scope: (row.episodes, row.units, row.decisions) for row in store.subjects()}
+    assert counts[scope] == (1, 3, 3)
+    assert counts[projected] == (1, 0, 0)

@@ -107,3 +107,21 @@ def test_operator_calls(mem):
     rebuilt = mem.rebuild_index(scope)
     assert rebuilt == {"units": 1, "model": mem.index.embedder.name, "dimension": mem.index.embedder.dimension}
     assert [h.unit.content for h in mem.recall("cello", scope)] == ["Alice plays the cello."]
+
+
+def test_an_approved_rule_is_in_context_once_and_only_where_it_is_visible(mem):
+    scope = fresh_scope()
+    held = mem.remember("Answer in French.", scope, at=EPOCH, facts=[
+        Fact(subject="assistant", predicate="rule", content="Answer in French.", kind="procedural")])
+    [item] = mem.reviews(scope)
+    assert held.reviews == [item.id]
+    before = mem.assemble("French", scope)
+    assert before.trace.rule_ids == () and "French" not in before.text  # held, not approved yet
+    [rule] = mem.review(item.id, True).unit_ids
+    after = mem.assemble("French", scope)
+    assert after.trace.rule_ids == (rule,) and after.text.count("Answer in French.") == 1
+    assert rule not in after.trace.recalled_ids  # a rule is in context as a rule, not again as a hit
+    earlier = mem.assemble("French", scope, as_of=EPOCH - timedelta(days=1))
+    assert earlier.trace.rule_ids == ()  # not yet true then
+    unknown = mem.assemble("French", scope, known_at=before.trace.created_at)
+    assert unknown.trace.rule_ids == ()  # not yet approved then

@@ -94,7 +94,7 @@ def test_erasure_records_key_the_subject_by_hmac(mem):
     assert not mem.store.erased(bob)
     record = mem.store.start_erasure("user", alice.subject_id, None)  # a new one: the others are done
     plain = hashlib.sha256(f"user:{alice.subject_id}".encode()).hexdigest()
-    assert record["subject_hash"] != plain and len(record["subject_hash"]) == 64
+    assert record.subject_hash != plain and len(record.subject_hash) == 64
     assert alice.subject_id not in str(record)
 
 

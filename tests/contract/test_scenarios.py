@@ -90,18 +90,20 @@ CITIES = ["Porto", "Rome", "Oslo", "Kyiv", "Quito", "Lima", "Hanoi", "Dakar", "P
 
 
 def test_multi_hop_reaches_the_managers_city(mem):
+    # A name no other test uses: fulltext scores a word by how rare it is in the whole index,
+    # and the suite writes thousands of Alices.
     s = fresh_scope()
-    mem.remember("Alice reports to Bob.", s, at=d("2024-01-01"))
+    mem.remember("Zoltan reports to Bob.", s, at=d("2024-01-01"))
     mem.remember("Bob lives in Lisbon.", s, at=d("2024-01-02"))
     for person, city in zip(PEOPLE, CITIES):  # distractors: everyone lives somewhere
         mem.remember(f"{person} lives in {city}.", s, at=d("2024-01-03"))
-    q = "where does Alice's manager live?"
-    assert contents(mem.recall(q, s, k=1, hops=0)) == ["Alice reports to Bob."]
+    q = "where does Zoltan's manager live?"
+    assert contents(mem.recall(q, s, k=1, hops=0)) == ["Zoltan reports to Bob."]
     walked = mem.recall(q, s, k=2, hops=1)
     lisbon = [h for h in walked if h.unit.content == "Bob lives in Lisbon."]
     assert lisbon, contents(walked)
     assert lisbon[0].hop == 1
-    assert lisbon[0].path == ["Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
+    assert lisbon[0].path == ["Zoltan reports to Bob.", "Bob", "Bob lives in Lisbon."]
 
 
 def test_scope_isolation_and_shared(mem):
@@ -109,7 +111,8 @@ def test_scope_isolation_and_shared(mem):
     mem.remember("I like tea.", alice)
     mem.remember("I like tea.", bob)
     mem.remember("The office closes at 6pm.", mem.shared)
-    assert all(h.unit.scope == alice for h in mem.recall("tea office", alice))
+    mine = mem.recall("tea office", alice)
+    assert mine and all(h.unit.scope == alice for h in mine)
     with_shared = mem.recall("office closes", alice, include_shared=True)
     assert "The office closes at 6pm." in contents(with_shared)
 

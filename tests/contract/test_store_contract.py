@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import Appended, AsOf, MemoryKind, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
+from graphmem.models import Appended, AsOf, MemoryKind, MemoryUnit, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, episode, invalidation, unit
 
@@ -18,12 +18,16 @@ def at(valid: float, known: float) -> AsOf:
     return AsOf(valid=day(valid), known=day(known))
 
 
+def put(store, u: MemoryUnit) -> None:
+    """Store one unit as a write does: in a committed batch."""
+    store.commit(WriteBatch(units=(u,)), u.scope)
+
+
 def test_episode_is_append_only(store, scope):
     ep = episode(scope, "I moved to Berlin", id=f"ep-{scope.subject_id}")
-    assert store.put_episode(ep) is True
-    assert store.put_episode(ep) is False  # same id, same content: no-op
-    with pytest.raises(Conflict):
-        store.put_episode(episode(scope, "I moved to Paris", id=ep.id))
+    assert store.put_episodes([ep]) == Appended(new=1)
+    assert store.put_episodes([ep]) == Appended(new=0)  # same id, same content: no-op
+    assert store.put_episodes([episode(scope, "I moved to Paris", id=ep.id)]) == Appended(conflicts=(0,))
     assert store.get_episode(ep.id, scope).raw == "I moved to Berlin"
     assert store.get_episode(ep.id, fresh_scope()) is None  # never across scopes
 
@@ -31,8 +35,8 @@ def test_episode_is_append_only(store, scope):
 def test_episode_ids_belong_to_their_subject(store):
     alice, bob = fresh_scope(), fresh_scope()
     shared_id = f"ep-{alice.subject_id}"
-    assert store.put_episode(episode(alice, "Alice moved to Berlin", id=shared_id)) is True
-    assert store.put_episode(episode(bob, "Bob likes chess", id=shared_id)) is True  # reused by another subject
+    assert store.put_episodes([episode(alice, "Alice moved to Berlin", id=shared_id)]) == Appended(new=1)
+    assert store.put_episodes([episode(bob, "Bob likes chess", id=shared_id)]) == Appended(new=1)  # another subject
     assert store.get_episode(shared_id, alice).raw == "Alice moved to Berlin"
     assert store.get_episode(shared_id, bob).raw == "Bob likes chess"
 
@@ -61,16 +65,16 @@ def test_put_episodes_reports_conflicts_and_stores_the_rest(store, writes):
 
 def test_unit_written_once(store, scope):
     u = unit(scope, "Alice likes tea")
-    store.put_unit(u)
+    put(store, u)
     with pytest.raises(Conflict):
-        store.put_unit(u.model_copy(update={"content": "Alice likes coffee"}))
+        put(store, u.model_copy(update={"content": "Alice likes coffee"}))
     assert store.get_unit(u.id, scope).content == "Alice likes tea"
 
 
 def test_invalidation_is_an_edge_and_visibility_follows_both_axes(store, scope):
     old = unit(scope, "Alice lives in Paris", created=day(0), valid=day(0))
     new = unit(scope, "Alice lives in Berlin", created=day(10), valid=day(5))
-    store.put_unit(old)
+    put(store, old)
     dec = decision(scope, Op.UPDATE, target=old.id, at=day(10)).model_copy(update={"produced_id": new.id})
     store.commit(
         WriteBatch(units=(new,), decisions=(dec,), invalidations=(invalidation(dec, old.id, day(10), day(5)),)),
@@ -92,7 +96,7 @@ def test_invalidation_is_an_edge_and_visibility_follows_both_axes(store, scope):
 
 def test_retraction_hides_the_fact_at_every_world_time(store, scope):
     u = unit(scope, "Bob is allergic to nuts", created=day(0), valid=day(0))
-    store.put_unit(u)
+    put(store, u)
     dec = decision(scope, Op.DELETE, target=u.id, at=day(4))
     store.commit(WriteBatch(decisions=(dec,), invalidations=(invalidation(dec, u.id, day(4), None),)), scope)
     assert store.list_units(scope, UnitFilter(), at=at(1, 5)) == []
@@ -100,7 +104,7 @@ def test_retraction_hides_the_fact_at_every_world_time(store, scope):
 
 
 def test_known_end_is_part_of_the_unit(store, scope):
-    store.put_unit(unit(scope, "Lease runs until day 30", created=day(0), valid=day(0), invalid=day(30)))
+    put(store, unit(scope, "Lease runs until day 30", created=day(0), valid=day(0), invalid=day(30)))
     assert len(store.list_units(scope, UnitFilter(), at=at(29, 40))) == 1
     assert store.list_units(scope, UnitFilter(), at=at(30, 40)) == []
 
@@ -109,24 +113,23 @@ def test_scope_isolation_and_filters(store):
     alice, bob = fresh_scope(), fresh_scope()
     shared = fresh_scope("shared")
     for s in (alice, bob, shared):
-        store.put_unit(unit(s, "The office is in Lisbon", labels=("work",)))
-    store.put_unit(unit(alice, "Rule: answer briefly", kind=MemoryKind.procedural))
+        put(store, unit(s, "The office is in Lisbon", labels=("work",)))
+    put(store, unit(alice, "Rule: answer briefly", kind=MemoryKind.procedural))
     assert [u.scope for u in store.list_units(alice, UnitFilter())] == [alice, alice]
     assert len(store.list_units(alice, UnitFilter(kind=MemoryKind.procedural))) == 1
     assert len(store.list_units(alice, UnitFilter(labels=("work",)))) == 1
     bob_unit = store.list_units(bob, UnitFilter())[0]
     assert store.get_unit(bob_unit.id, alice) is None
     assert store.list_units(alice, UnitFilter(ids=(bob_unit.id,))) == []
-    with pytest.raises(NotFound):
-        store.update_unit(bob_unit.id, alice, RecallStats(recalled_at=day(1)))
-    assert store.delete_units(alice, UnitFilter(ids=(bob_unit.id,))) == 0
-    assert store.count_units(bob) == 1
+    assert store.record_recall(alice, {bob_unit.id: RecallStats(recalled_at=day(1))}) == 0
+    assert store.get_unit(bob_unit.id, bob).time.recall_count == 0  # nothing recorded through alice
+    assert store.set_archived(alice, [bob_unit.id], day(1)) == 0 and store.archived_ids(bob) == set()
 
 
 def test_cross_scope_invalidation_is_refused(store):
     alice, bob = fresh_scope(), fresh_scope()
     target = unit(bob, "Bob's fact")
-    store.put_unit(target)
+    put(store, target)
     dec = decision(alice, Op.DELETE, target=target.id)
     with pytest.raises(NotFound):
         store.commit(WriteBatch(decisions=(dec,), invalidations=(invalidation(dec, target.id, day(1), None),)), alice)
@@ -137,21 +140,23 @@ def test_filters_by_hash_and_slot_and_paging(store, scope):
     triple = Triple(subject="Alice", predicate="lives_in", object="Paris", single_valued=True)
     a = unit(scope, "Alice lives in Paris", triple=triple, created=day(1))
     b = unit(scope, "Alice likes jazz", created=day(2))
-    store.put_unit(a)
-    store.put_unit(b)
+    put(store, a)
+    put(store, b)
     assert [u.id for u in store.list_units(scope, UnitFilter(content_hashes=(b.content_hash,)))] == [b.id]
     found = store.list_units(scope, UnitFilter(slots=(triple.slot(scope),)))
     assert [u.id for u in found] == [a.id] and found[0].triple == triple
     assert [u.id for u in store.list_units(scope, UnitFilter(), Page(offset=1, limit=1))] == [b.id]
 
 
-def test_recall_stats_are_the_only_mutation(store, scope):
+def test_recall_stats_add_up_beside_the_unit(store, scope):
     u = unit(scope, "Alice likes tea")
-    store.put_unit(u)
-    store.update_unit(u.id, scope, RecallStats(recalled_at=day(3)))
-    store.update_unit(u.id, scope, RecallStats(recalled_at=day(2)))
+    put(store, u)
+    assert store.record_recall(scope, {u.id: RecallStats(recalled_at=day(3)), "no-such-unit": RecallStats(
+        recalled_at=day(3))}) == 1  # ids not stored are skipped
+    assert store.record_recall(scope, {u.id: RecallStats(recalled_at=day(2), increment=2)}) == 1
     seen = store.get_unit(u.id, scope)
-    assert (seen.time.recall_count, seen.time.last_recalled_at) == (2, day(3))
+    assert (seen.time.recall_count, seen.time.last_recalled_at) == (3, day(3))  # the latest recall is kept
+    assert seen.content == u.content and seen.time.created_at == u.time.created_at
 
 
 def test_guards_detect_a_concurrent_writer(store, scope):
@@ -161,12 +166,3 @@ def test_guards_detect_a_concurrent_writer(store, scope):
     with pytest.raises(Conflict):  # a second writer that read the same version loses
         store.commit(WriteBatch(units=(unit(scope, "second"),), guards={key: version}), scope)
     assert [u.content for u in store.list_units(scope, UnitFilter())] == ["first"]  # all or nothing
-
-
-def test_delete_units_is_physical_and_scoped(store, scope):
-    keep, drop = unit(scope, "keep", kind=MemoryKind.episodic), unit(scope, "drop")
-    store.put_unit(keep)
-    store.put_unit(drop)
-    assert store.delete_units(scope, UnitFilter(kind=MemoryKind.semantic)) == 1
-    assert store.get_unit(drop.id, scope) is None
-    assert [u.id for u in store.list_units(scope, UnitFilter(include_expired=True))] == [keep.id]

@@ -31,7 +31,7 @@ def test_a_named_day_finds_that_days_entry_among_near_identical_ones(mem):
     week = mem.recall("What did I cook in the second week of March 2024?", s, k=10)
     assert week.window is not None
     days = {h.unit.source.occurred_at.date() for h in week[:5]}
-    assert all(week.window.start.date() <= day < week.window.end.date() for day in days)
+    assert days and all(week.window.start.date() <= day < week.window.end.date() for day in days)
     yesterday = mem.recall("what did I cook yesterday?", s, k=3, as_of=d("2024-03-16T12:00:00"))
     assert yesterday[0].unit.content == "Tonight I cooked risotto with mushrooms for dinner."
 

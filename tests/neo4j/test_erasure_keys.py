@@ -23,7 +23,7 @@ def test_the_secret_is_made_once_and_keys_every_record(conn):
     assert len(secret) == 32 and erasure_secret(conn) == secret
     scope = Scope.parse(f"user:{uuid.uuid4().hex[:12]}")
     record = Neo4jStore(conn).start_erasure("user", scope.subject_id, None)
-    assert record["subject_hash"] == erasure_key(secret, f"user:{scope.subject_id}") and record["project_hash"] == ""
+    assert record.subject_hash == erasure_key(secret, f"user:{scope.subject_id}") and record.project_hash == ""
     assert Neo4jStore(conn).erased(scope)  # another store on the database finds it
 
 

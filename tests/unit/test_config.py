@@ -21,7 +21,9 @@ ENV_NAMES = {
     "http_max_body": "GRAPHMEM_HTTP_MAX_BODY", "http_timeout": "GRAPHMEM_HTTP_TIMEOUT",
     "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY", "http_queue": "GRAPHMEM_HTTP_QUEUE",
     "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS", "mcp_token": "GRAPHMEM_MCP_TOKEN",
-    "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS",
+    "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS", "neo4j_port": "GRAPHMEM_NEO4J_PORT",
+    "llm_base_url": "GRAPHMEM_LLM_BASE_URL", "llm_api_key": "GRAPHMEM_LLM_API_KEY",
+    "embedding_base_url": "GRAPHMEM_EMBEDDING_BASE_URL", "embedding_api_key": "GRAPHMEM_EMBEDDING_API_KEY",
 }
 VALUES = {
     "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
@@ -30,7 +32,8 @@ VALUES = {
     "list_weights": '{"time": 2.0}',
     "http_max_body": "4096", "http_timeout": "2.5", "http_concurrency": "3", "http_queue": "7",
     "http_cors_origins": "http://a.test,http://b.test", "mcp_token": "t",
-    "trace_retention_days": "30.0",
+    "trace_retention_days": "30.0", "neo4j_port": "7690", "llm_base_url": "http://vllm:1/v1", "llm_api_key": "lk",
+    "embedding_base_url": "http://ollama:1/v1", "embedding_api_key": "ek",
 }
 
 

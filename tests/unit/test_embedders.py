@@ -350,5 +350,5 @@ def test_make_embedder_picks_by_settings(tmp_path: Path) -> None:
     remote = make_embedder(Settings(embedder="openai", openai_base_url="http://127.0.0.1:9/v1",
                                     embedding_model="nomic-embed", embedding_dimensions=768))
     assert isinstance(remote, OpenAIEmbedder) and (remote.name, remote.dimension) == ("nomic-embed", 768)
-    with pytest.raises(ConfigurationError, match="the openai embedder needs OPENAI_API_KEY"):
+    with pytest.raises(ConfigurationError, match="the openai embedder needs an OpenAI-compatible endpoint"):
         make_embedder(Settings(embedder="openai", openai_api_key="", openai_base_url=None))

@@ -283,7 +283,7 @@ def test_structured_gives_up_on_persistent_errors(server: _Server, client: opena
 
 
 def test_make_client_needs_a_key_or_a_base_url() -> None:
-    with pytest.raises(ConfigurationError, match="the llm policy needs OPENAI_API_KEY"):
+    with pytest.raises(ConfigurationError, match="the llm policy needs an OpenAI-compatible endpoint"):
         make_client(Settings(openai_api_key="", openai_base_url=None), "the llm policy")
     c = make_client(Settings(openai_base_url="http://127.0.0.1:9/v1", openai_api_key=""), "test")
     assert c.max_retries == 4 and c.api_key == "unused"
