@@ -80,15 +80,20 @@ def answers() -> dict:
     return json.loads((FIXTURE / "answers.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def dump() -> dict:
+    return json.loads((FIXTURE / "store.json").read_text())
+
+
 class Interrupted(Exception):
     pass
 
 
 @pytest.fixture(scope="module")
-def upgraded(spare_server):
+def upgraded(spare_server, dump):
     """(GraphMem on the upgraded store, what its `init` reported). The first `init` is cut off
     inside 0014 after its first page of units; the second finishes it."""
-    load_dump(spare_server.uri, ("neo4j", spare_server.password), json.loads((FIXTURE / "store.json").read_text()))
+    load_dump(spare_server.uri, ("neo4j", spare_server.password), dump)
     settings = Settings.from_env(neo4j_uri=spare_server.uri, embedder="hashing")
     mem = GraphMem.connect(settings, migrate=False, check_index=False)
     join = timelines._join
@@ -179,10 +184,22 @@ def test_assemble_loads_the_same_blocks_and_units(upgraded, answers):
     assembly = mem.assemble(answers["assemble"]["query"], ALICE)
     blocks = {b.id: b.label for b in mem.list_blocks(ALICE)}
     assert [blocks[i] for i in assembly.trace.resident_ids] == answers["assemble"]["resident"]
-    assert sorted(h.unit.content for h in assembly.hits) == sorted(answers["assemble"]["recalled"])
+    # This release loads approved procedural rules beside the blocks, not among recalled units:
+    # together they are the units the release put in context.
+    rules = [mem.unit(i, ALICE)["unit"].content for i in assembly.trace.rule_ids]
+    assert rules == ["Always answer Alice briefly"]
+    assert sorted([h.unit.content for h in assembly.hits] + rules) == sorted(answers["assemble"]["recalled"])
     stored = [{"label": b.label, "value": b.value, "token_budget": b.token_budget, "writable": b.writable}
               for b in mem.list_blocks(ALICE)]
     assert stored == answers["blocks"]
+
+
+def test_the_release_s_assembly_trace_shows_what_it_loaded(upgraded, answers, dump):
+    mem, _ = upgraded
+    [trace] = [n for n in dump["nodes"] if n["labels"] == ["Trace"]]  # made by the assemble in answers.json
+    shown = mem.trace(trace["props"]["id"], ALICE)
+    assert [b.label for b in shown["resident"]] == answers["assemble"]["resident"]
+    assert [u.content for u in shown["recalled"]] == answers["assemble"]["recalled"]
 
 
 def test_reviews_erasure_and_archive_are_kept(upgraded, answers):
