@@ -132,6 +132,10 @@ class Neo4jIndex:
                                     f"the embedder {dimension}: run `graphmem index rebuild`")
             # Left by a database emptied by hand (no recorded model): nothing depends on it.
             self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
+        elif existing and self.filtered and not existing[0]["filters"]:
+            # Made on Neo4j 5.26, whose store moved to 2026.x: search filters inside the index
+            # now, on properties it must declare; made again over the same entries and vectors.
+            self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
         name = "index/create_entry_vector_index" if self.filtered else "index/create_entry_vector_index_v5"
         text = load(name).render(index=index_name(generation), prop=vector_property(generation), dimensions=dimension)
         self.conn.schema(text, what=name)

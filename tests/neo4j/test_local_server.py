@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,78 @@ def test_instance_from_the_release_without_auth_gets_a_password_and_keeps_its_da
     # ...after which 5.26 could no longer open it: refused before anything runs.
     with pytest.raises(ConfigurationError, match=f"written by Neo4j {new.version}, which {local.FALLBACK} cannot open"):
         old.start(wait_seconds=30)
+
+
+def _admin(server: LocalNeo4j, *args: str) -> subprocess.CompletedProcess:
+    """``bin/neo4j-admin ARGS`` of ``server``'s distribution on its instance (the tarball's
+    script runs this class on the same jars)."""
+    java = local.find_java(server.version).path
+    env = {**os.environ, "NEO4J_HOME": str(server.instance_dir), "NEO4J_CONF": str(server.conf_file.parent)}
+    return subprocess.run([java, "-cp", f"{server.lib_dir}/*", local._ADMIN_CLASS, *args], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.neo4j
+@pytest.mark.slow
+def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_answer(tmp_path: Path) -> None:
+    """README "Upgrading": a store graphmem wrote on Neo4j 5.26, stopped, migrated with the 2026
+    distribution's `neo4j-admin database migrate`, then started on 2026 gives the same answers."""
+    from graphmem import GraphMem
+    from graphmem.models import Fact
+
+    old = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=free_port(), version=local.FALLBACK,
+                     heap="512m", pagecache="128m")
+    new = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=old.port, version=local.LATEST,
+                     heap="512m", pagecache="128m")
+    _skip_without_java(old.version)
+    _skip_without_java(new.version)
+
+    def moved(year: int, city: str) -> Fact:
+        return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
+                    valid_at=datetime(year, 1, 1, tzinfo=timezone.utc), single_valued=True)
+
+    def answers(mem: GraphMem) -> dict:
+        def contents(**options) -> list[str]:
+            return sorted(h.unit.content for h in mem.recall("where does Alice live, what does she like",
+                                                              "user:alice", k=20, **options))
+        return {"now": contents(), "lexical": contents(mode="lexical"),
+                "as_of": [contents(as_of=datetime(year, 6, 1, tzinfo=timezone.utc)) for year in (2019, 2020, 2022)],
+                "history": [(e["unit"].content, e["unit"].time.valid_at, e["unit"].time.invalid_at)
+                            for e in mem.history("user:alice", entity="Alice", include_expired=True)],
+                "blocks": [(b.label, b.value) for b in mem.list_blocks("user:alice")]}
+
+    old.start(wait_seconds=180)
+    try:
+        with GraphMem.connect(Settings(neo4j_uri=old.uri, neo4j_password=old.password or "", embedder="hashing")) as mem:
+            day = datetime(2021, 1, 1, tzinfo=timezone.utc)
+            mem.remember("I live in Paris.", "user:alice", day, facts=[moved(2019, "Paris")])
+            mem.remember("I moved to Berlin.", "user:alice", day, facts=[moved(2021, "Berlin")])
+            mem.remember("I like tea.", "user:alice", day, facts=[Fact(subject="Alice", predicate="likes",
+                                                                      object="tea", content="Alice likes tea")])
+            mem.set_block("user:alice", "persona", "Alice is an engineer.", token_budget=20)
+            before = answers(mem)
+    finally:
+        old.stop(timeout=60)
+    assert before["now"] == ["Alice likes tea", "Alice lives in Berlin"]
+
+    new.provision()
+    new.conf_file.write_text(new.config_text())  # the 2026 distribution reads its own settings
+    migrated = _admin(new, "database", "migrate", "neo4j")
+    assert migrated.returncode == 0 and "Database migration completed successfully" in migrated.stdout, (
+        migrated.stdout + migrated.stderr)
+    new.start(wait_seconds=180)
+    try:
+        settings = Settings(neo4j_uri=new.uri, neo4j_password=new.password or "", embedder="hashing")
+        with GraphMem.connect(settings, migrate=False, check_index=False) as mem:
+            assert new.status().version == local.LATEST
+            [indexes] = [c for c in mem.doctor()["checks"] if c["check"] == "indexes"]
+            assert not indexes["ok"] and "without the filter properties" in indexes["detail"]
+            mem.init()  # `graphmem init`
+            assert answers(mem) == before
+            doctor = mem.doctor()
+            assert doctor["ok"], doctor["checks"]
+    finally:
+        new.stop(timeout=60)
 
 
 # ------------------------------------------------------------------------------- Java and versions
