@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RAW_WIPE_ALL, pct, median  # noqa: E402
+from _common import median, pct, wipe  # noqa: E402
 
 from graphmem import GraphMem  # noqa: E402
 from graphmem.config import Settings  # noqa: E402
@@ -62,14 +62,7 @@ def fact(rng: random.Random, serial: int) -> Fact:
                 content=f"Person {serial % 997} {predicate.replace('_', ' ')} {what}")
 
 
-def load(mem: GraphMem, uri: str, n: int, names: list[str], seed: int) -> float:
-    from graphmem.adapters.neo4j_driver import Neo4jConnection
-
-    conn = Neo4jConnection(Settings.from_env(neo4j_uri=uri))
-    with conn.driver.session(database=conn.database) as session:
-        session.run(RAW_WIPE_ALL).consume()  # benchmark-only reset
-    conn.migrate()
-    conn.close()
+def load(mem: GraphMem, n: int, names: list[str], seed: int) -> float:
     rng, at = random.Random(seed), datetime(2024, 1, 1, tzinfo=timezone.utc)
     started, serial, per_subject = time.perf_counter(), 0, n // len(names)
     for name in names:
@@ -224,13 +217,16 @@ def main() -> None:
 
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
     names = subjects(args.subjects)
-    mem = GraphMem.connect(settings)
+    mem = GraphMem.connect(settings, check_index=False)  # another benchmark's index is wiped below
     units = mem.stats()["units"]
     if args.reuse and units >= args.units:
         load_s = None
         print(f"reusing {units} units", file=sys.stderr)
     else:
-        load_s = load(mem, args.uri, args.units, names, args.seed)
+        mem.close()
+        wipe(args.uri)  # nodes and vector indexes: another benchmark's may have other dimensions
+        mem = GraphMem.connect(settings)
+        load_s = load(mem, args.units, names, args.seed)
         units = mem.stats()["units"]
         print(f"loaded {units} units in {load_s:.0f} s ({units / load_s:.0f}/s)", file=sys.stderr)
     _, token = mem.create_key([], admin=True, name="http-load")

@@ -76,18 +76,21 @@ def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
 
 
 def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
+    # Alice is named inside a sentence, so she is an entity: the walk starts where the question
+    # is. (Whether the lift puts Lisbon first depends on the embedder: with MiniLM it does,
+    # benchmarks/quickstart_recall.py; the hashing embedder of the tests reads no meaning.)
     s = fresh_scope()
-    for text in ("Alice reports to Bob.", "Bob lives in Lisbon.", "Alice lives in Berlin.", "Carol lives in Porto."):
+    for text in ("At work Alice reports to Bob.", "Bob lives in Lisbon.", "These days Alice lives in Berlin.",
+                 "Carol lives in Porto."):
         mem.remember(text, s, extractor="none")
     question = "where does Alice's manager live?"
-    direct = [h.unit.content for h in mem.recall(question, s, k=4)]
-    assert direct.index("Alice lives in Berlin.") < direct.index("Bob lives in Lisbon.")
+    direct = {h.unit.content: h for h in mem.recall(question, s, k=4)}
     # every text is a direct hit in so small a scope: the walk ranks them too
-    walked = mem.recall(question, s, k=4, hops=1)
-    contents = [h.unit.content for h in walked]
-    assert contents.index("Bob lives in Lisbon.") < contents.index("Alice lives in Berlin."), contents
-    lisbon = walked[contents.index("Bob lives in Lisbon.")]
-    assert lisbon.hop == 1 and lisbon.path == ["Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
+    walked = {h.unit.content: h for h in mem.recall(question, s, k=4, hops=1)}
+    lisbon = walked["Bob lives in Lisbon."]
+    assert lisbon.hop == 1 and lisbon.path == ["At work Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
+    lift = lisbon.score - direct["Bob lives in Lisbon."].score
+    assert lift == max(h.score - direct[c].score for c, h in walked.items()) > 0  # the best path is its
 
 
 def test_a_walk_does_not_go_through_a_name_read_in_more_texts_than_a_hop_reads(mem):
