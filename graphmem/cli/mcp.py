@@ -32,8 +32,8 @@ class Transport(str, Enum):
 
 def bearer_token(ctx: typer.Context, token_file: Path | None) -> str:
     """The token HTTP clients must send: ``GRAPHMEM_MCP_TOKEN``, else the file given, else the
-    one stored under GRAPHMEM_HOME (generated there, mode 0600, on first use). Says which on
-    stderr, never the token itself."""
+    one stored under GRAPHMEM_HOME (generated there, mode 0600, on first use); a file another
+    user owns or may read is refused. Says which on stderr, never the token itself."""
     configured = settings(ctx).mcp_token.get_secret_value()
     if token_file is None and configured:
         typer.echo("bearer token: GRAPHMEM_MCP_TOKEN", err=True)
@@ -45,9 +45,14 @@ def bearer_token(ctx: typer.Context, token_file: Path | None) -> str:
             out.write(secrets.token_urlsafe(32) + "\n")
         typer.echo(f"generated a bearer token in {path} (mode 0600)", err=True)
     try:
-        token = path.read_text(encoding="utf-8").strip()
+        with open(path, encoding="utf-8") as handle:
+            owner_and_mode = os.fstat(handle.fileno())
+            token = handle.read().strip()
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--token-file {path}: {getattr(exc, 'strerror', None) or exc}", 2)
+    # A token another local user can read, or wrote (a home in a shared folder), lets them in.
+    if owner_and_mode.st_uid != os.getuid() or owner_and_mode.st_mode & 0o077:
+        fail(f"--token-file {path}: readable or owned by another user; make it yours with mode 0600", 2)
     if not token:
         fail(f"--token-file {path}: the file is empty", 2)
     typer.echo(f"bearer token: in {path}", err=True)

@@ -31,12 +31,12 @@ from .. import views
 from ..api import GraphMem, as_scope
 from ..episodes_io import episode_from_value  # the CLI's episode lines, shared with ingest
 from ..config import Settings
-from ..errors import error_line
+from ..errors import GraphMemError, error_line
 from ..keys import subject_name
 from ..models import Episode, MemoryKind, Scope
 from ..pipelines import exchange
 from ..times import parse_optional_time
-from .errors import ApiError, install
+from .errors import ApiError, install, refusal_of
 from .errors import body as error_body
 from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, RawPath
 
@@ -211,7 +211,12 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     install(app)
 
     async def authenticate(token: str) -> Any:
-        return await gate.run(app.state.mem.authenticate, token)
+        # Keys are checked in a middleware, outside the routes' error handlers: a database that
+        # is down must still answer 503, not 500.
+        try:
+            return await gate.run(app.state.mem.authenticate, token)
+        except GraphMemError as exc:
+            raise refusal_of(exc) from exc
 
     app.add_middleware(RawPath)
     app.add_middleware(BodyLimit, limit=config.max_body)

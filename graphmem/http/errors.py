@@ -63,6 +63,15 @@ def status_of(exc: Exception) -> tuple[int, str]:
     return next((status, code) for cls, status, code in STATUSES if isinstance(exc, cls))
 
 
+def refusal_of(exc: Exception) -> ApiError:
+    """A graphmem error (or ValueError) as the refusal the API answers with, logged when it is
+    the server's failure."""
+    status, code = status_of(exc)
+    if status >= 500:
+        log.warning("request failed: %s", error_line(exc))
+    return ApiError(status, code, error_line(exc))
+
+
 def validation_line(exc: RequestValidationError) -> str:
     """The first invalid value as ``where: what`` (``body.episodes.0``, ``k``), like ``error_line``."""
     errors = exc.errors()
@@ -97,10 +106,8 @@ def install(app) -> None:
     for cls in (GraphMemError, ValueError):
         @app.exception_handler(cls)
         async def _graphmem(_: Request, exc: Exception) -> JSONResponse:
-            status, code = status_of(exc)
-            if status >= 500:
-                log.warning("request failed: %s", error_line(exc))
-            return respond(status, code, error_line(exc))
+            refusal = refusal_of(exc)
+            return respond(refusal.status, refusal.code, refusal.message)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

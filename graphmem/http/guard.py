@@ -189,11 +189,12 @@ class Authenticate(Middleware):
         if key is None:
             await _send_error(send, 401, "unauthorized", "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
             return
+        # Set before the subject check, so the access log names the key a 403 refused.
+        scope.setdefault("state", {})["key"] = key
         refusal = self.refusal(key, path.split("?")[0].split("/"))
         if refusal:
             await _send_error(send, *refusal)
             return
-        scope.setdefault("state", {})["key"] = key
         await self.app(scope, receive, send)
 
     @staticmethod

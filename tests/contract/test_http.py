@@ -223,6 +223,10 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
 
     monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: (_ for _ in ()).throw(Unavailable("Neo4j is down")))
     assert error(api, "GET", url + "/blocks", 503, "unavailable", headers=key) == "Neo4j is down"
+    # the key check itself reaches the database first: down, it is the same 503, not a 500
+    with monkeypatch.context() as down:
+        down.setattr(mem, "authenticate", lambda *a, **k: (_ for _ in ()).throw(Unavailable("Neo4j is down")))
+        assert error(api, "GET", url + "/blocks", 503, "unavailable", headers=key) == "Neo4j is down"
     monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: 1 / 0)
     assert error(api, "GET", url + "/blocks", 500, "internal", headers=key) == \
         "internal error: the server log has the details"
@@ -335,11 +339,13 @@ def test_access_log_names_routes_not_memory(api, caplog):
         api("POST", path(alice, "/recall"), key, {"query": "the secret recipe"})
         api("GET", path(alice, "/units/missing-unit"), key, status=404)
         api("GET", path(alice, "/blocks"), status=401)
+        api("GET", path(fresh_scope(), "/blocks"), key, status=403)
     lines = [r.getMessage() for r in caplog.records if r.name == "graphmem.http.access"]
     key_id = key["Authorization"].split("_")[1]
     assert lines[0].startswith("POST /v1/subjects/{subject}/recall 200 ") and lines[0].endswith(f"key={key_id}")
     assert lines[1].startswith("GET /v1/subjects/{subject}/units/{unit_id} 404 ")
     assert lines[2].startswith("GET - 401 ") and lines[2].endswith("key=-")  # refused before routing
+    assert lines[3].startswith("GET - 403 ") and lines[3].endswith(f"key={key_id}")  # who tried another subject
     text = "\n".join(lines)
     assert alice.subject_id not in text and "secret" not in text and "missing-unit" not in text
 

@@ -88,6 +88,10 @@ def test_mcp_bearer_token_comes_from_env_file_or_is_generated_once(run, tmp_path
     assert run(*args).exit_code == 0 and served[1] == served[0]  # kept for the hosts configured with it
     given = tmp_path / "token"
     given.write_text("from-a-file\n")
+    given.chmod(0o640)
+    assert one_error_line(run(*args, "--token-file", given)) == \
+        f"error: --token-file {given}: readable or owned by another user; make it yours with mode 0600"
+    given.chmod(0o600)
     assert run(*args, "--token-file", given).exit_code == 0 and served[2] == "from-a-file"
     monkeypatch.setenv("GRAPHMEM_MCP_TOKEN", "from-env")
     assert run(*args).exit_code == 0 and served[3] == "from-env"
