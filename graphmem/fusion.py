@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Mapping, Sequence
 
 from .models import Hit
@@ -16,16 +17,25 @@ RRF_K = 1
 WEIGHTS = {"semantic": 1.0, "lexical": 2.0, "entities": 0.5, "time": 2.0, "paths": 2.0}
 
 
+#: Lists whose ties share their average rank rather than the best: the time list, where every
+#: state true all through the named time is equally near (often most of the candidates), so a
+#: tie of many must not give each of them the top rank's share.
+AVERAGED = frozenset({"time"})
+
+
 def rrf(lists: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Ranks, not raw scores, so BM25 and cosine mix fairly: each hit scores
     ``weight / (k + rank)`` in each list, summed. Lists are best first; hits with equal scores
-    share a rank (1, 1, 3), so a tie carries no weight. A list's weight defaults to 1."""
+    share a rank (1, 1, 3), so a tie carries no weight, except in the ``AVERAGED`` lists, where
+    they share their average rank (1.5, 1.5, 3). A list's weight defaults to 1."""
     fused: dict[str, float] = {}
     for name, hits in lists.items():
         weight = (weights or {}).get(name, 1.0)
+        tied = Counter(hit.score for hit in hits)
         rank, previous = 0, None
         for position, hit in enumerate(hits, 1):
             if hit.score != previous:
                 rank, previous = position, hit.score
-            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + rank)
+            shared = rank + (tied[hit.score] - 1) / 2 if name in AVERAGED else rank
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + shared)
     return fused

@@ -48,8 +48,11 @@ CALL () {
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed]] AS list
 UNWIND range(0, size(list[1]) - 1) AS i
 WITH list[0] AS name, list[1] AS hits, i
+// The time list's ties share their average rank (graphmem.fusion.AVERAGED): a state true all
+// through the named time is as near as every other, and a tie of many must not lift them all.
 WITH hits[i].id AS id,
-     coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])) AS part
+     coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])
+       + CASE WHEN name = 'time' THEN (size([h IN hits WHERE h.score = hits[i].score]) - 1) / 2.0 ELSE 0 END) AS part
 WITH id, sum(part) AS score
 ORDER BY score DESC, id LIMIT $k
 MATCH (u:Unit {id: id})

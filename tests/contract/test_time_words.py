@@ -78,3 +78,20 @@ def test_a_named_time_nothing_was_true_in_still_finds_the_texts_told_of_it(mem):
     mem.remember("Berlin", facts, facts=[Fact(subject="Alice", predicate="lives_in", object="Berlin", single_valued=True,
                                                content="Alice lives in Berlin", valid_at=d("2023-04-01"))])
     assert list(mem.recall("where did Alice live in 2019?", facts, k=5)) == []
+
+
+def test_a_time_most_facts_were_true_in_lifts_none_of_them_above_the_one_asked_about(mem):
+    # The question's time word is relative to the as-of point; the unit it asks about began
+    # just after that year, while a dozen others were true all through it. Equally near, they
+    # share the time list's average rank, not its first: the words still pick the answer.
+    s = fresh_scope()
+    facts = [Fact(subject="rose bowl", predicate="played_by", object="Oregon, Wisconsin", single_valued=True,
+                  content="who played in the rose bowl: Oregon, Wisconsin", valid_at=d("2020-01-01"))]
+    for n, game in enumerate(["sugar bowl", "orange bowl", "cotton bowl", "fiesta bowl", "peach bowl",
+                              "super bowl", "citrus bowl", "alamo bowl", "holiday bowl", "sun bowl"]):
+        facts.append(Fact(subject=game, predicate="played_by", object=f"Team {n}", single_valued=True,
+                          content=f"who played in the {game}: Team {n}", valid_at=d("2017-01-01")))
+    mem.remember("bowls", s, facts=facts)
+    hits = mem.recall("who played in the rose bowl last year", s, k=3, as_of=d("2020-01-02"))
+    assert hits.window is not None and hits.window.start == d("2019-01-01")
+    assert hits[0].unit.content == "who played in the rose bowl: Oregon, Wisconsin", [h.unit.content for h in hits]

@@ -27,6 +27,13 @@ def test_equal_scores_share_a_rank():
     assert fused["c"] == 1 / 63
 
 
+def test_the_time_lists_ties_share_their_average_rank():
+    # every state true all through the named time is as near as the others: none is the first
+    fused = rrf({"time": hits(("a", 0.0), ("b", 0.0), ("c", 0.0), ("d", -5.0))}, k=1)
+    assert fused["a"] == fused["b"] == fused["c"] == 1 / (1 + 2)
+    assert fused["d"] == 1 / (1 + 4)
+
+
 def test_the_fusion_constant_is_a_setting(monkeypatch):
     from graphmem import GraphMem, Settings
     from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
