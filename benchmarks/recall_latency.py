@@ -233,6 +233,7 @@ def main() -> None:
                      f"({walked / args.queries:.1f}/query); hops=0 queries with fewer than 10 hits: {short}; "
                      f"load {load_s:.0f} s")
         print(f"[{n}] done", flush=True)
+        mem.close()  # writes the recall statistics it still holds
         conn.close()
 
     print()
