@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, 
 import typer
 
 from graphmem.config import Settings
-from graphmem.errors import REPORTED, error_line, exit_code
+from graphmem.errors import REPORTED, GraphMemError, error_line, exit_code
+from graphmem.models import Scope
 from graphmem.times import parse_optional_time
 
 if TYPE_CHECKING:
@@ -37,7 +38,19 @@ if TYPE_CHECKING:
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
-SubjectOpt = Annotated[str, typer.Option("--subject", "-s", help="The subject, TYPE:ID (e.g. user:alice).")]
+def _subject(value: str | None) -> str | None:
+    """A subject is checked as it is read, so bad input is named before any connection is
+    tried (with the server down it would otherwise be reported as the server's fault)."""
+    if value is not None:
+        try:
+            Scope.parse(value)
+        except (ValueError, GraphMemError) as exc:
+            raise typer.BadParameter(error_line(exc)) from None
+    return value
+
+
+SubjectOpt = Annotated[str, typer.Option("--subject", "-s", callback=_subject,
+                                         help="The subject, TYPE:ID (e.g. user:alice).")]
 ProjectOpt = Annotated[Optional[str], typer.Option("--project", help="Optional project id of the subject.")]
 
 #: The ``actor`` the CLI's writes record on their decisions and erasure records.

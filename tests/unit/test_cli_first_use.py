@@ -312,3 +312,15 @@ def test_db_start_on_another_port_says_how_to_point_the_other_commands_at_it(mon
     assert result.exit_code == 0 and "export GRAPHMEM_NEO4J_PORT=7690" in result.stderr
     default = invoker()("db", "start", "--port", "7687", "--home", tmp_path)
     assert default.exit_code == 0 and "export" not in default.stderr
+
+
+def test_a_bad_subject_is_named_before_any_connection():
+    # with the server down, the bad input is still what the user hears about
+    def unreachable(settings, **options):
+        raise AssertionError("no connection may be tried for bad input")
+
+    run = invoker(CliState(factory=unreachable))
+    result = run("recall", "x", "--subject", "alice")
+    assert result.exit_code == 2
+    assert one_error_line(result).startswith("error: Invalid value for '--subject'")
+    assert "is not TYPE:ID" in one_error_line(result)
