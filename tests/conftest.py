@@ -89,7 +89,8 @@ def store_and_index(request, embedder):
 @pytest.fixture(params=["memory", NEO4J])
 def mem(request, embedder):
     """A GraphMem over each adapter family (hashing embedder: fast, deterministic); on Neo4j
-    with its database (never closed here: the session shares the connection)."""
+    with its database (never closed here: the session shares the connection). Its recall
+    statistics are written at teardown, while the connection is still open."""
     from graphmem import GraphMem
     from graphmem.adapters.memory import InMemoryIndex
     from graphmem.adapters.neo4j_admin import Neo4jDatabase
@@ -97,11 +98,14 @@ def mem(request, embedder):
 
     if request.param == "memory":
         store = InMemoryStore()
-        return GraphMem(store, InMemoryIndex(store, embedder))
+        yield GraphMem(store, InMemoryIndex(store, embedder))
+        return
     conn = request.getfixturevalue("conn")
     index = Neo4jIndex(conn, embedder)
     index.ensure()
-    return GraphMem(Neo4jStore(conn), index, database=Neo4jDatabase(conn, index))
+    mem = GraphMem(Neo4jStore(conn), index, database=Neo4jDatabase(conn, index))
+    yield mem
+    mem.usage.close()
 
 
 @pytest.fixture

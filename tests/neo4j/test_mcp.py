@@ -197,16 +197,18 @@ def test_multi_hop_recall(transport):
 
     async def scenario():
         async with connect(transport, subject) as s:
-            texts = ["Alice reports to Bob.", "Bob lives in Lisbon.", "Carol lives in Madrid.",
+            # a name no other test writes: fulltext weighs a word by its rarity in the whole
+            # index, and the suite writes thousands of Alices
+            texts = ["Zoltan reports to Bob.", "Bob lives in Lisbon.", "Carol lives in Madrid.",
                      "Dave lives in Oslo.", "Erin lives in Rome.", "Frank lives in Vienna."]
             ids = {}
             for text in texts:
                 ids[text] = (await call(s, "remember", text=text))["unit_ids"][0]
-            hits = (await call(s, "recall", query="where does Alice's manager live?", k=2, hops=1))["hits"]
+            hits = (await call(s, "recall", query="where does Zoltan's manager live?", k=2, hops=1))["hits"]
             lisbon = [h for h in hits if h["id"] == ids["Bob lives in Lisbon."]]
             assert lisbon, hits
             assert lisbon[0]["hop"] == 1 and lisbon[0]["path"]
-            assert lisbon[0]["path"][0] == "Alice reports to Bob." and lisbon[0]["path"][-1] == "Bob lives in Lisbon."
+            assert lisbon[0]["path"][0] == "Zoltan reports to Bob." and lisbon[0]["path"][-1] == "Bob lives in Lisbon."
 
     run(scenario)
 

@@ -31,10 +31,21 @@ def wipe(conn: Neo4jConnection) -> None:
     conn.migrate()
 
 
+#: Every GraphMem a test opened: closed (their recall statistics written) before the connection.
+OPENED: list[GraphMem] = []
+
+
 def open_mem(conn: Neo4jConnection, dim: int) -> GraphMem:
     index = Neo4jIndex(conn, HashingEmbedder(dim))
     index.ensure()
-    return GraphMem(Neo4jStore(conn), index)
+    OPENED.append(GraphMem(Neo4jStore(conn), index))
+    return OPENED[-1]
+
+
+def close(conn: Neo4jConnection) -> None:
+    while OPENED:
+        OPENED.pop().close()
+    conn.close()
 
 
 def results(mem: GraphMem) -> list[list[tuple[float, str]]]:
@@ -73,7 +84,7 @@ def test_rebuild_after_switching_embedders_equals_a_fresh_ingest(spare_server):
             fresh.remember(text, "user:rebuild", extractor="none")
         assert rebuilt_results == results(fresh)  # ...exactly as a fresh ingest with it does
     finally:
-        conn.close()
+        close(conn)
 
 
 def test_an_interrupted_model_switch_leaves_the_live_index_serving(spare_server):
@@ -109,7 +120,7 @@ def test_an_interrupted_model_switch_leaves_the_live_index_serving(spare_server)
         assert results_for(switched, "user:switch") != before
         assert len(switched.recall("tea", "user:switch", k=100, mode="semantic")) == len(TEXTS)
     finally:
-        conn.close()
+        close(conn)
 
 
 def results_for(mem: GraphMem, subject: str) -> list[list[tuple[float, str]]]:
