@@ -1,7 +1,7 @@
 """The scope guarantee at scale: a 5-unit scope among 100,000 units of other subjects gets
 exactly its own 5 units (semantic and lexical lists), every hit of a 10,000-unit scope is its
-own, and one hop from a hub entity with 10,000 facts reads at most ``fanout`` of them per
-frontier unit. (Approximation quality on this random data is the index's own; the benchmarks
+own, and a hop does not walk through a hub entity with 10,000 facts (more than ``fanout``:
+which of them it read would be arbitrary) but through the frontier's other entities. (Approximation quality on this random data is the index's own; the benchmarks
 measure it.) Runs last (tests/scale): it leaves 100k units in the test database."""
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
         hits = ask(mid, vector=q.tolist())
         assert len(hits) == 10 and {h.unit.id for h in hits} <= mid_ids
 
-    # A hub entity with 10,000 facts: a hop reads at most `fanout` of them per frontier unit.
+    # A hub entity with 10,000 facts is not walked; each frontier unit's own object ("thing i",
+    # named by the two units of the scope written at position i of a batch) is.
     frontier = tuple(h.unit.id for h in ask(mid, vector=unit_vectors(rng, 1, dim)[0].tolist())[:3])
     request = recaller.request("alpha common words item", [mid], 10, AsOf.now(), (), "hybrid")
     reached = index.hop(request, Step(frontier=frontier, limit=1000))
-    assert 50 <= len(reached) <= 50 * len(frontier)
-    assert {r.via for r in reached} == {"Hub"} and {r.unit.id for r in reached} <= mid_ids
+    assert reached and "Hub" not in {r.via for r in reached}
+    assert len(reached) <= len(frontier) and {r.unit.id for r in reached} <= mid_ids
