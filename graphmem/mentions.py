@@ -169,7 +169,8 @@ def _usable(norm: str) -> bool:
     ``MAX_NAME_WORDS`` words, more than ``_EDGE`` symbols at an end) are not matched either."""
     runs = [m.span() for m in _WORD_RUN.finditer(norm)]
     return (len(norm) > 1 and norm not in COMMON and 0 < len(runs) <= MAX_NAME_WORDS
-            and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE)
+            and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE
+            and norm in name_spans(norm))  # e.g. an edge symbol set apart by a space is not
 
 
 def name_spans(text: str) -> set[str]:
