@@ -48,6 +48,7 @@ from _recall import (  # noqa: E402
 )
 
 from graphmem import GraphMem
+from graphmem.adapters.memory import bm25
 from graphmem.config import Settings
 from graphmem.models import Episode, Scope
 
@@ -139,23 +140,8 @@ def bm25_answers(convs: list[dict], questions: list[Question], k: int = 10) -> d
             (doc_of(e.id), bm25_tokens(e.raw)) for e in episodes_of(conv, "dated")]
     out = {}
     for q in questions:
-        docs = docs_by_subject[q.subject]
-        n, mean = len(docs), sum(len(d) for _, d in docs) / len(docs)
-        df: dict[str, int] = {}
-        for _, tokens in docs:
-            for t in set(tokens):
-                df[t] = df.get(t, 0) + 1
-        terms = bm25_tokens(q.text)
-        scored = []
-        for key, tokens in docs:
-            score = 0.0
-            for t in terms:
-                tf = tokens.count(t)
-                if tf:
-                    idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                    score += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / mean))
-            scored.append((-score, key))
-        out[q.id] = [key for _, key in sorted(scored)[:k]]
+        scores = bm25(bm25_tokens(q.text), docs_by_subject[q.subject], BM25_K1, BM25_B)
+        out[q.id] = sorted(scores, key=lambda key: (-scores[key], key))[:k]
     return out
 
 

@@ -714,7 +714,8 @@ class InMemoryIndex:
         if request.vector is not None:
             lists["semantic"] = _top(self._cosine(request.vector, units), request.fetch)
         if request.terms:
-            lists["lexical"] = _top(_bm25(set(request.terms), units), request.fetch)
+            scores = bm25(sorted(set(request.terms)), [(u.id, terms(u.content)) for u in units])
+            lists["lexical"] = _top([Hit(id=i, score=v) for i, v in scores.items()], request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
         if request.window and request.vector is not None:
@@ -822,23 +823,25 @@ def _path(question: Sequence[float] | None, a: Sequence[float] | None, b: Sequen
     return (cos(a, question) + cos(b, question)) / math.sqrt(2 + 2 * cos(a, b) + 1e-9)
 
 
-def _bm25(asked: set[str], units: Sequence[MemoryUnit]) -> list[Hit]:
-    docs = [(u.id, terms(u.content)) for u in units]
-    if not asked or not docs:
-        return []
+def bm25(query: Sequence[str], docs: Sequence[tuple[str, Sequence[str]]], k1: float = 1.2,
+         b: float = 0.75) -> dict[str, float]:
+    """Okapi BM25 with Lucene's idf, as the fulltext index scores: each document (key, its
+    terms) with at least one query term, by key. A term repeated in the query counts again."""
+    if not query or not docs:
+        return {}
     avg = sum(len(w) for _, w in docs) / len(docs)
-    df = {t: sum(1 for _, w in docs if t in w) for t in asked}
-    scored = []
-    for uid, doc in docs:
+    df = {t: sum(1 for _, w in docs if t in w) for t in set(query)}
+    scores = {}
+    for key, doc in docs:
         score = 0.0
-        for t in asked:
+        for t in query:
             tf = doc.count(t)
             if tf:
                 idf = math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(doc) / avg))
         if score > 0:
-            scored.append(Hit(id=uid, score=score))
-    return scored
+            scores[key] = score
+    return scores
 
 
 def _specificity(linked: int) -> float:
