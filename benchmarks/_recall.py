@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from graphmem.config import default_home
-from graphmem.fusion import rrf
+from graphmem.fusion import rrf, walk
 from graphmem.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
 from graphmem.pipelines.recall import Recaller
 
@@ -152,10 +152,11 @@ class ListReplay:
     The first time it sees a question it asks the real index for each ranked list alone (the
     same request with that list's weight 1 and the others' 0, read to the list's full depth,
     ``fetch``), keeps the lists, and fuses them itself with ``graphmem.fusion.rrf``, which
-    ranks as the fused statement does (ties share a rank; best first, then id). Walk hops are
-    asked of the real index once per distinct (question, frontier, seen, limit) and kept. So
-    ``Recaller`` runs its own code over the replay for every setting, and the database sees
-    each question once per list and each distinct hop once.
+    ranks as the fused statement does (ties share a rank; best first, then id), then walks with
+    ``graphmem.fusion.walk``, the reference of the statement's walk. Walk hops are asked of the
+    real index once per distinct (question, frontier, seen, limit) and kept. So ``Recaller``
+    runs over the replay for every setting, and the database sees each question once per list
+    and each distinct hop once.
     """
 
     LISTS = ("semantic", "lexical", "entities", "time")
@@ -172,7 +173,7 @@ class ListReplay:
     @staticmethod
     def _question(request: SearchRequest) -> str:
         """What a request asks, whatever the fusion settings."""
-        return request.model_dump_json(exclude={"rrf_k", "weights", "k"})
+        return request.model_dump_json(exclude={"rrf_k", "weights", "k", "hops", "hop_decay"})
 
     def lists(self, request: SearchRequest) -> dict[str, list[Scored]]:
         """Each ranked list of the request on its own, best first (a list's hits carry their
@@ -186,7 +187,8 @@ class ListReplay:
 
     def _alone(self, request: SearchRequest, name: str) -> list[Scored]:
         self.calls += 1
-        only = request.model_copy(update={"weights": {n: float(n == name) for n in self.LISTS}, "k": request.fetch})
+        only = request.model_copy(update={"weights": {n: float(n == name) for n in self.LISTS}, "k": request.fetch,
+                                          "hops": 0})
         return [s for s in self.index.recall(only) if s.score > 0]
 
     def recall(self, request: SearchRequest) -> list[Scored]:
@@ -194,8 +196,8 @@ class ListReplay:
         units = {s.unit.id: s.unit for hits in lists.values() for s in hits}
         fused = rrf({name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
                     request.rrf_k, request.weights)
-        best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
-        return [Scored(unit=units[i], score=fused[i]) for i in best]
+        best = sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]
+        return walk(request, [Scored(unit=units[i], score=fused[i]) for i in best], self.hop)
 
     def hop(self, request: SearchRequest, step: Step) -> list:
         # The hop statement ranks its rows whatever order the frontier comes in.

@@ -8,13 +8,17 @@ Each file starts with a ``//`` header::
     // include: recall/fused       (a fragment file whose body ends this one; optional)
     // One line saying what the query does.
 
+A body line ``{{include recall/walk_step}}`` is replaced by that fragment's body, so one step
+can run several times in one statement (each inside its own ``CALL`` subquery).
+
 The loader rejects a body that uses an undeclared ``$param`` or declares one it never uses,
 and reports ``file:line``. Query text is never built with f-strings or ``+``: parameters go to
 the driver. The only formatting is ``Query.render`` for values Neo4j cannot take as parameters
 (index names and dimensions, analyzer names); it validates each value against its declared
 type first, and a query with placeholders runs only once rendered (``Query.rendered``).
-A ``fragment`` never runs alone: it is the shared end of the queries that include it (two
-variants of one statement for two Neo4j versions), and its parameters count as theirs.
+A ``fragment`` never runs alone: it is a shared part of the queries that include it (the end of
+two variants of one statement for two Neo4j versions, a step repeated), and its parameters
+count as theirs.
 Migrations are numbered files under ``cypher/migrations`` whose statements are separated by
 ``;`` at the end of a line.
 """
@@ -31,6 +35,7 @@ from .errors import ConfigurationError, InvalidInput
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _VALUE = re.compile(r"\{\{([a-z_]+)\}\}")
+_INLINE = re.compile(r"^\s*\{\{include ([a-z0-9_]+/[a-z0-9_]+)\}\}\s*$")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _MIGRATION = re.compile(r"^(\d{4})_[a-z0-9_]+\.cypher$")
 _VALUE_TYPES = {
@@ -98,22 +103,32 @@ def parse(path: Path, name: str) -> Query:
     if mode not in ("read", "write", "schema", "fragment"):
         raise _error(path, 1, f"header 'mode' must be read|write|schema|fragment, got {mode!r}")
     declared = frozenset(p.strip() for p in header.get("params", "").split(",") if p.strip())
+    included: set[str] = set()  # the included fragments' parameters: declared and used there
+
+    def fragment(name: str, line: int) -> Query:
+        part = load(name)
+        if part.mode != "fragment":
+            raise _error(path, line, f"include {name!r} is not a fragment")
+        included.update(part.params)
+        return part
+
+    spliced = []
+    for number, line in enumerate(lines[body_start:], body_start + 1):
+        inline = _INLINE.match(line)
+        spliced.append(fragment(inline.group(1), number).text if inline else line)
+    body = "\n".join(spliced).strip()
     if header.get("include"):
-        tail = load(header["include"])
-        if tail.mode != "fragment":
-            raise _error(path, 1, f"include {header['include']!r} is not a fragment")
-        lines = lines + tail.text.splitlines()
-        body = body + "\n" + tail.text
-        declared = declared | tail.params
+        body = body + "\n" + fragment(header["include"], 1).text
+    declared = declared | included
     values: dict[str, str] = {}
     for item in filter(None, (v.strip() for v in header.get("values", "").split(","))):
         key, _, kind = item.partition(":")
         if kind not in _VALUE_TYPES:
             raise _error(path, 1, f"value {key!r} has unknown type {kind!r}")
         values[key] = kind
-    used: dict[str, int] = {}
+    used: dict[str, int] = {p: 1 for p in included}
     for offset, line in enumerate(lines[body_start:], body_start + 1):
-        if line.lstrip().startswith("//"):
+        if line.lstrip().startswith("//") or _INLINE.match(line):
             continue
         for match in _PARAM.finditer(_STRING.sub("''", line)):
             used.setdefault(match.group(1), offset)

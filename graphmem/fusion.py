@@ -1,11 +1,12 @@
-"""Reciprocal rank fusion: how recall joins its ranked lists (semantic, lexical, entities)."""
+"""Reciprocal rank fusion: how recall joins its ranked lists (semantic, lexical, entities, time),
+and the walk that adds the units paths from the best hits reach."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from .models import Hit
+from .models import Hit, Reached, Scored, SearchRequest, Step
 
 #: The defaults recall fuses with (``Settings.rrf_k``, ``Settings.list_weights``), chosen by
 #: ``benchmarks/tune_recall.py`` on half A of LoCoMo and MuSiQue together (the mean of LoCoMo
@@ -39,3 +40,41 @@ def rrf(lists: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str
             shared = rank + (tied[hit.score] - 1) / 2 if name in AVERAGED else rank
             fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + shared)
     return fused
+
+
+def walk(request: SearchRequest, found: Sequence[Scored],
+         hop: Callable[[SearchRequest, Step], Sequence[Reached]]) -> list[Scored]:
+    """The ``request.k`` best of the fused units ``found`` (``request.depth`` deep, best first)
+    and the units ``request.hops`` hops of ``hop`` reach from them. Each hop starts from at most
+    ``request.seeds`` units (the best hits, then the best the previous hop reached: a hop's cost
+    grows with the units it starts from) and reaches units no earlier hop started from or
+    reached. Its paths, ranked by how well they answer the question (``Reached``), count like
+    one more fused list: a reached unit scores its own fused score (if found) plus
+    ``hop_decay ** (hop - 1) * weights["paths"] / (rrf_k + rank)``, so a path that answers
+    the question outranks direct hits about the wrong thing. A unit keeps its best score. The
+    Neo4j recall statement (recall/fused) computes the same."""
+    fused = {s.unit.id: s.score for s in found}
+    weight = request.weights.get("paths", 1.0)
+    hits = list(found[: request.k])
+    frontier, seen = hits, set()
+    for depth in range(1, request.hops + 1):
+        by_id = {h.unit.id: h for h in frontier[: request.seeds]}
+        if not by_id:
+            break
+        reached = hop(request, Step(frontier=tuple(by_id), seen=frozenset(seen), limit=request.frontier))
+        frontier, rank, previous = [], 0, None
+        for position, r in enumerate(reached, 1):
+            if r.score != previous:
+                rank, previous = position, r.score
+            parent = by_id[r.source]
+            frontier.append(Scored(
+                unit=r.unit, hop=depth, path=(parent.path or (parent.unit.content,)) + (r.via, r.unit.content),
+                score=fused.get(r.unit.id, 0.0) + request.hop_decay ** (depth - 1) * weight / (request.rrf_k + rank)))
+        seen.update(by_id)
+        seen.update(h.unit.id for h in frontier)
+        hits += frontier
+    best: dict[str, Scored] = {}
+    for h in hits:
+        if h.unit.id not in best or h.score > best[h.unit.id].score:
+            best[h.unit.id] = h
+    return sorted(best.values(), key=lambda h: (-h.score, h.unit.id))[: request.k]

@@ -617,16 +617,31 @@ class SearchRequest(Model):
     rrf_k: Annotated[int, Field(ge=1)] = 1
     #: Weight of each list in the fusion, by name: semantic, lexical, entities, time.
     weights: dict[str, float] = Field(default_factory=dict)
-    #: Entities read per question and units read per entity.
+    #: Entities read per question and units read per entity; units a hop starts from.
     seeds: int = 5
     fanout: int = 50
+    #: Hops of the walk from the best hits (``graphmem.fusion.walk``), the units a hop
+    #: returns, and how much less each hop deeper counts.
+    hops: Annotated[int, Field(ge=0, le=3)] = 0
+    frontier: Annotated[int, Field(ge=1)] = 20
+    hop_decay: float = 0.5
+
+    @property
+    def depth(self) -> int:
+        """How many fused units a walk starts from and adds to: a unit reached by a path also
+        scores its own fused score when the question found it below the top k."""
+        return min(1000, max(self.k, self.fetch)) if self.hops else self.k
 
 
 class Scored(Model):
-    """A unit found by a search, as seen at the request's system time, with its fused score."""
+    """A unit found by a search, as seen at the request's system time, with its fused score;
+    a unit a walk reached (``hop`` > 0) carries its ``path``: unit contents and the names of
+    the entities between them, from a direct hit to it."""
 
     unit: MemoryUnit
     score: float
+    hop: int = 0
+    path: tuple[str, ...] = ()
 
 
 class Step(Model):

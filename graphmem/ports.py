@@ -377,7 +377,9 @@ class MemoryIndex(Protocol):
     def recall(self, request: SearchRequest) -> list[Scored]:
         """The ``request.k`` best units: the semantic, lexical and named-entity lists (those the
         request asks for, each ``request.fetch`` deep) fused by reciprocal rank fusion
-        (``graphmem.fusion.rrf``). One round trip on Neo4j."""
+        (``graphmem.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
+        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``). One round
+        trip on Neo4j, walk included."""
         ...
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:

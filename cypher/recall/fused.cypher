@@ -1,12 +1,13 @@
 // mode: fragment
-// params: kinds, lucene, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, rrf_k, weights, seeds, fanout
+// params: kinds, lucene, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, rrf_k, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names most like it): the time list
 // (those candidates by distance from the window, an event by its start, a state by the gap
 // between its interval and the window: graphmem.entries.nearness; equal distances tie); the
 // lexical and named-entity lists filtered right after their index calls; reciprocal rank
-// fusion (ties share a rank); the k best units as seen at system time s, with the entry
-// showing them.
+// fusion (ties share a rank) of the depth best; up to three hops of a walk from them
+// (graphmem.fusion.walk); the k best units as seen at system time s, with the entry showing
+// them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
   WITH n, CASE WHEN n.event THEN (CASE WHEN n.t_from < $window[0] THEN $window[0] - n.t_from
@@ -54,7 +55,39 @@ WITH hits[i].id AS id,
      coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])
        + CASE WHEN name = 'time' THEN (size([h IN hits WHERE h.score = hits[i].score]) - 1) / 2.0 ELSE 0 END) AS part
 WITH id, sum(part) AS score
-ORDER BY score DESC, id LIMIT $k
+ORDER BY score DESC, id LIMIT $depth
+WITH collect({id: id, score: score}) AS found
+// The walk (graphmem.fusion.walk): a hop starts from the seeds best units (the direct hits,
+// then the best the previous hop reached) and reaches units no earlier hop started from or
+// reached; a path holds unit ids and the names of the entities between them.
+WITH found, [x IN found[0..$k][0..$seeds] | x.id] AS seeds, [] AS seen, [] AS walked
+CALL (seeds, seen) {
+  WITH seeds, seen WHERE $hops >= 1
+  {{include recall/walk_step}}
+}
+WITH found, walked + [r IN reached | r {.*, hop: 1, path: [r.source, r.via, r.id]}] AS walked,
+     seen + seeds + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r.id] AS seeds
+CALL (seeds, seen) {
+  WITH seeds, seen WHERE $hops >= 2
+  {{include recall/walk_step}}
+}
+WITH found, walked + [r IN reached | r {.*, hop: 2, path: head([w IN walked WHERE w.id = r.source | w.path]) + [r.via, r.id]}] AS walked,
+     seen + seeds + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r.id] AS seeds
+CALL (seeds, seen) {
+  WITH seeds, seen WHERE $hops >= 3
+  {{include recall/walk_step}}
+}
+WITH found, walked + [r IN reached | r {.*, hop: 3, path: head([w IN walked WHERE w.id = r.source | w.path]) + [r.via, r.id]}] AS walked
+// A hop's paths count like one more fused list (ties share a rank), decayed by depth, added to
+// the unit's own fused score; a unit keeps its best score.
+UNWIND [d IN found[0..$k] | d {.*, hop: 0, path: []}] +
+       [w IN walked | {id: w.id, hop: w.hop, path: w.path,
+                       score: coalesce(head([d IN found WHERE d.id = w.id | d.score]), 0.0)
+                         + $hop_decay ^ (w.hop - 1) * coalesce($weights.paths, 1.0)
+                           / ($rrf_k + 1 + size([x IN walked WHERE x.hop = w.hop AND x.score > w.score]))}] AS c
+WITH c ORDER BY c.score DESC, c.hop
+WITH c.id AS id, head(collect(c)) AS best
+ORDER BY best.score DESC, id LIMIT $k
 MATCH (u:Unit {id: id})
 MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
 OPTIONAL MATCH (st:Usage {unit_id: id})
@@ -62,5 +95,8 @@ RETURN u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, 
           .assertion_id, .occurred_at, .group, .created_at, .valid_at, .confidence, .labels, .subject,
           .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
           last_recalled_at: st.last_recalled_at, recall_count: st.recall_count} AS unit,
-       score, e.t_to AS t_to, e.expired_at AS expired_at
+       best.score AS score, best.hop AS hop,
+       [i IN range(0, size(best.path) - 1) | CASE WHEN i % 2 = 1 THEN best.path[i]
+                                                   ELSE COLLECT { MATCH (p:Unit {id: best.path[i]}) RETURN p.content }[0] END] AS path,
+       e.t_to AS t_to, e.expired_at AS expired_at
 ORDER BY score DESC, id

@@ -56,7 +56,7 @@ from ..models import (
     words,
 )
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
-from ..fusion import rrf
+from ..fusion import rrf, walk
 from ..mentions import KnownNames, name_spans
 from ..ports import Record
 
@@ -721,8 +721,8 @@ class InMemoryIndex:
         if request.window and request.vector is not None:
             lists["time"] = self._near(request, units)
         fused = rrf(lists, request.rrf_k, request.weights)
-        best = sorted(fused, key=lambda i: (-fused[i], i))[: request.k]
-        return [Scored(unit=by_id[i], score=fused[i]) for i in best]
+        best = [Scored(unit=by_id[i], score=fused[i]) for i in sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]]
+        return walk(request, best, self.hop)
 
     def _near(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
         """The time list: of the units near the window (``graphmem.entries.near``), the

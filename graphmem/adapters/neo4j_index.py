@@ -176,7 +176,9 @@ class Neo4jIndex:
             lucene=lucene_query(request.terms or (), request.scopes, "text") if request.terms else None,
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
-            rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds, fanout=request.fanout,
+            depth=request.depth, rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds,
+            fanout=request.fanout, hops=request.hops, limit=request.frontier, hop_decay=request.hop_decay,
+            prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
             near=[n.props() for n in near(request.window, (params["t_lo"], params["t_hi"]), params["kinds"])]
             if request.window else [],
@@ -190,7 +192,7 @@ class Neo4jIndex:
             query = load("recall/hybrid_v5")
             params.update(self._v5_vector(request))
         rows = self.conn.read(query, **params)
-        return [Scored(unit=_seen(r), score=r["score"]) for r in rows]
+        return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"])) for r in rows]
 
     def _rendered(self, name: str) -> Query:
         return load(name).rendered(index=index_name(self.generation))

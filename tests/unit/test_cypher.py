@@ -86,6 +86,18 @@ def test_bad_headers_name_the_file(tmp_path: Path, text: str, message: str) -> N
     assert str(info.value) == f"{path}:1: {message}"
 
 
+def test_an_inline_include_splices_the_fragment_where_it_stands(tmp_path: Path) -> None:
+    step = load("recall/walk_step")
+    text = ("// mode: read\n// params: frontier\n// Purpose.\nWITH $frontier AS seeds, [] AS seen\n"
+            "CALL (seeds, seen) {\n  {{include recall/walk_step}}\n}\nRETURN reached\n")
+    query = parse(write(tmp_path, text), "q")
+    assert query.params == step.params | {"frontier"}
+    assert query.text.index(step.text) < query.text.index("RETURN reached")
+    with pytest.raises(ConfigurationError) as info:
+        parse(write(tmp_path, text.replace("recall/walk_step", "recall/hop")), "q")
+    assert str(info.value).endswith(":6: include 'recall/hop' is not a fragment")
+
+
 def test_every_shipped_query_loads_and_migrations_are_numbered_in_order() -> None:
     root = cypher_root()
     names = [p.relative_to(root).with_suffix("").as_posix() for p in sorted(root.rglob("*.cypher"))

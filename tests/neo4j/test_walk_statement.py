@@ -1,0 +1,57 @@
+"""The walk inside the Neo4j recall statement (recall/fused) ranks as its reference,
+``graphmem.fusion.walk``, composed of the same server's parts: the fused list read alone and
+one ``hop`` statement a hop. Random graphs of facts and mention links, random questions,
+random walk settings."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem import GraphMem
+from graphmem.adapters.neo4j_index import Neo4jIndex
+from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.fusion import walk
+from graphmem.models import AsOf, Fact
+from graphmem.pipelines.recall import Recaller
+from tests.conftest import fresh_scope
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.compat]
+
+NAMES = ["Ines", "Tomas", "Greta", "Omar", "Priya", "Porto", "Lyon", "Graz"]
+PREDICATES = ["mentor_of", "lives_in", "works_with", "visited"]
+WORDS = ["flat", "garden", "boat", "piano", "harbour", "market"]
+
+facts = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(PREDICATES), st.sampled_from(NAMES),
+                           st.sampled_from(WORDS)), min_size=3, max_size=14)
+notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(WORDS)), max_size=4)
+
+
+@pytest.fixture(scope="module")
+def mem(conn, embedder):
+    index = Neo4jIndex(conn, embedder)
+    index.ensure()
+    mem = GraphMem(Neo4jStore(conn), index)
+    yield mem
+    mem.usage.close()
+
+
+def row(s):
+    return s.unit.id, round(s.score, 9), s.hop, s.path
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(facts=facts, notes=notes, asked=st.lists(st.sampled_from(NAMES + WORDS), min_size=1, max_size=3),
+       hops=st.integers(1, 3), k=st.integers(1, 8), seeds=st.integers(1, 4), frontier=st.integers(1, 6),
+       fanout=st.sampled_from([2, 50]))
+def test_the_statement_walks_as_the_reference(mem, facts, notes, asked, hops, k, seeds, frontier, fanout):
+    scope = fresh_scope()
+    mem.remember("facts", scope, facts=[Fact(subject=s, predicate=p, object=o, content=f"{s} {p} {o} {w}")
+                                        for s, p, o, w in facts if s != o])
+    for name, word in notes:  # free text: linked by the names it mentions
+        mem.remember(f"{name} likes the {word}.", scope, extractor="none")
+    recaller = Recaller(mem.index, seeds=seeds, frontier=frontier, fanout=fanout)
+    request = recaller.request(" ".join(asked) + "?", [scope], k, AsOf.now(), (), "hybrid", hops=hops)
+    alone = mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth}))
+    assert [row(s) for s in mem.index.recall(request)] == [row(s) for s in walk(request, alone, mem.index.hop)]
