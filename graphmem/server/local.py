@@ -9,7 +9,9 @@ Versions: Neo4j 2026.02.2 (``LATEST``, entry point ``org.neo4j.server.Neo4jCommu
 Java 21+; 5.26.30 (``FALLBACK``, ``org.neo4j.server.CommunityEntryPoint``), the last line that
 runs on Java 17, is used when no Java 21+ is installed. Both take the same arguments.
 
-Layout under ``home`` (``graphmem.config.default_home()`` unless given)::
+Layout under ``home`` (``graphmem.config.default_home()`` unless given; the folders graphmem
+creates are this user's only, and it uses none that another user could change, see
+graphmem.trust)::
 
     neo4j-<version>/pom.xml         the one-dependency pom Maven resolves
     neo4j-<version>/mvn.log         Maven's output from the last provisioning attempt
@@ -72,6 +74,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
+from graphmem.trust import private_dir, trusted
 
 __all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password"]
 
@@ -199,6 +202,8 @@ def local_password(uri: str, home: Path) -> str | None:
     Only a ``bolt://`` or ``neo4j://`` URI on 127.0.0.1 or localhost names a local server (port
     7687 when none is given); its password is ``<home>/instances/<port>/password``, written by
     ``graphmem db start``. None for any other URI, or when that file is missing or unreadable.
+    Raises ConfigurationError when another user could have written or may read it
+    (graphmem.trust).
 
     Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
     """
@@ -209,8 +214,15 @@ def local_password(uri: str, home: Path) -> str | None:
         return None
     if parts.scheme not in ("bolt", "neo4j") or parts.hostname not in _LOCAL_HOSTS:
         return None
+    return _read_password(home / "instances" / str(port) / "password")
+
+
+def _read_password(path: Path) -> str | None:
+    """The password in ``path``; None when the file is missing, unreadable or empty. A file
+    another user could have written or may read is refused (ConfigurationError): they would
+    know the password, or have chosen it."""
     try:
-        return (home / "instances" / str(port) / "password").read_text(encoding="utf-8").strip() or None
+        return trusted(path, secret=True).read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 
@@ -308,11 +320,9 @@ class LocalNeo4j(BaseModel):
 
     @property
     def password(self) -> str | None:
-        """The password of user ``neo4j`` (None before the first start)."""
-        try:
-            return self.password_file.read_text(encoding="utf-8").strip() or None
-        except OSError:
-            return None
+        """The password of user ``neo4j`` (None before the first start); ConfigurationError
+        when another user could have written or may read it."""
+        return _read_password(self.password_file)
 
     @property
     def mvn_log(self) -> Path:
@@ -347,15 +357,16 @@ class LocalNeo4j(BaseModel):
         then the marker is written: an interrupted run leaves no half-filled lib/ that would
         later look complete.
 
-        Raises ConfigurationError when Java or Maven is missing or Maven fails (naming mvn.log).
+        Raises ConfigurationError when Java or Maven is missing, Maven fails (naming mvn.log),
+        or a user other than this one (or root) could change the jars (graphmem.trust).
         """
         find_java(self.version)
         if self.provisioned:
-            return self.lib_dir
-        self.dist_dir.mkdir(parents=True, exist_ok=True)
+            return self._trusted_jars()
+        private_dir(self.dist_dir)
         with _locked(self.dist_dir / ".provision.lock"):
             if self.provisioned:  # another process finished while we waited for the lock
-                return self.lib_dir
+                return self._trusted_jars()
             mvn = shutil.which("mvn")
             if mvn is None:
                 raise ConfigurationError(_MAVEN_MISSING)
@@ -374,8 +385,7 @@ class LocalNeo4j(BaseModel):
                         f"Maven finished but neo4j-{self.version}.jar is missing; see {self.mvn_log}"
                     )
                 jars = len(list(tmp.glob("*.jar")))
-                os.chmod(tmp, 0o755)  # mkdtemp makes it private; the jars are not secret
-                os.rename(tmp, self.lib_dir)
+                os.rename(tmp, self.lib_dir)  # private, as mkdtemp made it: code run as this user
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             _write_atomic(
@@ -389,7 +399,12 @@ class LocalNeo4j(BaseModel):
                 )
                 + "\n",
             )
-        return self.lib_dir
+        return self._trusted_jars()
+
+    def _trusted_jars(self) -> Path:
+        """The jar folder, once no other user could have put or changed a jar in it (they
+        would run as this user): graphmem.trust."""
+        return trusted(self.lib_dir, contents=True)
 
     def _run_maven(self, mvn: str, pom: Path, out_dir: Path) -> None:
         cmd = [
@@ -505,12 +520,13 @@ class LocalNeo4j(BaseModel):
         Idempotent: if this instance is already running, waits for it to answer and returns its
         status. Raises ConfigurationError if no suitable Java or Maven is found, the port is
         held by another process, a fresh start is asked of a running server, the store was
-        written by a newer Neo4j than ``version``, or the server refuses the password file's
-        password; BackendError if the server exits during start-up (with the last meaningful
-        log line) or does not answer within ``wait_seconds`` (it is then stopped).
+        written by a newer Neo4j than ``version``, the server refuses the password file's
+        password, or another user could change the instance folder or the jars
+        (graphmem.trust); BackendError if the server exits during start-up (with the last
+        meaningful log line) or does not answer within ``wait_seconds`` (it is then stopped).
         """
         note = progress or (lambda _: None)
-        self.instance_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.instance_dir)
         # Holds the password and the data: no other local user may read it. Instances made
         # by the earlier graphmem were created with the default umask, so this is set each time.
         os.chmod(self.instance_dir, 0o700)

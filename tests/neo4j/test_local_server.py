@@ -458,6 +458,32 @@ def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pyte
     assert not list(server.instance_dir.glob("*.args"))  # and the file is gone
 
 
+@pytest.mark.parametrize("planted", ["home", "dist", "lib", "jar", "instances", "instance"])
+@pytest.mark.parametrize("how", ["writable", pytest.param("owned", marks=pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root can give a file to another user"))])
+def test_a_home_another_user_could_plant_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     planted: str, how: str) -> None:
+    """Jars another user could replace would run as this user, and an instance folder they
+    could write holds the password: start refuses, in one line, before any java runs."""
+    ran = tmp_path / "ran"
+    server = _fake_install(monkeypatch, tmp_path, local.LATEST, on_admin=f"touch {ran};",
+                           server_body=f"touch {ran}\nexit 3")
+    jar = server.lib_dir / "neo4j-kernel.jar"
+    jar.write_bytes(b"PK")
+    server.instance_dir.mkdir(parents=True)
+    path = {"home": server.home, "dist": server.dist_dir, "lib": server.lib_dir, "jar": jar,
+            "instances": server.instance_dir.parent, "instance": server.instance_dir}[planted]
+    if how == "writable":
+        path.chmod(0o777 if path.is_dir() else 0o666)
+        fix = f"can be written by other users \\(mode 0{'777' if path.is_dir() else '666'}\\): chmod go-w {path}, or "
+    else:
+        os.chown(path, 65534, -1)
+        fix = "belongs to (user nobody|uid 65534), not to you or root, .*: "
+    with pytest.raises(ConfigurationError, match=f"^{path} {fix}choose a GRAPHMEM_HOME you own$"):
+        server.start(wait_seconds=30)
+    assert not ran.exists()
+
+
 # ------------------------------------------------------------------------------- local_password
 
 
@@ -471,6 +497,7 @@ def test_local_password_only_for_local_bolt_uris(tmp_path_factory, scheme: str, 
     folder = home / "instances" / str(port or 7687)
     folder.mkdir(parents=True)
     (folder / "password").write_text("s3cret-from-file\n")
+    (folder / "password").chmod(0o600)
     uri = f"{scheme}://{host}" + (f":{port}" if port else "")
     local_uri = scheme in ("bolt", "neo4j") and host in ("127.0.0.1", "localhost")
     assert local_password(uri, home) == ("s3cret-from-file" if local_uri else None)
@@ -479,6 +506,24 @@ def test_local_password_only_for_local_bolt_uris(tmp_path_factory, scheme: str, 
 
 def test_local_password_ignores_malformed_uris(tmp_path: Path) -> None:
     assert local_password("bolt://127.0.0.1:notaport", tmp_path) is None
+
+
+def test_local_password_is_not_read_from_a_file_others_could_write_or_read(tmp_path: Path) -> None:
+    """A password another user chose (a planted file) or can read would let them in, or give
+    them the data written to a server they run."""
+    folder = tmp_path / "instances" / "7687"
+    folder.mkdir(parents=True)
+    password = folder / "password"
+    password.write_text("s3cret-from-file\n")
+    password.chmod(0o600)
+    assert local_password("bolt://127.0.0.1", tmp_path) == "s3cret-from-file"
+    folder.chmod(0o777)
+    with pytest.raises(ConfigurationError, match=f"^{folder} can be written by other users"):
+        local_password("bolt://127.0.0.1", tmp_path)
+    folder.chmod(0o700)
+    password.chmod(0o644)
+    with pytest.raises(ConfigurationError, match=f"^{password} can be read by other users"):
+        local_password("bolt://127.0.0.1", tmp_path)
 
 
 # ------------------------------------------------------------------------------- pid files, processes
