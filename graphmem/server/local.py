@@ -58,13 +58,14 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 from urllib.parse import urlsplit
 
 from neo4j import GraphDatabase
@@ -95,6 +96,9 @@ _UNRECORDED_STORE = "5.26.30"
 _DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 _MAVEN_TIMEOUT_S = 30 * 60
 _ADMIN_CLASS = "org.neo4j.cli.AdminTool"
+# What the server and its admin tool create (store, transaction logs, auth.ini, logs) is this
+# user's only, like the instance folder that holds it.
+_PRIVATE_UMASK = 0o077
 
 
 @dataclass(frozen=True)
@@ -388,7 +392,7 @@ class LocalNeo4j(BaseModel):
                 os.rename(tmp, self.lib_dir)  # private, as mkdtemp made it: code run as this user
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            _write_atomic(
+            _write_private(
                 self._marker,
                 json.dumps(
                     {
@@ -540,7 +544,7 @@ class LocalNeo4j(BaseModel):
             if pid is not None:
                 deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
-                    _write_atomic(self.pid_file, f"{pid}\n")  # found by its command line: heal
+                    _write_private(self.pid_file, f"{pid}\n")  # found by its command line: heal
                 if self._runs_without_auth():
                     note(
                         f"warning: the server on {self.uri} was started without authentication by an "
@@ -586,15 +590,16 @@ class LocalNeo4j(BaseModel):
             note(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
             for sub in ("conf", "data", "logs", "run"):
                 (self.instance_dir / sub).mkdir(exist_ok=True)
-            _write_atomic(self.conf_file, self.config_text())
+            _write_private(self.conf_file, self.config_text())
             created = self._ensure_password()
             if created or not self._auth_ini.is_file():
                 self._set_initial_password(java)
-            _write_atomic(self._store_version_file, f"{self.version}\n")
+            _write_private(self._store_version_file, f"{self.version}\n")
             if self.console_log.exists():  # keep the previous run's output for one more start
                 os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
 
-            with open(self.console_log, "wb") as console:
+            _make_private(self.instance_dir)
+            with _open_private(self.console_log) as console:
                 proc = subprocess.Popen(
                     self.java_command(java.path),
                     cwd=self.instance_dir,
@@ -604,9 +609,10 @@ class LocalNeo4j(BaseModel):
                     # Its own session: outlives this process and the terminal, and its process
                     # group can be signalled as a whole by stop().
                     start_new_session=True,
+                    umask=_PRIVATE_UMASK,
                 )
             _CHILDREN[proc.pid] = proc
-            _write_atomic(self.pid_file, f"{proc.pid}\n")
+            _write_private(self.pid_file, f"{proc.pid}\n")
             deadline = time.monotonic() + wait_seconds
 
             try:
@@ -684,6 +690,7 @@ class LocalNeo4j(BaseModel):
                 text=True,
                 timeout=300,
                 check=False,
+                umask=_PRIVATE_UMASK,  # it writes data/dbms/auth.ini
             )
         except subprocess.TimeoutExpired:
             raise BackendError("Neo4j's set-initial-password did not finish in 300 s") from None
@@ -799,6 +806,24 @@ def _write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _open_private(path: Path) -> BinaryIO:
+    """``path`` emptied (or created) for writing, readable by this user only."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+
+def _make_private(folder: Path) -> None:
+    """Take group and other permissions off everything under ``folder``: a copy of its store or
+    logs must not be readable by others, and Neo4j and graphmem made files 0644 until the server
+    ran with ``_PRIVATE_UMASK``. Only what still has such bits is changed (a few hundred
+    stats on a typical instance); links are left alone."""
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                os.chmod(path, stat.S_IMODE(mode) & 0o700)
+
+
 def _argfile_quote(arg: str) -> str:
     # Java argument files split on whitespace; inside double quotes a backslash escapes.
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -866,20 +891,12 @@ def _last_meaningful_line(log: Path) -> str | None:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive advisory lock for the duration of the block (released if the process dies)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _port_free(port: int) -> bool:
@@ -912,10 +929,10 @@ def _alive(pid: int) -> bool:
         return True
     # An exited child of another process that has not reaped it yet still answers kill(0).
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        state = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    return state.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _cmdline(pid: int) -> list[str] | None:

@@ -163,6 +163,22 @@ def test_password_file_and_instance_folder_are_private(throwaway: LocalNeo4j) ->
     assert len(throwaway.password or "") >= 24
 
 
+def _open_to_others(folder: Path) -> list[str]:
+    """What under ``folder`` (itself included) its group or other users may read, write or enter."""
+    return [f"{path} {stat.S_IMODE(path.lstat().st_mode):04o}" for path in [folder, *folder.rglob("*")]
+            if not path.is_symlink() and path.lstat().st_mode & 0o077]
+
+
+@pytest.mark.neo4j
+def test_what_the_server_writes_is_readable_by_this_user_only(throwaway: LocalNeo4j) -> None:
+    """A copy of the store or the logs gives no one else the memory: the server runs with umask
+    077, so what it creates after start (a write, an index's files) is private too."""
+    _run(throwaway, "CREATE (:Private {text: 'only mine'})")
+    _run(throwaway, "CREATE FULLTEXT INDEX private_text IF NOT EXISTS FOR (n:Private) ON EACH [n.text]")
+    _run(throwaway, "CALL db.awaitIndexes(60)")
+    assert _open_to_others(throwaway.instance_dir) == []
+
+
 @pytest.mark.neo4j
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "file:///conf/neo4j.conf", "http://127.0.0.1:{port}/"])
 def test_load_csv_reads_no_file_and_fetches_no_url(throwaway: LocalNeo4j, url: str) -> None:
@@ -456,6 +472,24 @@ def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pyte
     assert password in copy.read_text()  # the admin tool got it...
     assert calls.read_text().count("\n") == 2 and password not in calls.read_text()  # ...not on a command line
     assert not list(server.instance_dir.glob("*.args"))  # and the file is gone
+
+
+def test_start_makes_what_the_instance_holds_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files an earlier start left readable (0644, in 0755 folders) are made this user's only,
+    and the admin tool and the server create theirs private (the stand-in java touches files)."""
+    server = _fake_install(monkeypatch, tmp_path, local.LATEST,
+                           server_body='mkdir -p data/made && touch data/made/by-server logs/debug.log\nexit 3')
+    for sub in ("conf", "data/databases/neo4j", "logs", "run"):
+        (server.instance_dir / sub).mkdir(mode=0o755, parents=True)
+    for old in ("data/databases/neo4j/neostore", "logs/console.log", "conf/neo4j.conf", "store-version"):
+        (server.instance_dir / old).write_text("from an earlier start")
+        (server.instance_dir / old).chmod(0o644)
+    (server.instance_dir / "store-version").write_text(f"{server.version}\n")
+    with pytest.raises(BackendError, match="exited during start-up"):
+        server.start(wait_seconds=30)
+    assert (server.instance_dir / "data" / "made" / "by-server").is_file()
+    assert (server.instance_dir / "data" / "dbms" / "auth.ini").is_file()
+    assert _open_to_others(server.instance_dir) == []
 
 
 @pytest.mark.parametrize("planted", ["home", "dist", "lib", "jar", "instances", "instance"])
