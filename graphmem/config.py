@@ -24,7 +24,8 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 def default_home() -> Path:
-    """Where graphmem keeps its local Neo4j, model files and caches."""
+    """Where graphmem keeps its local Neo4j, model files and caches. Nothing is read from it, or
+    run, unless only this user (or root) could have changed it: graphmem.trust."""
     return Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".cache" / "graphmem"))
 
 

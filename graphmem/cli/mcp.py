@@ -18,6 +18,8 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem.cli.common import ProjectOpt, connection_options, fail, guard, listen, loopback, open_mem, settings
+from graphmem.errors import ConfigurationError
+from graphmem.trust import HOME_FIX, private_dir, trusted
 
 app = typer.Typer(help="Serve graphmem to agent hosts over the Model Context Protocol (MCP).", no_args_is_help=True)
 
@@ -33,26 +35,27 @@ class Transport(str, Enum):
 def bearer_token(ctx: typer.Context, token_file: Path | None) -> str:
     """The token HTTP clients must send: ``GRAPHMEM_MCP_TOKEN``, else the file given, else the
     one stored under GRAPHMEM_HOME (generated there, mode 0600, on first use); a file another
-    user owns or may read is refused. Says which on stderr, never the token itself."""
+    user could have written or may read is refused (graphmem.trust). Says which on stderr,
+    never the token itself."""
     configured = settings(ctx).mcp_token.get_secret_value()
     if token_file is None and configured:
         typer.echo("bearer token: GRAPHMEM_MCP_TOKEN", err=True)
         return configured
     path = token_file or settings(ctx).home / TOKEN_FILE
-    if token_file is None and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
-        typer.echo(f"generated a bearer token in {path} (mode 0600)", err=True)
     try:
+        if token_file is None and not path.exists():
+            private_dir(path.parent)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+                out.write(secrets.token_urlsafe(32) + "\n")
+            typer.echo(f"generated a bearer token in {path} (mode 0600)", err=True)
+        # A token another local user can read, or wrote (a home in a shared folder), lets them in.
+        trusted(path, secret=True, instead="use a token file only you can change" if token_file else HOME_FIX)
         with open(path, encoding="utf-8") as handle:
-            owner_and_mode = os.fstat(handle.fileno())
             token = handle.read().strip()
+    except ConfigurationError as exc:
+        fail(f"--token-file: {exc}", 2)
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"--token-file {path}: {getattr(exc, 'strerror', None) or exc}", 2)
-    # A token another local user can read, or wrote (a home in a shared folder), lets them in.
-    if owner_and_mode.st_uid != os.getuid() or owner_and_mode.st_mode & 0o077:
-        fail(f"--token-file {path}: readable or owned by another user; make it yours with mode 0600", 2)
     if not token:
         fail(f"--token-file {path}: the file is empty", 2)
     typer.echo(f"bearer token: in {path}", err=True)

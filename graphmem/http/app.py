@@ -14,6 +14,7 @@ import asyncio
 import json
 from contextlib import asynccontextmanager
 from datetime import datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Optional
 from urllib.parse import unquote
@@ -41,6 +42,8 @@ from .errors import body as error_body
 from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, RawPath
 
 STATIC = Path(__file__).parent / "static"
+#: Swagger UI's script and styles, as the fastapi-offline package carries them (from its npm release).
+SWAGGER_UI = Path(str(files("fastapi_offline") / "static"))
 #: The actor of writes made by a server without keys (``--insecure-no-auth``).
 OPEN_ACTOR = "http"
 #: The media type of an export (JSON Lines).
@@ -204,9 +207,14 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         finally:
             gate.close()
 
-    app = FastAPI(title="graphmem", version=graphmem.__version__, lifespan=lifespan, description=(
-        "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
-        "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
+    # FastAPI's own /docs and /redoc pages load their scripts from a CDN (blank offline, and a
+    # third party's code on this origin) with an inline bootstrap the CSP refuses: /docs is ours
+    # below, on Swagger UI's files from the fastapi-offline package. No /redoc: Redoc injects its
+    # styles as inline <style> elements, which the CSP refuses too.
+    app = FastAPI(title="graphmem", version=graphmem.__version__, lifespan=lifespan, docs_url=None,
+                  redoc_url=None, description=(
+                      "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
+                      "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
     app.state.gate, app.state.config = gate, config
     install(app)
 
@@ -230,7 +238,9 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     app.get("/healthz", tags=["probes"], summary="200 while the process runs")(healthz)
     app.get("/readyz", tags=["probes"], summary="200 when Neo4j answers and the index is usable, else 503")(readyz)
     app.get("/", include_in_schema=False)(page)
+    app.get("/docs", include_in_schema=False)(docs)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/docs/assets", StaticFiles(directory=SWAGGER_UI), name="swagger-ui")
     app.include_router(v1)
     return app
 
@@ -254,6 +264,10 @@ async def readyz(request: Request) -> JSONResponse:
 
 async def page() -> FileResponse:
     return FileResponse(STATIC / "index.html")
+
+
+async def docs() -> FileResponse:
+    return FileResponse(STATIC / "docs.html")
 
 
 # The middleware checks the key; declaring the scheme here shows it in /docs.

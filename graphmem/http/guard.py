@@ -25,11 +25,10 @@ ASGI = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 access_log = logging.getLogger("graphmem.http.access")
 
-#: The browser page's policy: only this origin's own files run, nothing inline, no framing.
+#: Every page's policy (the memory browser, /docs): only this origin's own files run, nothing
+#: inline, no framing.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
-#: Swagger UI at /docs loads its script and styles from a CDN with an inline bootstrap.
-NO_CSP = ("/docs", "/docs/oauth2-redirect")
 
 
 class Gate:
@@ -215,13 +214,11 @@ class Authenticate(Middleware):
 
 class Headers(Middleware):
     """Security headers on every response: no sniffing, no referrer, no framing, the strict
-    CSP (except on the Swagger UI page), and ``no-store`` on the API's answers."""
+    CSP, and ``no-store`` on the API's answers."""
 
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
-                 (b"x-frame-options", b"DENY")]
-        if scope["path"] not in NO_CSP:
-            extra.append((b"content-security-policy", CSP.encode()))
+                 (b"x-frame-options", b"DENY"), (b"content-security-policy", CSP.encode())]
         if scope["path"].startswith("/v1"):
             extra.append((b"cache-control", b"no-store"))
         await self.app(scope, receive, on_start(send, lambda m: {**m, "headers": [*m.get("headers", []), *extra]}))

@@ -9,7 +9,9 @@ Versions: Neo4j 2026.02.2 (``LATEST``, entry point ``org.neo4j.server.Neo4jCommu
 Java 21+; 5.26.30 (``FALLBACK``, ``org.neo4j.server.CommunityEntryPoint``), the last line that
 runs on Java 17, is used when no Java 21+ is installed. Both take the same arguments.
 
-Layout under ``home`` (``graphmem.config.default_home()`` unless given)::
+Layout under ``home`` (``graphmem.config.default_home()`` unless given; the folders graphmem
+creates are this user's only, and it uses none that another user could change, see
+graphmem.trust)::
 
     neo4j-<version>/pom.xml         the one-dependency pom Maven resolves
     neo4j-<version>/mvn.log         Maven's output from the last provisioning attempt
@@ -56,13 +58,14 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import BinaryIO, Callable, Iterator
 from urllib.parse import urlsplit
 
 from neo4j import GraphDatabase
@@ -72,6 +75,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
+from graphmem.trust import private_dir, trusted
 
 __all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password"]
 
@@ -92,6 +96,9 @@ _UNRECORDED_STORE = "5.26.30"
 _DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 _MAVEN_TIMEOUT_S = 30 * 60
 _ADMIN_CLASS = "org.neo4j.cli.AdminTool"
+# What the server and its admin tool create (store, transaction logs, auth.ini, logs) is this
+# user's only, like the instance folder that holds it.
+_PRIVATE_UMASK = 0o077
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,8 @@ def local_password(uri: str, home: Path) -> str | None:
     Only a ``bolt://`` or ``neo4j://`` URI on 127.0.0.1 or localhost names a local server (port
     7687 when none is given); its password is ``<home>/instances/<port>/password``, written by
     ``graphmem db start``. None for any other URI, or when that file is missing or unreadable.
+    Raises ConfigurationError when another user could have written or may read it
+    (graphmem.trust).
 
     Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
     """
@@ -209,8 +218,15 @@ def local_password(uri: str, home: Path) -> str | None:
         return None
     if parts.scheme not in ("bolt", "neo4j") or parts.hostname not in _LOCAL_HOSTS:
         return None
+    return _read_password(home / "instances" / str(port) / "password")
+
+
+def _read_password(path: Path) -> str | None:
+    """The password in ``path``; None when the file is missing, unreadable or empty. A file
+    another user could have written or may read is refused (ConfigurationError): they would
+    know the password, or have chosen it."""
     try:
-        return (home / "instances" / str(port) / "password").read_text(encoding="utf-8").strip() or None
+        return trusted(path, secret=True).read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 
@@ -308,11 +324,9 @@ class LocalNeo4j(BaseModel):
 
     @property
     def password(self) -> str | None:
-        """The password of user ``neo4j`` (None before the first start)."""
-        try:
-            return self.password_file.read_text(encoding="utf-8").strip() or None
-        except OSError:
-            return None
+        """The password of user ``neo4j`` (None before the first start); ConfigurationError
+        when another user could have written or may read it."""
+        return _read_password(self.password_file)
 
     @property
     def mvn_log(self) -> Path:
@@ -347,15 +361,16 @@ class LocalNeo4j(BaseModel):
         then the marker is written: an interrupted run leaves no half-filled lib/ that would
         later look complete.
 
-        Raises ConfigurationError when Java or Maven is missing or Maven fails (naming mvn.log).
+        Raises ConfigurationError when Java or Maven is missing, Maven fails (naming mvn.log),
+        or a user other than this one (or root) could change the jars (graphmem.trust).
         """
         find_java(self.version)
         if self.provisioned:
-            return self.lib_dir
-        self.dist_dir.mkdir(parents=True, exist_ok=True)
+            return self._trusted_jars()
+        private_dir(self.dist_dir)
         with _locked(self.dist_dir / ".provision.lock"):
             if self.provisioned:  # another process finished while we waited for the lock
-                return self.lib_dir
+                return self._trusted_jars()
             mvn = shutil.which("mvn")
             if mvn is None:
                 raise ConfigurationError(_MAVEN_MISSING)
@@ -374,11 +389,10 @@ class LocalNeo4j(BaseModel):
                         f"Maven finished but neo4j-{self.version}.jar is missing; see {self.mvn_log}"
                     )
                 jars = len(list(tmp.glob("*.jar")))
-                os.chmod(tmp, 0o755)  # mkdtemp makes it private; the jars are not secret
-                os.rename(tmp, self.lib_dir)
+                os.rename(tmp, self.lib_dir)  # private, as mkdtemp made it: code run as this user
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            _write_atomic(
+            _write_private(
                 self._marker,
                 json.dumps(
                     {
@@ -389,7 +403,12 @@ class LocalNeo4j(BaseModel):
                 )
                 + "\n",
             )
-        return self.lib_dir
+        return self._trusted_jars()
+
+    def _trusted_jars(self) -> Path:
+        """The jar folder, once no other user could have put or changed a jar in it (they
+        would run as this user): graphmem.trust."""
+        return trusted(self.lib_dir, contents=True)
 
     def _run_maven(self, mvn: str, pom: Path, out_dir: Path) -> None:
         cmd = [
@@ -505,12 +524,13 @@ class LocalNeo4j(BaseModel):
         Idempotent: if this instance is already running, waits for it to answer and returns its
         status. Raises ConfigurationError if no suitable Java or Maven is found, the port is
         held by another process, a fresh start is asked of a running server, the store was
-        written by a newer Neo4j than ``version``, or the server refuses the password file's
-        password; BackendError if the server exits during start-up (with the last meaningful
-        log line) or does not answer within ``wait_seconds`` (it is then stopped).
+        written by a newer Neo4j than ``version``, the server refuses the password file's
+        password, or another user could change the instance folder or the jars
+        (graphmem.trust); BackendError if the server exits during start-up (with the last
+        meaningful log line) or does not answer within ``wait_seconds`` (it is then stopped).
         """
         note = progress or (lambda _: None)
-        self.instance_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.instance_dir)
         # Holds the password and the data: no other local user may read it. Instances made
         # by the earlier graphmem were created with the default umask, so this is set each time.
         os.chmod(self.instance_dir, 0o700)
@@ -524,7 +544,7 @@ class LocalNeo4j(BaseModel):
             if pid is not None:
                 deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
-                    _write_atomic(self.pid_file, f"{pid}\n")  # found by its command line: heal
+                    _write_private(self.pid_file, f"{pid}\n")  # found by its command line: heal
                 if self._runs_without_auth():
                     note(
                         f"warning: the server on {self.uri} was started without authentication by an "
@@ -570,15 +590,16 @@ class LocalNeo4j(BaseModel):
             note(f"starting Neo4j on {self.uri} (logs: {self.console_log})...")
             for sub in ("conf", "data", "logs", "run"):
                 (self.instance_dir / sub).mkdir(exist_ok=True)
-            _write_atomic(self.conf_file, self.config_text())
+            _write_private(self.conf_file, self.config_text())
             created = self._ensure_password()
             if created or not self._auth_ini.is_file():
                 self._set_initial_password(java)
-            _write_atomic(self._store_version_file, f"{self.version}\n")
+            _write_private(self._store_version_file, f"{self.version}\n")
             if self.console_log.exists():  # keep the previous run's output for one more start
                 os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
 
-            with open(self.console_log, "wb") as console:
+            _make_private(self.instance_dir)
+            with _open_private(self.console_log) as console:
                 proc = subprocess.Popen(
                     self.java_command(java.path),
                     cwd=self.instance_dir,
@@ -588,9 +609,10 @@ class LocalNeo4j(BaseModel):
                     # Its own session: outlives this process and the terminal, and its process
                     # group can be signalled as a whole by stop().
                     start_new_session=True,
+                    umask=_PRIVATE_UMASK,
                 )
             _CHILDREN[proc.pid] = proc
-            _write_atomic(self.pid_file, f"{proc.pid}\n")
+            _write_private(self.pid_file, f"{proc.pid}\n")
             deadline = time.monotonic() + wait_seconds
 
             try:
@@ -668,6 +690,7 @@ class LocalNeo4j(BaseModel):
                 text=True,
                 timeout=300,
                 check=False,
+                umask=_PRIVATE_UMASK,  # it writes data/dbms/auth.ini
             )
         except subprocess.TimeoutExpired:
             raise BackendError("Neo4j's set-initial-password did not finish in 300 s") from None
@@ -783,6 +806,24 @@ def _write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _open_private(path: Path) -> BinaryIO:
+    """``path`` emptied (or created) for writing, readable by this user only."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+
+def _make_private(folder: Path) -> None:
+    """Take group and other permissions off everything under ``folder``: a copy of its store or
+    logs must not be readable by others, and Neo4j and graphmem made files 0644 until the server
+    ran with ``_PRIVATE_UMASK``. Only what still has such bits is changed (a few hundred
+    stats on a typical instance); links are left alone."""
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                os.chmod(path, stat.S_IMODE(mode) & 0o700)
+
+
 def _argfile_quote(arg: str) -> str:
     # Java argument files split on whitespace; inside double quotes a backslash escapes.
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -850,20 +891,12 @@ def _last_meaningful_line(log: Path) -> str | None:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive advisory lock for the duration of the block (released if the process dies)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _port_free(port: int) -> bool:
@@ -896,10 +929,10 @@ def _alive(pid: int) -> bool:
         return True
     # An exited child of another process that has not reaped it yet still answers kill(0).
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        state = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    return state.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _cmdline(pid: int) -> list[str] | None:

@@ -321,11 +321,19 @@ def test_me_probes_docs_and_page(api, mem, monkeypatch):
                   "/v1/subjects/{subject}/blocks", "/v1/subjects/{subject}/blocks/{label}", "/v1/subjects/{subject}",
                   "/v1/subjects/{subject}/export", "/v1/import", "/healthz", "/readyz"):
         assert route in paths, route
-    assert api("GET", "/docs").status_code == 200
-
     page = api("GET", "/")
     csp = page.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "unsafe-inline" not in csp and page.headers["x-frame-options"] == "DENY"
+    # /docs works offline and runs no one else's script: Swagger UI comes from this server, under
+    # the same CSP (its browser test is in tests/neo4j/test_http.py).
+    docs = api("GET", "/docs")
+    assert docs.headers["content-security-policy"] == csp
+    sources = [s for s in re.findall(r'(?:src|href)="([^"]+)"', docs.text) if s != "data:,"]  # no favicon
+    assert sources and all(s.startswith("/") and not s.startswith("//") for s in sources), sources
+    assert "<script>" not in docs.text and "<style" not in docs.text
+    for source in sources:
+        api("GET", source)  # 200
+    assert api.client.get("/redoc").status_code == 404  # Redoc's inline styles would break under the CSP
     script = api("GET", "/static/app.js").text
     assert "textContent" in script and "localStorage" not in script
     assert not re.search(r"\.(inner|outer)HTML|insertAdjacentHTML|document\.write", script)

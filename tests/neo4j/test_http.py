@@ -132,22 +132,55 @@ def test_readyz_is_503_at_once_while_neo4j_cannot_be_reached():
     assert error["message"].startswith(f"connectivity: Neo4j at bolt://127.0.0.1:{port} is unreachable")
 
 
-@pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                    reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
-def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
+needs_chromium = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+                                    reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+
+
+def chromium(profile: Path):
+    """A headless Chromium driven by selenium, its console log kept (CSP refusals show there)."""
     webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,1500",
+                 f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+
+
+@needs_chromium
+def test_the_api_docs_in_headless_chromium(alice, tmp_path):
+    """/docs shows every operation with nothing fetched from elsewhere and nothing the CSP refused."""
+    pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with served() as server:
+        operations = sum(len(methods) for methods in call("GET", server.url + "/openapi.json")[1]["paths"].values())
+        driver = chromium(tmp_path / "profile")
+        try:
+            driver.get(server.url + "/docs")
+            WebDriverWait(driver, 30).until(seen.presence_of_element_located((By.CSS_SELECTOR, ".opblock")))
+            assert len(driver.find_elements(By.CSS_SELECTOR, ".opblock")) == operations
+            assert "/v1/subjects/{subject}/recall" in driver.find_element(By.ID, "swagger-ui").text
+            loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+            assert loaded and all(url.startswith(server.url + "/") for url in loaded), loaded
+            assert [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"] == []
+        finally:
+            driver.quit()
+
+
+@needs_chromium
+def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
+    pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as seen
     from selenium.webdriver.support.ui import WebDriverWait
 
     subject, key = alice
     base = f"/v1/subjects/{subject.replace(':', '%3A')}"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,1500",
-                 f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
     with served() as server:
         url = server.url
         # Paris, then Berlin, then a job asserted and retracted: superseded, current and retracted values.
@@ -165,7 +198,7 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
         # a later write: within one write the retraction would reach the fact before any unit shows it
         assert call("POST", url + base + "/episodes", key["key"], {"episodes": [retraction]})[0] == 200
 
-        driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+        driver = chromium(tmp_path / "profile")
         try:
             wait = WebDriverWait(driver, 20)
             driver.get(url + "/")

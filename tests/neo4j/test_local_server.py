@@ -163,6 +163,22 @@ def test_password_file_and_instance_folder_are_private(throwaway: LocalNeo4j) ->
     assert len(throwaway.password or "") >= 24
 
 
+def _open_to_others(folder: Path) -> list[str]:
+    """What under ``folder`` (itself included) its group or other users may read, write or enter."""
+    return [f"{path} {stat.S_IMODE(path.lstat().st_mode):04o}" for path in [folder, *folder.rglob("*")]
+            if not path.is_symlink() and path.lstat().st_mode & 0o077]
+
+
+@pytest.mark.neo4j
+def test_what_the_server_writes_is_readable_by_this_user_only(throwaway: LocalNeo4j) -> None:
+    """A copy of the store or the logs gives no one else the memory: the server runs with umask
+    077, so what it creates after start (a write, an index's files) is private too."""
+    _run(throwaway, "CREATE (:Private {text: 'only mine'})")
+    _run(throwaway, "CREATE FULLTEXT INDEX private_text IF NOT EXISTS FOR (n:Private) ON EACH [n.text]")
+    _run(throwaway, "CALL db.awaitIndexes(60)")
+    assert _open_to_others(throwaway.instance_dir) == []
+
+
 @pytest.mark.neo4j
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "file:///conf/neo4j.conf", "http://127.0.0.1:{port}/"])
 def test_load_csv_reads_no_file_and_fetches_no_url(throwaway: LocalNeo4j, url: str) -> None:
@@ -458,6 +474,50 @@ def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pyte
     assert not list(server.instance_dir.glob("*.args"))  # and the file is gone
 
 
+def test_start_makes_what_the_instance_holds_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files an earlier start left readable (0644, in 0755 folders) are made this user's only,
+    and the admin tool and the server create theirs private (the stand-in java touches files)."""
+    server = _fake_install(monkeypatch, tmp_path, local.LATEST,
+                           server_body='mkdir -p data/made && touch data/made/by-server logs/debug.log\nexit 3')
+    for sub in ("conf", "data/databases/neo4j", "logs", "run"):
+        (server.instance_dir / sub).mkdir(mode=0o755, parents=True)
+    for old in ("data/databases/neo4j/neostore", "logs/console.log", "conf/neo4j.conf", "store-version"):
+        (server.instance_dir / old).write_text("from an earlier start")
+        (server.instance_dir / old).chmod(0o644)
+    (server.instance_dir / "store-version").write_text(f"{server.version}\n")
+    with pytest.raises(BackendError, match="exited during start-up"):
+        server.start(wait_seconds=30)
+    assert (server.instance_dir / "data" / "made" / "by-server").is_file()
+    assert (server.instance_dir / "data" / "dbms" / "auth.ini").is_file()
+    assert _open_to_others(server.instance_dir) == []
+
+
+@pytest.mark.parametrize("planted", ["home", "dist", "lib", "jar", "instances", "instance"])
+@pytest.mark.parametrize("how", ["writable", pytest.param("owned", marks=pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root can give a file to another user"))])
+def test_a_home_another_user_could_plant_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     planted: str, how: str) -> None:
+    """Jars another user could replace would run as this user, and an instance folder they
+    could write holds the password: start refuses, in one line, before any java runs."""
+    ran = tmp_path / "ran"
+    server = _fake_install(monkeypatch, tmp_path, local.LATEST, on_admin=f"touch {ran};",
+                           server_body=f"touch {ran}\nexit 3")
+    jar = server.lib_dir / "neo4j-kernel.jar"
+    jar.write_bytes(b"PK")
+    server.instance_dir.mkdir(parents=True)
+    path = {"home": server.home, "dist": server.dist_dir, "lib": server.lib_dir, "jar": jar,
+            "instances": server.instance_dir.parent, "instance": server.instance_dir}[planted]
+    if how == "writable":
+        path.chmod(0o777 if path.is_dir() else 0o666)
+        fix = f"can be written by other users \\(mode 0{'777' if path.is_dir() else '666'}\\): chmod go-w {path}, or "
+    else:
+        os.chown(path, 65534, -1)
+        fix = "belongs to (user nobody|uid 65534), not to you or root, .*: "
+    with pytest.raises(ConfigurationError, match=f"^{path} {fix}choose a GRAPHMEM_HOME you own$"):
+        server.start(wait_seconds=30)
+    assert not ran.exists()
+
+
 # ------------------------------------------------------------------------------- local_password
 
 
@@ -471,6 +531,7 @@ def test_local_password_only_for_local_bolt_uris(tmp_path_factory, scheme: str, 
     folder = home / "instances" / str(port or 7687)
     folder.mkdir(parents=True)
     (folder / "password").write_text("s3cret-from-file\n")
+    (folder / "password").chmod(0o600)
     uri = f"{scheme}://{host}" + (f":{port}" if port else "")
     local_uri = scheme in ("bolt", "neo4j") and host in ("127.0.0.1", "localhost")
     assert local_password(uri, home) == ("s3cret-from-file" if local_uri else None)
@@ -479,6 +540,24 @@ def test_local_password_only_for_local_bolt_uris(tmp_path_factory, scheme: str, 
 
 def test_local_password_ignores_malformed_uris(tmp_path: Path) -> None:
     assert local_password("bolt://127.0.0.1:notaport", tmp_path) is None
+
+
+def test_local_password_is_not_read_from_a_file_others_could_write_or_read(tmp_path: Path) -> None:
+    """A password another user chose (a planted file) or can read would let them in, or give
+    them the data written to a server they run."""
+    folder = tmp_path / "instances" / "7687"
+    folder.mkdir(parents=True)
+    password = folder / "password"
+    password.write_text("s3cret-from-file\n")
+    password.chmod(0o600)
+    assert local_password("bolt://127.0.0.1", tmp_path) == "s3cret-from-file"
+    folder.chmod(0o777)
+    with pytest.raises(ConfigurationError, match=f"^{folder} can be written by other users"):
+        local_password("bolt://127.0.0.1", tmp_path)
+    folder.chmod(0o700)
+    password.chmod(0o644)
+    with pytest.raises(ConfigurationError, match=f"^{password} can be read by other users"):
+        local_password("bolt://127.0.0.1", tmp_path)
 
 
 # ------------------------------------------------------------------------------- pid files, processes

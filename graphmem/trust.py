@@ -1,0 +1,118 @@
+"""Refusing files and folders that another local user could have changed.
+
+graphmem runs code from its home (Neo4j's jars), reads model weights from it and reads secrets
+from it (an instance's password, the MCP bearer token). A folder another user can write is one
+they can plant: a jar that then runs as you, weights that answer as they like, a password or
+token they know. So each is checked before it is used, by one rule: nobody but you (or root)
+can change it. That is, the path and every folder above it
+
+- belong to you or to root, and
+- cannot be written by others, nor by a group that has members besides you (a user private
+  group, which Debian and others give each user with umask 002, is you alone),
+
+except that a root-owned sticky folder above the path may be writable by all (``/tmp``: no one
+can rename or remove what another user put there). A secret must also be unreadable by others.
+Symbolic links are followed: the link itself must belong to you or root, and its target is held
+to the same rule.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from graphmem.errors import ConfigurationError
+
+__all__ = ["HOME_FIX", "private_dir", "trusted"]
+
+HOME_FIX = "choose a GRAPHMEM_HOME you own"
+"""What to do instead when a folder under the home is not yours."""
+
+_TRUSTED_OWNER = 0  # root: it can change anything anyway
+
+
+def trusted(path: Path, *, secret: bool = False, contents: bool = False, instead: str = HOME_FIX) -> Path:
+    """Return ``path`` if nobody but this user (or root) can change it (module docstring); with
+    ``secret``, also if no one else can read it; with ``contents``, each entry directly inside
+    is held to the same rule. Missing components are skipped: there is nothing in them yet.
+
+    Raises ConfigurationError, one line naming the path and the fix (``chmod ...``, or
+    ``instead``, what to use in its place).
+
+    Example: ``trusted(Path("~/.cache/graphmem").expanduser())``.
+    """
+    path = Path(os.path.abspath(path))
+    real = path.resolve()
+    for component in dict.fromkeys([path, *path.parents, real, *real.parents]):
+        _check(component, leaf=component in (path, real), instead=instead)
+    if secret and real.exists():
+        mode = stat.S_IMODE(real.stat().st_mode)
+        if mode & 0o077:
+            raise ConfigurationError(f"{real} can be read by other users (mode {mode:04o}): chmod go-rwx {real}")
+    if contents and real.is_dir():
+        for entry in os.scandir(real):
+            if entry.is_symlink():
+                trusted(Path(entry.path), instead=instead)
+            else:
+                _judge(Path(entry.path), entry.stat(follow_symlinks=False), leaf=True, instead=instead)
+    return path
+
+
+def private_dir(path: Path) -> Path:
+    """Create the folder ``path`` (and any missing folder above it) readable by this user only,
+    and return it, if it is ``trusted`` before and after (nothing is created in a folder that is
+    not). A folder that exists keeps its mode."""
+    path = trusted(path)
+    missing = []
+    for folder in [path, *path.parents]:
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)  # exist_ok: a concurrent start made it first
+    return trusted(path)
+
+
+def _check(path: Path, *, leaf: bool, instead: str) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigurationError(f"cannot check who may change {path}: {exc.strerror}; {instead}") from None
+    _judge(path, info, leaf=leaf, instead=instead)
+
+
+def _judge(path: Path, info: os.stat_result, *, leaf: bool, instead: str) -> None:
+    me = os.geteuid()
+    if info.st_uid not in (me, _TRUSTED_OWNER):
+        raise ConfigurationError(f"{path} belongs to {_user(info.st_uid)}, not to you or root, so they can "
+                                 f"change what graphmem finds there: {instead}")
+    if stat.S_ISLNK(info.st_mode):
+        return  # a link's own mode means nothing; its target is checked as the resolved path
+    mode = stat.S_IMODE(info.st_mode)
+    shared = mode & 0o002 or (mode & 0o020 and not _private_group(info.st_gid, me))
+    if shared and not (not leaf and mode & stat.S_ISVTX and info.st_uid == _TRUSTED_OWNER):
+        raise ConfigurationError(f"{path} can be written by other users (mode {mode:04o}): "
+                                 f"chmod go-w {path}, or {instead}")
+
+
+def _private_group(gid: int, uid: int) -> bool:
+    """Whether user ``uid`` is the one and only member of group ``gid`` (primary or not)."""
+    try:
+        group, name = grp.getgrgid(gid), pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+    primary = {user.pw_uid for user in pwd.getpwall() if user.pw_gid == gid}
+    members = set(group.gr_mem)
+    return primary <= {uid} and members <= {name} and (uid in primary or name in members)
+
+
+def _user(uid: int) -> str:
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"uid {uid}"

@@ -1,0 +1,131 @@
+"""graphmem.trust: nobody but this user (or root) may be able to change what graphmem runs,
+loads or reads secrets from. The places that apply it are tested with them (test_local_server,
+test_embedders, test_cli_serve)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.errors import ConfigurationError
+from graphmem.trust import private_dir, trusted
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="only root can give a folder to another user or group")
+
+# Owner bits always rwx (so the test can walk the chain); others' write bit and the sticky bit
+# vary. Group bits stay 0: whether a group-writable folder is refused depends on who else is in
+# the group, tested below.
+MODES = st.sampled_from([0o700, 0o711, 0o755, 0o703, 0o757, 0o777, 0o1777, 0o1755, 0o1703])
+
+
+def _chain(base: Path, modes: list[int]) -> list[Path]:
+    folders, path = [], base
+    for depth in range(len(modes)):
+        path = path / f"d{depth}"
+        path.mkdir()
+        folders.append(path)
+    for folder, mode in zip(folders, modes):
+        folder.chmod(mode)
+    return folders
+
+
+@given(modes=st.lists(MODES, min_size=1, max_size=4), file_mode=st.sampled_from([0o600, 0o400, 0o640, 0o604, 0o666]))
+def test_a_secret_is_refused_when_others_can_write_it_or_a_folder_above_it_or_read_it(
+        tmp_path_factory, modes: list[int], file_mode: int) -> None:
+    """Refused iff the file, or a folder above it that is not a root-owned sticky folder (like
+    /tmp), is writable by others, or others can read the file; the error names the deepest
+    such path and the fix."""
+    folders = _chain(tmp_path_factory.mktemp("chain"), modes)
+    secret = folders[-1] / "password"
+    secret.write_text("s3cret")
+    secret.chmod(file_mode)
+    # Every folder here is this user's, so only when that user is root does a sticky bit excuse one.
+    writable = [(f, m) for f, m in zip(folders, modes) if m & 0o002 and not (m & stat.S_ISVTX and ROOT)]
+    writable += [(secret, file_mode)] if file_mode & 0o002 else []
+    if writable:
+        worst, mode = writable[-1]
+        expected = f"{worst} can be written by other users (mode {mode:04o}): chmod go-w {worst}, or use yours"
+    elif file_mode & 0o077:
+        expected = f"{secret} can be read by other users (mode {file_mode:04o}): chmod go-rwx {secret}"
+    else:
+        assert trusted(secret, secret=True, instead="use yours") == secret
+        return
+    with pytest.raises(ConfigurationError) as refused:
+        trusted(secret, secret=True, instead="use yours")
+    assert str(refused.value) == expected
+
+
+def test_contents_are_checked_one_level_down(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    jar = lib / "planted.jar"
+    jar.write_bytes(b"PK")
+    jar.chmod(0o666)
+    assert trusted(lib) == lib
+    lib.chmod(0o1777)  # a sticky bit excuses only a root-owned folder above the path, never the path
+    with pytest.raises(ConfigurationError, match=f"^{lib} can be written by other users"):
+        trusted(lib)
+    lib.chmod(0o755)
+    with pytest.raises(ConfigurationError, match=f"^{jar} can be written by other users"):
+        trusted(lib, contents=True, instead="use another folder")
+
+
+def test_a_link_is_followed_to_what_it_names(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    link = tmp_path / "home"
+    link.symlink_to(shared)
+    with pytest.raises(ConfigurationError, match=f"^{shared} can be written by other users"):
+        trusted(link / "models")
+    shared.chmod(0o755)
+    assert trusted(link / "models") == link / "models"  # missing below: nothing to distrust yet
+
+
+def test_private_dir_creates_owner_only_folders_and_keeps_existing_ones(tmp_path: Path) -> None:
+    existing = tmp_path / "home"
+    existing.mkdir(mode=0o755)
+    existing.chmod(0o755)
+    made = private_dir(existing / "neo4j" / "lib")
+    assert made == existing / "neo4j" / "lib"
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (existing, made.parent, made)] == [0o755, 0o700, 0o700]
+    existing.chmod(0o757)
+    with pytest.raises(ConfigurationError, match=f"^{existing} can be written by other users"):
+        private_dir(existing / "models")
+    assert not (existing / "models").exists()  # nothing made in a folder that is refused
+
+
+@needs_root
+def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    nobody = pwd.getpwnam("nobody").pw_uid
+    os.chown(home, nobody, -1)
+    with pytest.raises(ConfigurationError, match=f"^{home} belongs to user nobody, not to you or root, .*: "
+                                                 "choose a GRAPHMEM_HOME you own$"):
+        trusted(home / "instances" / "7687")
+    os.chown(home, 0, -1)
+    assert trusted(home / "instances" / "7687")
+
+
+@needs_root
+def test_group_write_is_refused_unless_the_group_is_this_user_alone(tmp_path: Path) -> None:
+    """A user private group (umask 002 on Debian) is one person; any other group is not."""
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o770)
+    me = pwd.getpwuid(os.geteuid())
+    others = next(user.pw_gid for user in pwd.getpwall() if user.pw_uid != me.pw_uid and user.pw_gid != me.pw_gid)
+    os.chown(home, -1, others)
+    with pytest.raises(ConfigurationError, match=f"^{home} can be written by other users \\(mode 0770\\)"):
+        trusted(home)
+    if not any(user.pw_gid == me.pw_gid and user.pw_uid != me.pw_uid for user in pwd.getpwall()):
+        os.chown(home, -1, me.pw_gid)
+        assert trusted(home) == home
