@@ -113,6 +113,24 @@ def distance(value: int, window: tuple[int, int]) -> int:
 #: The kinds whose units are events: what they say happened when they start. Other units are
 #: states, true over their whole interval.
 EVENTS = ("episodic",)
+#: Every kind's name, in the order the index compares strings.
+KINDS = ("episodic", "procedural", "semantic")
+
+
+def kind_ranges(kinds: Iterable[str]) -> list[list[str]]:
+    """``kinds`` (every kind when empty) as the fewest ``[lo, hi]`` name ranges that hold them
+    and no other kind: Neo4j's vector index filters by ranges, not lists (no ``IN`` before
+    2026.06), and each range costs one index call."""
+    asked = set(kinds) or set(KINDS)
+    out: list[list[str]] = []
+    for i, kind in enumerate(KINDS):
+        if kind not in asked:
+            continue
+        if out and out[-1][1] == KINDS[i - 1]:
+            out[-1][1] = kind
+        else:
+            out.append([kind, kind])
+    return out
 
 
 @dataclass(frozen=True)
@@ -129,15 +147,15 @@ class Near:
     to_lo: int
 
     def props(self) -> dict:
-        return {"kinds": list(self.kinds), "event": self.event, "from_lo": self.from_lo,
-                "from_hi": self.from_hi, "to_lo": self.to_lo}
+        return {"kinds": list(self.kinds), "ranges": kind_ranges(self.kinds), "event": self.event,
+                "from_lo": self.from_lo, "from_hi": self.from_hi, "to_lo": self.to_lo}
 
 
 def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Iterable[str]) -> list[Near]:
     """The time list's predicates for the requested kinds (all kinds: ``kinds`` empty)."""
     lo, hi = micros(window[0], MIN), micros(window[1], MAX)
     margin = window_margin(window)
-    asked = list(kinds) or ["episodic", "procedural", "semantic"]
+    asked = list(kinds) or list(KINDS)
     events = tuple(k for k in asked if k in EVENTS)
     states = tuple(k for k in asked if k not in EVENTS)
     out = []

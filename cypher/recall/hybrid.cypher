@@ -3,11 +3,10 @@
 // values: index:name
 // include: recall/fused
 // One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
-// both time axes inside the vector index; the lexical and named-entity lists filtered right
-// after their index calls; the candidates of the time list (units near the time a question
-// names: graphmem.entries.near, one filtered index call a rule and kind); reciprocal rank
-// fusion (ties share a rank); the k best units as seen at system time s, with the entry that
-// shows them then.
+// both time axes inside the vector index (the kinds as name ranges: graphmem.entries.kind_ranges);
+// the lexical and named-entity lists filtered right after their index calls; the candidates
+// of the time list (units near the time a question names: graphmem.entries.near, one
+// filtered index call a rule and kind range); then the shared end (recall/fused).
 CYPHER 25
 CALL () {
   WITH $vector AS v WHERE v IS NOT NULL
@@ -28,12 +27,12 @@ CALL () {
   WITH $vector AS v WHERE v IS NOT NULL
   UNWIND $scopes AS sc
   UNWIND $near AS rule
-  UNWIND rule.kinds AS kind
-  CALL (v, sc, rule, kind) {
+  UNWIND rule.ranges AS kr
+  CALL (v, sc, rule, kr) {
     WITH rule.from_lo AS from_lo, rule.from_hi AS from_hi, rule.to_lo AS to_lo
     MATCH (e:SearchEntry)
       SEARCH e IN (VECTOR INDEX {{index}} FOR v
-        WHERE e.scope = sc AND e.kind = kind AND e.s_from <= $s AND e.s_to > $s
+        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1] AND e.s_from <= $s AND e.s_to > $s
           AND e.t_from >= from_lo AND e.t_from < from_hi AND e.t_to > to_lo
         LIMIT $fetch) SCORE AS score
     RETURN e, score

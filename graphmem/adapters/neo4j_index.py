@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
-from ..entries import MAX, MIN, from_micros, micros, near, spans, world_range
+from ..entries import MAX, MIN, from_micros, kind_ranges, micros, near, spans, world_range
 from ..errors import ConfigurationError, IndexMismatch
 from ..models import (
     AsOf,
@@ -185,9 +185,7 @@ class Neo4jIndex:
         )
         if self.filtered:
             query = self._rendered("recall/hybrid")
-            # The index filters by equality or ranges only (no IN before 2026.06): one range a
-            # kind, or one range holding every kind name.
-            params["kind_ranges"] = [[k, k] for k in params["kinds"]] or [["", "~"]]
+            params["kind_ranges"] = kind_ranges(params["kinds"])
         else:
             query = load("recall/hybrid_v5")
             params.update(self._v5_vector(request))
