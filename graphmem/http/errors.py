@@ -73,10 +73,12 @@ def refusal_of(exc: Exception) -> ApiError:
 
 
 def validation_line(exc: RequestValidationError) -> str:
-    """The first invalid value as ``where: what`` (``body.episodes.0``, ``k``), like ``error_line``."""
+    """The first invalid value as ``where: what`` (``episodes.0``, ``k``), like ``error_line``."""
     errors = exc.errors()
     first = errors[0]
-    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    # The first step is where the value came from (body, query, path): a field may bear that
+    # name too (recall's "query"), so only the first step is dropped.
+    loc = [str(p) for p in first.get("loc", ())[1:]]
     message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{'.'.join(loc) or 'body'}: {message}{more}"

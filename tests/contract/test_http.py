@@ -207,6 +207,9 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": "x", "k": 0}) == "k: Input should be greater than or equal to 1"
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
+                 body={"query": ""}).startswith("query: ")  # a field named like a location is named
+    assert error(api, "GET", url + "/episodes?limit=0", 422, "invalid_input", headers=key).startswith("limit: ")
+    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": "x", "as_of": "last year"}).startswith("as_of: 'last year' is not an ISO 8601 time")
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": "x", "surprise": 1}).startswith("surprise: Extra inputs")
