@@ -23,7 +23,8 @@ from graphmem.trust import HOME_FIX, private_dir, trusted
 
 app = typer.Typer(help="Serve graphmem to agent hosts over the Model Context Protocol (MCP).", no_args_is_help=True)
 
-MISSING_EXTRA = "the MCP server needs the mcp extra: pip install 'graphmem[mcp]'"
+MISSING_EXTRA = ("the MCP server needs the mcp extra: pip install 'graphmem[mcp]' "
+                 "(in a checkout: .venv/bin/pip install -e '.[mcp]')")
 TOKEN_FILE = "mcp-token"
 
 

@@ -15,7 +15,8 @@ import typer
 
 from graphmem.cli.common import fail, guard, listen, loopback, open_mem, settings
 
-MISSING_EXTRA = "graphmem serve needs the server extra: pip install 'graphmem[server]'"
+MISSING_EXTRA = ("graphmem serve needs the server extra: pip install 'graphmem[server]' "
+                 "(in a checkout: .venv/bin/pip install -e '.[server]')")
 
 
 def serve(

@@ -189,7 +189,8 @@ def test_serve_without_the_extra_says_how_to_install(monkeypatch):
     monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
     result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]'"
+    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]' "\
+        "(in a checkout: .venv/bin/pip install -e '.[mcp]')"
 
 
 def test_mcp_imports_no_cli_module():
