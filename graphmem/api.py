@@ -22,7 +22,7 @@ import inspect
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
-from pydantic import AwareDatetime, ConfigDict, Strict, ValidationError, validate_call
+from pydantic import AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
 
 from . import health, openai_api, wiring
 from .config import Settings
@@ -31,8 +31,8 @@ from .extract.llm import LLMExtractor
 from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .keys import matches, new_key, split, subject_name
 from .models import (
-    ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op, Page, Scope,
-    UnitFilter, Usage, normalise, utcnow,
+    MAX_QUERY_CHARS, ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op,
+    Page, Scope, UnitFilter, Usage, normalise, utcnow,
 )
 from .pipelines import exchange, lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 SubjectLike = str | Scope
 #: A time given to the facade: aware (a naive datetime is refused, never guessed as UTC).
 Time = AwareDatetime | None
+#: A question: every face takes the same (the CLI, MCP and HTTP alike).
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
 #: Kinds may be given as their names ("semantic") as well as ``MemoryKind`` values.
 Kinds = Sequence[Annotated[MemoryKind, Strict(False)]]
 #: Told how many more records a long operation has done.
@@ -218,7 +220,7 @@ class GraphMem:
         return report
 
     # -- read -----------------------------------------------------------------------------
-    def recall(self, query: str, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
+    def recall(self, query: Query, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
                hops: int = 0, kinds: Kinds = (), include_shared: bool = False, project: str | None = None,
                mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> Recalled:
         """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities.
@@ -236,7 +238,7 @@ class GraphMem:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
         return hits
 
-    def assemble(self, query: str, subject: SubjectLike, budget: int | None = None, as_of: Time = None,
+    def assemble(self, query: Query, subject: SubjectLike, budget: int | None = None, as_of: Time = None,
                  known_at: Time = None, include_shared: bool = False, project: str | None = None,
                  hops: int = 0) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""

@@ -39,6 +39,8 @@ MAX_SUBJECT_CHARS = 200
 MAX_EPISODE_ID_CHARS = 1_000
 #: Where an episode came from (``chat``, ``email``, ...).
 MAX_CHANNEL_CHARS = 200
+#: A question to recall or assemble for: a question, not a document.
+MAX_QUERY_CHARS = 10_000
 #: One label of a fact, and how many labels a fact may carry.
 MAX_LABEL_CHARS = 200
 MAX_LABELS = 64
@@ -85,21 +87,24 @@ def _clean_text(limit: int, blank: bool = False):
 #: Unicode categories a name may not hold: control (Cc), format (Cf: zero-width and bidi
 #: marks, which make two names look alike) and lone surrogates (Cs).
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+#: What a decoder puts for bytes that were not text: two different byte strings would read as
+#: one name.
+REPLACEMENT = "\ufffd"
 
 
 def _hidden(value: str) -> str | None:
-    """The first control, format or surrogate character of ``value``, as ``U+XXXX``."""
-    found = next((c for c in value if unicodedata.category(c) in HIDDEN_CATEGORIES), None)
+    """The first control, format, surrogate or replacement character of ``value``, as ``U+XXXX``."""
+    found = next((c for c in value if c == REPLACEMENT or unicodedata.category(c) in HIDDEN_CATEGORIES), None)
     return None if found is None else f"U+{ord(found):04X}"
 
 
 def normal_name(value: str) -> str:
     """A subject or project id as stored: Unicode NFC without surrounding whitespace, so every
-    spelling of one name is one scope. Raises ValueError for a control or format character."""
+    spelling of one name is one scope. Raises ValueError for a control, format or replacement character."""
     value = unicodedata.normalize("NFC", value).strip()
     hidden = _hidden(value)
     if hidden:
-        raise ValueError(f"holds the control or format character {hidden}: not allowed in a name")
+        raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): not allowed in a name")
     return _clean_text(MAX_SUBJECT_CHARS)(value)
 
 
@@ -107,7 +112,7 @@ def _identifier(value: str) -> str:
     """An episode id: kept as given (ids are compared exactly), but plain text."""
     hidden = _hidden(value)
     if hidden:
-        raise ValueError(f"holds the control or format character {hidden}: not allowed in an id")
+        raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): not allowed in an id")
     return _clean_text(MAX_EPISODE_ID_CHARS)(value)
 
 

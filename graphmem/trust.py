@@ -11,7 +11,8 @@ can change it. That is, the path and every folder above it
   group, which Debian and others give each user with umask 002, is you alone),
 
 except that a root-owned sticky folder above the path may be writable by all (``/tmp``: no one
-can rename or remove what another user put there). A secret must also be unreadable by others.
+can rename or remove what another user put there), though never the home itself (another user
+could put the folders graphmem makes there before it does). A secret must also be unreadable by others.
 Symbolic links are followed: the link itself must belong to you or root, and its target is held
 to the same rule.
 """
@@ -24,9 +25,10 @@ import pwd
 import stat
 from pathlib import Path
 
+from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
 
-__all__ = ["HOME_FIX", "private_dir", "trusted"]
+__all__ = ["HOME_FIX", "private_dir", "private_tree", "trusted"]
 
 HOME_FIX = "choose a GRAPHMEM_HOME you own"
 """What to do instead when a folder under the home is not yours."""
@@ -46,8 +48,10 @@ def trusted(path: Path, *, secret: bool = False, contents: bool = False, instead
     """
     path = Path(os.path.abspath(path))
     real = path.resolve()
+    home = Path(os.path.abspath(default_home()))
+    strict = {path, real, home, home.resolve()}
     for component in dict.fromkeys([path, *path.parents, real, *real.parents]):
-        _check(component, leaf=component in (path, real), instead=instead)
+        _check(component, leaf=component in strict, instead=instead)
     if secret and real.exists():
         mode = stat.S_IMODE(real.stat().st_mode)
         if mode & 0o077:
@@ -74,6 +78,22 @@ def private_dir(path: Path) -> Path:
     for folder in reversed(missing):
         folder.mkdir(mode=0o700, exist_ok=True)  # exist_ok: a concurrent start made it first
     return trusted(path)
+
+
+def private_tree(folder: Path, *, instead: str = "remove it if you did not put it there") -> Path:
+    """``trusted(folder)``, every entry below it held to the same rule (a file another user put
+    inside, such as a log configuration a server reads, is as dangerous as the folder), and
+    group and other permissions taken off each (a copy of it must not be readable by others).
+    Only what still has such bits is changed; links are not followed."""
+    trusted(folder)
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = Path(root, name)
+            info = os.lstat(path)
+            _judge(path, info, leaf=True, instead=instead)
+            if not stat.S_ISLNK(info.st_mode) and info.st_mode & 0o077:
+                os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+    return folder
 
 
 def _check(path: Path, *, leaf: bool, instead: str) -> None:

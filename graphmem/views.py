@@ -83,10 +83,19 @@ def window(value: TimeWindow) -> dict[str, Any]:
     return {"from": time(value.start), "to": time(value.end), "text": value.text}
 
 
-def recall(hits: Recalled) -> dict[str, Any]:
-    """What ``recall --json`` prints: the hits, best first, and the time window the question
-    named when it named one."""
-    out: dict[str, Any] = {"hits": [hit(h) for h in hits]}
+def relevant(hits: Recalled, min_score: float | None = None) -> list[tuple[RecallHit, float]]:
+    """Each hit with its relevance: its fused score as a percentage of the best hit's (100: as
+    relevant as this query's top hit), those below ``min_score`` left out."""
+    best = max((h.score for h in hits), default=0.0)
+    rated = [(h, round(100 * h.score / best, 1) if best > 0 else 0.0) for h in hits]
+    return [(h, r) for h, r in rated if min_score is None or r >= min_score]
+
+
+def recall(hits: Recalled, min_score: float | None = None) -> dict[str, Any]:
+    """What ``recall --json`` prints (and the HTTP API and MCP answer): the hits, best first,
+    each with its relevance (``relevant``), and the time window the question named when it
+    named one."""
+    out: dict[str, Any] = {"hits": [{**hit(h), "relevance": r} for h, r in relevant(hits, min_score)]}
     if getattr(hits, "window", None) is not None:
         out["window"] = window(hits.window)
     return out

@@ -55,11 +55,8 @@ def recall(
         hits = mem.recall(query, subject=subject, project=project, k=k, as_of=valid, known_at=known, hops=hops,
                           kinds=tuple(kind or ()), include_shared=include_shared, mode=mode.value)
         empty = not hits and not mem.episodes(subject, project, limit=1)
-    best = max((h.score for h in hits), default=0.0)
-    relevance = [round(100 * h.score / best, 1) if best > 0 else 0.0 for h in hits]
-    kept = [(h, r) for h, r in zip(hits, relevance) if min_score is None or r >= min_score]
-    doc = views.recall(hits)
-    doc["hits"] = [{**views.hit(h), "relevance": r} for h, r in kept]
+    kept = views.relevant(hits, min_score)
+    doc = views.recall(hits, min_score)
 
     def human() -> None:
         if not kept:

@@ -34,7 +34,7 @@ from ..episodes_io import episode_from_value  # the CLI's episode lines, shared 
 from ..config import Settings
 from ..errors import GraphMemError, error_line
 from ..keys import subject_name
-from ..models import Episode, MemoryKind, Scope
+from ..models import MAX_QUERY_CHARS, Episode, MemoryKind, Scope
 from ..pipelines import exchange
 from ..times import parse_optional_time
 from .errors import ApiError, install, refusal_of
@@ -149,7 +149,7 @@ class EpisodesIn(Body):
 
 
 class RecallIn(Body):
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     k: int = Field(10, ge=1, le=1000)
     as_of: AsOf = None
     known_at: KnownAt = None
@@ -160,7 +160,7 @@ class RecallIn(Body):
 
 
 class AssembleIn(Body):
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     budget: Optional[int] = Field(None, ge=1, description="Token budget of the recalled section [default: the policy's].")
     as_of: AsOf = None
     known_at: KnownAt = None
@@ -332,7 +332,7 @@ async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
         hits = caller.mem.recall(body.query, scope, k=body.k, as_of=body.as_of, known_at=body.known_at,
                                  hops=body.hops, kinds=tuple(body.kinds), include_shared=body.include_shared,
                                  mode=body.mode)
-        return {"hits": [views.hit(h) for h in hits]}
+        return views.recall(hits)
     return await caller.run(work)
 
 

@@ -75,7 +75,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
-from graphmem.trust import private_dir, trusted
+from graphmem.trust import private_dir, private_tree, trusted
 
 __all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password"]
 
@@ -598,7 +598,7 @@ class LocalNeo4j(BaseModel):
             if self.console_log.exists():  # keep the previous run's output for one more start
                 os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
 
-            _make_private(self.instance_dir)
+            private_tree(self.instance_dir)
             with _open_private(self.console_log) as console:
                 proc = subprocess.Popen(
                     self.java_command(java.path),
@@ -809,19 +809,6 @@ def _write_private(path: Path, text: str) -> None:
 def _open_private(path: Path) -> BinaryIO:
     """``path`` emptied (or created) for writing, readable by this user only."""
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
-
-
-def _make_private(folder: Path) -> None:
-    """Take group and other permissions off everything under ``folder``: a copy of its store or
-    logs must not be readable by others, and Neo4j and graphmem made files 0644 until the server
-    ran with ``_PRIVATE_UMASK``. Only what still has such bits is changed (a few hundred
-    stats on a typical instance); links are left alone."""
-    for root, dirs, files in os.walk(folder):
-        for name in (*dirs, *files):
-            path = os.path.join(root, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode) and mode & 0o077:
-                os.chmod(path, stat.S_IMODE(mode) & 0o700)
 
 
 def _argfile_quote(arg: str) -> str:

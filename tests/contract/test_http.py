@@ -115,8 +115,11 @@ def test_write_read_and_audit_round_trip(api):
 
     now = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "k": 5})["hits"]
     assert [h["content"] for h in now] == ["Alice lives in Berlin"]
-    assert set(now[0]) >= {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
-                           "expired_at", "path"}
+    assert set(now[0]) >= {"id", "content", "kind", "score", "relevance", "episode_id", "valid_at", "invalid_at",
+                           "created_at", "expired_at", "path"}
+    assert now[0]["relevance"] == 100.0  # the CLI's --json shape: the best hit is 100% relevant
+    dated = api("POST", path(alice, "/recall"), key, {"query": "where did Alice live in March 2021?"})
+    assert dated["window"]["from"].startswith("2021-03-01")  # the time the question named
     then = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "as_of": "2021-01-01"})
     assert [h["content"] for h in then["hits"]] == ["Alice lives in Paris"]
     before = api("POST", path(alice, "/recall"), key, {"query": "Alice", "known_at": "2000-01-01"})

@@ -57,7 +57,10 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
     (lambda m: m.recall("tea", "user:alice", kinds=["facts"]), "kinds.0: Input should be 'semantic'"),
     (lambda m: m.history("user:alice", entity="Alice", known_at=__import__("datetime").datetime(2024, 1, 1)),
      "known_at: Input should have timezone info"),
-    (lambda m: m.remember("tea", "user:al\u200bice"), "holds the control or format character U+200B"),
+    (lambda m: m.remember("tea", "user:al\u200bice"), "holds the hidden character U+200B"),
+    (lambda m: m.remember("tea", "user:\ufffd"), "holds the hidden character U+FFFD"),  # undecodable bytes
+    (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
+    (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),
     (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
 ])
 def test_bad_arguments_are_named_in_one_line(mem, call, message):

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.errors import ConfigurationError
-from graphmem.trust import private_dir, trusted
+from graphmem.trust import private_dir, private_tree, trusted
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="only root can give a folder to another user or group")
@@ -129,3 +129,50 @@ def test_group_write_is_refused_unless_the_group_is_this_user_alone(tmp_path: Pa
     if not any(user.pw_gid == me.pw_gid and user.pw_uid != me.pw_uid for user in pwd.getpwall()):
         os.chown(home, -1, me.pw_gid)
         assert trusted(home) == home
+
+
+def test_a_sticky_folder_open_to_all_is_never_the_home(tmp_path: Path, monkeypatch) -> None:
+    """Above the home a sticky folder open to all (like /tmp) is fine, if root's; the home itself
+    is not: another user could make the folders graphmem makes in it first."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("GRAPHMEM_HOME", str(shared))
+    with pytest.raises(ConfigurationError, match=f"^{shared} can be written by other users \\(mode 1777\\)"):
+        trusted(shared / "instances" / "7687")
+    monkeypatch.setenv("GRAPHMEM_HOME", str(shared / "mine"))
+    (shared / "mine").mkdir(mode=0o700)
+    expected = shared / "mine" / "instances"
+    if ROOT:  # only root's sticky folders excuse them
+        assert trusted(expected) == expected
+
+
+def test_private_tree_takes_others_bits_off_what_is_inside(tmp_path: Path) -> None:
+    instance = tmp_path / "7687"
+    (instance / "data").mkdir(parents=True)
+    (instance / "data" / "store").write_text("x")
+    (instance / "data" / "store").chmod(0o644)
+    (instance / "data").chmod(0o755)
+    assert private_tree(instance) == instance
+    assert stat.S_IMODE((instance / "data").stat().st_mode) == 0o700
+    assert stat.S_IMODE((instance / "data" / "store").stat().st_mode) == 0o600
+    (instance / "conf").mkdir()
+    (instance / "conf").chmod(0o777)
+    with pytest.raises(ConfigurationError, match=f"^{instance / 'conf'} can be written by other users"):
+        private_tree(instance)
+
+
+@needs_root
+def test_a_file_another_user_put_inside_an_instance_is_refused(tmp_path: Path) -> None:
+    """A planted log configuration would have a server started by this user write where
+    another user chose."""
+    instance = tmp_path / "7687"
+    (instance / "conf").mkdir(parents=True)
+    planted = instance / "conf" / "server-logs.xml"
+    planted.write_text("<Configuration/>")
+    os.chown(planted, pwd.getpwnam("nobody").pw_uid, -1)
+    with pytest.raises(ConfigurationError, match=f"^{planted} belongs to user nobody, not to you or root, .*: "
+                                                 "remove it if you did not put it there$"):
+        private_tree(instance)
+    planted.unlink()
+    assert private_tree(instance) == instance
