@@ -651,7 +651,9 @@ class Scored(Model):
 
 class Step(Model):
     """One hop of a walk: from the ``frontier`` units through the entities they are about or
-    name, to units not in ``seen``; the ``limit`` best paths come back (see ``Reached``)."""
+    name, to units not in ``seen``; the ``limit`` best paths come back (see ``Reached``). When
+    two frontier units reach each other, only the better of the two paths counts: a hit is not
+    explained by the hit it explains."""
 
     frontier: tuple[str, ...]
     seen: frozenset[str] = frozenset()

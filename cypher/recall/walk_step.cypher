@@ -45,5 +45,12 @@ WITH n, p, CASE WHEN nq IS NULL OR p.fq IS NULL THEN null
 WITH n, p, similarity, coalesce(similarity, 1.0) * p.specificity AS score
 ORDER BY score DESC, p.source, p.via
 WITH n, head(collect({source: p.source, via: p.via, score: score, similarity: similarity})) AS best
-ORDER BY best.score DESC, n.id LIMIT $limit
-RETURN collect(best {.*, id: n.id}) AS reached
+WITH collect(best {.*, id: n.id}) AS paths
+// Two seeds that reach each other: only the better path counts (graphmem.models.Step). Only a
+// path's source can be reached back, so only paths to sources are compared.
+WITH paths, [o IN paths WHERE o.id IN [p IN paths | p.source]] AS back
+UNWIND paths AS r
+WITH r, back WHERE NOT any(o IN back WHERE o.id = r.source AND o.source = r.id
+                                     AND (o.score > r.score OR (o.score = r.score AND o.id < r.id)))
+WITH r ORDER BY r.score DESC, r.id LIMIT $limit
+RETURN collect(r) AS reached

@@ -791,7 +791,12 @@ class InMemoryIndex:
                     key = (-score, source_id, name)
                     if u.id not in best or key < (-best[u.id].score, best[u.id].source, best[u.id].via):
                         best[u.id] = Reached(source=source_id, via=name, unit=u, score=score, similarity=sim)
-        return sorted(best.values(), key=lambda r: (-r.score, r.unit.id))[: step.limit]
+
+        def loses(r: Reached) -> bool:  # to the path back from the unit it reaches (Step)
+            back = best.get(r.source)
+            return back is not None and back.source == r.unit.id and (-back.score, back.unit.id) < (-r.score, r.unit.id)
+
+        return sorted((r for r in best.values() if not loses(r)), key=lambda r: (-r.score, r.unit.id))[: step.limit]
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         units = self._visible(SearchRequest(scopes=(scope,), at=at, k=k, fetch=k))

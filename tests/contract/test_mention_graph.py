@@ -91,6 +91,23 @@ def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     assert lisbon.hop == 1 and lisbon.path == ["At work Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
     lift = lisbon.score - direct["Bob lives in Lisbon."].score
     assert lift == max(h.score - direct[c].score for c, h in walked.items()) > 0  # the best path is its
+    # The path back (Lisbon -> Bob -> the manager's line) is the weaker of two that reach each
+    # other: the line it would explain is the one that explains it, so it stays a direct hit.
+    manager = walked["At work Alice reports to Bob."]
+    assert manager.hop == 0 and manager.score == direct["At work Alice reports to Bob."].score
+
+
+def test_no_two_hits_explain_each_other(mem):
+    s = fresh_scope()
+    rng = random.Random(11)
+    for _ in range(30):  # a dense graph: most units reach most others through someone
+        a, b = rng.sample(PEOPLE, 2)
+        mem.remember(f"{a} met {b} in {rng.choice(CITIES)}.", s, extractor="none")
+    for question in ("who met Ines?", "where did Tomas meet Greta?", "Lyon"):
+        for hops in (1, 2, 3):
+            hits = mem.recall(question, s, k=10, hops=hops)
+            starts = {h.unit.content: h.path[0] for h in hits if h.hop == 1}
+            assert not [c for c, start in starts.items() if starts.get(start) == c], (question, hops)
 
 
 def test_a_walk_does_not_go_through_a_name_read_in_more_texts_than_a_hop_reads(mem):
@@ -115,9 +132,12 @@ def test_a_walk_bridges_through_what_the_question_does_not_name(mem):
     assert [(r.via, r.unit.content) for r in reached] == [("Bob", "Bob lives in Lisbon.")]
     # the same pair read backwards (from the answer to the unit that named the bridge) counts half
     [lisbon] = [h.unit for h in mem.recall("Lisbon", s, k=1, mode="lexical")]
-    both = mem.index.hop(request, Step(frontier=(manager.id, lisbon.id), limit=10))
-    assert [(r.source, r.unit.id) for r in both] == [(manager.id, lisbon.id), (lisbon.id, manager.id)]
-    assert both[0].score == pytest.approx(2 * both[1].score)
+    back = mem.index.hop(request, Step(frontier=(lisbon.id,), limit=10))
+    assert [(r.source, r.unit.id) for r in back] == [(lisbon.id, manager.id)]
+    assert reached[0].score == pytest.approx(2 * back[0].score)
+    # and from both, only the better of the two paths that reach each other counts
+    both = mem.index.hop(request, Step(frontier=(lisbon.id, manager.id), limit=10))
+    assert [(r.source, r.unit.id) for r in both] == [(manager.id, lisbon.id)]
     # a question that names neither walks through both
     request = mem.recaller.request("where does the manager live?", [s], 3, AsOf.now(), (), "hybrid")
     reached = mem.index.hop(request, Step(frontier=(manager.id,), limit=10))
