@@ -41,8 +41,9 @@ that word in every text, so which names become known is the caller's decision.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 import ahocorasick
@@ -163,6 +164,7 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(parts), starts, ends
 
 
+@lru_cache(maxsize=1 << 16)  # a write checks the same names in several matchers, and again next batch
 def _usable(norm: str) -> bool:
     """A known name worth matching: a common word or a single character would match
     ordinary text everywhere; names beyond what ``name_spans`` looks up (no word, more than
@@ -357,17 +359,25 @@ def _name(text: str, words: list[tuple[int, int, bool]], initial: int) -> list[M
     return [_mention(text, start, end, "proper")]
 
 
-def mentions(text: str, known: NameMatcher | KnownNames | None = None) -> list[Mention]:
+def written(text: str) -> list[Mention]:
+    """The names the text itself shows, whatever the scope knows: speakers and proper names,
+    not deduplicated (``mentions`` does that)."""
+    return _speakers(text) + _propers(text)
+
+
+def mentions(text: str, known: NameMatcher | KnownNames | None = None,
+             shown: Sequence[Mention] | None = None) -> list[Mention]:
     """Every mention in the text, deduplicated by norm (first occurrence kept), in text order.
 
     Args:
         text: any free text (a chat turn, a passage).
         known: the scope's known names, matched case-folded anywhere in the text.
+        shown: ``written(text)`` when the caller has it already (it is not changed).
 
     >>> [(m.name, m.kind) for m in mentions("Caroline: Hey Mel! I met Alice's manager in New York.")]
     [('Caroline', 'speaker'), ('Mel', 'proper'), ('Alice', 'proper'), ('New York', 'proper')]
     """
-    found = _speakers(text) + _propers(text)
+    found = written(text) if shown is None else [*shown]
     if known is not None:
         found += known.find(text)
     found.sort(key=lambda m: (m.start, _RANK[m.kind], -m.end))

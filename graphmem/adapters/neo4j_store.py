@@ -392,12 +392,10 @@ class Neo4jStore:
             if not begun[0]["fresh"]:
                 return
             if guards:
-                rows = run(tx, "store/take_guards", keys=[k for k, _ in guards],
-                           scope_props=scope_props(scope))
-                before = {r["key"]: r["before"] for r in rows}
-                stale = [k for k, v in guards if before[k] != v]
+                stale = run(tx, "store/take_guards", guards=[{"key": k, "version": v} for k, v in guards],
+                            scope_props=scope_props(scope))[0]["stale"]
                 if stale:
-                    raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
+                    raise Conflict(f"{stale} guarded key(s) changed since read; re-plan the write")
             self._apply(tx, scope, units, decisions, invalidations, batch)
 
         self.conn.write_tx(work, what="commit")
@@ -471,8 +469,9 @@ class Neo4jStore:
                 for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
-        return {r["key"]: r["version"] for r in rows}
+        asked = sorted(set(keys))
+        written = {r["key"]: r["version"] for r in self.conn.read("store/guard_versions", keys=asked)}
+        return {key: written.get(key, 0) for key in asked}
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         rows = [{"id": uid, "at": s.recalled_at, "n": s.increment} for uid, s in stats.items()]
