@@ -61,6 +61,8 @@ def _utc(value: datetime) -> datetime:
 
 def _unicode(value: str) -> str:
     """Text that can be stored: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text."""
+    if value.isascii():  # no surrogate there: checked without encoding a copy
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -158,6 +160,11 @@ def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> st
     return json.dumps([subject_type, subject_id, project_id])
 
 
+@lru_cache(maxsize=1 << 12)  # read for every entity and mention a write sends
+def _scope_token(key: str) -> str:
+    return "s" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
 class Scope(Model):
     """Who owns a record: every read and write is confined to exactly one scope.
 
@@ -177,7 +184,7 @@ class Scope(Model):
     def token(self) -> str:
         """A single alphanumeric Lucene token naming the scope, so fulltext search can filter
         by scope inside the index instead of after it."""
-        return "s" + hashlib.sha256(self.key.encode()).hexdigest()[:24]
+        return _scope_token(self.key)
 
     @classmethod
     def parse(cls, subject: str, project: str | None = None) -> "Scope":
