@@ -131,17 +131,23 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
     entities = []
     if triple:
         names = [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else [])
-        for role, name in names:
-            entity = Entity(id=entity_id(unit.scope, name), scope=unit.scope, name=name, norm=normalise(name),
-                            created_at=unit.time.created_at)
-            entities.append({"id": entity.id, "role": role, "props": entity_props(entity)})
+        # The entity's fields straight from the unit's, already checked: no Entity per name.
+        entities = [{"id": entity_id(unit.scope, name), "role": role,
+                     "props": named_props(unit.scope, name, normalise(name), unit.time.created_at)}
+                    for role, name in names]
     return {"props": props, "entities": entities}
 
 
 def entity_props(entity: Entity) -> dict[str, Any]:
-    """An entity node's properties; ``words`` (how a question names it) derive from its name."""
-    return {**scope_props(entity.scope), "scope_token": entity.scope.token, "name": entity.name,
-            "norm": entity.norm, "words": words(entity.name), "created_at": wire(entity.created_at)}
+    """An entity node's properties."""
+    return named_props(entity.scope, entity.name, entity.norm, entity.created_at)
+
+
+def named_props(scope: Scope, name: str, norm: str, created_at: datetime | None) -> dict[str, Any]:
+    """The properties of an entity node with this name; ``words`` (how a question names it)
+    derive from the name."""
+    return {**scope_props(scope), "scope_token": scope.token, "name": name, "norm": norm, "words": words(name),
+            "created_at": wire(created_at)}
 
 
 def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
