@@ -39,7 +39,7 @@ from ..models import (
     utcnow,
     words,
 )
-from .neo4j_driver import Floats, Neo4jConnection
+from .neo4j_driver import Neo4jConnection
 from .lucene import lucene_query
 from .neo4j_driver import run
 from .neo4j_store import entry_row, to_datetime, unit_from_row, unit_text, vector_property
@@ -167,7 +167,7 @@ class Neo4jIndex:
         lo, hi = world_range(request.at, request.during)
         return {
             "scopes": [s.key for s in request.scopes], "kinds": [k.value for k in request.kinds],
-            "vector": None if request.vector is None else Floats(request.vector), "s": micros(at.known, MIN), "t_lo": lo, "t_hi": hi, "fetch": request.fetch,
+            "vector": request.vector, "s": micros(at.known, MIN), "t_lo": lo, "t_hi": hi, "fetch": request.fetch,
         }
 
     def recall(self, request: SearchRequest) -> list[Scored]:
@@ -222,7 +222,7 @@ class Neo4jIndex:
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         if not queries:
             return []
-        params = {"vectors": [Floats(v) for v in self.vectors(queries)], "scope": scope.key, "s": micros(at.known, MIN),
+        params = {"vectors": self.vectors(queries), "scope": scope.key, "s": micros(at.known, MIN),
                   "t": micros(at.valid, MIN), "k": k}
         if self.filtered:
             rows = self.conn.read(self._rendered("recall/neighbours"), **params)

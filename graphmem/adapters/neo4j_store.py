@@ -68,7 +68,7 @@ from ..models import (
 )
 from ..mentions import KnownNames, name_spans
 from ..ports import Record
-from .neo4j_driver import Floats, Neo4jConnection, run
+from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
 
 #: Traces deleted per transaction when pruning: bounds one transaction's size.
@@ -296,7 +296,7 @@ def entry_row(unit_id: str, scope: Scope, kind: str, text: str, occurred: dateti
     props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text,
              **span.props()}
     props["occurred"] = micros(occurred, MIN) if occurred else props["t_from"]
-    return {"props": props, "vector": None if vector is None else Floats(vector), "archived": archived}
+    return {"props": props, "vector": vector, "archived": archived}
 
 
 def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None,
