@@ -49,7 +49,7 @@ from typing import Literal
 import ahocorasick
 import regex
 
-from .models import normalise
+from .models import NAME_EDGES, normalise
 
 #: Words that are not names on their own, whatever their case.
 COMMON = frozenset(
@@ -189,8 +189,15 @@ def name_spans(text: str) -> set[str]:
     starts = [[a - n for n in range(len(_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()) + 1)]
               for a, _ in runs]
     ends = [[b + n for n in range(len(_SYMBOLS.match(folded, b).group()) + 1)] for _, b in runs]
-    return {normalise(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
+    norm = _folded_ascii if folded.isascii() else normalise
+    return {norm(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
             for a in starts[i] for b in ends[j]}
+
+
+def _folded_ascii(text: str) -> str:
+    """``normalise`` of ASCII text already case-folded, which NFKC and case folding leave as
+    it is: what remains of it (a write asks for every word run of its texts)."""
+    return " ".join(text.split()).strip(NAME_EDGES)
 
 
 class NameMatcher:

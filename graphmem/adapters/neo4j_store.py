@@ -60,6 +60,7 @@ from ..models import (
     Usage,
     WriteBatch,
     entity_id,
+    entity_ids,
     erasure_keys,
     new_id,
     normalise,
@@ -470,7 +471,7 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        ids = sorted({entity_id(scope, span) for span in set().union(*map(name_spans, texts))})
+        ids = sorted(set(entity_ids(scope, set().union(*map(name_spans, texts)))))
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
