@@ -308,7 +308,7 @@ class WritePipeline:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
                 batch = batch.model_copy(update=mention_links(self.store, scope, batch.units, episodes))
                 batch = batch.model_copy(update={"decisions": tuple(
-                    d.model_copy(update={"actor": actor}) for d in batch.decisions)})
+                    d if d.actor == actor else d.model_copy(update={"actor": actor}) for d in batch.decisions)})
                 self.store.commit(batch, scope)
                 break
             except Conflict:
