@@ -702,6 +702,8 @@ _WORD = re.compile(r"\w+")
 
 def words(text: str) -> list[str]:
     """The plain words of a text, lower-cased: how search and entity matching see it."""
+    if text.isascii():  # lowering ASCII moves no word boundary: one call for the whole text
+        return _WORD.findall(text.lower())
     return [w.lower() for w in _WORD.findall(text)]
 
 
