@@ -41,14 +41,15 @@ that word in every text, so which names become known is the caller's decision.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 import ahocorasick
 import regex
 
-from .models import normalise
+from .models import NAME_EDGES, normalise
 
 #: Words that are not names on their own, whatever their case.
 COMMON = frozenset(
@@ -163,6 +164,7 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(parts), starts, ends
 
 
+@lru_cache(maxsize=1 << 16)  # a write checks the same names in several matchers, and again next batch
 def _usable(norm: str) -> bool:
     """A known name worth matching: a common word or a single character would match
     ordinary text everywhere; names beyond what ``name_spans`` looks up (no word, more than
@@ -187,8 +189,15 @@ def name_spans(text: str) -> set[str]:
     starts = [[a - n for n in range(len(_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()) + 1)]
               for a, _ in runs]
     ends = [[b + n for n in range(len(_SYMBOLS.match(folded, b).group()) + 1)] for _, b in runs]
-    return {normalise(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
+    norm = _folded_ascii if folded.isascii() else normalise
+    return {norm(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
             for a in starts[i] for b in ends[j]}
+
+
+def _folded_ascii(text: str) -> str:
+    """``normalise`` of ASCII text already case-folded, which NFKC and case folding leave as
+    it is: what remains of it (a write asks for every word run of its texts)."""
+    return " ".join(text.split()).strip(NAME_EDGES)
 
 
 class NameMatcher:
@@ -357,17 +366,25 @@ def _name(text: str, words: list[tuple[int, int, bool]], initial: int) -> list[M
     return [_mention(text, start, end, "proper")]
 
 
-def mentions(text: str, known: NameMatcher | KnownNames | None = None) -> list[Mention]:
+def written(text: str) -> list[Mention]:
+    """The names the text itself shows, whatever the scope knows: speakers and proper names,
+    not deduplicated (``mentions`` does that)."""
+    return _speakers(text) + _propers(text)
+
+
+def mentions(text: str, known: NameMatcher | KnownNames | None = None,
+             shown: Sequence[Mention] | None = None) -> list[Mention]:
     """Every mention in the text, deduplicated by norm (first occurrence kept), in text order.
 
     Args:
         text: any free text (a chat turn, a passage).
         known: the scope's known names, matched case-folded anywhere in the text.
+        shown: ``written(text)`` when the caller has it already (it is not changed).
 
     >>> [(m.name, m.kind) for m in mentions("Caroline: Hey Mel! I met Alice's manager in New York.")]
     [('Caroline', 'speaker'), ('Mel', 'proper'), ('Alice', 'proper'), ('New York', 'proper')]
     """
-    found = _speakers(text) + _propers(text)
+    found = written(text) if shown is None else [*shown]
     if known is not None:
         found += known.find(text)
     found.sort(key=lambda m: (m.start, _RANK[m.kind], -m.end))

@@ -15,7 +15,7 @@ import uuid
 from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Iterable, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -63,6 +63,8 @@ def _utc(value: datetime) -> datetime:
 
 def _unicode(value: str) -> str:
     """Text that can be stored: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text."""
+    if value.isascii():  # no surrogate there: checked without encoding a copy
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -163,6 +165,11 @@ def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> st
     return json.dumps([subject_type, subject_id, project_id])
 
 
+@lru_cache(maxsize=1 << 12)  # read for every entity and mention a write sends
+def _scope_token(key: str) -> str:
+    return "s" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
 class Scope(Model):
     """Who owns a record: every read and write is confined to exactly one scope.
 
@@ -182,7 +189,7 @@ class Scope(Model):
     def token(self) -> str:
         """A single alphanumeric Lucene token naming the scope, so fulltext search can filter
         by scope inside the index instead of after it."""
-        return "s" + hashlib.sha256(self.key.encode()).hexdigest()[:24]
+        return _scope_token(self.key)
 
     @classmethod
     def parse(cls, subject: str, project: str | None = None) -> "Scope":
@@ -685,12 +692,16 @@ class AsOf(Model):
         return cls(valid=t, known=t)
 
 
+#: What ``normalise`` drops around a name.
+NAME_EDGES = " .,;:!?\"'()[]{}"
+
+
 @lru_cache(maxsize=1 << 16)  # names and word runs recur across a batch's texts
 def normalise(text: str) -> str:
     """Normalised text for hashing and entity names: NFKC, case-folded, whitespace collapsed,
     surrounding punctuation dropped."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(text.split()).strip(" .,;:!?\"'()[]{}")
+    return " ".join(text.split()).strip(NAME_EDGES)
 
 
 _WORD = re.compile(r"\w+")
@@ -698,6 +709,8 @@ _WORD = re.compile(r"\w+")
 
 def words(text: str) -> list[str]:
     """The plain words of a text, lower-cased: how search and entity matching see it."""
+    if text.isascii():  # lowering ASCII moves no word boundary: one call for the whole text
+        return _WORD.findall(text.lower())
     return [w.lower() for w in _WORD.findall(text)]
 
 
@@ -756,7 +769,17 @@ def erasure_keys(secret: bytes, subject_type: str, subject_id: str, project_id: 
 def entity_id(scope: Scope, name: str) -> str:
     """Entities are resolved within a scope by normalised name: the id is derived from both,
     so concurrent writers MERGE onto the same node."""
-    return hashlib.sha256(f"{scope.key}\x1f{normalise(name)}".encode()).hexdigest()[:32]
+    return _entity_id(scope.key, name)
+
+
+def entity_ids(scope: Scope, names: Iterable[str]) -> list[str]:
+    """``entity_id`` of each name (the scope's key read once: a write asks for thousands)."""
+    key = scope.key
+    return [_entity_id(key, name) for name in names]
+
+
+def _entity_id(key: str, name: str) -> str:
+    return hashlib.sha256(f"{key}\x1f{normalise(name)}".encode()).hexdigest()[:32]
 
 
 class Edge(Model):

@@ -1,6 +1,6 @@
 // mode: read
 // params: keys
-// Current version of each guard key, 0 when never written.
+// Version of each guard key written so far (a key never written has none: version 0).
 UNWIND $keys AS key
-OPTIONAL MATCH (l:Lock {key: key})
-RETURN key, coalesce(l.version, 0) AS version
+MATCH (l:Lock {key: key})
+RETURN key, l.version AS version

@@ -60,6 +60,7 @@ from ..models import (
     Usage,
     WriteBatch,
     entity_id,
+    entity_ids,
     erasure_keys,
     new_id,
     normalise,
@@ -131,17 +132,23 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
     entities = []
     if triple:
         names = [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else [])
-        for role, name in names:
-            entity = Entity(id=entity_id(unit.scope, name), scope=unit.scope, name=name, norm=normalise(name),
-                            created_at=unit.time.created_at)
-            entities.append({"id": entity.id, "role": role, "props": entity_props(entity)})
+        # The entity's fields straight from the unit's, already checked: no Entity per name.
+        entities = [{"id": entity_id(unit.scope, name), "role": role,
+                     "props": named_props(unit.scope, name, normalise(name), unit.time.created_at)}
+                    for role, name in names]
     return {"props": props, "entities": entities}
 
 
 def entity_props(entity: Entity) -> dict[str, Any]:
-    """An entity node's properties; ``words`` (how a question names it) derive from its name."""
-    return {**scope_props(entity.scope), "scope_token": entity.scope.token, "name": entity.name,
-            "norm": entity.norm, "words": words(entity.name), "created_at": wire(entity.created_at)}
+    """An entity node's properties."""
+    return named_props(entity.scope, entity.name, entity.norm, entity.created_at)
+
+
+def named_props(scope: Scope, name: str, norm: str, created_at: datetime | None) -> dict[str, Any]:
+    """The properties of an entity node with this name; ``words`` (how a question names it)
+    derive from the name."""
+    return {**scope_props(scope), "scope_token": scope.token, "name": name, "norm": norm, "words": words(name),
+            "created_at": wire(created_at)}
 
 
 def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
@@ -392,12 +399,10 @@ class Neo4jStore:
             if not begun[0]["fresh"]:
                 return
             if guards:
-                rows = run(tx, "store/take_guards", keys=[k for k, _ in guards],
-                           scope_props=scope_props(scope))
-                before = {r["key"]: r["before"] for r in rows}
-                stale = [k for k, v in guards if before[k] != v]
+                stale = run(tx, "store/take_guards", guards=[{"key": k, "version": v} for k, v in guards],
+                            scope_props=scope_props(scope))[0]["stale"]
                 if stale:
-                    raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
+                    raise Conflict(f"{stale} guarded key(s) changed since read; re-plan the write")
             self._apply(tx, scope, units, decisions, invalidations, batch)
 
         self.conn.write_tx(work, what="commit")
@@ -466,13 +471,14 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        ids = sorted({entity_id(scope, span) for span in set().union(*map(name_spans, texts))})
+        ids = sorted(set(entity_ids(scope, set().union(*map(name_spans, texts)))))
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        rows = self.conn.read("store/guard_versions", keys=sorted(set(keys)))
-        return {r["key"]: r["version"] for r in rows}
+        asked = sorted(set(keys))
+        written = {r["key"]: r["version"] for r in self.conn.read("store/guard_versions", keys=asked)}
+        return {key: written.get(key, 0) for key in asked}
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         rows = [{"id": uid, "at": s.recalled_at, "n": s.increment} for uid, s in stats.items()]

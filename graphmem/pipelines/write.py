@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
-from ..mentions import KnownNames, mentions
+from ..mentions import KnownNames, mentions, written
 from ..models import (
     AsOf,
     Candidate,
@@ -308,7 +308,7 @@ class WritePipeline:
                 batch, held = self._plan(scope, planned, failures, retire, gated, note)
                 batch = batch.model_copy(update=mention_links(self.store, scope, batch.units, episodes))
                 batch = batch.model_copy(update={"decisions": tuple(
-                    d.model_copy(update={"actor": actor}) for d in batch.decisions)})
+                    d if d.actor == actor else d.model_copy(update={"actor": actor}) for d in batch.decisions)})
                 self.store.commit(batch, scope)
                 break
             except Conflict:
@@ -547,10 +547,11 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
         return {}
     known = store.known_names(scope, texts)
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
-    seen = {m.name for text in texts for m in mentions(text) if m.kind in ("proper", "speaker")}
+    shown = {text: written(text) for text in texts}  # read once, matched twice
+    seen = {m.name for text in texts for m in mentions(text, shown=shown[text]) if m.kind in ("proper", "speaker")}
     names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
                        seen=[*(n for n, fact in known.items() if not fact), *seen])
-    found = {text: mentions(text, names) for text in texts}
+    found = {text: mentions(text, names, shown=shown[text]) for text in texts}
 
     def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
         return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
