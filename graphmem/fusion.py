@@ -48,7 +48,7 @@ def walk(request: SearchRequest, found: Sequence[Scored],
     and the units ``request.hops`` hops of ``hop`` reach from them. Each hop starts from at most
     ``request.seeds`` units (the best hits, then the best the previous hop reached: a hop's cost
     grows with the units it starts from) and reaches units no earlier hop started from or
-    reached. Its paths, ranked by how well they answer the question (``Reached``), count like
+    reached, never back through the entity a unit was reached through. Its paths, ranked by how well they answer the question (``Reached``), count like
     one more fused list: a reached unit scores its own fused score (if found) plus
     ``hop_decay ** (hop - 1) * weights["paths"] / (rrf_k + rank)``, so a path that answers
     the question outranks direct hits about the wrong thing. A unit keeps its best score. The
@@ -61,7 +61,9 @@ def walk(request: SearchRequest, found: Sequence[Scored],
         by_id = {h.unit.id: h for h in frontier[: request.seeds]}
         if not by_id:
             break
-        reached = hop(request, Step(frontier=tuple(by_id), seen=frozenset(seen), limit=request.frontier))
+        through = tuple(h.path[-2] if h.hop else None for h in by_id.values())
+        reached = hop(request, Step(frontier=tuple(by_id), through=through, seen=frozenset(seen),
+                                    limit=request.frontier))
         frontier, rank, previous = [], 0, None
         for position, r in enumerate(reached, 1):
             if r.score != previous:

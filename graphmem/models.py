@@ -663,6 +663,9 @@ class Step(Model):
     explained by the hit it explains."""
 
     frontier: tuple[str, ...]
+    #: For each frontier unit, the name of the entity the walk reached it through (None for a
+    #: direct hit): a path crosses an entity once, so the hop does not go back through it.
+    through: tuple[str | None, ...] = ()
     seen: frozenset[str] = frozenset()
     limit: int
 

@@ -58,21 +58,22 @@ WITH id, sum(part) AS score
 ORDER BY score DESC, id LIMIT $depth
 WITH collect({id: id, score: score}) AS found
 // The walk (graphmem.fusion.walk): a hop starts from the seeds best units (the direct hits,
-// then the best the previous hop reached) and reaches units no earlier hop started from or
-// reached; a path holds unit ids and the names of the entities between them.
-WITH found, [x IN found[0..$k][0..$seeds] | x.id] AS seeds, [] AS seen, [] AS walked
+// then the best the previous hop reached, each with the entity it was reached through) and
+// reaches units no earlier hop started from or reached; a path holds unit ids and the names
+// of the entities between them.
+WITH found, [x IN found[0..$k][0..$seeds] | {id: x.id, via: null}] AS seeds, [] AS seen, [] AS walked
 CALL (seeds, seen) {
   WITH seeds, seen WHERE $hops >= 1
   {{include recall/walk_step}}
 }
 WITH found, walked + [r IN reached | r {.*, hop: 1, path: [r.source, r.via, r.id]}] AS walked,
-     seen + seeds + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r.id] AS seeds
+     seen + [x IN seeds | x.id] + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r {.id, .via}] AS seeds
 CALL (seeds, seen) {
   WITH seeds, seen WHERE $hops >= 2
   {{include recall/walk_step}}
 }
 WITH found, walked + [r IN reached | r {.*, hop: 2, path: head([w IN walked WHERE w.id = r.source | w.path]) + [r.via, r.id]}] AS walked,
-     seen + seeds + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r.id] AS seeds
+     seen + [x IN seeds | x.id] + [r IN reached | r.id] AS seen, [r IN reached[0..$seeds] | r {.id, .via}] AS seeds
 CALL (seeds, seen) {
   WITH seeds, seen WHERE $hops >= 3
   {{include recall/walk_step}}

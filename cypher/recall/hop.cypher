@@ -1,8 +1,8 @@
 // mode: read
-// params: frontier, seen
-// One hop of a walk (recall/walk_step) from the $frontier units to units not in $seen, best
-// first, as seen at system time s.
-WITH $frontier AS seeds, $seen AS seen
+// params: frontier, through, seen
+// One hop of a walk (recall/walk_step) from the $frontier units (each reached through the
+// entity named in $through, or null) to units not in $seen, best first, as seen at system time s.
+WITH [i IN range(0, size($frontier) - 1) | {id: $frontier[i], via: $through[i]}] AS seeds, $seen AS seen
 CALL (seeds, seen) {
   {{include recall/walk_step}}
 }

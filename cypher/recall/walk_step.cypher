@@ -1,10 +1,11 @@
 // mode: fragment
 // params: scopes, kinds, s, t_lo, t_hi, vector, prop, fanout, limit, words
-// One hop of a walk, inside `CALL (seeds, seen) { ... }`: from each unit of `seeds` through
-// the entities it is about or names (those linked to at most fanout units: hub safety; and not
-// named by the question, whose words are $words: its own units are the direct search's to
-// find, a hop bridges to what it does not name) to units not in `seen` with an entry visible at
-// (s, t). Returns `reached`: the limit best paths, best first, one a unit
+// One hop of a walk, inside `CALL (seeds, seen) { ... }`: from each seed ({id, via}: a unit and
+// the name of the entity the walk reached it through, null for a direct hit) through the
+// entities it is about or names (those linked to at most fanout units: hub safety; not named
+// by the question, whose words are $words: its own units are the direct search's to find, a
+// hop bridges to what it does not name; and not the seed's via: a path crosses an entity once)
+// to units not in `seen` with an entry visible at (s, t). Returns `reached`: the limit best paths, best first, one a unit
 // ({id, source, via, score, similarity}).
 // A reached unit is ranked by how well the path answers the question: the cosine between the
 // question and the sum of the two units' vectors, from the three pairwise cosines (vectors are
@@ -15,15 +16,16 @@
 // Each vector is read and compared with the question once (a seed's before its entities are
 // expanded, a reached unit's once for all its paths): vector reads and cosines are most of a
 // hop's cost.
-UNWIND seeds AS f
+UNWIND seeds AS seed
+WITH seed.id AS f, seed.via AS came, seen
 MATCH (u:Unit {id: f})
 OPTIONAL MATCH (pe:Entry {unit_id: f}) WHERE pe.s_from <= $s AND pe.s_to > $s
-WITH f, u, seen, pe[$prop] AS fv,
+WITH f, came, u, seen, pe[$prop] AS fv,
      CASE WHEN EXISTS { MATCH (u)-[:ABOUT|MENTIONS]->(q:Entity)
                         WHERE size(q.words) > 0 AND all(w IN q.words WHERE w IN $words) } THEN 1.0 ELSE 0.5 END AS anchor
-WITH f, u, seen, fv, anchor, CASE WHEN fv IS NULL OR $vector IS NULL THEN null
+WITH f, came, u, seen, fv, anchor, CASE WHEN fv IS NULL OR $vector IS NULL THEN null
                                   ELSE 2 * vector.similarity.cosine(fv, $vector) - 1 END AS fq
-MATCH (u)-[:ABOUT|MENTIONS]->(entity:Entity)
+MATCH (u)-[:ABOUT|MENTIONS]->(entity:Entity) WHERE entity.name <> coalesce(came, '')
 // An entity linked to more units than fanout is not walked through: which of them would be
 // read is arbitrary (a chat's speaker is named in every turn).
 WITH f, u, seen, fv, fq, anchor, entity, COUNT { (entity)<-[:ABOUT|MENTIONS]-() } AS linked

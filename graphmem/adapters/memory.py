@@ -772,13 +772,17 @@ class InMemoryIndex:
         degree = self._degree()
         asked = set(request.words or ())
         best: dict[str, Reached] = {}
-        for source_id in step.frontier:
+        for position, source_id in enumerate(step.frontier):
+            came = step.through[position] if position < len(step.through) else None
+            came = normalise(came) if came is not None else None
             source = self.store._state.units.get(source_id)
             if source is None:
                 continue
             # a path from a unit naming none of the question's entities counts half (hop.cypher)
             anchor = 1.0 if any(words(n) and set(words(n)) <= asked for n in self.store.named(source)) else 0.5
             for norm, name in sorted(self.store.named(source).items()):
+                if norm == came:
+                    continue  # a path crosses an entity once (Step)
                 if degree[(source.scope.key, norm)] > request.fanout:
                     continue  # a hub: which of its units would be read is arbitrary
                 if words(norm) and set(words(norm)) <= asked:

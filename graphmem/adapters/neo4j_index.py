@@ -211,7 +211,8 @@ class Neo4jIndex:
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         params = self._search_params(request)
         del params["fetch"]
-        rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier),
+        through = list(step.through) + [None] * (len(step.frontier) - len(step.through))
+        rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier), through=through,
                               prop=vector_property(self.generation), fanout=request.fanout,
                               seen=sorted(step.seen), limit=step.limit, words=list(request.words or ()))
         return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],

@@ -142,3 +142,17 @@ def test_a_walk_bridges_through_what_the_question_does_not_name(mem):
     request = mem.recaller.request("where does the manager live?", [s], 3, AsOf.now(), (), "hybrid")
     reached = mem.index.hop(request, Step(frontier=(manager.id,), limit=10))
     assert sorted(r.via for r in reached) == ["Alice", "Bob"]
+
+
+def test_a_hop_does_not_go_back_through_the_entity_it_came_by(mem):
+    s = fresh_scope()
+    for text in ("Ines met Tomas in Porto.", "Tomas met Greta in Lyon.", "Tomas met Omar in Graz.",
+                 "Greta sailed from Lyon."):
+        mem.remember(text, s, extractor="none")
+    [greta] = [h.unit for h in mem.recall("Greta Lyon", s, k=4, mode="lexical")
+               if h.unit.content == "Tomas met Greta in Lyon."]
+    request = mem.recaller.request("where did they sail?", [s], 3, AsOf.now(), (), "hybrid")
+    free = mem.index.hop(request, Step(frontier=(greta.id,), limit=10))
+    assert {r.via for r in free} == {"Tomas", "Greta"}  # Ines's and Omar's by Tomas; the sail by Greta or Lyon
+    came = mem.index.hop(request, Step(frontier=(greta.id,), through=("Tomas",), limit=10))
+    assert [r.unit.content for r in came] == ["Greta sailed from Lyon."]  # as if it came by Tomas
