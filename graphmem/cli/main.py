@@ -38,7 +38,9 @@ def _usage_error(exc: click_errors.ClickException):
         raise exc  # a bare noun shows its help, as asked for
     where = getattr(exc, "ctx", None)
     hint = f" (see `{where.command_path} --help`)" if where is not None else ""
-    typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+    # A validator's own ValueError reads better without pydantic's "Value error, " prefix.
+    message = " ".join(exc.format_message().split()).replace("Value error, ", "")
+    typer.echo(f"error: {message}{hint}", err=True)
     raise typer.Exit(exc.exit_code)
 
 

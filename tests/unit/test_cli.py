@@ -215,6 +215,10 @@ def test_bad_subject_and_bad_op_are_one_line_exit_2(run):
     result = run("decisions", "--subject", "user:alice", "--op", "merge")
     assert result.exit_code == 2
     assert one_error_line(result) == "error: unknown op 'merge': use ADD|UPDATE|DELETE|NOOP"
+    result = run("recall", "Alice", "--subject", "user:alice", "--kind", "foo")
+    assert result.exit_code == 2
+    assert one_error_line(result).startswith("error: Invalid value for '--kind': 'foo' is not one of 'semantic', "
+                                             "'episodic', 'procedural'. (see `")
 
 
 def test_assemble_json_trace_and_explain_it(run, moved):
