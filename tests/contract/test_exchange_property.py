@@ -63,10 +63,17 @@ def build(mem: GraphMem, scope, plan: list[str], data) -> list[datetime]:
             f = data.draw(st.sampled_from(written), label=step)
             shifted = data.draw(st.sampled_from([f.valid_at, year(2003), None]), label="valid")
             remember([f.model_copy(update={"valid_at": shifted, "op": "retract" if step == "retract" else "assert"})])
-        elif step == "operator" and units:
-            mem.retract(data.draw(st.sampled_from(units), label="unit").id, scope, "the operator says it is wrong")
-        elif step == "delete" and (stored := [e.id for e in mem.episodes(scope)]):
-            mem.delete_episode(data.draw(st.sampled_from(stored), label="episode"), scope)
+        # Which units are listed can depend on the archive, which depends on recall statistics a
+        # background thread writes: picks are drawn from fixed ranges whatever is there, then
+        # folded onto it, so a replayed example draws the same.
+        elif step == "operator":
+            pick = data.draw(st.integers(0, 10_000), label="unit")
+            if units:
+                mem.retract(units[pick % len(units)].id, scope, "the operator says it is wrong")
+        elif step == "delete":
+            pick = data.draw(st.integers(0, 10_000), label="episode")
+            if stored := [e.id for e in mem.episodes(scope)]:
+                mem.delete_episode(stored[pick % len(stored)], scope)
         elif step == "archive":
             mem.archive(scope, now=utcnow() + timedelta(days=400))
         elif step == "recall":
