@@ -205,8 +205,8 @@ class Neo4jIndex:
             cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
         in_scopes, total = cached[0], cached[1]
         fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
-        return {"index_name": index_name(self.generation), "prop": vector_property(self.generation),
-                "exact": in_scopes <= self.exact_threshold, "vector_fetch": min(max(total, 1), fetch)}
+        return {"index_name": index_name(self.generation), "exact": in_scopes <= self.exact_threshold,
+                "vector_fetch": min(max(total, 1), fetch)}
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         params = self._search_params(request)

