@@ -150,6 +150,26 @@ class Near:
         return {"kinds": list(self.kinds), "ranges": kind_ranges(self.kinds), "event": self.event,
                 "from_lo": self.from_lo, "from_hi": self.from_hi, "to_lo": self.to_lo}
 
+    def is_world(self, world: tuple[int, int]) -> bool:
+        """Whether the rule asks for no more than the request's own world range ``[lo, hi)``
+        (a state rule whenever the asked point or interval lies within the window's margin)."""
+        return self.from_lo == MIN and self.from_hi == world[1] and self.to_lo == world[0]
+
+
+def vector_calls(kinds: Iterable[str], world: tuple[int, int],
+                 rules: Iterable[Near]) -> tuple[list[list], list[Near]]:
+    """The semantic list's index calls as ``[lo, hi, event]`` kind ranges, and the time-list
+    rules that still need calls of their own. A rule asking for just the world range
+    (``Near.is_world``) would search the semantic list's entries again: its candidates are
+    read from the semantic calls for its kinds instead (``event``: that rule's flag on those
+    ranges, None on the others), one index call fewer."""
+    rules = list(rules)
+    shared = [r for r in rules if r.is_world(world)]
+    rest = [k for k in (list(kinds) or KINDS) if not any(k in r.kinds for r in shared)]
+    calls = [[lo, hi, None] for lo, hi in (kind_ranges(rest) if rest else [])]
+    calls += [[lo, hi, r.event] for r in shared for lo, hi in kind_ranges(r.kinds)]
+    return calls, [r for r in rules if r not in shared]
+
 
 def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Iterable[str]) -> list[Near]:
     """The time list's predicates for the requested kinds (all kinds: ``kinds`` empty)."""

@@ -1,15 +1,17 @@
 // mode: fragment
 // params: kinds, lucene, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, rrf_k, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
-// candidates (the units near the window the question names most like it): the time list
-// (those candidates by distance from the window, an event by its start, a state by the gap
-// between its interval and the window: graphmem.entries.nearness; equal distances tie); the
+// candidates (the units near the window the question names): the time list (the fetch
+// candidates most like the question, by distance from the window, an event by its start, a
+// state by the gap between its interval and the window: graphmem.entries.nearness; equal
+// distances tie); the
 // lexical and named-entity lists filtered right after their index calls; reciprocal rank
 // fusion (ties share a rank) of the depth best; up to three hops of a walk from them
 // (graphmem.fusion.walk); the k best units as seen at system time s, with the entry showing
 // them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
+  WITH n ORDER BY n.score DESC, n.id LIMIT $fetch
   WITH n, CASE WHEN n.event THEN (CASE WHEN n.t_from < $window[0] THEN $window[0] - n.t_from
                                        WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1 ELSE 0 END)
                ELSE (CASE WHEN n.t_to <= $window[0] THEN $window[0] - n.t_to + 1

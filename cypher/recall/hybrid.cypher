@@ -1,27 +1,32 @@
 // mode: read
-// params: scopes, kind_ranges, near, vector, s, t_lo, t_hi, fetch
+// params: scopes, calls, near, vector, s, t_lo, t_hi, fetch
 // values: index:name
 // include: recall/fused
 // One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
-// both time axes inside the vector index (the kinds as name ranges: graphmem.entries.kind_ranges);
-// the lexical and named-entity lists filtered right after their index calls; the candidates
-// of the time list (units near the time a question names: graphmem.entries.near, one
-// filtered index call a rule and kind range); then the shared end (recall/fused).
+// both time axes inside the vector index (one call a scope and kind range, each range
+// [lo, hi, event]: graphmem.entries.vector_calls); the lexical and named-entity lists filtered
+// right after their index calls; the candidates of the time list (units near the time a
+// question names: graphmem.entries.near), one filtered index call a rule and kind range, or,
+// for a rule asking for just the world range, the semantic calls' entries of its kinds (a
+// range whose event is not null); then the shared end (recall/fused).
 CYPHER 25
 CALL () {
   WITH $vector AS v WHERE v IS NOT NULL
   UNWIND $scopes AS sc
-  UNWIND $kind_ranges AS kr
+  UNWIND $calls AS kr
   CALL (v, sc, kr) {
     MATCH (e:SearchEntry)
       SEARCH e IN (VECTOR INDEX {{index}} FOR v
         WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1]
           AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
         LIMIT $fetch) SCORE AS score
-    RETURN e.unit_id AS id, score
+    RETURN e, score
   }
-  WITH id, score ORDER BY score DESC, id LIMIT $fetch
-  RETURN collect({id: id, score: score}) AS semantic
+  WITH e, score, kr[2] AS event ORDER BY score DESC, e.unit_id
+  // collect() skips the nulls: the entries of the ranges no time rule shares.
+  RETURN collect({id: e.unit_id, score: score})[0..$fetch] AS semantic,
+         collect(CASE WHEN event IS NOT NULL
+                      THEN {id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: event} END) AS shared
 }
 CALL () {
   WITH $vector AS v WHERE v IS NOT NULL
@@ -37,6 +42,6 @@ CALL () {
         LIMIT $fetch) SCORE AS score
     RETURN e, score
   }
-  WITH e, score, rule.event AS event ORDER BY score DESC, e.unit_id LIMIT $fetch
-  RETURN collect({id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: event}) AS near
+  RETURN collect({id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: rule.event}) AS own
 }
+WITH semantic, shared + own AS near

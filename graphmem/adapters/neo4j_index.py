@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
-from ..entries import MAX, MIN, from_micros, kind_ranges, micros, near, spans, world_range
+from ..entries import MAX, MIN, from_micros, micros, near, spans, vector_calls, world_range
 from ..errors import ConfigurationError, IndexMismatch
 from ..models import (
     AsOf,
@@ -180,15 +180,16 @@ class Neo4jIndex:
             fanout=request.fanout, hops=request.hops, limit=request.frontier, hop_decay=request.hop_decay,
             prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
-            near=[n.props() for n in near(request.window, (params["t_lo"], params["t_hi"]), params["kinds"])]
-            if request.window else [],
         )
+        world = (params["t_lo"], params["t_hi"])
+        rules = near(request.window, world, params["kinds"]) if request.window else []
         if self.filtered:
             query = self._rendered("recall/hybrid")
-            params["kind_ranges"] = kind_ranges(params["kinds"])
+            params["calls"], rules = vector_calls(params["kinds"], world, rules)
         else:
             query = load("recall/hybrid_v5")
             params.update(self._v5_vector(request))
+        params["near"] = [n.props() for n in rules]
         rows = self.conn.read(query, **params)
         return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"])) for r in rows]
 
