@@ -94,12 +94,8 @@ ORDER BY best.score DESC, id LIMIT $k
 MATCH (u:Unit {id: id})
 MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
 OPTIONAL MATCH (st:Usage {unit_id: id})
-RETURN u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
-          .assertion_id, .occurred_at, .group, .created_at, .valid_at, .confidence, .labels, .subject,
-          .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
-          last_recalled_at: st.last_recalled_at, recall_count: st.recall_count} AS unit,
-       best.score AS score, best.hop AS hop,
+RETURN best.score AS score, best.hop AS hop,
        [i IN range(0, size(best.path) - 1) | CASE WHEN i % 2 = 1 THEN best.path[i]
                                                    ELSE COLLECT { MATCH (p:Unit {id: best.path[i]}) RETURN p.content }[0] END] AS path,
-       e.t_to AS t_to, e.expired_at AS expired_at
+       {{include recall/unit_fields}}
 ORDER BY score DESC, id

@@ -7,13 +7,9 @@ CALL (seeds, seen) {
   {{include recall/walk_step}}
 }
 UNWIND reached AS r
-MATCH (n:Unit {id: r.id})
-MATCH (e:Entry {unit_id: n.id}) WHERE e.s_from <= $s AND e.s_to > $s
-OPTIONAL MATCH (st:Usage {unit_id: n.id})
+MATCH (u:Unit {id: r.id})
+MATCH (e:Entry {unit_id: u.id}) WHERE e.s_from <= $s AND e.s_to > $s
+OPTIONAL MATCH (st:Usage {unit_id: u.id})
 RETURN r.source AS source, r.via AS via, r.score AS score, r.similarity AS similarity,
-       n {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version,
-          .assertion_id, .occurred_at, .group, .created_at, .valid_at, .confidence, .labels, .subject,
-          .predicate, .object, .single_valued, .subject_type, .subject_id, .project_id,
-          last_recalled_at: st.last_recalled_at, recall_count: st.recall_count} AS unit,
-       e.t_to AS t_to, e.expired_at AS expired_at
-ORDER BY score DESC, n.id
+       {{include recall/unit_fields}}
+ORDER BY score DESC, u.id

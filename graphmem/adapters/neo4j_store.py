@@ -23,7 +23,7 @@ from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
 from ..cypher import load
-from ..entries import MIN, Span, micros, spans
+from ..entries import MIN, Span, from_micros, micros, spans
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
     ApiKey,
@@ -91,8 +91,11 @@ def scope_props(scope: Scope) -> dict[str, Any]:
 
 
 def to_datetime(value: Any) -> datetime | None:
+    """A time a query returned: a driver DateTime, or epoch microseconds (recall/unit_fields)."""
     if value is None:
         return None
+    if isinstance(value, int):
+        return from_micros(value)
     return value.to_native() if isinstance(value, DateTime) else value
 
 
