@@ -11,10 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMem
 from graphmem.adapters import neo4j_index
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.entries import kind_ranges
 from graphmem.models import AsOf, Fact, MemoryKind
 from graphmem.pipelines.recall import Recaller
@@ -36,14 +33,6 @@ def jan(year: int) -> datetime:
     return datetime(year, 1, 1, tzinfo=timezone.utc)
 
 
-@pytest.fixture(scope="module")
-def mem(conn, embedder):
-    index = Neo4jIndex(conn, embedder)
-    index.ensure()
-    mem = GraphMem(Neo4jStore(conn), index)
-    yield mem
-    mem.usage.close()
-
 
 def own_calls(kinds, world, rules):
     return [[lo, hi, None] for lo, hi in kind_ranges(kinds)], list(rules)
@@ -56,20 +45,20 @@ def row(s):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(facts=facts, notes=notes, name=st.sampled_from(NAMES), year=YEARS,
        as_of=st.one_of(st.none(), YEARS), kinds=st.sampled_from([(), ("semantic",), ("episodic", "semantic")]))
-def test_a_time_rule_read_from_the_semantic_calls_ranks_as_its_own_calls(mem, facts, notes, name, year, as_of,
+def test_a_time_rule_read_from_the_semantic_calls_ranks_as_its_own_calls(index_mem, facts, notes, name, year, as_of,
                                                                          kinds, monkeypatch):
     scope = fresh_scope()
-    mem.remember("facts", scope, facts=[Fact(subject=s, predicate="lives_in", object=o, content=f"{s} lives in {o}",
-                                             valid_at=jan(y), invalid_at=jan(y + n) if n else None)
-                                        for s, o, y, n in facts])
+    lived = [Fact(subject=s, predicate="lives_in", object=o, content=f"{s} lives in {o}", valid_at=jan(y),
+                  invalid_at=jan(y + n) if n else None) for s, o, y, n in facts]
+    index_mem.remember("facts", scope, facts=lived)
     for who, place, y, month in notes:
-        mem.remember(f"{who} went to {place}.", scope, at=datetime(y, month, 1, tzinfo=timezone.utc),
-                     extractor="none")
+        index_mem.remember(f"{who} went to {place}.", scope, at=datetime(y, month, 1, tzinfo=timezone.utc),
+                           extractor="none")
     at = AsOf(valid=jan(as_of) if as_of else datetime.now(timezone.utc), known=datetime.now(timezone.utc))
     question = f"where did {name} live in {year}?"
-    request = Recaller(mem.index).request(question, [scope], 8, at, [MemoryKind(k) for k in kinds], "hybrid",
-                                          find_window(question, at.valid), fixed=as_of is not None)
-    shared = [row(s) for s in mem.index.recall(request)]
+    request = Recaller(index_mem.index).request(question, [scope], 8, at, [MemoryKind(k) for k in kinds],
+                                                "hybrid", find_window(question, at.valid), fixed=as_of is not None)
+    shared = [row(s) for s in index_mem.index.recall(request)]
     with monkeypatch.context() as patched:
         patched.setattr(neo4j_index, "vector_calls", own_calls)
-        assert shared == [row(s) for s in mem.index.recall(request)]
+        assert shared == [row(s) for s in index_mem.index.recall(request)]

@@ -9,9 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMem
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.fusion import walk
 from graphmem.models import AsOf, Fact
 from graphmem.pipelines.recall import Recaller
@@ -28,14 +25,6 @@ facts = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(PREDICATES), 
 notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(WORDS)), max_size=4)
 
 
-@pytest.fixture(scope="module")
-def mem(conn, embedder):
-    index = Neo4jIndex(conn, embedder)
-    index.ensure()
-    mem = GraphMem(Neo4jStore(conn), index)
-    yield mem
-    mem.usage.close()
-
 
 def row(s):
     return s.unit.id, round(s.score, 9), s.hop, s.path
@@ -45,13 +34,13 @@ def row(s):
 @given(facts=facts, notes=notes, asked=st.lists(st.sampled_from(NAMES + WORDS), min_size=1, max_size=3),
        hops=st.integers(1, 3), k=st.integers(1, 8), seeds=st.integers(1, 4), frontier=st.integers(1, 6),
        fanout=st.sampled_from([2, 50]))
-def test_the_statement_walks_as_the_reference(mem, facts, notes, asked, hops, k, seeds, frontier, fanout):
+def test_the_statement_walks_as_the_reference(index_mem, facts, notes, asked, hops, k, seeds, frontier, fanout):
     scope = fresh_scope()
-    mem.remember("facts", scope, facts=[Fact(subject=s, predicate=p, object=o, content=f"{s} {p} {o} {w}")
-                                        for s, p, o, w in facts if s != o])
+    index_mem.remember("facts", scope, facts=[Fact(subject=s, predicate=p, object=o, content=f"{s} {p} {o} {w}")
+                                              for s, p, o, w in facts if s != o])
     for name, word in notes:  # free text: linked by the names it mentions
-        mem.remember(f"{name} likes the {word}.", scope, extractor="none")
-    recaller = Recaller(mem.index, seeds=seeds, frontier=frontier, fanout=fanout)
+        index_mem.remember(f"{name} likes the {word}.", scope, extractor="none")
+    recaller = Recaller(index_mem.index, seeds=seeds, frontier=frontier, fanout=fanout)
     request = recaller.request(" ".join(asked) + "?", [scope], k, AsOf.now(), (), "hybrid", hops=hops)
-    alone = mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth}))
-    assert [row(s) for s in mem.index.recall(request)] == [row(s) for s in walk(request, alone, mem.index.hop)]
+    alone = index_mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth}))
+    assert [row(s) for s in index_mem.index.recall(request)] == [row(s) for s in walk(request, alone, index_mem.index.hop)]
