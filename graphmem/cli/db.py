@@ -78,6 +78,9 @@ def _print(status: Status, as_json: bool) -> None:
     elif status.running:
         password = f"; password in {status.password_file}" if status.password_file else ""
         typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid}{password})")
+    elif status.port_in_use:
+        typer.echo(f"Neo4j {status.version} not running ({status.uri}); another process holds the port "
+                   "(a server of another --home / GRAPHMEM_HOME?): clients of that port reach it, not this instance")
     else:
         typer.echo(f"Neo4j {status.version} not running ({status.uri})")
 
@@ -132,7 +135,7 @@ def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonO
 def status(
     port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, version: VersionOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Whether the server runs: {"running", "uri", "version", "pid", "password_file"} with --json."""
+    """Whether the server runs: {"running", "uri", "version", "pid", "password_file", "port_in_use"} with --json."""
     server = _server(port, home, version)
     try:
         current = server.status()

@@ -240,6 +240,9 @@ class Status(BaseModel):
     pid: int | None
     password_file: str | None
     """Where the password of user ``neo4j`` is, once the instance has one."""
+    port_in_use: bool = False
+    """Not running, yet another process holds the port (a server of another home, say): a
+    client pointed at the port reaches that process, not this instance."""
 
 
 class LocalNeo4j(BaseModel):
@@ -657,7 +660,8 @@ class LocalNeo4j(BaseModel):
         password_file = str(self.password_file) if self.password_file.is_file() else None
         pid = self._running_pid()
         version = self.version if pid is None else self._server_version() or self.version
-        return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file)
+        return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file,
+                      port_in_use=pid is None and not _port_free(self.port))
 
     # ----------------------------------------------------------------------------- internals
 

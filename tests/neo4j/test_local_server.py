@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import secrets
 import stat
 import subprocess
@@ -701,7 +702,21 @@ def test_cli_status_json_shape_when_stopped(tmp_path: Path) -> None:
         "version": "5.26.30",
         "pid": None,
         "password_file": None,
+        "port_in_use": False,
     }
+
+
+def test_cli_status_says_when_another_process_holds_the_port(tmp_path: Path) -> None:
+    with socket.socket() as other:  # another home's server, or anything else listening there
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        args = ["status", "--port", str(port), "--home", str(tmp_path), "--neo4j-version", "5.26.30"]
+        result = CliRunner().invoke(app, args)
+        shown = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"Neo4j 5.26.30 not running (bolt://127.0.0.1:{port}); another process holds")
+    assert (shown["running"], shown["port_in_use"]) == (False, True)
 
 
 def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None:
