@@ -27,7 +27,7 @@ from ..config import DEFAULT_BOLT_PORT, Settings
 from ..cypher import Query, load
 from ..migrations import migrate
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
-from ..server.local import local_password
+from ..server.local import local_password, password_file
 
 T = TypeVar("T")
 
@@ -65,10 +65,25 @@ def unreachable(uri: str, exc: Exception) -> str:
     return f"Neo4j at {uri} is unreachable ({reason.group(1) if reason else exc}){hint}"
 
 
+#: What a refused login says when the caller knows no more (Neo4jConnection says which
+#: password it sent).
+_REFUSED = ("refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's password is in "
+            "<GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)")
+
+
+#: Neo4j's answer to any login after several refused ones in a row.
+_LOCKED_OUT = "Neo.ClientError.Security.AuthenticationRateLimit"
+
+
+def _who(what: str, uri: str | None) -> str:
+    return f"Neo4j at {uri}" if uri else f"{what}: Neo4j"
+
+
 @contextmanager
-def mapped_errors(what: str, uri: str | None = None) -> Iterator[None]:
+def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) -> Iterator[None]:
     """Translate driver exceptions into graphmem's tree, keeping the cause. An unreachable
-    server is named by ``uri`` (when given), not by the query that found it out."""
+    server is named by ``uri`` (when given), not by the query that found it out; a refused
+    login says ``refused``: which password was sent and what to do."""
     try:
         yield
     except GraphMemError:
@@ -78,14 +93,13 @@ def mapped_errors(what: str, uri: str | None = None) -> Iterator[None]:
     except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
         raise Unavailable(unreachable(uri, exc) if uri else f"{what}: Neo4j is unreachable ({exc})") from exc
     except neo4j_errors.AuthError as exc:
-        who = f"Neo4j at {uri}" if uri else f"{what}: Neo4j"
-        raise Unavailable(
-            f"{who} refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's "
-            "password is in <GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
-        ) from exc
+        raise Unavailable(f"{_who(what, uri)} {refused}") from exc
     except neo4j_errors.CypherTypeError as exc:
         raise InvalidInput(f"{what}: {exc.message}") from exc
     except neo4j_errors.Neo4jError as exc:
+        if exc.code == _LOCKED_OUT:
+            raise Unavailable(f"{_who(what, uri)} {refused}; after several refused logins in a row it "
+                              "refuses every login for a few seconds") from exc
         raise BackendError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j_errors.DriverError as exc:
         raise BackendError(f"{what}: {exc}") from exc
@@ -142,8 +156,17 @@ class Neo4jConnection:
         self.settings = settings
         self.database = settings.neo4j_database
         user, password = settings.neo4j_user, settings.neo4j_password.get_secret_value()
-        if not password and (local := local_password(settings.neo4j_uri, settings.home)):
+        kept = password_file(settings.neo4j_uri, settings.home)
+        elsewhere = "(a server started with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
+        if password:
+            self._refused = "refused NEO4J_USER/NEO4J_PASSWORD as set: correct them"
+        elif local := local_password(settings.neo4j_uri, settings.home):
             user, password = "neo4j", local  # a server from `graphmem db start` keeps it there
+            self._refused = f"refused the password in {kept} {elsewhere}"
+        elif kept is not None:
+            self._refused = f"asks for a password and {kept} does not exist {elsewhere}"
+        else:
+            self._refused = "asks for a password: set NEO4J_USER/NEO4J_PASSWORD"
         auth = (user, password) if password else None
         self.driver = driver or GraphDatabase.driver(
             settings.neo4j_uri,
@@ -176,18 +199,19 @@ class Neo4jConnection:
         return self.driver.session(database=self.database, bookmark_manager=self.bookmarks)
 
     def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what, self.settings.neo4j_uri), self._session() as session:
+        with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
             return session.execute_read(_as("read", fn))
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what, self.settings.neo4j_uri), self._session() as session:
+        with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
             return session.execute_write(_as("write", fn))
 
     def schema(self, text: str, what: str) -> None:
         """Run one schema statement in an auto-commit transaction (Neo4j requires it).
         Idempotent: when a concurrent process created the same index or constraint first,
         Neo4j reports an equivalent rule despite IF NOT EXISTS; that is success."""
-        with mapped_errors(what, self.settings.neo4j_uri), self.driver.session(database=self.database) as session:
+        with (mapped_errors(what, self.settings.neo4j_uri, self._refused),
+              self.driver.session(database=self.database) as session):
             try:
                 session.run(text).consume()
             except neo4j_errors.ClientError as exc:
@@ -197,7 +221,7 @@ class Neo4jConnection:
     def verify(self) -> None:
         """One connection attempt, without the retries of a transaction (half a minute and
         more): a server that is down or refuses the credentials is reported at once."""
-        with mapped_errors("connect", self.settings.neo4j_uri):
+        with mapped_errors("connect", self.settings.neo4j_uri, self._refused):
             self.driver.verify_connectivity()
 
     def server_version(self) -> tuple[str, str]:

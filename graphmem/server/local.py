@@ -77,7 +77,8 @@ from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
 from graphmem.trust import private_dir, private_tree, trusted
 
-__all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password"]
+__all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password",
+           "password_file"]
 
 LATEST = "2026.02.2"
 """The Neo4j run when a Java 21+ is installed."""
@@ -200,17 +201,11 @@ def find_java(version: str) -> Java:
     raise ConfigurationError(f"Neo4j {version} needs {line.javas}; found {found}")
 
 
-def local_password(uri: str, home: Path) -> str | None:
-    """The password of the local server ``uri`` names, from its instance folder under ``home``.
-
-    Only a ``bolt://`` or ``neo4j://`` URI on 127.0.0.1 or localhost names a local server (port
-    7687 when none is given); its password is ``<home>/instances/<port>/password``, written by
-    ``graphmem db start``. None for any other URI, or when that file is missing or unreadable.
-    Raises ConfigurationError when another user could have written or may read it
-    (graphmem.trust).
-
-    Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
-    """
+def password_file(uri: str, home: Path) -> Path | None:
+    """Where the password of the local server ``uri`` names is kept: ``<home>/instances/<port>/
+    password``, written by ``graphmem db start``. Only a ``bolt://`` or ``neo4j://`` URI on
+    127.0.0.1 or localhost names a local server (port 7687 when none is given); None for any
+    other URI."""
     try:
         parts = urlsplit(uri)
         port = parts.port or DEFAULT_BOLT_PORT
@@ -218,7 +213,18 @@ def local_password(uri: str, home: Path) -> str | None:
         return None
     if parts.scheme not in ("bolt", "neo4j") or parts.hostname not in _LOCAL_HOSTS:
         return None
-    return _read_password(home / "instances" / str(port) / "password")
+    return home / "instances" / str(port) / "password"
+
+
+def local_password(uri: str, home: Path) -> str | None:
+    """The password of the local server ``uri`` names, from its ``password_file`` under
+    ``home``. None for any other URI, or when that file is missing or unreadable. Raises
+    ConfigurationError when another user could have written or may read it (graphmem.trust).
+
+    Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
+    """
+    path = password_file(uri, home)
+    return _read_password(path) if path is not None else None
 
 
 def _read_password(path: Path) -> str | None:
