@@ -110,6 +110,19 @@ def normal_name(value: str) -> str:
     return _clean_text(MAX_SUBJECT_CHARS)(value)
 
 
+def _entity_name(limit: int):
+    """A fact's subject, predicate or object as given: plain text (a hidden character would
+    make a second entity that looks like the first). Stored triples are read without it."""
+    def check(value: str) -> str:
+        hidden = _hidden(value)
+        if hidden:
+            raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): "
+                             "not allowed in a fact's names")
+        return _clean_text(limit)(value)
+
+    return check
+
+
 def _identifier(value: str) -> str:
     """An episode id: kept as given (ids are compared exactly), but plain text."""
     hidden = _hidden(value)
@@ -323,9 +336,9 @@ class MemoryBlock(Model):
 class Fact(Model):
     """A structured fact given with an episode (the README's episode lines)."""
 
-    subject: Annotated[str, AfterValidator(_clean_text(500))]
-    predicate: Annotated[str, AfterValidator(_clean_text(200))]
-    object: Annotated[str, AfterValidator(_clean_text(500))] | None = None
+    subject: Annotated[str, AfterValidator(_entity_name(500))]
+    predicate: Annotated[str, AfterValidator(_entity_name(200))]
+    object: Annotated[str, AfterValidator(_entity_name(500))] | None = None
     content: Content | None = None
     kind: "MemoryKind" = MemoryKind.semantic
     valid_at: UTCDatetime | None = None

@@ -59,6 +59,9 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
      "known_at: Input should have timezone info"),
     (lambda m: m.remember("tea", "user:al\u200bice"), "holds the hidden character U+200B"),
     (lambda m: m.remember("tea", "user:\ufffd"), "holds the hidden character U+FFFD"),  # undecodable bytes
+    # A fact naming "Ali<ZWSP>ce" would make a second Alice that reads as the first.
+    (lambda m: m.remember("x", "user:alice", facts=[{"subject": "Ali\u200bce", "predicate": "lives_in"}]),
+     "holds the hidden character U+200B (control, format or undecodable): not allowed in a fact's names"),
     (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
     (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),
     (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
