@@ -98,8 +98,8 @@ def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) ->
         raise InvalidInput(f"{what}: {exc.message}") from exc
     except neo4j_errors.Neo4jError as exc:
         if exc.code == _LOCKED_OUT:
-            raise Unavailable(f"{_who(what, uri)} {refused}; after several refused logins in a row it "
-                              "refuses every login for a few seconds") from exc
+            raise Unavailable(f"{_who(what, uri)} refuses every login for a few seconds after several refused "
+                              f"ones in a row (try again; if it refuses again, it {refused})") from exc
         raise BackendError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j_errors.DriverError as exc:
         raise BackendError(f"{what}: {exc}") from exc

@@ -43,4 +43,5 @@ def test_the_statement_walks_as_the_reference(index_mem, facts, notes, asked, ho
     recaller = Recaller(index_mem.index, seeds=seeds, frontier=frontier, fanout=fanout)
     request = recaller.request(" ".join(asked) + "?", [scope], k, AsOf.now(), (), "hybrid", hops=hops)
     alone = index_mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth}))
-    assert [row(s) for s in index_mem.index.recall(request)] == [row(s) for s in walk(request, alone, index_mem.index.hop)]
+    reference = walk(request, alone, index_mem.index.hop)
+    assert [row(s) for s in index_mem.index.recall(request)] == [row(s) for s in reference]
