@@ -72,6 +72,12 @@ def _fail(exc: GraphMemError) -> NoReturn:
     raise typer.Exit(exc.exit_code) from None
 
 
+#: A port another process holds: most often a server started under another home, which this
+#: home's status and stop cannot see (its pid file is elsewhere) though clients reach it.
+_PORT_HELD = ("another process holds the port (a server of another --home / GRAPHMEM_HOME?): "
+              "clients of that port reach it, not this instance")
+
+
 def _print(status: Status, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(status.model_dump()))
@@ -79,8 +85,7 @@ def _print(status: Status, as_json: bool) -> None:
         password = f"; password in {status.password_file}" if status.password_file else ""
         typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid}{password})")
     elif status.port_in_use:
-        typer.echo(f"Neo4j {status.version} not running ({status.uri}); another process holds the port "
-                   "(a server of another --home / GRAPHMEM_HOME?): clients of that port reach it, not this instance")
+        typer.echo(f"Neo4j {status.version} not running ({status.uri}); {_PORT_HELD}")
     else:
         typer.echo(f"Neo4j {status.version} not running ({status.uri})")
 
@@ -127,8 +132,12 @@ def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonO
         _fail(exc)
     if as_json:
         typer.echo(json.dumps({"stopped": stopped, "uri": server.uri}))
+    elif stopped:
+        typer.echo(f"stopped Neo4j at {server.uri}")
+    elif server.status().port_in_use:
+        typer.echo(f"Neo4j was not running ({server.uri}); {_PORT_HELD}")
     else:
-        typer.echo(f"stopped Neo4j at {server.uri}" if stopped else f"Neo4j was not running ({server.uri})")
+        typer.echo(f"Neo4j was not running ({server.uri})")
 
 
 @app.command()

@@ -724,6 +724,16 @@ def test_cli_status_says_when_another_process_holds_the_port(tmp_path: Path) -> 
     assert (shown["running"], shown["port_in_use"]) == (False, True)
 
 
+def test_cli_stop_says_when_another_process_holds_the_port(tmp_path: Path) -> None:
+    with socket.socket() as other:  # another home's server: this home's stop cannot reach it
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        result = CliRunner().invoke(app, ["stop", "--port", str(port), "--home", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"Neo4j was not running (bolt://127.0.0.1:{port}); another process holds")
+
+
 def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None:
     env = {"GRAPHMEM_NEO4J_PORT": "7791", "GRAPHMEM_HOME": str(tmp_path), "GRAPHMEM_NEO4J_VERSION": "2026.02.2"}
     result = CliRunner().invoke(app, ["status"], env=env)
