@@ -14,7 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import DEFAULT_BOLT_PORT
+from graphmem.config import DEFAULT_BOLT_PORT, LocalServerSettings
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
 
@@ -49,6 +49,20 @@ VersionOpt = Annotated[
 
 
 _OPTION_OF = {"version": "neo4j-version"}  # LocalNeo4j fields whose option has another name
+
+
+@app.callback()
+def _configured(ctx: typer.Context) -> None:
+    # Click reads an option's environment variable but not .env, which every other command
+    # reads: a port or home set there must name the same server here. A default_map value
+    # yields to the environment and the command line, as .env does in Settings.
+    try:
+        local = LocalServerSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _fail(InvalidInput(f"GRAPHMEM_{str(first['loc'][0]).upper()}: {first['msg']}"))
+    given = {"port": local.neo4j_port, "home": str(local.home), "version": local.neo4j_version}
+    ctx.default_map = {command: given for command in ("start", "stop", "status")}
 
 
 def _server(port: int, home: Path | None, version: str | None = None, **sizes: str) -> LocalNeo4j:
