@@ -131,7 +131,7 @@ def start(
     except GraphMemError as exc:
         _fail(exc)
     _print(status, as_json)
-    if port != DEFAULT_BOLT_PORT:
+    if port != LocalServerSettings().neo4j_port:  # else the other commands reach it already
         typer.echo(f"to point the other graphmem commands at it: export GRAPHMEM_NEO4J_PORT={port}"
                    " (or NEO4J_URI, which wins over it)", err=True)
 
