@@ -35,8 +35,9 @@ def _named(field: str) -> AliasChoices:
     return AliasChoices(field, field.upper())
 
 
-class Settings(BaseSettings):
-    """Everything configurable (environment names in the module docstring)."""
+class LocalServerSettings(BaseSettings):
+    """The local server's settings, which `graphmem db` reads alone (an unrelated bad setting
+    does not stop a server) and every other command reads as part of Settings."""
 
     model_config = SettingsConfigDict(
         env_prefix="GRAPHMEM_", env_file=".env", env_ignore_empty=True, extra="ignore", frozen=True
@@ -44,6 +45,13 @@ class Settings(BaseSettings):
 
     #: The local server's port (`graphmem db`), and so the default URI of every other command.
     neo4j_port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535, description="the local server's Bolt port")
+    home: Path = Field(default_factory=default_home, description="Neo4j jars, instances, model files")
+    neo4j_version: str | None = Field(None, description="the Neo4j `graphmem db start` runs (None: by the Java found)")
+
+
+class Settings(LocalServerSettings):
+    """Everything configurable (environment names in the module docstring)."""
+
     neo4j_uri: str = Field(default_factory=lambda data: f"bolt://127.0.0.1:{data['neo4j_port']}",
                            validation_alias=_named("neo4j_uri"))
     @field_validator("neo4j_uri")
@@ -63,7 +71,6 @@ class Settings(BaseSettings):
         description="empty: the local server's password file, else no auth",
     )
     neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
-    home: Path = Field(default_factory=default_home, description="Neo4j jars, instances, model files")
 
     embedder: Literal["minilm", "hashing", "openai"] = "minilm"
     openai_base_url: str | None = Field(None, validation_alias=_named("openai_base_url"))

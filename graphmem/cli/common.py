@@ -214,8 +214,9 @@ def stamp(value: datetime | None) -> str:
     date alone at midnight (how dates are usually given); blank when open."""
     if value is None:
         return ""
-    value = value.astimezone(timezone.utc)
-    return value.strftime("%Y-%m-%d" if value.time() == dt_time() else "%Y-%m-%d %H:%M:%S")
+    value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    # isoformat, not strftime: the C library writes year 1 as "1", not "0001".
+    return value.date().isoformat() if value.time() == dt_time() else value.isoformat(sep=" ", timespec="seconds")
 
 
 def span(start: datetime | None, end: datetime | None) -> str:

@@ -14,7 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import DEFAULT_BOLT_PORT
+from graphmem.config import DEFAULT_BOLT_PORT, LocalServerSettings
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
 
@@ -51,6 +51,20 @@ VersionOpt = Annotated[
 _OPTION_OF = {"version": "neo4j-version"}  # LocalNeo4j fields whose option has another name
 
 
+@app.callback()
+def _configured(ctx: typer.Context) -> None:
+    # Click reads an option's environment variable but not .env, which every other command
+    # reads: a port or home set there must name the same server here. A default_map value
+    # yields to the environment and the command line, as .env does in Settings.
+    try:
+        local = LocalServerSettings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _fail(InvalidInput(f"GRAPHMEM_{str(first['loc'][0]).upper()}: {first['msg']}"))
+    given = {"port": local.neo4j_port, "home": str(local.home), "version": local.neo4j_version}
+    ctx.default_map = {command: given for command in ("start", "stop", "status")}
+
+
 def _server(port: int, home: Path | None, version: str | None = None, **sizes: str) -> LocalNeo4j:
     fields: dict[str, object] = {"port": port, **sizes}
     if home is not None:
@@ -72,6 +86,12 @@ def _fail(exc: GraphMemError) -> NoReturn:
     raise typer.Exit(exc.exit_code) from None
 
 
+#: A port another process holds: most often a server started under another home, which this
+#: home's status and stop cannot see (its pid file is elsewhere) though clients reach it.
+_PORT_HELD = ("another process holds the port (a server of another --home / GRAPHMEM_HOME?): "
+              "clients of that port reach it, not this instance")
+
+
 def _print(status: Status, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(status.model_dump()))
@@ -79,8 +99,7 @@ def _print(status: Status, as_json: bool) -> None:
         password = f"; password in {status.password_file}" if status.password_file else ""
         typer.echo(f"Neo4j {status.version} running at {status.uri} (pid {status.pid}{password})")
     elif status.port_in_use:
-        typer.echo(f"Neo4j {status.version} not running ({status.uri}); another process holds the port "
-                   "(a server of another --home / GRAPHMEM_HOME?): clients of that port reach it, not this instance")
+        typer.echo(f"Neo4j {status.version} not running ({status.uri}); {_PORT_HELD}")
     else:
         typer.echo(f"Neo4j {status.version} not running ({status.uri})")
 
@@ -112,7 +131,7 @@ def start(
     except GraphMemError as exc:
         _fail(exc)
     _print(status, as_json)
-    if port != DEFAULT_BOLT_PORT:
+    if port != LocalServerSettings().neo4j_port:  # else the other commands reach it already
         typer.echo(f"to point the other graphmem commands at it: export GRAPHMEM_NEO4J_PORT={port}"
                    " (or NEO4J_URI, which wins over it)", err=True)
 
@@ -127,8 +146,12 @@ def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonO
         _fail(exc)
     if as_json:
         typer.echo(json.dumps({"stopped": stopped, "uri": server.uri}))
+    elif stopped:
+        typer.echo(f"stopped Neo4j at {server.uri}")
+    elif server.status().port_in_use:
+        typer.echo(f"Neo4j was not running ({server.uri}); {_PORT_HELD}")
     else:
-        typer.echo(f"stopped Neo4j at {server.uri}" if stopped else f"Neo4j was not running ({server.uri})")
+        typer.echo(f"Neo4j was not running ({server.uri})")
 
 
 @app.command()

@@ -724,11 +724,43 @@ def test_cli_status_says_when_another_process_holds_the_port(tmp_path: Path) -> 
     assert (shown["running"], shown["port_in_use"]) == (False, True)
 
 
+def test_cli_stop_says_when_another_process_holds_the_port(tmp_path: Path) -> None:
+    with socket.socket() as other:  # another home's server: this home's stop cannot reach it
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        result = CliRunner().invoke(app, ["stop", "--port", str(port), "--home", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"Neo4j was not running (bolt://127.0.0.1:{port}); another process holds")
+
+
 def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None:
     env = {"GRAPHMEM_NEO4J_PORT": "7791", "GRAPHMEM_HOME": str(tmp_path), "GRAPHMEM_NEO4J_VERSION": "2026.02.2"}
     result = CliRunner().invoke(app, ["status"], env=env)
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == "Neo4j 2026.02.2 not running (bolt://127.0.0.1:7791)"
+
+
+def test_cli_reads_port_home_and_version_from_dotenv_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GRAPHMEM_NEO4J_PORT", "GRAPHMEM_HOME", "GRAPHMEM_NEO4J_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(f"GRAPHMEM_NEO4J_PORT=7792\nGRAPHMEM_HOME={tmp_path}\n"
+                                   "GRAPHMEM_NEO4J_VERSION=5.26.30\n", encoding="utf-8")
+    assert Settings().neo4j_uri == "bolt://127.0.0.1:7792"  # where the other commands connect
+    shown = json.loads(CliRunner().invoke(app, ["status", "--json"]).stdout)
+    assert (shown["uri"], shown["version"]) == ("bolt://127.0.0.1:7792", "5.26.30")
+    # The environment wins over .env, and the command line over both.
+    env = CliRunner().invoke(app, ["status"], env={"GRAPHMEM_NEO4J_PORT": "7793"})
+    assert env.stdout.strip() == "Neo4j 5.26.30 not running (bolt://127.0.0.1:7793)"
+    given = CliRunner().invoke(app, ["stop", "--port", "7794"], env={"GRAPHMEM_NEO4J_PORT": "7793"})
+    assert given.stdout.strip() == "Neo4j was not running (bolt://127.0.0.1:7794)"
+    (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_PORT=seven\n", encoding="utf-8")
+    bad = CliRunner().invoke(app, ["status"])
+    assert (bad.exit_code, bad.stderr.strip()) == (2, "error: GRAPHMEM_NEO4J_PORT: Input should be a valid integer, "
+                                                        "unable to parse string as an integer")
 
 
 def test_cli_maps_errors_to_one_line_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

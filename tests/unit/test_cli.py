@@ -5,9 +5,11 @@ tests/neo4j/test_cli.py."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
@@ -339,3 +341,17 @@ def test_naive_datetimes_are_refused_by_the_api(mem):
         mem.remember("hello", "user:naive", at=datetime(2024, 1, 1))
     with pytest.raises(InvalidInput):
         mem.recall("hello", "user:naive", as_of=datetime(2024, 1, 1))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(valid_at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31),
+                             timezones=st.just(timezone.utc)))
+def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
+    scope = fresh_scope()  # each example its own subject: the in-memory store is shared
+    when = valid_at.isoformat()
+    ingested = run("ingest", "-", input=fact_line(scope, "e1", when, "Paris") + "\n")
+    assert ingested.exit_code == 0, ingested.output
+    table = run("recall", "Paris", "--subject", subject(scope), "--as-of", when).stdout
+    shown = table.splitlines()[1].split("  semantic  ")[1].split(" →")[0].strip()
+    # Zero-padded years and the second it falls in: the table reads back as the stored time.
+    assert datetime.fromisoformat(shown).replace(tzinfo=timezone.utc) == valid_at.replace(microsecond=0)

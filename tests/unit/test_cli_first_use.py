@@ -308,10 +308,18 @@ def test_db_start_on_another_port_says_how_to_point_the_other_commands_at_it(mon
 
     monkeypatch.setattr(LocalNeo4j, "status", running)
     monkeypatch.setattr(LocalNeo4j, "start", running)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    monkeypatch.delenv("GRAPHMEM_NEO4J_PORT", raising=False)
     result = invoker()("db", "start", "--port", "7690", "--home", tmp_path)
     assert result.exit_code == 0 and "export GRAPHMEM_NEO4J_PORT=7690" in result.stderr
     default = invoker()("db", "start", "--port", "7687", "--home", tmp_path)
     assert default.exit_code == 0 and "export" not in default.stderr
+    # The port the other commands already use needs no hint; another one does.
+    monkeypatch.setenv("GRAPHMEM_NEO4J_PORT", "7690")
+    configured = invoker()("db", "start", "--home", tmp_path)
+    assert configured.exit_code == 0 and "7690" in configured.stdout and "export" not in configured.stderr
+    other = invoker()("db", "start", "--port", "7687", "--home", tmp_path)
+    assert other.exit_code == 0 and "export GRAPHMEM_NEO4J_PORT=7687" in other.stderr
 
 
 def test_a_bad_subject_is_named_before_any_connection():
