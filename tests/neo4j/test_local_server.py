@@ -744,7 +744,7 @@ def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None
 def test_cli_reads_port_home_and_version_from_dotenv_as_every_command_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("GRAPHMEM_NEO4J_PORT", "GRAPHMEM_HOME", "GRAPHMEM_NEO4J_VERSION"):
+    for name in ("GRAPHMEM_NEO4J_PORT", "GRAPHMEM_HOME", "GRAPHMEM_NEO4J_VERSION", "NEO4J_URI", "GRAPHMEM_NEO4J_URI"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".env").write_text(f"GRAPHMEM_NEO4J_PORT=7792\nGRAPHMEM_HOME={tmp_path}\n"
