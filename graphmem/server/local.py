@@ -458,8 +458,6 @@ class LocalNeo4j(BaseModel):
 
     # ----------------------------------------------------------------------------- configuration
 
-    # ----------------------------------------------------------------------------- configuration
-
     def config_text(self) -> str:
         """The neo4j.conf that start() writes (regenerated on every start, so edits do not stick)."""
         inst = self.instance_dir
@@ -474,6 +472,9 @@ class LocalNeo4j(BaseModel):
                 "server.http.enabled=false",
                 "server.https.enabled=false",
                 "dbms.security.auth_enabled=true",
+                "# No lock-out after refused logins: every local user reaches the port, and one could",
+                "# keep the owner locked out. The password is 192 random bits: guessing needs no lock-out.",
+                "dbms.security.auth_max_failed_attempts=0",
                 "# LOAD CSV reads no file of this machine and fetches from no address (every IPv4",
                 "# and IPv6 address is blocked), so a query cannot read local files or reach the network.",
                 "dbms.security.allow_csv_import_from_file_urls=false",
