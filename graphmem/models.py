@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Iterable, Literal, get_args
 
+import regex
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -110,14 +111,22 @@ def normal_name(value: str) -> str:
     return _clean_text(MAX_SUBJECT_CHARS)(value)
 
 
+#: What else shows as nothing, or as a blank where none is expected: line and paragraph
+#: separators, private-use and unassigned code points, and every default-ignorable one
+#: (combining grapheme joiner, Hangul fillers, variation selectors...).
+_INVISIBLE = regex.compile(r"[\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]")
+
+
 def _entity_name(limit: int):
-    """A fact's subject, predicate or object as given: plain text (a hidden character would
-    make a second entity that looks like the first). Stored triples are read without it."""
+    """A fact's subject, predicate or object as given: plain text (a hidden or invisible
+    character would make a second entity that looks like the first). Stored triples are read
+    without this check."""
     def check(value: str) -> str:
-        hidden = _hidden(value)
+        invisible = _INVISIBLE.search(value)
+        hidden = _hidden(value) or (f"U+{ord(invisible.group()):04X}" if invisible else None)
         if hidden:
-            raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): "
-                             "not allowed in a fact's names")
+            raise ValueError(f"holds the hidden character {hidden} (control, format, separator, ignorable or "
+                             "undecodable): not allowed in a fact's names")
         return _clean_text(limit)(value)
 
     return check

@@ -61,7 +61,10 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
     (lambda m: m.remember("tea", "user:\ufffd"), "holds the hidden character U+FFFD"),  # undecodable bytes
     # A fact naming "Ali<ZWSP>ce" would make a second Alice that reads as the first.
     (lambda m: m.remember("x", "user:alice", facts=[{"subject": "Ali\u200bce", "predicate": "lives_in"}]),
-     "holds the hidden character U+200B (control, format or undecodable): not allowed in a fact's names"),
+     "holds the hidden character U+200B (control, format, separator, ignorable or undecodable): not allowed "
+     "in a fact's names"),
+    (lambda m: m.remember("x", "user:alice", facts=[{"subject": "Eve", "predicate": "in", "object": "Li\u034fma"}]),
+     "holds the hidden character U+034F"),  # the combining grapheme joiner: default-ignorable
     (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
     (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),
     (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
