@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -117,16 +118,22 @@ def normal_name(value: str) -> str:
 _INVISIBLE = regex.compile(r"[\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]")
 
 
+#: The validation context of records read back (from a store, or an export being imported):
+#: what was accepted when written is read as it was, though a later check would refuse it.
+STORED = {"stored": True}
+
+
 def _entity_name(limit: int):
     """A fact's subject, predicate or object as given: plain text (a hidden or invisible
-    character would make a second entity that looks like the first). Stored triples are read
-    without this check."""
-    def check(value: str) -> str:
-        invisible = _INVISIBLE.search(value)
-        hidden = _hidden(value) or (f"U+{ord(invisible.group()):04X}" if invisible else None)
-        if hidden:
-            raise ValueError(f"holds the hidden character {hidden} (control, format, separator, ignorable or "
-                             "undecodable): not allowed in a fact's names")
+    character would make a second entity that looks like the first). Read back (``STORED``),
+    a fact keeps the names it was stored with."""
+    def check(value: str, info: ValidationInfo) -> str:
+        if not (info.context or {}).get("stored"):
+            invisible = _INVISIBLE.search(value)
+            hidden = _hidden(value) or (f"U+{ord(invisible.group()):04X}" if invisible else None)
+            if hidden:
+                raise ValueError(f"holds the hidden character {hidden} (control, format, separator, ignorable or "
+                                 "undecodable): not allowed in a fact's names")
         return _clean_text(limit)(value)
 
     return check

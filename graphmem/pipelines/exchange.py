@@ -33,6 +33,7 @@ from .. import views
 from ..errors import Conflict, InvalidInput, error_line
 from ..models import (
     RECORD_KINDS,
+    STORED,
     Decision,
     Deletion,
     Entity,
@@ -134,7 +135,7 @@ def parse(data: Any) -> tuple[str, Any]:
                 raise InvalidInput("scope: must be a string TYPE:ID")
             fields["scope"] = scope = Scope.parse(subject, fields.pop("project", None))
             _scope_candidates(fields, scope)
-        value = MODELS[kind].model_validate(fields)
+        value = MODELS[kind].model_validate(fields, context=STORED)
     except ValidationError as exc:
         raise InvalidInput(f"{kind} {error_line(exc)}") from None
     except ValueError as exc:

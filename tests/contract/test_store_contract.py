@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import Appended, AsOf, MemoryKind, MemoryUnit, Op, Page, RecallStats, Triple, UnitFilter, WriteBatch
+from graphmem.models import (STORED, Appended, AsOf, Fact, MemoryKind, MemoryUnit, Op, Page, RecallStats, Triple,
+                             UnitFilter, WriteBatch)
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, episode, invalidation, unit
 
@@ -30,6 +31,15 @@ def test_episode_is_append_only(store, scope):
     assert store.put_episodes([episode(scope, "I moved to Paris", id=ep.id)]) == Appended(conflicts=(0,))
     assert store.get_episode(ep.id, scope).raw == "I moved to Berlin"
     assert store.get_episode(ep.id, fresh_scope()) is None  # never across scopes
+
+
+def test_an_episode_reads_back_with_the_fact_names_it_was_stored_with(store, scope):
+    # A store written before fact names refused zero-width characters may hold one: its
+    # episodes must still read (to show, export, delete), as they were stored.
+    old = Fact.model_validate({"subject": "Ali\u200bce", "predicate": "lives_in", "object": "Paris"}, context=STORED)
+    ep = episode(scope, "Alice lives in Paris").model_copy(update={"facts": (old,)})
+    assert store.put_episodes([ep]) == Appended(new=1)
+    assert store.get_episode(ep.id, scope).facts == (old,)
 
 
 def test_episode_ids_belong_to_their_subject(store):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem.models import Fact
+from graphmem.pipelines.exchange import parse
 
 #: What shows as nothing: controls, format characters, surrogates, private-use and unassigned
 #: code points (all of \p{C}), line and paragraph separators, default-ignorable code points,
@@ -25,3 +26,13 @@ def test_a_name_a_fact_accepts_shows_every_character(name, field):
         assert SHOWS_AS_NOTHING.search(name) or not name.strip()
         return
     assert not SHOWS_AS_NOTHING.search(name)
+
+
+def test_an_import_replays_the_fact_names_an_export_holds():
+    """An export of a store written before the check may hold such a name: importing it
+    replays the record as it was stored."""
+    record = {"type": "episode", "scope": "user:alice", "id": "ep-1", "occurred_at": "2024-01-01T00:00:00Z",
+              "raw": "Alice lives in Paris", "channel": "chat",
+              "facts": [{"subject": "Ali\u200bce", "predicate": "lives_in", "object": "Paris"}]}
+    kind, episode = parse(record)
+    assert (kind, episode.facts[0].subject) == ("episode", "Ali\u200bce")
