@@ -23,6 +23,7 @@ from datetime import datetime, time as dt_time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, NoReturn, Optional
 
+import regex
 import typer
 
 from graphmem.config import Settings
@@ -234,12 +235,22 @@ def table(*columns: str) -> "Table":
     return grid
 
 
+#: What a terminal would act on or show as nothing: controls (but line breaks and tabs),
+#: format characters (a bidi override reverses the rest of the line) and line separators.
+_UNSHOWN = regex.compile(r"[[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]--[\n\t]]", regex.V1)
+
+
+def shown(text: str) -> str:
+    """Memory text for a terminal: each character in ``_UNSHOWN`` as its escape (``\u202e``)."""
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
     """A row of plain text: memory text such as "[bold]" is shown as written, never read as
-    rich markup."""
+    rich markup, and what a terminal would act on is escaped (``shown``)."""
     from rich.text import Text
 
-    grid.add_row(*(Text(cell) for cell in cells), style=style)
+    grid.add_row(*(Text(shown(cell)) for cell in cells), style=style)
 
 
 def print_table(grid: "Table") -> None:
@@ -268,7 +279,7 @@ def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
 def echo_unit(unit: "MemoryUnit") -> None:
     """A unit for humans: its content, then both time axes as seen now."""
     t = unit.time
-    typer.echo(f"unit {unit.id} ({unit.kind.value}): {unit.content}")
+    typer.echo(f"unit {unit.id} ({unit.kind.value}): {shown(unit.content)}")
     typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
 
 

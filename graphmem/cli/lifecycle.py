@@ -10,7 +10,7 @@ import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, stderr_progress, when,
+    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, shown, stderr_progress, when,
 )
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
@@ -61,7 +61,7 @@ def list_episodes(
 
     def human() -> None:
         for e in found:
-            typer.echo(f"{e.id} {when(e.occurred_at)} [{e.channel}] {e.raw[:80]}")
+            typer.echo(f"{e.id} {when(e.occurred_at)} [{shown(e.channel)}] {shown(e.raw[:80])}")
         if not found:
             typer.echo("no episodes")
     emit({"episodes": [views.episode(e) for e in found]}, as_json, human)
@@ -110,7 +110,7 @@ def archive(
         verb = "would archive" if dry_run else "archived"
         for scope, units in moved.items():
             for u in units:
-                typer.echo(f"{verb} {u.id} ({scope}): {u.content}")
+                typer.echo(f"{verb} {u.id} ({scope}): {shown(u.content)}")
         typer.echo(f"{verb} {sum(len(u) for u in moved.values())} unit(s)")
     emit(result, as_json, human)
 

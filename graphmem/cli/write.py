@@ -10,7 +10,7 @@ import typer
 from graphmem import views
 from graphmem.cli.common import (
     ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_stream, open_mem, option_time,
-    stderr_progress, when,
+    shown, stderr_progress, when,
 )
 from graphmem.episodes_io import parse_episode, read_lines
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
@@ -176,7 +176,7 @@ def decisions(
         for d in found:
             target = f" target={d.target_id}" if d.target_id else ""
             produced = f" produced={d.produced_id}" if d.produced_id else ""
-            typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {d.id}{target}{produced}  {d.reason}")
+            typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {d.id}{target}{produced}  {shown(d.reason)}")
         if not found:
             typer.echo("no decisions")
     emit({"decisions": [views.decision(d) for d in found]}, as_json, human)
@@ -188,7 +188,7 @@ def _print_trace(trace: dict) -> None:
     for block in trace["resident"]:
         typer.echo(f"resident {block.id} [{block.label}]")
     for rank, unit in enumerate(trace["recalled"], 1):
-        typer.echo(f"recalled {rank}. {unit.id}: {unit.content}")
+        typer.echo(f"recalled {rank}. {unit.id}: {shown(unit.content)}")
 
 
 def explain(
@@ -212,14 +212,14 @@ def explain(
     def human() -> None:
         echo_unit(unit)
         if episode:
-            typer.echo(f"episode {episode.id} ({episode.channel}, {when(episode.occurred_at)}): {episode.raw}")
+            typer.echo(f"episode {episode.id} ({shown(episode.channel)}, {when(episode.occurred_at)}): {shown(episode.raw)}")
         else:
             typer.echo(f"episode {unit.source.episode_id} (not found)")
         typer.echo(f"extractor {unit.source.extractor_version}")
         for d in info["decisions"]:
-            typer.echo(f"decision {d.op.value} {d.id} by {d.policy}: {d.reason}")
+            typer.echo(f"decision {d.op.value} {d.id} by {d.policy}: {shown(d.reason)}")
         for e in result["incoming"]:
-            typer.echo(f"invalidated by {e.get('decision_id')} ({e.get('op')}) at {e.get('expired_at')}: {e.get('reason')}")
+            typer.echo(f"invalidated by {e.get('decision_id')} ({e.get('op')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
         for e in result["outgoing"]:
-            typer.echo(f"invalidates {e.get('unit_id')} ({e.get('content')}) at {e.get('expired_at')}: {e.get('reason')}")
+            typer.echo(f"invalidates {e.get('unit_id')} ({shown(e.get('content') or '')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
     emit(result, as_json, human)

@@ -206,6 +206,17 @@ def test_tables_show_memory_text_as_written(run, mem):
     assert "[bold]this[/bold] and [default: that]" in human.stdout
 
 
+def test_tables_escape_what_a_terminal_would_act_on(run, mem):
+    # A right-to-left override in memory text reversed the rest of the table's line.
+    s = subject(fresh_scope())
+    mem.remember("Tea \u202egnissip\u202c with Bob\u200b.", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    human = run("recall", "tea with Bob", "--subject", s)
+    assert "Tea \\u202egnissip\\u202c with Bob\\u200b." in human.stdout
+    assert not any(c in human.stdout for c in "\u202e\u202c\u200b")
+    listed = run("episodes", "list", "--subject", s)  # a plain line, not a table
+    assert "Tea \\u202egnissip" in listed.stdout and "\u202e" not in listed.stdout
+
+
 def test_min_score_filters_by_relevance_and_only_when_given(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays.", "My cat is called Tom."]):
