@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidInput
 from ..fusion import RRF_K, WEIGHTS
-from ..models import AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, search_terms, words
+from ..models import SEEDS, AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, search_terms, words
 from ..ports import MemoryIndex
 from ..timewords import TimeWindow, find_window
 
@@ -53,7 +53,7 @@ class Recaller:
         rrf_k: int = RRF_K,
         fanout: int = 50,
         hop_decay: float = 0.5,
-        seeds: int = 5,
+        seeds: int = SEEDS,
         frontier: int = 20,
         weights: dict[str, float] | None = None,
     ):
