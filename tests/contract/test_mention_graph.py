@@ -79,9 +79,11 @@ def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     # Alice is named inside a sentence, so she is an entity: the walk starts where the question
     # is. (Whether the lift puts Lisbon first depends on the embedder: with MiniLM it does,
     # benchmarks/quickstart_recall.py; the hashing embedder of the tests reads no meaning.)
+    # Carol's line shares no word with the question, so the manager's line is among the units a
+    # hop starts from (graphmem.models.SEEDS).
     s = fresh_scope()
     for text in ("At work Alice reports to Bob.", "Bob lives in Lisbon.", "These days Alice lives in Berlin.",
-                 "Carol lives in Porto."):
+                 "Carol moved to Porto."):
         mem.remember(text, s, extractor="none")
     question = "where does Alice's manager live?"
     direct = {h.unit.content: h for h in mem.recall(question, s, k=4)}
