@@ -48,11 +48,12 @@ def walk(request: SearchRequest, found: Sequence[Scored],
     and the units ``request.hops`` hops of ``hop`` reach from them. Each hop starts from at most
     ``request.seeds`` units (the best hits, then the best the previous hop reached: a hop's cost
     grows with the units it starts from) and reaches units no earlier hop started from or
-    reached, never back through the entity a unit was reached through. Its paths, ranked by how well they answer the question (``Reached``), count like
-    one more fused list: a reached unit scores its own fused score (if found) plus
-    ``hop_decay ** (hop - 1) * weights["paths"] / (rrf_k + rank)``, so a path that answers
-    the question outranks direct hits about the wrong thing. A unit keeps its best score. The
-    Neo4j recall statement (recall/fused) computes the same."""
+    reached, never back through the entity a unit was reached through. Its paths, ranked by
+    how well they answer the question (``Reached``), count like one more fused list: a reached
+    unit scores its own fused score (if found) plus ``hop_decay ** (hop - 1) * weights["paths"]
+    / (rrf_k + rank)``, so a path that answers the question outranks direct hits about the
+    wrong thing. A unit keeps its best score. The Neo4j recall statement (recall/fused)
+    computes the same."""
     fused = {s.unit.id: s.score for s in found}
     weight = request.weights.get("paths", 1.0)
     hits = list(found[: request.k])

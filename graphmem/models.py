@@ -112,10 +112,11 @@ def normal_name(value: str) -> str:
     return _clean_text(MAX_SUBJECT_CHARS)(value)
 
 
-#: What else shows as nothing, or as a blank where none is expected: line and paragraph
-#: separators, private-use and unassigned code points, and every default-ignorable one
-#: (combining grapheme joiner, Hangul fillers, variation selectors...).
-_INVISIBLE = regex.compile(r"[\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}]")
+#: What shows as nothing, or as a blank where none is expected: ``_hidden``'s controls, format
+#: characters, surrogates and U+FFFD, and also line and paragraph separators, private-use and
+#: unassigned code points and every default-ignorable one (combining grapheme joiner, Hangul
+#: fillers, variation selectors...).
+_INVISIBLE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\ufffd]")
 
 
 #: The validation context of records read back (from a store, or an export being imported):
@@ -128,12 +129,10 @@ def _entity_name(limit: int):
     character would make a second entity that looks like the first). Read back (``STORED``),
     a fact keeps the names it was stored with."""
     def check(value: str, info: ValidationInfo) -> str:
-        if not (info.context or {}).get("stored"):
-            invisible = _INVISIBLE.search(value)
-            hidden = _hidden(value) or (f"U+{ord(invisible.group()):04X}" if invisible else None)
-            if hidden:
-                raise ValueError(f"holds the hidden character {hidden} (control, format, separator, ignorable or "
-                                 "undecodable): not allowed in a fact's names")
+        found = None if (info.context or {}).get("stored") else _INVISIBLE.search(value)
+        if found:
+            raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
+                             "ignorable or undecodable): not allowed in a fact's names")
         return _clean_text(limit)(value)
 
     return check

@@ -4,11 +4,10 @@
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
 // state by the gap between its interval and the window: graphmem.entries.nearness; equal
-// distances tie); the
-// lexical and named-entity lists filtered right after their index calls; reciprocal rank
-// fusion (ties share a rank) of the depth best; up to three hops of a walk from them
-// (graphmem.fusion.walk); the k best units as seen at system time s, with the entry showing
-// them and the path that reached them.
+// distances tie); the lexical and named-entity lists filtered right after their index calls;
+// reciprocal rank fusion (ties share a rank) of the depth best; up to three hops of a walk
+// from them (graphmem.fusion.walk); the k best units as seen at system time s, with the entry
+// showing them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
   WITH n ORDER BY n.score DESC, n.id LIMIT $fetch

@@ -5,8 +5,8 @@
 // entities it is about or names (those linked to at most fanout units: hub safety; not named
 // by the question, whose words are $words: its own units are the direct search's to find, a
 // hop bridges to what it does not name; and not the seed's via: a path crosses an entity once)
-// to units not in `seen` with an entry visible at (s, t). Returns `reached`: the limit best paths, best first, one a unit
-// ({id, source, via, score, similarity}).
+// to units not in `seen` with an entry visible at (s, t). Returns `reached`: the limit best
+// paths, best first, one a unit ({id, source, via, score, similarity}).
 // A reached unit is ranked by how well the path answers the question: the cosine between the
 // question and the sum of the two units' vectors, from the three pairwise cosines (vectors are
 // unit length), times the entity's specificity (1 / log2(1 + the units linked to it)), halved
