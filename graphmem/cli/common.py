@@ -100,8 +100,10 @@ def connection_options(
 ) -> None:
     """graphmem: temporal memory on Neo4j, for operators and scripts."""
     # The driver logs each transient failure it retries (deadlocks between concurrent
-    # writers, leader switches) as a warning; they are handled, so keep stderr for real errors.
-    logging.getLogger("neo4j").setLevel(logging.ERROR)
+    # writers, leader switches) as a warning, and a connection the server dropped as an error
+    # ("[#EB02] ... defunct connection"); every failure reaches graphmem as an exception too,
+    # said as one line (graphmem.adapters.neo4j_driver.mapped_errors), so keep stderr for that.
+    logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     if password is not None:
         typer.echo("warning: --password is visible to other local users (in the process list); "
                    "set NEO4J_PASSWORD or use the local server's password file instead", err=True)
