@@ -173,22 +173,27 @@ class GraphMem:
     # -- write ----------------------------------------------------------------------------
     # Every write takes ``actor``: who caused it ("cli", "mcp", an API key id), recorded on
     # each decision and deletion or erasure record it leaves.
-    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None,
-               actor: str | None = None) -> WriteReport:
-        """Write episodes, batched per scope in arrival order. An episode whose id its subject
-        already holds with other content is not stored: ``rejected`` names it by its position
-        in ``episodes``, and the others are written."""
+    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None, actor: str | None = None,
+               batch: int | None = None, on_write: Callable[[WriteReport, int], None] | None = None) -> WriteReport:
+        """Write episodes in arrival order, one transaction per run of one scope's episodes, at
+        most ``batch`` of them (default: the whole run); the next write is planned while one
+        commits. An episode whose id its subject already holds with other content is not
+        stored: ``rejected`` names it by its position in ``episodes``, and the others are
+        written. ``on_write(report, n)`` follows each write of n episodes, in order (positions
+        in its ``rejected`` count within that write): after a failure, the episodes of the
+        writes it reported are stored and decided."""
         if extractor is not None:
             self._ready(extractor)
-        report, batch, first = WriteReport(), [], 0
-        for position, episode in enumerate(episodes):
-            if batch and batch[0].scope != episode.scope:
-                report.merge(self._write(batch, first, extractor, actor))
-                batch, first = [], position
-            batch.append(episode)
-        if batch:
-            report.merge(self._write(batch, first, extractor, actor))
-        return report
+        if batch is not None and batch < 1:
+            raise InvalidInput("batch must be at least 1")
+        writes: list[list[Episode]] = []
+        for episode in episodes:
+            last = writes[-1] if writes else None
+            if last and last[0].scope == episode.scope and (batch is None or len(last) < batch):
+                last.append(episode)
+            else:
+                writes.append([episode])
+        return self.writer.write_all(writes, extractor, actor, on_write)
 
     def _ready(self, extractor: str) -> None:
         """Refuse an extractor that is unknown or not configured (InvalidInput), or whose
@@ -200,12 +205,6 @@ class GraphMem:
             raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
         if isinstance(chosen, LLMExtractor):
             chosen.ready()
-
-    def _write(self, batch: list[Episode], first: int, extractor: str | None, actor: str | None) -> WriteReport:
-        """One scope's batch, starting at position ``first`` of what ``ingest`` was given."""
-        report = self.writer.write(batch, extractor, actor=actor)
-        report.rejected = [(first + i, why) for i, why in report.rejected]
-        return report
 
     def remember(self, text: str, subject: SubjectLike, at: Time = None, channel: str = "chat",
                  facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,

@@ -810,14 +810,19 @@ def entity_id(scope: Scope, name: str) -> str:
     return _entity_id(scope.key, name)
 
 
-def entity_ids(scope: Scope, names: Iterable[str]) -> list[str]:
-    """``entity_id`` of each name (the scope's key read once: a write asks for thousands)."""
+def entity_ids(scope: Scope, norms: Iterable[str]) -> list[str]:
+    """``entity_id`` of names already normalised (``normalise``), the scope's key read once: a
+    write asks for thousands of word runs."""
     key = scope.key
-    return [_entity_id(key, name) for name in names]
+    return [_norm_id(key, norm) for norm in norms]
 
 
 def _entity_id(key: str, name: str) -> str:
-    return hashlib.sha256(f"{key}\x1f{normalise(name)}".encode()).hexdigest()[:32]
+    return _norm_id(key, normalise(name))
+
+
+def _norm_id(key: str, norm: str) -> str:
+    return hashlib.sha256(f"{key}\x1f{norm}".encode()).hexdigest()[:32]
 
 
 class Edge(Model):

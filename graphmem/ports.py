@@ -24,7 +24,7 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -126,11 +126,11 @@ class UnitStore(Protocol):
         names (how: the mention's kind: speaker, proper, known, fact), by name."""
         ...
 
-    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        """Names the scope knows that any of ``texts`` may hold (at least those whose norm is
-        among ``graphmem.mentions.name_spans`` of a text), each True when a fact is about it
-        (found case-folded) and False when a text names it as a proper name or a speaker (found
-        where capitalised): ``graphmem.mentions.KnownNames``."""
+    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+        """The names the scope knows whose norm is among ``norms`` (a text's word runs,
+        ``graphmem.mentions.name_spans``), each True when a fact is about it (found case-folded)
+        and False when a text names it as a proper name or a speaker (found where capitalised):
+        ``graphmem.mentions.KnownNames``."""
         ...
 
     def list_scopes(self) -> list[Scope]:

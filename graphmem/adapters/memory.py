@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound
 from ..models import (
@@ -57,7 +57,7 @@ from ..models import (
 )
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf, walk
-from ..mentions import KnownNames, name_spans
+from ..mentions import KnownNames
 from ..ports import Record
 
 
@@ -425,12 +425,11 @@ class InMemoryStore:
                 if (thing := st.units.get(owner) or st.episodes.get(owner)) is not None and thing.scope == scope
                 for name, kind in names.values() if kind in ("proper", "speaker")}
 
-    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
+    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
         with self._lock:
             facts, seen = self._facts(scope), self._seen(scope)
-        asked = {span for text in texts for span in name_spans(text)}
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
-        return {n: fact for n, fact in known.items() if normalise(n) in asked}
+        return {n: fact for n, fact in known.items() if normalise(n) in norms}
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:

@@ -17,7 +17,7 @@ import itertools
 import json
 import secrets
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
@@ -68,7 +68,7 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import KnownNames, name_spans
+from ..mentions import KnownNames
 from ..ports import Record
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
@@ -474,8 +474,8 @@ class Neo4jStore:
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
-    def known_names(self, scope: Scope, texts: Sequence[str]) -> dict[str, bool]:
-        ids = sorted(set(entity_ids(scope, set().union(*map(name_spans, texts)))))
+    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+        ids = sorted(entity_ids(scope, norms))
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in self.conn.read("mentions/known_names", ids=ids[start:start + NAME_IDS])}
 

@@ -71,26 +71,29 @@ def ingest(
             # Each write is one unit of progress: small enough that the bar moves every ~2%
             # (a whole file in one write left it at 0 until the end), never over --batch.
             step = min(batch, max(PROGRESS_STEP_MIN, -(-len(episodes) // 50)))
-            for start in range(0, len(episodes), step):
-                chunk = episodes[start:start + step]
-                try:
-                    written = mem.ingest(chunk, extractor, actor=ACTOR)
-                except GraphMemError as exc:
-                    if isinstance(exc, InvalidInput) and start == 0:
-                        raise  # bad usage (an unknown extractor), refused before anything is written
-                    # Each scope's batch is one transaction and nothing after the failure ran:
-                    # re-running the same file completes it without duplicates.
-                    broken = exc
-                    for number, episode in zip(numbers[start:], episodes[start:]):
-                        failed.append({"line": number, "episode_id": episode.id, "error": one_line(
-                            f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}")})
-                    typer.echo(f"error: {error_line(exc)} ({len(episodes) - start} episode(s) not confirmed stored; re-run to complete)", err=True)
-                    break
-                for position, why in written.rejected:
-                    refuse(numbers[start + position], why, episode_id=chunk[position].id)
-                report.merge(written)
-                stored += len(chunk) - len(written.rejected)
-                progress.advance(task, len(chunk))
+            done = 0  # episodes of the writes reported: stored and decided
+
+            def written(write: WriteReport, n: int) -> None:
+                nonlocal done, stored
+                for position, why in write.rejected:
+                    refuse(numbers[done + position], why, episode_id=episodes[done + position].id)
+                report.merge(write)
+                stored += n - len(write.rejected)
+                done += n
+                progress.advance(task, n)
+
+            try:
+                mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
+            except GraphMemError as exc:
+                if isinstance(exc, InvalidInput) and done == 0:
+                    raise  # bad usage (an unknown extractor), refused before anything is written
+                # Each write is one transaction and none after the failure committed: re-running
+                # the same file completes it without duplicates.
+                broken = exc
+                for number, episode in zip(numbers[done:], episodes[done:]):
+                    failed.append({"line": number, "episode_id": episode.id, "error": one_line(
+                        f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}")})
+                typer.echo(f"error: {error_line(exc)} ({len(episodes) - done} episode(s) not confirmed stored; re-run to complete)", err=True)
     failed.sort(key=lambda f: f["line"])
     result = views.ingest(report, stored, failed)
 

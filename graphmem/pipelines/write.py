@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
-from ..mentions import KnownNames, mentions, written
+from ..mentions import COMMON, KnownNames, mentions, name_spans, written
 from ..models import (
     AsOf,
     Candidate,
@@ -161,6 +162,97 @@ class _Group:
         return {u.unit.id for u in self.units if u.archived}
 
 
+@dataclass
+class _Write:
+    """One batch of a write: received (its episodes stored, its candidates extracted), then
+    planned (``batch``, ``held``), then committed."""
+
+    scope: Scope
+    planned: list[_Planned]
+    failures: list[Decision]
+    report: WriteReport
+    retire: Sequence[Decision] = ()
+    gated: bool = True
+    note: str = ""
+    actor: str | None = None
+    #: Every episode id of the batch, how many episodes it has, and the new ones (to link).
+    ids: frozenset[str] = frozenset()
+    size: int = 0
+    episodes: Sequence[Episode] = ()
+    batch: WriteBatch | None = None
+    held: list[str] = field(default_factory=list)
+
+
+class _Ahead:
+    """What the batch committing while the next one is planned changes: the logs of its
+    episodes, its groups (its guards), the search entries (when it adds, ends or unarchives
+    units) and the names it makes known. The plan calls ``before`` ahead of each read of the
+    first three, which waits for that commit when the read would see what it changes, and
+    adds ``known`` to what it reads of the names, so the plan is the one a plan after the
+    commit would make."""
+
+    def __init__(self, settle: Callable[[], None] | None = None, w: _Write | None = None):
+        self._settle = settle
+        self._ids = w.ids if w else frozenset()
+        batch = w.batch if w else WriteBatch()
+        self._guards = batch.guards.keys()
+        self._search = bool(batch.units or batch.invalidations or batch.unarchive)
+        self._anchors = batch.anchors
+
+    def known(self, norms: Collection[str]) -> dict[str, bool]:
+        """The names among ``norms`` the commit makes known, as ``UnitStore.known_names`` will
+        read them once it is done (what it read before plus these: ``mention_links``)."""
+        return {name: fact for name, fact in self._anchors if normalise(name) in norms}
+
+    def before(self, episodes: Collection[str] = (), guards: Collection[str] = (), search: bool = False) -> None:
+        if self._settle is None:
+            return
+        if not self._ids.isdisjoint(episodes) or not self._guards.isdisjoint(guards) or (search and self._search):
+            settle, self._settle = self._settle, None
+            settle()
+
+
+NOTHING_AHEAD = _Ahead()
+
+
+class _Committer:
+    """Commits the batches of ``WritePipeline.write_all`` in a second thread, one at a time and
+    in order. A batch a guard refused (another writer committed to one of its groups) is
+    planned and committed again when it is settled, and ``retried`` says so: the batch planned
+    meanwhile must be planned again too."""
+
+    def __init__(self, pipeline: "WritePipeline", executor: ThreadPoolExecutor,
+                 on_write: Callable[[WriteReport, int], None] | None):
+        self.pipeline, self.executor, self.on_write = pipeline, executor, on_write
+        self.pending: tuple[_Write, Future] | None = None
+        self.retried = False
+        self.report = WriteReport()
+        self.settled = 0  # episodes of the batches settled
+
+    def submit(self, w: _Write) -> None:
+        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope))
+
+    def ahead(self) -> _Ahead:
+        return _Ahead(self.settle, self.pending[0]) if self.pending else NOTHING_AHEAD
+
+    def settle(self) -> None:
+        """Wait for the pending commit, if any, and report it."""
+        if self.pending is None:
+            return
+        (w, future), self.pending = self.pending, None
+        try:
+            future.result()
+        except Conflict:
+            w.report.conflicts += 1
+            self.retried = True
+            self.pipeline._committed(w)
+        report = self.pipeline._done(w)
+        if self.on_write:
+            self.on_write(report, w.size)
+        self.report.merge(replace(report, rejected=[(self.settled + i, why) for i, why in report.rejected]))
+        self.settled += w.size
+
+
 class WriteStore(EpisodeStore, TimelineStore, UnitStore, Protocol):
     """What a write reads and writes: episodes, timelines, and the names units know."""
 
@@ -190,9 +282,43 @@ class WritePipeline:
         re-ingesting the same ids adds nothing, and an ingest cut short completes on re-run; an
         id the scope holds with other content is reported in ``rejected``, and the rest written.
         ``actor`` (who caused the write) is recorded on every decision."""
-        report = WriteReport(episodes=len(episodes))
+        return self.write_all([episodes], extractor, actor)
+
+    def write_all(self, batches: Iterable[Sequence[Episode]], extractor: str | None = None,
+                  actor: str | None = None, on_write: Callable[[WriteReport, int], None] | None = None) -> WriteReport:
+        """Write batches one after the other, each as ``write`` writes one, in one transaction.
+        The next batch is planned while the one before commits (in a second thread: planning
+        is the client's work, a commit mostly the database's); a plan about to read what that
+        commit changes waits for it (``_Ahead``). ``on_write(report, episodes)`` follows each
+        commit, in order, its ``rejected`` positions counted within the batch; in the report
+        returned they count across all batches. A failure is raised after every batch before
+        it has committed or failed: the batches after it are not written (their episodes may
+        be stored, and a re-run completes them)."""
+        with ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit") as executor:
+            committer = _Committer(self, executor, on_write)
+            try:
+                for episodes in batches:
+                    ahead = committer.ahead()
+                    w = self._receive(episodes, extractor, actor, ahead)
+                    if w is None:
+                        continue
+                    self._prepare(w, ahead)
+                    committer.settle()
+                    if committer.retried:  # the batch before was planned again: so is this one
+                        committer.retried = False
+                        self._prepare(w)
+                    committer.submit(w)
+            finally:
+                committer.settle()  # an error of an earlier batch is raised before a later one's
+        return committer.report
+
+    def _receive(self, episodes: Sequence[Episode], extractor: str | None, actor: str | None,
+                 ahead: _Ahead) -> _Write | None:
+        """Stages 0 and 1 of a batch: store its episodes, extract candidates from those not yet
+        decided."""
         if not episodes:
-            return report
+            return None
+        report = WriteReport(episodes=len(episodes))
         scope = episodes[0].scope
         if any(e.scope != scope for e in episodes):
             raise GraphMemError("a write batch holds episodes of one scope")
@@ -202,7 +328,9 @@ class WritePipeline:
         report.new_episodes = appended.new
         report.episodes -= len(appended.conflicts)
         report.rejected += [(i, str(episode_conflict(episodes[i].id))) for i in appended.conflicts]
-        done = self.store.processed_episodes(scope, [e.id for e in episodes])
+        ids = [e.id for e in episodes]
+        ahead.before(episodes=ids)
+        done = self.store.processed_episodes(scope, ids)
         for place, episode in enumerate(episodes):
             if episode.id in done or place in appended.conflicts:
                 continue
@@ -210,7 +338,8 @@ class WritePipeline:
             candidates = self._extract(chosen, episode, report, failures)
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
         written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
-        return self._run(scope, planned, failures, report, episodes=written, actor=actor)
+        return _Write(scope, planned, failures, report, ids=frozenset(ids), size=len(episodes), episodes=written,
+                      actor=actor)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
                  failures: list[Decision]) -> list[Candidate]:
@@ -298,27 +427,40 @@ class WritePipeline:
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
 
     def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
-             retire: Sequence[Decision] = (), gated: bool = True, note: str = "",
-             episodes: Sequence[Episode] = (), actor: str | None = None) -> WriteReport:
-        """Plan and commit (re-planning when a guard says another writer got there first);
-        ``episodes``: new ones, linked to the entities they name with the batch. Every decision
-        of the batch records ``actor``."""
+             retire: Sequence[Decision] = (), gated: bool = True, note: str = "", actor: str | None = None) -> WriteReport:
+        """Plan and commit one batch that no other of this pipeline overlaps."""
+        w = _Write(scope, planned, failures, report, retire=retire, gated=gated, note=note, actor=actor)
+        self._committed(w)
+        return self._done(w)
+
+    def _prepare(self, w: _Write, ahead: _Ahead | None = None) -> None:
+        """Stages 0' to 4 of a batch, up to what its commit writes (``w.batch``): the decisions,
+        each recording the batch's actor, and the mention links of its new units and episodes."""
+        ahead = ahead or NOTHING_AHEAD
+        batch, w.held = self._plan(w.scope, w.planned, w.failures, w.retire, w.gated, w.note, ahead)
+        batch = batch.model_copy(update=mention_links(self.store, w.scope, batch.units, w.episodes, ahead))
+        w.batch = batch.model_copy(update={"decisions": tuple(
+            d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions)})
+
+    def _committed(self, w: _Write) -> None:
+        """Plan and commit, planning again when a guard says another writer got there first."""
         for attempt in range(MAX_ATTEMPTS):
             try:
-                batch, held = self._plan(scope, planned, failures, retire, gated, note)
-                batch = batch.model_copy(update=mention_links(self.store, scope, batch.units, episodes))
-                batch = batch.model_copy(update={"decisions": tuple(
-                    d if d.actor == actor else d.model_copy(update={"actor": actor}) for d in batch.decisions)})
-                self.store.commit(batch, scope)
-                break
+                self._prepare(w)
+                self.store.commit(w.batch, w.scope)
+                return
             except Conflict:
-                report.conflicts += 1
+                w.report.conflicts += 1
                 if attempt == MAX_ATTEMPTS - 1:
                     raise
-        report.decisions.update(d.op.value for d in batch.decisions)
-        report.unit_ids += [u.id for u in batch.units]
-        report.reviews += held
-        return report
+
+    @staticmethod
+    def _done(w: _Write) -> WriteReport:
+        """The batch's report, once it committed."""
+        w.report.decisions.update(d.op.value for d in w.batch.decisions)
+        w.report.unit_ids += [u.id for u in w.batch.units]
+        w.report.reviews += w.held
+        return w.report
 
     def _tick(self, floor: datetime) -> datetime:
         """Now, strictly after ``floor`` and after this pipeline's previous write."""
@@ -327,7 +469,7 @@ class WritePipeline:
         return now
 
     def _plan(self, scope: Scope, planned: list[_Planned], failures: list[Decision], retire: Sequence[Decision],
-              gated: bool, note: str) -> tuple[WriteBatch, list[str]]:
+              gated: bool, note: str, ahead: _Ahead) -> tuple[WriteBatch, list[str]]:
         decisions: list[Decision] = list(failures)
         held: list[ReviewItem] = []
         todo: list[_Planned] = []
@@ -343,6 +485,7 @@ class WritePipeline:
         keyed = [(p, *self._grouped(p)) for p in todo]
         groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
         guards = {"group:" + g for g in groups}
+        ahead.before(guards=guards)
         versions = self.store.guard_versions(scope, guards)  # read before the groups
         stored, units = self.store.group_state(scope, sorted(groups))
         now = self._tick(max((d.decided_at for d in stored), default=self._last))
@@ -356,7 +499,7 @@ class WritePipeline:
         for p, single, g, _ in keyed:
             state[g].single = single
         at = AsOf(valid=now, known=now)
-        semantic = self._semantic_neighbours(scope, todo, at)
+        semantic = self._semantic_neighbours(scope, todo, at, ahead)
         unarchive: set[str] = set()
 
         for old in retire:
@@ -402,6 +545,7 @@ class WritePipeline:
                     target = next(n for n in neighbours if n.id == d.target_id)
                     tg = target.group or g
                     if tg not in state:
+                        ahead.before(guards={"group:" + tg})
                         guards.add("group:" + tg)
                         versions.update(self.store.guard_versions(scope, ["group:" + tg]))
                         self._load(scope, state, tg)
@@ -517,7 +661,8 @@ class WritePipeline:
             final.append(d)
         return units, edges, final + extra
 
-    def _semantic_neighbours(self, scope: Scope, todo: list[_Planned], at: AsOf) -> dict[int, list[MemoryUnit]]:
+    def _semantic_neighbours(self, scope: Scope, todo: list[_Planned], at: AsOf,
+                             ahead: _Ahead) -> dict[int, list[MemoryUnit]]:
         """Nearest visible same-kind units by meaning, for the candidates that need them: all
         of them when the policy asks, else semantic candidates without a triple (near-duplicate
         detection). One embedding batch and one store read for the whole batch."""
@@ -526,6 +671,7 @@ class WritePipeline:
                   if wants_all or (p.candidate.triple is None and p.candidate.kind is MemoryKind.semantic)]
         if not picked:
             return {}
+        ahead.before(search=True)
         found = self.index.search_semantic_many([todo[i].candidate.content for i in picked], scope, NEIGHBOURS, at)
         return {i: [s.unit for s in hits if s.unit.kind == todo[i].candidate.kind] for i, hits in zip(picked, found)}
 
@@ -536,7 +682,8 @@ class WritePipeline:
                         candidate=p.candidate.content)
 
 
-def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode]) -> dict:
+def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode],
+                  ahead: _Ahead | None = None) -> dict:
     """The entities units and episodes written together (a write's new ones, or an import's)
     name (``graphmem.mentions``): speakers and proper names as written, and the names the scope
     knows (``KnownNames``: its facts' entities, case-folded; names written as proper names
@@ -545,7 +692,13 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     texts = sorted({u.content for u in units} | {e.raw for e in episodes})
     if not texts:
         return {}
-    known = store.known_names(scope, texts)
+    # What the scope may know among the texts' word runs: a name is never matched when it is a
+    # common word or a single character (graphmem.mentions.NameMatcher), so it is not asked for.
+    spans = {s for text in texts for s in name_spans(text) if len(s) > 1 and s not in COMMON}
+    # Read while the batch before may commit: what it makes known is added (_Ahead.known).
+    known = store.known_names(scope, spans)
+    for name, fact in (ahead or NOTHING_AHEAD).known(spans).items():
+        known[name] = known.get(name, False) or fact
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
     shown = {text: written(text) for text in texts}  # read once, matched twice
     seen = {m.name for text in texts for m in mentions(text, shown=shown[text]) if m.kind in ("proper", "speaker")}

@@ -58,7 +58,6 @@ import secrets
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import time

@@ -1,0 +1,182 @@
+"""Writes in batches plan the next batch while the one before commits
+(``WritePipeline.write_all``). Whatever the batches hold, the memory they leave is the memory
+the same batches leave written one after the other: the same units over the same world times,
+the same decisions, the same mention links. The store below holds every commit back, so the
+next batch is always planned before the commit it may depend on has landed; a plan that read
+what that commit changes without waiting for it (a group, an episode's log, the search entries,
+the names it makes known) shows here as a difference."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem import GraphMem
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.errors import Conflict, Unavailable
+from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, normalise
+from graphmem.policy import PolicyConfig
+from graphmem.policy.rule import RulePolicy
+from tests.conftest import NEO4J, fresh_scope
+
+PEOPLE = ["Ann", "Bob"]
+CITIES = ["Paris", "Rome", "Oslo"]
+DAYS = [None, datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2022, 6, 1, tzinfo=timezone.utc)]
+
+
+class HeldCommits:
+    """A store whose commits wait ``hold`` seconds before they start; ``fail`` makes the
+    commit of that batch (counted from 1) raise ``error`` instead."""
+
+    def __init__(self, store, hold: float = 0.005, fail: int | None = None, error: Exception | None = None):
+        self._store, self._hold, self._fail, self._error = store, hold, fail, error
+        self.commits = 0
+        self.threads: set[str] = set()
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def commit(self, batch, scope):
+        self.commits += 1
+        self.threads.add(threading.current_thread().name)
+        time.sleep(self._hold)
+        if self.commits == self._fail:
+            raise self._error
+        return self._store.commit(batch, scope)
+
+
+@st.composite
+def episode_texts(draw) -> tuple[str, tuple[Fact, ...]]:
+    """An episode: a fact about where someone lives (one value at a time) or what they like
+    (many), or a text naming people and cities as a chat writes them (capitalised or not;
+    some the same words in another order: near duplicates, found by meaning)."""
+    person, city = draw(st.sampled_from(PEOPLE)), draw(st.sampled_from(CITIES))
+    kind = draw(st.sampled_from(["lives", "likes", "likes", "text"]))
+    if kind == "text":
+        words = draw(st.sampled_from(["{p} flew to {c}.", "{p} and Zed love {c}!", "we met {p} in {c}", "{p}: see you in {lc}!",
+                                      "Zed and {p} love {c}.", "zed said hi"]))
+        return words.format(p=person, c=city, lc=city.lower()), ()
+    day = draw(st.sampled_from(DAYS))
+    if kind == "lives":
+        fact = Fact(subject=person, predicate="lives_in", object=city, valid_at=day, single_valued=True)
+    else:  # two predicates, one text: a duplicate a policy finds among the neighbours by meaning
+        fact = Fact(subject=person, predicate=draw(st.sampled_from(["likes", "loves"])), object=city,
+                    content=f"{person} loves {city}", valid_at=day)
+    return f"note about {person}", (fact,)
+
+
+class Neighbourly(RulePolicy):
+    """The rule policy shown the nearest units by meaning of every candidate, as the LLM
+    policy is."""
+
+    wants_semantic_neighbours = True
+
+
+def build(request, family: str, store_wrapper, policy=None):
+    """(GraphMem over a held store, the held store) of one adapter family."""
+    embedder = request.getfixturevalue("embedder")
+    if family == "memory":
+        store = InMemoryStore()
+        index = InMemoryIndex(store, embedder)
+    else:
+        from graphmem.adapters.neo4j_index import Neo4jIndex
+        from graphmem.adapters.neo4j_store import Neo4jStore
+
+        conn = request.getfixturevalue("conn")
+        store, index = Neo4jStore(conn), Neo4jIndex(conn, embedder)
+        index.ensure()
+    held = store_wrapper(store)
+    return GraphMem(held, index, policy=policy), held
+
+
+def memory_of(mem: GraphMem, scope) -> dict:
+    """What a user can see of the scope, free of system times and ids: every unit (its text,
+    world times, whether it shows now, the world ends its edges give it, the entities it names),
+    and every decision (its op, candidate and reason)."""
+    units = mem.store.list_units(scope, UnitFilter(include_expired=True), Page(limit=1000))
+    now = {u.id for u in mem.store.list_units(scope, UnitFilter(), Page(limit=1000), AsOf.now())}
+    seen = sorted(
+        (u.content, str(u.time.valid_at), str(u.time.invalid_at), u.id in now,
+         tuple(sorted((normalise(n), how) for n, how in mem.store.unit_entities(scope, u.id))))
+        for u in units)
+    decisions = sorted((d.op.value, d.candidate or "", d.reason) for d in mem.decisions(scope, limit=1000))
+    return {"units": seen, "decisions": decisions}
+
+
+def written(request, family: str, batches: list[list[Episode]], together: bool, policy=None) -> dict:
+    mem, _ = build(request, family, HeldCommits, policy)
+    scope = batches[0][0].scope
+    if together:  # and no other writer: a plan that read a group before its commit would be refused
+        assert mem.ingest([e for b in batches for e in b], batch=len(batches[0])).conflicts == 0
+    else:
+        for batch in batches:
+            mem.ingest(batch)
+    return memory_of(mem, scope)
+
+
+def as_batches(scope, drawn: list[tuple[str, tuple[Fact, ...]]], size: int,
+               again: list[int] = ()) -> list[list[Episode]]:
+    """The episodes in batches of ``size``, each episode at ``again`` positions sent once more."""
+    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    episodes = [Episode(scope=scope, occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
+                for i, (raw, facts) in enumerate(drawn)]
+    episodes += [episodes[i % len(episodes)] for i in again]
+    return [episodes[i:i + size] for i in range(0, len(episodes), size)]
+
+
+@pytest.mark.parametrize("family,examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
+def test_batches_planned_while_the_one_before_commits_leave_the_memory_of_one_after_the_other(
+        request, family, examples):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(drawn=st.lists(episode_texts(), min_size=2, max_size=9), size=st.integers(1, 3),
+           again=st.lists(st.integers(0, 8), max_size=2), neighbourly=st.booleans())
+    def check(drawn, size, again, neighbourly):
+        # the same episodes (ids too) in two scopes of the same kind: one per way of writing
+        one, other = fresh_scope(), fresh_scope()
+        policy = Neighbourly(PolicyConfig()) if neighbourly else None
+        together = written(request, family, as_batches(one, drawn, size, again), together=True, policy=policy)
+        apart = written(request, family, as_batches(other, drawn, size, again), together=False, policy=policy)
+        assert together == apart
+
+    check()
+
+
+def test_the_batches_commit_in_a_second_thread_one_after_the_other(request):
+    mem, held = build(request, "memory", HeldCommits)
+    s = fresh_scope()
+    reported: list[int] = []
+    mem.ingest([e for b in as_batches(s, [("Ann flew to Paris.", ())] * 3, 1) for e in b], batch=1,
+               on_write=lambda report, n: reported.append(len(report.unit_ids)))
+    assert held.commits == 3 and held.threads == {"graphmem-commit_0"}
+    assert reported == [1, 0, 0]  # each batch saw the one before: the same text once
+
+
+def test_a_failed_commit_is_raised_after_the_batches_before_it_are_reported(request):
+    """The batches after a failed commit are not decided, and a re-run completes them."""
+    mem, _ = build(request, "memory", lambda store: HeldCommits(store, fail=2, error=Unavailable("gone")))
+    s = fresh_scope()
+    episodes = [e for b in as_batches(s, [(f"{p} flew to {c}.", ()) for p in PEOPLE for c in CITIES], 6) for e in b]
+    reported: list[int] = []
+    with pytest.raises(Unavailable):
+        mem.ingest(episodes, batch=2, on_write=lambda report, n: reported.append(n))
+    assert reported == [2]  # the first batch; the third was planned, never committed
+    assert {d.episode_id for d in mem.decisions(s, limit=100)} == {e.id for e in episodes[:2]}
+    assert len(mem.ingest(episodes, batch=2).unit_ids) == 4
+    assert {d.episode_id for d in mem.decisions(s, limit=100)} == {e.id for e in episodes}
+
+
+def test_a_batch_a_guard_refused_is_planned_again_with_the_one_planned_meanwhile(request):
+    """Another writer got to a group first: no failure, the batch and the one after it are
+    planned again, and every episode is decided once."""
+    mem, held = build(request, "memory", lambda store: HeldCommits(store, fail=2, error=Conflict("stale")))
+    s = fresh_scope()
+    episodes = [e for b in as_batches(s, [(f"{p} flew to {c}.", ()) for p in PEOPLE for c in CITIES], 6) for e in b]
+    reported: list[int] = []
+    report = mem.ingest(episodes, batch=2, on_write=lambda r, n: reported.append(n))
+    assert reported == [2, 2, 2] and report.conflicts == 1 and held.commits == 4
+    assert len(report.unit_ids) == 6 and not mem.ingest(episodes).unit_ids
