@@ -45,18 +45,17 @@ def ingest(msg: dict) -> dict:
     facts, batch = STATE["facts"], STATE["batch"]
     occurred = datetime(2024, 1, 1, tzinfo=timezone.utc)
     started = time.perf_counter()
-    for start in range(0, len(facts), batch):
-        episodes = []
-        for i, f in enumerate(facts[start : start + batch], start):
-            valid, invalid = years(f)
-            until = f" to {f['b']}" if f["b"] is not None else ""
-            episodes.append(Episode(
-                id=f"bench:{i}", scope=SCOPE, occurred_at=occurred, channel="document",
-                raw=f"{f['s']} played for {f['o']} from {f['a']}{until}",
-                facts=(Fact(subject=f["s"], predicate="plays_for_club", object=f["o"], content=f["content"],
-                            valid_at=valid, invalid_at=invalid),),
-            ))
-        STATE["mem"].ingest(episodes)
+    episodes = []
+    for i, f in enumerate(facts):
+        valid, invalid = years(f)
+        until = f" to {f['b']}" if f["b"] is not None else ""
+        episodes.append(Episode(
+            id=f"bench:{i}", scope=SCOPE, occurred_at=occurred, channel="document",
+            raw=f"{f['s']} played for {f['o']} from {f['a']}{until}",
+            facts=(Fact(subject=f["s"], predicate="plays_for_club", object=f["o"], content=f["content"],
+                        valid_at=valid, invalid_at=invalid),),
+        ))
+    STATE["mem"].ingest(episodes, batch=batch)  # one write per batch, as `graphmem ingest --batch` writes
     return {"ingest_s": time.perf_counter() - started, "facts": len(facts)}
 
 

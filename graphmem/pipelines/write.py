@@ -291,9 +291,9 @@ class WritePipeline:
         is the client's work, a commit mostly the database's); a plan about to read what that
         commit changes waits for it (``_Ahead``). ``on_write(report, episodes)`` follows each
         commit, in order, its ``rejected`` positions counted within the batch; in the report
-        returned they count across all batches. A failure is raised after every batch before
-        it has committed or failed: the batches after it are not written (their episodes may
-        be stored, and a re-run completes them)."""
+        returned they count across all batches. A failure is raised once the batches before it
+        have committed; no batch after it is decided (its episodes may be stored: a re-run
+        completes them)."""
         with ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit") as executor:
             committer = _Committer(self, executor, on_write)
             try:
