@@ -193,15 +193,19 @@ class _Ahead:
 
     def __init__(self, settle: Callable[[], None] | None = None, w: _Write | None = None):
         self._settle = settle
+        self._scope = w.scope if w else None
         self._ids = w.ids if w else frozenset()
         batch = w.batch if w else WriteBatch()
         self._guards = batch.guards.keys()
         self._search = bool(batch.units or batch.invalidations or batch.unarchive)
         self._anchors = batch.anchors
 
-    def known(self, norms: Collection[str]) -> dict[str, bool]:
-        """The names among ``norms`` the commit makes known, as ``UnitStore.known_names`` will
-        read them once it is done (what it read before plus these: ``mention_links``)."""
+    def known(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+        """The names among ``norms`` the commit makes known in ``scope``, as
+        ``UnitStore.known_names`` will read them once it is done (what it read before plus
+        these: ``mention_links``)."""
+        if scope != self._scope:
+            return {}
         return {name: fact for name, fact in self._anchors if normalise(name) in norms}
 
     def before(self, episodes: Collection[str] = (), guards: Collection[str] = (), search: bool = False) -> None:
@@ -697,7 +701,7 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     spans = {s for text in texts for s in name_spans(text) if len(s) > 1 and s not in COMMON}
     # Read while the batch before may commit: what it makes known is added (_Ahead.known).
     known = store.known_names(scope, spans)
-    for name, fact in (ahead or NOTHING_AHEAD).known(spans).items():
+    for name, fact in (ahead or NOTHING_AHEAD).known(scope, spans).items():
         known[name] = known.get(name, False) or fact
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
     shown = {text: written(text) for text in texts}  # read once, matched twice

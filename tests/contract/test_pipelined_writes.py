@@ -108,39 +108,53 @@ def memory_of(mem: GraphMem, scope) -> dict:
     return {"units": seen, "decisions": decisions}
 
 
-def written(request, family: str, batches: list[list[Episode]], together: bool, policy=None) -> dict:
+def written(request, family: str, batches: list[list[Episode]], size: int, together: bool, policy=None) -> list:
+    """The memory of each scope the batches write, in order of first appearance."""
     mem, _ = build(request, family, HeldCommits, policy)
-    scope = batches[0][0].scope
     if together:  # and no other writer: a plan that read a group before its commit would be refused
-        assert mem.ingest([e for b in batches for e in b], batch=len(batches[0])).conflicts == 0
+        assert mem.ingest([e for b in batches for e in b], batch=size).conflicts == 0
     else:
         for batch in batches:
             mem.ingest(batch)
-    return memory_of(mem, scope)
+    scopes = list(dict.fromkeys(e.scope for b in batches for e in b))
+    return [memory_of(mem, scope) for scope in scopes]
 
 
-def as_batches(scope, drawn: list[tuple[str, tuple[Fact, ...]]], size: int,
+def as_batches(scopes, drawn: list[tuple[tuple[str, tuple[Fact, ...]], int]], size: int,
                again: list[int] = ()) -> list[list[Episode]]:
-    """The episodes in batches of ``size``, each episode at ``again`` positions sent once more."""
+    """The episodes, each in the scope its number names and those at ``again`` positions sent
+    once more, in the writes ``GraphMem.ingest`` makes of them: runs of one scope, at most
+    ``size`` episodes each."""
     at = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=scope, occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
-                for i, (raw, facts) in enumerate(drawn)]
+    episodes = [Episode(scope=scopes[where], occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
+                for i, ((raw, facts), where) in enumerate(drawn)]
     episodes += [episodes[i % len(episodes)] for i in again]
-    return [episodes[i:i + size] for i in range(0, len(episodes), size)]
+    batches: list[list[Episode]] = []
+    for e in episodes:
+        if batches and batches[-1][0].scope == e.scope and len(batches[-1]) < size:
+            batches[-1].append(e)
+        else:
+            batches.append([e])
+    return batches
+
+
+def texts(scope, raws: list[str]) -> list[Episode]:
+    """One episode of each text, in one scope."""
+    return [e for b in as_batches((scope,), [((raw, ()), 0) for raw in raws], len(raws)) for e in b]
 
 
 @pytest.mark.parametrize("family,examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
 def test_batches_planned_while_the_one_before_commits_leave_the_memory_of_one_after_the_other(
         request, family, examples):
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(drawn=st.lists(episode_texts(), min_size=2, max_size=9), size=st.integers(1, 3),
-           again=st.lists(st.integers(0, 8), max_size=2), neighbourly=st.booleans())
+    @given(drawn=st.lists(st.tuples(episode_texts(), st.sampled_from([0, 0, 1])), min_size=2, max_size=9),
+           size=st.integers(1, 3), again=st.lists(st.integers(0, 8), max_size=2), neighbourly=st.booleans())
     def check(drawn, size, again, neighbourly):
-        # the same episodes (ids too) in two scopes of the same kind: one per way of writing
-        one, other = fresh_scope(), fresh_scope()
+        # the same episodes (ids too) in two pairs of scopes: one pair per way of writing
+        ones, others = (fresh_scope(), fresh_scope()), (fresh_scope(), fresh_scope())
         policy = Neighbourly(PolicyConfig()) if neighbourly else None
-        together = written(request, family, as_batches(one, drawn, size, again), together=True, policy=policy)
-        apart = written(request, family, as_batches(other, drawn, size, again), together=False, policy=policy)
+        together = written(request, family, as_batches(ones, drawn, size, again), size, True, policy)
+        apart = written(request, family, as_batches(others, drawn, size, again), size, False, policy)
         assert together == apart
 
     check()
@@ -150,7 +164,7 @@ def test_the_batches_commit_in_a_second_thread_one_after_the_other(request):
     mem, held = build(request, "memory", HeldCommits)
     s = fresh_scope()
     reported: list[int] = []
-    mem.ingest([e for b in as_batches(s, [("Ann flew to Paris.", ())] * 3, 1) for e in b], batch=1,
+    mem.ingest(texts(s, ["Ann flew to Paris."] * 3), batch=1,
                on_write=lambda report, n: reported.append(len(report.unit_ids)))
     assert held.commits == 3 and held.threads == {"graphmem-commit_0"}
     assert reported == [1, 0, 0]  # each batch saw the one before: the same text once
@@ -160,7 +174,7 @@ def test_a_failed_commit_is_raised_after_the_batches_before_it_are_reported(requ
     """The batches after a failed commit are not decided, and a re-run completes them."""
     mem, _ = build(request, "memory", lambda store: HeldCommits(store, fail=2, error=Unavailable("gone")))
     s = fresh_scope()
-    episodes = [e for b in as_batches(s, [(f"{p} flew to {c}.", ()) for p in PEOPLE for c in CITIES], 6) for e in b]
+    episodes = texts(s, [f"{p} flew to {c}." for p in PEOPLE for c in CITIES])
     reported: list[int] = []
     with pytest.raises(Unavailable):
         mem.ingest(episodes, batch=2, on_write=lambda report, n: reported.append(n))
@@ -175,7 +189,7 @@ def test_a_batch_a_guard_refused_is_planned_again_with_the_one_planned_meanwhile
     planned again, and every episode is decided once."""
     mem, held = build(request, "memory", lambda store: HeldCommits(store, fail=2, error=Conflict("stale")))
     s = fresh_scope()
-    episodes = [e for b in as_batches(s, [(f"{p} flew to {c}.", ()) for p in PEOPLE for c in CITIES], 6) for e in b]
+    episodes = texts(s, [f"{p} flew to {c}." for p in PEOPLE for c in CITIES])
     reported: list[int] = []
     report = mem.ingest(episodes, batch=2, on_write=lambda r, n: reported.append(n))
     assert reported == [2, 2, 2] and report.conflicts == 1 and held.commits == 4
