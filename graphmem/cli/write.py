@@ -84,16 +84,18 @@ def ingest(
 
             try:
                 mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
-            except GraphMemError as exc:
+            except (GraphMemError, KeyboardInterrupt) as exc:
                 if isinstance(exc, InvalidInput) and done == 0:
                     raise  # bad usage (an unknown extractor), refused before anything is written
-                # Each write is one transaction and none after the failure committed: re-running
-                # the same file completes it without duplicates.
+                # Each write is one transaction and none after the failure (or Ctrl-C, which
+                # waits for the write committing) committed: re-running the same file
+                # completes it without duplicates.
                 broken = exc
+                why = "interrupted" if isinstance(exc, KeyboardInterrupt) else error_line(exc)
                 for number, episode in zip(numbers[done:], episodes[done:]):
                     failed.append({"line": number, "episode_id": episode.id, "error": one_line(
-                        f"{name}:{number}: episode {episode.id} not confirmed stored: {error_line(exc)}")})
-                typer.echo(f"error: {error_line(exc)} ({len(episodes) - done} episode(s) not confirmed stored; re-run to complete)", err=True)
+                        f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})
+                typer.echo(f"error: {why} ({len(episodes) - done} episode(s) not confirmed stored; re-run to complete)", err=True)
     failed.sort(key=lambda f: f["line"])
     result = views.ingest(report, stored, failed)
 
@@ -106,7 +108,7 @@ def ingest(
             typer.echo(f"extraction failed for episode {item['episode_id']}: {item['error']}")
     emit(result, as_json, human)
     if broken is not None:
-        raise typer.Exit(broken.exit_code)
+        raise typer.Exit(130 if isinstance(broken, KeyboardInterrupt) else broken.exit_code)
     if failed:
         raise typer.Exit(2)
 

@@ -57,6 +57,28 @@ def test_ingest_reports_bad_lines_and_stores_good_ones(run, mem, tmp_path):
     assert units(mem, scope) == ["Alice lives in Paris", "I like green tea."]
 
 
+def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(run, mem, tmp_path, monkeypatch):
+    scope = fresh_scope()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join(fact_line(scope, f"e{i}", "2023-01-01", f"City {i}") for i in range(60)) + "\n")
+    put, calls = mem.store.put_episodes, []
+
+    def ctrl_c_at_the_second_write(episodes):
+        calls.append(len(episodes))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return put(episodes)
+
+    monkeypatch.setattr(mem.store, "put_episodes", ctrl_c_at_the_second_write)
+    result = run("ingest", path, "--batch", "25", "--json")
+    doc = as_json(result, code=130)
+    assert doc["episodes"] == 25 and [f["line"] for f in doc["failed"]] == list(range(26, 61))
+    assert one_error_line(result) == "error: interrupted (35 episode(s) not confirmed stored; re-run to complete)"
+    monkeypatch.undo()
+    assert as_json(run("ingest", path, "--json"))["episodes"] == 60
+    assert len(mem.decisions(scope, limit=100)) == 60
+
+
 def test_ingest_strict_stops_at_first_bad_line_and_stores_nothing(run, mem, tmp_path):
     scope = fresh_scope()
     path = tmp_path / "episodes.jsonl"
