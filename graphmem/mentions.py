@@ -164,13 +164,18 @@ def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(parts), starts, ends
 
 
+def matchable(norm: str) -> bool:
+    """Whether a normalised name may be matched at all: a common word or a single character
+    would match ordinary text everywhere (the cheap half of ``_usable``)."""
+    return len(norm) > 1 and norm not in COMMON
+
+
 @lru_cache(maxsize=1 << 16)  # a write checks the same names in several matchers, and again next batch
 def _usable(norm: str) -> bool:
-    """A known name worth matching: a common word or a single character would match
-    ordinary text everywhere; names beyond what ``name_spans`` looks up (no word, more than
-    ``MAX_NAME_WORDS`` words, more than ``_EDGE`` symbols at an end) are not matched either."""
+    """A known name worth matching: ``matchable``, and within what ``name_spans`` looks up (a
+    word, at most ``MAX_NAME_WORDS`` words, at most ``_EDGE`` symbols at an end)."""
     runs = [m.span() for m in _WORD_RUN.finditer(norm)]
-    return (len(norm) > 1 and norm not in COMMON and 0 < len(runs) <= MAX_NAME_WORDS
+    return (matchable(norm) and 0 < len(runs) <= MAX_NAME_WORDS
             and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE
             and norm in name_spans(norm))  # e.g. an edge symbol set apart by a space is not
 

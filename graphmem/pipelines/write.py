@@ -29,7 +29,7 @@ from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
-from ..mentions import COMMON, KnownNames, mentions, name_spans, written
+from ..mentions import KnownNames, matchable, mentions, name_spans, written
 from ..models import (
     AsOf,
     Candidate,
@@ -696,9 +696,8 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     texts = sorted({u.content for u in units} | {e.raw for e in episodes})
     if not texts:
         return {}
-    # What the scope may know among the texts' word runs: a name is never matched when it is a
-    # common word or a single character (graphmem.mentions.NameMatcher), so it is not asked for.
-    spans = {s for text in texts for s in name_spans(text) if len(s) > 1 and s not in COMMON}
+    # What the scope may know among the texts' word runs (a name never matched is not asked for).
+    spans = {s for text in texts for s in name_spans(text) if matchable(s)}
     # Read while the batch before may commit: what it makes known is added (_Ahead.known).
     known = store.known_names(scope, spans)
     for name, fact in (ahead or NOTHING_AHEAD).known(scope, spans).items():
