@@ -280,24 +280,19 @@ class WritePipeline:
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
 
-    def write(self, episodes: Sequence[Episode], extractor: str | None = None,
-              actor: str | None = None) -> WriteReport:
-        """Write episodes of one scope as one batch. Episodes already decided are skipped, so
-        re-ingesting the same ids adds nothing, and an ingest cut short completes on re-run; an
-        id the scope holds with other content is reported in ``rejected``, and the rest written.
-        ``actor`` (who caused the write) is recorded on every decision."""
-        return self.write_all([episodes], extractor, actor)
-
     def write_all(self, batches: Iterable[Sequence[Episode]], extractor: str | None = None,
                   actor: str | None = None, on_write: Callable[[WriteReport, int], None] | None = None) -> WriteReport:
-        """Write batches one after the other, each as ``write`` writes one, in one transaction.
-        The next batch is planned while the one before commits (in a second thread: planning
-        is the client's work, a commit mostly the database's); a plan about to read what that
-        commit changes waits for it (``_Ahead``). ``on_write(report, episodes)`` follows each
-        commit, in order, its ``rejected`` positions counted within the batch; in the report
-        returned they count across all batches. A failure is raised once the batches before it
-        have committed; no batch after it is decided (its episodes may be stored: a re-run
-        completes them)."""
+        """Write batches (each of one scope) one after the other, each in one transaction, with
+        ``actor`` (who caused the write) on every decision. Episodes already decided are
+        skipped, so re-ingesting the same ids adds nothing and an ingest cut short completes on
+        re-run; an id the scope holds with other content is reported in ``rejected``, and the
+        rest written. The next batch is planned while the one before commits (in a second
+        thread: planning is the client's work, a commit mostly the database's); a plan about to
+        read what that commit changes waits for it (``_Ahead``). ``on_write(report, episodes)``
+        follows each commit, in order, its ``rejected`` positions counted within the batch; in
+        the report returned they count across all batches. A failure is raised once the
+        batches before it have committed; no batch after it is decided (its episodes may be
+        stored: a re-run completes them)."""
         with ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit") as executor:
             committer = _Committer(self, executor, on_write)
             try:
