@@ -220,21 +220,30 @@ NOTHING_AHEAD = _Ahead()
 
 
 class _Committer:
-    """Commits the batches of ``WritePipeline.write_all`` in a second thread, one at a time and
-    in order. A batch a guard refused (another writer committed to one of its groups) is
-    planned and committed again when it is settled, and ``retried`` says so: the batch planned
-    meanwhile must be planned again too."""
+    """Commits the batches of ``WritePipeline.write_all`` one at a time and in order: in a
+    second thread while another batch follows to be planned, the last one (so a write of one
+    batch: most writes) when it is settled. A batch a guard refused (another writer committed
+    to one of its groups) is planned and committed again when it is settled, and ``retried``
+    says so: the batch planned meanwhile must be planned again too."""
 
-    def __init__(self, pipeline: "WritePipeline", executor: ThreadPoolExecutor,
-                 on_write: Callable[[WriteReport, int], None] | None):
-        self.pipeline, self.executor, self.on_write = pipeline, executor, on_write
-        self.pending: tuple[_Write, Future] | None = None
+    def __init__(self, pipeline: "WritePipeline", on_write: Callable[[WriteReport, int], None] | None):
+        self.pipeline, self.on_write = pipeline, on_write
+        self.executor: ThreadPoolExecutor | None = None
+        self.pending: tuple[_Write, Future | None] | None = None
         self.retried = False
         self.report = WriteReport()
         self.settled = 0  # episodes of the batches settled
 
-    def submit(self, w: _Write) -> None:
+    def submit(self, w: _Write, last: bool) -> None:
+        if last:
+            self.pending = (w, None)
+            return
+        self.executor = self.executor or ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit")
         self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope))
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown()
 
     def ahead(self) -> _Ahead:
         return _Ahead(self.settle, self.pending[0]) if self.pending else NOTHING_AHEAD
@@ -245,7 +254,7 @@ class _Committer:
             return
         (w, future), self.pending = self.pending, None
         try:
-            future.result()
+            future.result() if future else self.pipeline.store.commit(w.batch, w.scope)
         except Conflict:
             w.report.conflicts += 1
             self.retried = True
@@ -293,30 +302,29 @@ class WritePipeline:
         the report returned they count across all batches. A failure is raised once the
         batches before it have committed; no batch after it is decided (its episodes may be
         stored: a re-run completes them)."""
-        with ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit") as executor:
-            committer = _Committer(self, executor, on_write)
+        committer = _Committer(self, on_write)
+        try:
+            batches = [b for b in batches if b]
+            for place, episodes in enumerate(batches):
+                ahead = committer.ahead()
+                w = self._receive(episodes, extractor, actor, ahead)
+                self._prepare(w, ahead)
+                committer.settle()
+                if committer.retried:  # the batch before was planned again: so is this one
+                    committer.retried = False
+                    self._prepare(w)
+                committer.submit(w, last=place == len(batches) - 1)
+        finally:
             try:
-                for episodes in batches:
-                    ahead = committer.ahead()
-                    w = self._receive(episodes, extractor, actor, ahead)
-                    if w is None:
-                        continue
-                    self._prepare(w, ahead)
-                    committer.settle()
-                    if committer.retried:  # the batch before was planned again: so is this one
-                        committer.retried = False
-                        self._prepare(w)
-                    committer.submit(w)
-            finally:
                 committer.settle()  # an error of an earlier batch is raised before a later one's
+            finally:
+                committer.close()
         return committer.report
 
     def _receive(self, episodes: Sequence[Episode], extractor: str | None, actor: str | None,
-                 ahead: _Ahead) -> _Write | None:
+                 ahead: _Ahead) -> _Write:
         """Stages 0 and 1 of a batch: store its episodes, extract candidates from those not yet
         decided."""
-        if not episodes:
-            return None
         report = WriteReport(episodes=len(episodes))
         scope = episodes[0].scope
         if any(e.scope != scope for e in episodes):

@@ -36,14 +36,14 @@ class HeldCommits:
     def __init__(self, store, hold: float = 0.005, fail: int | None = None, error: Exception | None = None):
         self._store, self._hold, self._fail, self._error = store, hold, fail, error
         self.commits = 0
-        self.threads: set[str] = set()
+        self.threads: list[str] = []  # the thread of each commit
 
     def __getattr__(self, name):
         return getattr(self._store, name)
 
     def commit(self, batch, scope):
         self.commits += 1
-        self.threads.add(threading.current_thread().name)
+        self.threads.append(threading.current_thread().name)
         time.sleep(self._hold)
         if self.commits == self._fail:
             raise self._error
@@ -161,13 +161,18 @@ def test_batches_planned_while_the_one_before_commits_leave_the_memory_of_one_af
 
 
 def test_the_batches_commit_in_a_second_thread_one_after_the_other(request):
+    """While a batch follows, a commit runs in the second thread; the last one (a write of
+    one batch too) runs in the caller's, where nothing is left to plan beside it."""
     mem, held = build(request, "memory", HeldCommits)
     s = fresh_scope()
     reported: list[int] = []
     mem.ingest(texts(s, ["Ann flew to Paris."] * 3), batch=1,
                on_write=lambda report, n: reported.append(len(report.unit_ids)))
-    assert held.commits == 3 and held.threads == {"graphmem-commit_0"}
+    main = threading.current_thread().name
+    assert held.commits == 3 and held.threads == ["graphmem-commit_0", "graphmem-commit_0", main]
     assert reported == [1, 0, 0]  # each batch saw the one before: the same text once
+    mem.remember("Bob flew to Rome.", s)
+    assert held.threads[3:] == [main]
 
 
 def test_a_failed_commit_is_raised_after_the_batches_before_it_are_reported(request):
