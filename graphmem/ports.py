@@ -140,12 +140,14 @@ class UnitStore(Protocol):
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         """Record recalls in one write, beside the units (never on them): per unit,
         ``last_recalled_at`` = max(old, given) and ``recall_count`` += ``increment``. Ids not
-        stored in the scope are skipped. Returns how many were recorded."""
+        stored in the scope are skipped, including a unit whose deletion commits while this
+        runs: no statistics outlive their unit. Returns how many were recorded."""
         ...
 
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
         """Archive units of the scope at ``archived_at`` (or restore them, with None): their
-        search entries leave (or rejoin) search with it. Returns how many were found."""
+        search entries leave (or rejoin) search with it. As ``record_recall``, nothing is kept
+        for a unit deleted meanwhile. Returns how many were found."""
         ...
 
     def archived_ids(self, scope: Scope) -> set[str]:

@@ -6,7 +6,10 @@
 CALL {
   MATCH (n:Unit) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
     AND ($project_id IS NULL OR n.project_id = $project_id)
-  WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS units
+  WITH n LIMIT $batch
+  // by its key, whose lock a usage write takes before it reads the unit (store/note_usage)
+  OPTIONAL MATCH (x:Usage {unit_id: n.id})
+  DETACH DELETE x, n RETURN count(*) AS units, count(x) AS units_usage
 }
 CALL {
   MATCH (n:Episode) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
@@ -63,4 +66,5 @@ CALL {
     AND ($project_id IS NULL OR n.project_id = $project_id)
   WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS entries
 }
-RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage, deletions, entries
+RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage + units_usage AS usage,
+       deletions, entries

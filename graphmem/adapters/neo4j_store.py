@@ -485,8 +485,9 @@ class Neo4jStore:
         return {key: written.get(key, 0) for key in asked}
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
-        rows = [{"id": uid, "at": s.recalled_at, "n": s.increment} for uid, s in stats.items()]
-        return self.conn.write("store/record_recall", rows=rows, scope_props=scope_props(scope))[0]["updated"]
+        rows = [{"id": uid, "at": s.recalled_at, "n": s.increment, "archive": False, "archived_at": None}
+                for uid, s in stats.items()]
+        return self.conn.write("store/note_usage", rows=rows, scope_props=scope_props(scope))[0]["updated"]
 
     # -- reads ----------------------------------------------------------------------------
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
@@ -539,7 +540,9 @@ class Neo4jStore:
         """Archive (or restore, with None) units: their usage records it and their search
         entries leave (or rejoin) search, in one transaction."""
         def work(tx: ManagedTransaction) -> int:
-            rows = run(tx, "store/set_archived", ids=unit_ids, scope_props=scope_props(scope), archived_at=archived_at)
+            rows = run(tx, "store/note_usage", scope_props=scope_props(scope),
+                       rows=[{"id": uid, "at": None, "n": 0, "archive": True, "archived_at": archived_at}
+                             for uid in unit_ids])
             run(tx, "entries/set_searchable", ids=unit_ids, scope=scope.key, searchable=archived_at is None)
             return rows[0]["updated"] if rows else 0
 
