@@ -159,7 +159,7 @@ class ListReplay:
     and each distinct hop once.
     """
 
-    LISTS = ("semantic", "lexical", "entities", "time")
+    LISTS = ("semantic", "lexical", "entities", "time", "speaker")
 
     def __init__(self, index):
         self.index = index
@@ -181,7 +181,8 @@ class ListReplay:
         key = self._question(request)
         if key not in self._lists:
             asked = {"semantic": request.vector is not None, "lexical": bool(request.terms),
-                     "entities": bool(request.words), "time": request.window is not None}
+                     "entities": bool(request.words), "time": request.window is not None,
+                     "speaker": bool(request.words)}
             self._lists[key] = {name: self._alone(request, name) for name in self.LISTS if asked[name]}
         return self._lists[key]
 

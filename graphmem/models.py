@@ -662,7 +662,7 @@ class SearchRequest(Model):
     #: Every word of the question, to find the entities it names (None: no entity list).
     words: tuple[str, ...] | None = None
     rrf_k: Annotated[int, Field(ge=1)] = 1
-    #: Weight of each list in the fusion, by name: semantic, lexical, entities, time.
+    #: Weight of each list in the fusion, by name: semantic, lexical, entities, time, speaker.
     weights: dict[str, float] = Field(default_factory=dict)
     #: Entities read per question and units read per entity; units a hop starts from.
     seeds: int = SEEDS

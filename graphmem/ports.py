@@ -378,7 +378,10 @@ class MemoryIndex(Protocol):
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         """The ``request.k`` best units: the semantic, lexical and named-entity lists (those the
-        request asks for, each ``request.fetch`` deep) fused by reciprocal rank fusion
+        request asks for, each ``request.fetch`` deep), the time list when it names a window,
+        and with ``request.words`` the speaker list (the candidates of those lists that someone
+        the question names said: a unit whose text has them as a speaker mention, every word
+        of the name in ``request.words``; tied), fused by reciprocal rank fusion
         (``graphmem.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
         ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``). One round
         trip on Neo4j, walk included."""

@@ -5,6 +5,7 @@
 // candidates most like the question, by distance from the window, an event by its start, a
 // state by the gap between its interval and the window: graphmem.entries.nearness; equal
 // distances tie); the lexical and named-entity lists filtered right after their index calls;
+// the speaker list (which of those candidates someone the question names said);
 // reciprocal rank fusion (ties share a rank) of the depth best; up to three hops of a walk
 // from them (graphmem.fusion.walk); the k best units as seen at system time s, with the entry
 // showing them and the path that reached them.
@@ -47,7 +48,19 @@ CALL () {
   WITH id, sum(score) AS score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS entities
 }
-UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed]] AS list
+// The speaker list: of the candidates above, those said by someone the question names (a
+// "Name: message" line's speaker, whose every word is in the question), all tied.
+CALL (semantic, lexical, entities, timed) {
+  WITH $entity_lucene AS q WHERE q IS NOT NULL
+  CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node
+  WITH collect(node) AS found
+  WITH [n IN found WHERE all(w IN n.words WHERE w IN $words)] AS named WHERE size(named) > 0
+  UNWIND semantic + lexical + entities + timed AS hit
+  WITH DISTINCT hit.id AS id, named
+  WHERE EXISTS { MATCH (:Unit {id: id})-[:MENTIONS {kind: 'speaker'}]->(n) WHERE n IN named }
+  RETURN collect({id: id, score: 1.0}) AS said
+}
+UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed], ['speaker', said]] AS list
 UNWIND range(0, size(list[1]) - 1) AS i
 WITH list[0] AS name, list[1] AS hits, i
 // The time list's ties share their average rank (graphmem.fusion.AVERAGED): a state true all

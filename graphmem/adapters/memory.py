@@ -719,6 +719,8 @@ class InMemoryIndex:
             lists["entities"] = self._about(request, units)
         if request.window and request.vector is not None:
             lists["time"] = self._near(request, units)
+        if request.words:
+            lists["speaker"] = self._said(request, lists)
         fused = rrf(lists, request.rrf_k, request.weights)
         best = [Scored(unit=by_id[i], score=fused[i]) for i in sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]]
         return walk(request, best, self.hop)
@@ -736,6 +738,14 @@ class InMemoryIndex:
         best = sorted((u for u, _ in found if u.id in similar), key=lambda u: (-similar[u.id], u.id))[: request.fetch]
         gap = {u.id: d for u, d in found}
         return _top([Hit(id=u.id, score=-gap[u.id]) for u in best], request.fetch)
+
+    def _said(self, request: SearchRequest, lists: dict[str, list[Hit]]) -> list[Hit]:
+        """The speaker list: of the candidates in ``lists``, those said by someone the question
+        names (a "Name: message" line's speaker, every word of the name in the question), tied."""
+        asked = set(request.words or ())
+        mentions = self.store._state.unit_mentions
+        return [Hit(id=i, score=1.0) for i in sorted({h.id for hits in lists.values() for h in hits})
+                if any(kind == "speaker" and set(words(name)) <= asked for name, kind in mentions.get(i, {}).values())]
 
     def _about(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
         """Units about the entities the question names (see ``search_entities``) and linked to

@@ -158,3 +158,17 @@ def test_a_hop_does_not_go_back_through_the_entity_it_came_by(mem):
     assert {r.via for r in free} == {"Tomas", "Greta"}  # Ines's and Omar's by Tomas; the sail by Greta or Lyon
     came = mem.index.hop(request, Step(frontier=(greta.id,), through=("Tomas",), limit=10))
     assert [r.unit.content for r in came] == ["Greta sailed from Lyon."]  # as if it came by Tomas
+
+
+def test_a_question_naming_a_speaker_ranks_what_they_said_above_what_was_said_to_them(mem):
+    s = fresh_scope()
+    said_to = "Caroline: Melanie, the book about whales was great, Melanie."  # more of the question's words
+    said_by = "Melanie: Caroline, the book about whales was great."
+    for text in (said_to, said_by, "Caroline: The weather is fine today.", "Melanie: My kids love the beach."):
+        mem.remember(text, s, extractor="none")
+    question = "What did Melanie think of the book about whales?"
+    hits = [h.unit.content for h in mem.recall(question, s, k=4)]
+    assert hits.index(said_by) < hits.index(said_to), hits
+    # the words alone put what was said to her first
+    hits = [h.unit.content for h in mem.recall(question, s, k=4, mode="lexical")]
+    assert hits.index(said_to) < hits.index(said_by), hits
