@@ -27,13 +27,20 @@ CALL () {
   WITH node.unit_id AS id, score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS lexical
 }
+// The entities the question's words find, once for the named-entity and the speaker lists;
+// named: every word of the name is in the question.
 CALL () {
   WITH $entity_lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node, score
+  RETURN collect({entity: node, score: score, named: all(w IN node.words WHERE w IN $words)}) AS named_by_words
+}
+CALL (named_by_words) {
+  UNWIND named_by_words AS f
+  WITH f, f.entity AS entity
   // An entity linked to more units than are read for it (a chat's speaker, named everywhere)
   // ranks none of them: which ones were read would be arbitrary, and they would all tie.
-  WITH node, score, COUNT { (node)<-[:ABOUT|MENTIONS]-() } AS linked WHERE linked <= $fanout
-  WITH collect({entity: node, score: score, linked: linked, named: all(w IN node.words WHERE w IN $words)}) AS found
+  WITH f, COUNT { (entity)<-[:ABOUT|MENTIONS]-() } AS linked WHERE linked <= $fanout
+  WITH collect(f {.*, linked: linked}) AS found
   UNWIND (CASE WHEN any(f IN found WHERE f.named) THEN [f IN found WHERE f.named] ELSE found END)[0..$seeds] AS f
   // An entity named in many units says less about which unit is meant.
   WITH f.entity AS entity, f.score * log(2) / log(1 + f.linked) AS score
@@ -49,12 +56,9 @@ CALL () {
   RETURN collect({id: id, score: score}) AS entities
 }
 // The speaker list: of the candidates above, those said by someone the question names (a
-// "Name: message" line's speaker, whose every word is in the question), all tied.
-CALL (semantic, lexical, entities, timed) {
-  WITH $entity_lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('entity_names', q, {limit: 50}) YIELD node
-  WITH collect(node) AS found
-  WITH [n IN found WHERE all(w IN n.words WHERE w IN $words)] AS named WHERE size(named) > 0
+// "Name: message" line's speaker), all tied.
+CALL (named_by_words, semantic, lexical, entities, timed) {
+  WITH [f IN named_by_words WHERE f.named | f.entity] AS named WHERE size(named) > 0
   UNWIND semantic + lexical + entities + timed AS hit
   WITH DISTINCT hit.id AS id, named
   WHERE EXISTS { MATCH (:Unit {id: id})-[:MENTIONS {kind: 'speaker'}]->(n) WHERE n IN named }
