@@ -29,6 +29,7 @@ from graphmem.pipelines.recall import Recaller
 MODES = {"lexical": ("lexical", 0), "semantic": ("semantic", 0), "hybrid": ("hybrid", 0),
          "hybrid+hops2": ("hybrid", 2)}
 HALVES = ("A", "B")
+BOTH = "A+B"
 K = 10
 RESAMPLES = 2_000
 SEED = 20_240_601
@@ -238,10 +239,11 @@ def ask(mem, questions: Sequence[Question], labels: Iterable[str], recaller: Rec
 def figures(questions: Sequence[Question], got: dict[str, dict[str, list[str]]],
             measures: dict[str, Callable], groups: Sequence[str]) -> dict:
     """{half: {group or "all": {label: {"n": n, measure: [mean, low, high]}}}} for the labels
-    in ``got``."""
+    in ``got``, and the same for both halves together (half "A+B": what a reference computed
+    over the whole set compares with)."""
     out: dict = {}
-    for half in HALVES:
-        mine = [q for q in questions if q.half == half]
+    for half in (*HALVES, BOTH):
+        mine = [q for q in questions if half in (BOTH, q.half)]
         out[half] = {}
         for group in (*groups, "all"):
             qs = [q for q in mine if group in ("all", q.group)]

@@ -20,8 +20,9 @@ recall top 10 and map hits to dia_ids through unit.source.episode_id; evidence r
 and all-covered@10 per category.
 
 Halves: conversations 1-5 are half A, 6-10 half B (with --conversations N, the first
-ceil(N/2) are A). Each half's figures come with 95% bootstrap intervals over its questions
-(2,000 resamples, fixed seed), beside the BM25 reference (computed over all 10 conversations),
+ceil(N/2) are A). Each half's figures, and those of both halves together ("A+B", the set the
+reference was computed on), come with 95% bootstrap intervals over their questions (2,000
+resamples, fixed seed), beside the BM25 reference (computed over all 10 conversations),
 and a "bm25" row: the reference recomputed here per half with its exact settings (k1 1.2,
 b 0.75, Lucene's idf, its tokens and stopwords, turns written as the dated form, one index per
 conversation), so a half is compared with BM25 on the same questions.
