@@ -189,8 +189,9 @@ class ListReplay:
 
     def _alone(self, request: SearchRequest, name: str) -> list[Scored]:
         self.calls += 1
-        only = request.model_copy(update={"weights": {n: float(n == name) for n in self.LISTS}, "k": request.fetch,
-                                          "hops": 0})
+        # The speaker list can hold every candidate of the others, each ``fetch`` deep.
+        only = request.model_copy(update={"weights": {n: float(n == name) for n in self.LISTS},
+                                          "k": len(self.LISTS) * request.fetch, "hops": 0})
         return [s for s in self.index.recall(only) if s.score > 0]
 
     def recall(self, request: SearchRequest) -> list[Scored]:

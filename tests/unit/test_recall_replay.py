@@ -34,6 +34,8 @@ def memory() -> GraphMem:
         text = [f"{person} moved to {place}.", f"{person} cooks with {other}.", f"{person} bought a lamp in {place}.",
                 f"{person}'s mentor is {other}.", f"{person}: {other}, I think {place} is lovely."][n % 5]
         mem.remember(text, SUBJECT, at=start + timedelta(days=n), extractor="none")
+    for n in range(60):  # more of what Ines said than one list holds
+        mem.remember(f"Ines: the {n}th thing I think of {PLACES[n % 4]} is lovely.", SUBJECT, extractor="none")
     return mem
 
 
