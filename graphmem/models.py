@@ -638,6 +638,20 @@ class ReviewItem(Model):
 #: A 0.753 / 0.718, all-supports@10 half A 0.640 / 0.640 and half B 0.600 / 0.560; LoCoMo
 #: within 0.01 everywhere), and a hop reads ~40% fewer units.
 SEEDS = 3
+#: Names of a question that may leave it when they are speakers (``Unnamed``): every set of
+#: them is embedded, so a few.
+UNNAMED = 2
+
+
+class Unnamed(Model):
+    """The question without some of the names it holds (``names``, by norm): what the lists
+    read when exactly those names are people who speak in the scopes. "What books has Melanie
+    read?" then reads "What books has read?", and the speaker list says who: her name would
+    rank what was said to her, and every line of hers alike."""
+
+    names: tuple[str, ...]
+    vector: list[float] | None = None
+    terms: tuple[str, ...] | None = None
 
 
 class SearchRequest(Model):
@@ -661,6 +675,10 @@ class SearchRequest(Model):
     terms: tuple[str, ...] | None = None
     #: Every word of the question, to find the entities it names (None: no entity list).
     words: tuple[str, ...] | None = None
+    #: Names the question writes (norms, at most ``models.UNNAMED``) that may be speakers, and
+    #: the question without each non-empty set of them (``Unnamed``).
+    names: tuple[str, ...] = ()
+    unnamed: tuple[Unnamed, ...] = ()
     rrf_k: Annotated[int, Field(ge=1)] = 1
     #: Weight of each list in the fusion, by name: semantic, lexical, entities, time, speaker.
     weights: dict[str, float] = Field(default_factory=dict)
@@ -678,6 +696,15 @@ class SearchRequest(Model):
         """How many fused units a walk starts from and adds to: a unit reached by a path also
         scores its own fused score when the question found it below the top k."""
         return min(1000, max(self.k, self.fetch)) if self.hops else self.k
+
+    def asked(self, speakers: Iterable[str]) -> tuple[list[float] | None, tuple[str, ...] | None]:
+        """The vector and terms the lists read when ``speakers`` (norms) speak in the scopes:
+        the question without those of its ``names``, else the whole question."""
+        key = tuple(sorted(set(self.names) & set(speakers)))
+        for u in self.unnamed:
+            if key and u.names == key:
+                return u.vector, u.terms
+        return self.vector, self.terms
 
 
 class Scored(Model):
@@ -998,6 +1025,7 @@ __all__ = [
     "Triple",
     "UnitEdges",
     "UnitFilter",
+    "Unnamed",
     "Usage",
     "WriteBatch",
     "WriteContext",

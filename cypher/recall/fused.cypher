@@ -1,5 +1,5 @@
 // mode: fragment
-// params: kinds, lucene, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, rrf_k, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, rrf_k, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
@@ -19,8 +19,8 @@ CALL (near) {
   ORDER BY distance, n.score DESC, n.id
   RETURN collect({id: n.id, score: -distance}) AS timed
 }
-CALL () {
-  WITH $lucene AS q WHERE q IS NOT NULL
+CALL (asked) {
+  WITH asked.lucene AS q WHERE q IS NOT NULL
   CALL db.index.fulltext.queryNodes('entry_text', q, {limit: $lexical_fetch}) YIELD node, score
   WHERE node.s_from <= $s AND node.s_to > $s AND node.t_from < $t_hi AND node.t_to > $t_lo
     AND (size($kinds) = 0 OR node.kind IN $kinds)

@@ -1,8 +1,9 @@
 // mode: read
-// params: scopes, calls, near, vector, s, t_lo, t_hi, fetch
+// params: scopes, calls, near, s, t_lo, t_hi, fetch
 // values: index:name
 // include: recall/fused
-// One recall in one statement (Neo4j 2026.01+): the semantic list filtered by scope, kind and
+// One recall in one statement (Neo4j 2026.01+): what the lists read (recall/asked: the
+// question, without the names of its speakers); the semantic list filtered by scope, kind and
 // both time axes inside the vector index (one call a scope and kind range, each range
 // [lo, hi, event]: graphmem.entries.vector_calls); the lexical and named-entity lists filtered
 // right after their index calls; the candidates of the time list (units near the time a
@@ -10,8 +11,9 @@
 // for a rule asking for just the world range, the semantic calls' entries of its kinds (a
 // range whose event is not null); then the shared end (recall/fused).
 CYPHER 25
-CALL () {
-  WITH $vector AS v WHERE v IS NOT NULL
+{{include recall/asked}}
+CALL (asked) {
+  WITH asked.vector AS v WHERE v IS NOT NULL
   UNWIND $scopes AS sc
   UNWIND $calls AS kr
   CALL (v, sc, kr) {
@@ -28,8 +30,8 @@ CALL () {
          collect(CASE WHEN event IS NOT NULL
                       THEN {id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: event} END) AS shared
 }
-CALL () {
-  WITH $vector AS v WHERE v IS NOT NULL
+CALL (asked) {
+  WITH asked.vector AS v WHERE v IS NOT NULL
   UNWIND $scopes AS sc
   UNWIND $near AS rule
   UNWIND rule.ranges AS kr
@@ -44,4 +46,4 @@ CALL () {
   }
   RETURN collect({id: e.unit_id, score: score, t_from: e.t_from, t_to: e.t_to, event: rule.event}) AS own
 }
-WITH semantic, shared + own AS near
+WITH asked, semantic, shared + own AS near

@@ -709,23 +709,34 @@ class InMemoryIndex:
     def recall(self, request: SearchRequest) -> list[Scored]:
         units = self._visible(request)
         by_id = {u.id: u for u in units}
+        vector, asked = request.asked(self._speaking(request))
         lists: dict[str, list[Hit]] = {}
-        if request.vector is not None:
-            lists["semantic"] = _top(self._cosine(request.vector, units), request.fetch)
-        if request.terms:
-            scores = bm25(sorted(set(request.terms)), [(u.id, terms(u.content)) for u in units])
+        if vector is not None:
+            lists["semantic"] = _top(self._cosine(vector, units), request.fetch)
+        if asked:
+            scores = bm25(sorted(set(asked)), [(u.id, terms(u.content)) for u in units])
             lists["lexical"] = _top([Hit(id=i, score=v) for i, v in scores.items()], request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
-        if request.window and request.vector is not None:
-            lists["time"] = self._near(request, units)
+        if request.window and vector is not None:
+            lists["time"] = self._near(request, units, vector)
         if request.words:
             lists["speaker"] = self._said(request, lists)
         fused = rrf(lists, request.rrf_k, request.weights)
         best = [Scored(unit=by_id[i], score=fused[i]) for i in sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]]
         return walk(request, best, self.hop)
 
-    def _near(self, request: SearchRequest, units: Sequence[MemoryUnit]) -> list[Hit]:
+    def _speaking(self, request: SearchRequest) -> set[str]:
+        """Which of the question's ``names`` speak in a text (unit or episode) of the scopes."""
+        if not request.names:
+            return set()
+        state = self.store._state
+        owners = [(state.unit_mentions, u) for u in state.units.values() if u.scope in request.scopes]
+        owners += [(state.episode_mentions, e) for e in state.episodes.values() if e.scope in request.scopes]
+        return {norm for norm in request.names for table, owner in owners
+                if table.get(owner.id, {}).get(norm, ("", ""))[1] == "speaker"}
+
+    def _near(self, request: SearchRequest, units: Sequence[MemoryUnit], vector: Sequence[float]) -> list[Hit]:
         """The time list: of the units near the window (``graphmem.entries.near``), the
         ``fetch`` most like the question, scored by how near (equal distances tie)."""
         found = []
@@ -734,7 +745,7 @@ class InMemoryIndex:
                 t_from, t_to = micros(u.time.valid_at, MIN), micros(u.time.invalid_at, MAX)
                 if u.kind.value in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo:
                     found.append((u, nearness(t_from, t_to, request.window, rule.event)))
-        similar = {h.id: h.score for h in self._cosine(request.vector, [u for u, _ in found])}
+        similar = {h.id: h.score for h in self._cosine(vector, [u for u, _ in found])}
         best = sorted((u for u, _ in found if u.id in similar), key=lambda u: (-similar[u.id], u.id))[: request.fetch]
         gap = {u.id: d for u, d in found}
         return _top([Hit(id=u.id, score=-gap[u.id]) for u in best], request.fetch)

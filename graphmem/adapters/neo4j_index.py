@@ -36,6 +36,7 @@ from ..models import (
     Scored,
     SearchRequest,
     Step,
+    entity_ids,
     utcnow,
     words,
 )
@@ -172,8 +173,14 @@ class Neo4jIndex:
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         params = self._search_params(request)
+        def text_query(terms: tuple[str, ...] | None) -> str | None:
+            return lucene_query(terms, request.scopes, "text") if terms else None
+
         params.update(
-            lucene=lucene_query(request.terms or (), request.scopes, "text") if request.terms else None,
+            names=[{"norm": n, "ids": [entity_ids(s, [n])[0] for s in request.scopes]} for n in request.names],
+            variants={"": {"vector": request.vector, "lucene": text_query(request.terms)},
+                      **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)}
+                         for u in request.unnamed}},
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
             depth=request.depth, rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds,

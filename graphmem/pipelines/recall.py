@@ -20,17 +20,21 @@ through the entities the best hits are about.
 
 from __future__ import annotations
 
+import re
+from itertools import combinations
 from typing import Sequence
 
 from pydantic import BaseModel
 
 from ..errors import InvalidInput
 from ..fusion import RRF_K, WEIGHTS
-from ..models import SEEDS, AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, search_terms, words
+from ..mentions import written
+from ..models import SEEDS, UNNAMED, AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, Unnamed, search_terms, words
 from ..ports import MemoryIndex
 from ..timewords import TimeWindow, find_window
 
 MODES = ("hybrid", "semantic", "lexical")
+_POSSESSIVE = re.compile(r"(?:['’]s\b|['’](?!\w))?")
 
 
 class RecallHit(BaseModel):
@@ -44,6 +48,27 @@ class Recalled(list):
     """Recall hits, best first, and the time window the question named (None if none)."""
 
     window: TimeWindow | None = None
+
+
+def without_names(text: str) -> dict[tuple[str, ...], str]:
+    """The question without each non-empty set of the first ``UNNAMED`` names it writes
+    (proper names and speakers, ``graphmem.mentions.written``; a possessive goes with its
+    name), by the set's norms, sorted."""
+    first: dict[str, list[tuple[int, int]]] = {}
+    for m in written(text):
+        if m.norm in first or len(first) < UNNAMED:
+            end = m.end + len(_POSSESSIVE.match(text, m.end)[0])
+            first.setdefault(m.norm, []).append((m.start, end))
+    out = {}
+    for size in range(1, len(first) + 1):
+        for norms in combinations(sorted(first), size):
+            spans = sorted(span for n in norms for span in first[n])
+            kept, at = [], 0
+            for start, end in spans:
+                kept.append(text[at:start])
+                at = max(at, end)
+            out[norms] = " ".join("".join(kept + [text[at:]]).split())
+    return out
 
 
 class Recaller:
@@ -75,11 +100,16 @@ class Recaller:
             raise InvalidInput(f"unknown recall mode {mode!r}: use {'|'.join(MODES)}")
         text = window.outside(query) if window is not None else query
         span = (window.start, window.end) if window is not None else None
+        names = without_names(text) if mode == "hybrid" else {}
+        vectors = self.index.vectors([text, *names.values()]) if mode != "lexical" else None
         return SearchRequest(
             scopes=tuple(scopes), at=at, k=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
-            vector=self.index.vectors([text])[0] if mode != "lexical" else None,
+            vector=vectors[0] if vectors else None,
             terms=tuple(search_terms(text)) if mode != "semantic" else None,
             words=tuple(words(text)) if mode == "hybrid" else None,
+            names=tuple(sorted({n for key in names for n in key})),
+            unnamed=tuple(Unnamed(names=key, vector=vector, terms=tuple(search_terms(rest)))
+                          for (key, rest), vector in zip(names.items(), (vectors or [])[1:])),
             window=span, during=None if fixed else span,
             rrf_k=self.rrf_k, weights=self.weights, seeds=self.seeds, fanout=self.fanout,
             hops=hops, frontier=self.frontier, hop_decay=self.hop_decay,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.models import AsOf, SearchRequest, Triple, WriteBatch, search_terms, words
+from graphmem.models import AsOf, SearchRequest, Triple, Unnamed, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
 from tests.factories import day, unit
 
@@ -150,3 +150,23 @@ def test_units_naming_more_of_the_question_entities_come_first(store_and_index):
     found = entities(index, scope, "when did Zorn and Quill meet?", fanout=50)
     assert {s.unit.id for s in found} == {one.id, both.id, other.id}
     assert found[0].unit.id == both.id and found[0].score > found[1].score  # first, not tied for it
+
+
+def test_names_that_speak_in_the_scope_leave_the_question(store_and_index):
+    store, index = store_and_index
+    scope = fresh_scope()
+    said, other = unit(scope, "Melanie: whales sing at night."), unit(scope, "Porto is lovely.")
+    store.commit(WriteBatch(units=(said, other), vectors=dict(zip((said.id, other.id), index.vectors([said.content, other.content]))),
+                            vector_model=index.embedder.name,
+                            unit_mentions={said.id: (("Melanie", "speaker"),), other.id: (("Porto", "proper"),)}), scope)
+
+    def first(names: tuple[str, ...]) -> str:
+        whole, without = "Porto Porto", "whales"  # what the whole question and the question without names read
+        request = SearchRequest(
+            scopes=(scope,), at=AsOf.now(), k=2, fetch=30, vector=index.vectors([whole])[0],
+            terms=tuple(search_terms(whole)), names=names,
+            unnamed=(Unnamed(names=names, vector=index.vectors([without])[0], terms=tuple(search_terms(without))),))
+        return index.recall(request)[0].unit.id
+
+    assert first(("melanie",)) == said.id  # she speaks in the scope: her name leaves the question
+    assert first(("porto",)) == other.id  # named, but no speaker: the whole question is read

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.models import STOPWORDS, search_terms
+from graphmem.pipelines.recall import without_names
 
 #: Characters with a meaning in Lucene's query syntax.
 LUCENE = set('+-&|!(){}[]^"~*?:\\/')
@@ -26,3 +28,17 @@ def test_terms_are_plain_distinct_words_without_stopwords(text):
     for term in found:
         assert term == term.lower() and not set(term) & LUCENE
         assert not re.search(r"['’]s$", term) and re.split(r"['’]", term)[0] not in STOPWORDS
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What books has Melanie read?", {("melanie",): "What books has read?"}),
+    ("What do Melanie’s kids like?", {("melanie",): "What do kids like?"}),
+    ("Did Caroline meet Jon, and did Jon call Caroline?",
+     {("caroline",): "Did meet Jon, and did Jon call ?", ("jon",): "Did Caroline meet , and did call Caroline?",
+      ("caroline", "jon"): "Did meet , and did call ?"}),
+    ("Did Ada, Bo and Cy meet?", {("ada",): "Did , Bo and Cy meet?", ("bo",): "Did Ada, and Cy meet?",
+                                  ("ada", "bo"): "Did , and Cy meet?"}),  # the first UNNAMED names only
+    ("what did she read?", {}),
+])
+def test_a_question_without_each_set_of_its_first_names(question, expected):
+    assert without_names(question) == expected
