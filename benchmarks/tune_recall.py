@@ -18,8 +18,8 @@ lose the top to the lexical list alone; R@10 and all@10 for what a context is bu
 Search, two stages, every setting run by graphmem's own Recaller over the same stored data
 (``_recall.ListReplay``: the database is asked each question's lists once, and each
 distinct walk hop once):
-  1. the fusion grid, rrf_k x lexical x entities x time weights (semantic fixed at 1: only
-     ratios matter), scored on the hybrid mode, with the baseline's paths weight;
+  1. the fusion grid, rrf_k x lexical x entities x time x speaker weights (semantic fixed at
+     1: only ratios matter), scored on the hybrid mode, with the baseline's paths weight;
   2. the best few of stage 1 times the paths weights, scored on the whole objective.
 The winner is then asked over half B through the real index (no replay), beside the baseline,
 with 95% bootstrap intervals. --json: the last stdout line is one JSON object.
@@ -52,6 +52,8 @@ ENTITIES = (0.0, 0.5, 1.0)
 #: near-identical texts (tests/contract/test_time_words.py), which the benchmarks ask too
 #: rarely to show.
 TIME = (2.0, 3.0)
+#: The candidates said by someone the question names (LoCoMo's questions only).
+SPEAKER = (1.0, 2.0, 3.0)
 PATHS = (0.5, 1.0, 2.0, 4.0)
 #: Stage 1 settings carried into stage 2.
 CARRIED = 5
@@ -94,8 +96,9 @@ class Sets:
         return parts
 
 
-def weights_of(lexical: float, entities: float, time_: float, paths: float) -> dict[str, float]:
-    return {"semantic": 1.0, "lexical": lexical, "entities": entities, "time": time_, "paths": paths}
+def weights_of(lexical: float, entities: float, time_: float, speaker: float, paths: float) -> dict[str, float]:
+    return {"semantic": 1.0, "lexical": lexical, "entities": entities, "time": time_, "speaker": speaker,
+            "paths": paths}
 
 
 def main() -> None:
@@ -122,14 +125,14 @@ def main() -> None:
     default = Settings()
     baseline_k = args.baseline_rrf_k or default.rrf_k
     # a list not named weighs 1 (the walk's paths 2), as in Recaller
-    baseline_weights = {**weights_of(1.0, 1.0, 1.0, 2.0),
+    baseline_weights = {**weights_of(1.0, 1.0, 1.0, 1.0, 2.0),
                         **(default.list_weights if args.baseline_weights is None else args.baseline_weights)}
     replay = ListReplay(mem.index)
     started = time.perf_counter()
 
     stage1 = []
-    for rrf_k, lexical, entities, time_ in itertools.product(RRF_K, LEXICAL, ENTITIES, TIME):
-        weights = weights_of(lexical, entities, time_, baseline_weights["paths"])
+    for rrf_k, lexical, entities, time_, speaker in itertools.product(RRF_K, LEXICAL, ENTITIES, TIME, SPEAKER):
+        weights = weights_of(lexical, entities, time_, speaker, baseline_weights["paths"])
         parts = sets.objective(sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), ["hybrid"], "A"),
                                ["hybrid"])
         stage1.append((parts["objective"], rrf_k, weights))
