@@ -9,20 +9,23 @@
 // entity and fusion steps.
 {{include recall/asked}}
 CALL (asked) {
-  WITH asked.vector AS v WHERE v IS NOT NULL AND NOT $exact
-  CALL db.index.vector.queryNodes($index_name, $vector_fetch, v) YIELD node AS e, score
-  WHERE e.scope IN $scopes AND (size($kinds) = 0 OR e.kind IN $kinds)
-    AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
-  RETURN e, score
-  UNION
-  WITH asked.vector AS v WHERE v IS NOT NULL AND $exact
-  UNWIND $scopes AS sc
-  MATCH (e:SearchEntry) WHERE e.scope = sc AND e.t_from < $t_hi
-    AND e.s_from <= $s AND e.s_to > $s AND e.t_to > $t_lo AND (size($kinds) = 0 OR e.kind IN $kinds)
-  RETURN e, vector.similarity.cosine(e[$prop], v) AS score
+  CALL (asked) {
+    WITH asked.vector AS v WHERE v IS NOT NULL AND NOT $exact
+    CALL db.index.vector.queryNodes($index_name, $vector_fetch, v) YIELD node AS e, score
+    WHERE e.scope IN $scopes AND (size($kinds) = 0 OR e.kind IN $kinds)
+      AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
+    RETURN e, score
+    UNION
+    WITH asked.vector AS v WHERE v IS NOT NULL AND $exact
+    UNWIND $scopes AS sc
+    MATCH (e:SearchEntry) WHERE e.scope = sc AND e.t_from < $t_hi
+      AND e.s_from <= $s AND e.s_to > $s AND e.t_to > $t_lo AND (size($kinds) = 0 OR e.kind IN $kinds)
+    RETURN e, vector.similarity.cosine(e[$prop], v) AS score
+  }
+  WITH e, score ORDER BY score DESC, e.unit_id
+  // one row, even with no vector list: the lists after it read asked
+  RETURN collect({id: e.unit_id, score: score, kind: e.kind, t_from: e.t_from, t_to: e.t_to}) AS found
 }
-WITH asked, e, score ORDER BY score DESC, e.unit_id
-WITH asked, collect({id: e.unit_id, score: score, kind: e.kind, t_from: e.t_from, t_to: e.t_to}) AS found
 WITH asked, [f IN found[0..$fetch] | {id: f.id, score: f.score}] AS semantic,
      [f IN found WHERE any(r IN $near WHERE f.kind IN r.kinds AND f.t_from >= r.from_lo AND f.t_from < r.from_hi
                                              AND f.t_to > r.to_lo)
