@@ -6,9 +6,13 @@ through the entities the best hits are about.
    as-of point is given, decides what is visible: units true at some point inside it (when
    none is, the texts visible at the asked point, the time only ranking them: see ``recall``);
 
+   The names the question writes (its first ``UNNAMED``) are taken out too, each set of them
+   embedded beside the question (``without_names``): the index reads the question without
+   those of them that speak in the scopes, and its speaker list ranks what they said;
+
 1. One index call (one round trip on Neo4j, walk included) returns the k best units visible
-   at (T, S): the semantic, lexical and named-entity lists are each read from search entries
-   filtered by scope and both time axes (``graphmem.entries``), then fused by reciprocal rank
+   at (T, S): the semantic, lexical, named-entity and speaker lists are each read from search
+   entries filtered by scope and both time axes (``graphmem.entries``), then fused by reciprocal rank
    fusion (``graphmem.fusion.rrf``), so an as-of question about a sparse moment needs no
    second round; with hops > 0 the same call walks from the best hits through the entities
    they are about or name (facts, and mentions: ``graphmem.mentions``) to other units visible
