@@ -4,12 +4,13 @@ never looks for fragments ("s", "t") that no indexed text holds."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.models import STOPWORDS, search_terms
+from graphmem.models import STOPWORDS, UNNAMED, search_terms, words
 from graphmem.pipelines.recall import without_names
 
 #: Characters with a meaning in Lucene's query syntax.
@@ -42,3 +43,15 @@ def test_terms_are_plain_distinct_words_without_stopwords(text):
 ])
 def test_a_question_without_each_set_of_its_first_names(question, expected):
     assert without_names(question) == expected
+
+
+@given(st.text(max_size=200) | st.lists(st.sampled_from(["Ada", "Bo's", "Cy", "met", "and", "?", ",", "’s", "O'Neil",
+                                                          "São", "ÆON", "x"]), max_size=12).map(" ".join))
+def test_a_question_without_names_keeps_only_its_own_words(question):
+    variants = without_names(question)
+    assert len(variants) <= 2 ** UNNAMED - 1
+    for names, rest in variants.items():
+        assert 1 <= len(names) <= UNNAMED and list(names) == sorted(set(names))
+        left = Counter(words(question))
+        left.subtract(words(rest))
+        assert min(left.values(), default=0) >= 0  # nothing added, only names taken out
