@@ -383,8 +383,10 @@ class MemoryIndex(Protocol):
         the question names said: a unit whose text has them as a speaker mention, every word
         of the name in ``request.words``; tied), fused by reciprocal rank fusion
         (``graphmem.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
-        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``). One round
-        trip on Neo4j, walk included."""
+        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``). The semantic,
+        lexical and time lists read ``request.asked`` of those of ``request.names`` that speak
+        in a text of the scopes (on Neo4j, found among 1,000 of a name's links: recall/asked).
+        One round trip on Neo4j, walk included."""
         ...
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:

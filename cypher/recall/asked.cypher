@@ -2,8 +2,9 @@
 // params: names, variants
 // What the lists read (graphmem.models.SearchRequest.asked): of the names the question writes
 // ($names: {norm, ids: the entity's id in each scope}), those that speak in a text of the
-// scopes (a MENTIONS link of kind speaker among the entity's first 1,000 links, so a name
-// linked that often before it first speaks counts as no speaker), and the entry of $variants
+// scopes (a MENTIONS link of kind speaker among 1,000 of the entity's links: the read is
+// bounded, so a name a scope writes thousands of times may miss its rare speaker links; a
+// speaker's own lines are most of its links), and the entry of $variants
 // for them: {vector, lucene} of the question without those names (key: their norms, sorted,
 // joined by a newline), or of the whole question (key '').
 CALL () {
