@@ -39,6 +39,7 @@ from ..timewords import TimeWindow, find_window
 
 MODES = ("hybrid", "semantic", "lexical")
 _POSSESSIVE = re.compile(r"(?:['’]s\b|['’](?!\w))?")
+_WORD_CHAR = re.compile(r"\w")
 
 
 class RecallHit(BaseModel):
@@ -60,8 +61,10 @@ def without_names(text: str) -> dict[tuple[str, ...], str]:
     name), by the set's norms, sorted."""
     first: dict[str, list[tuple[int, int]]] = {}
     for m in written(text):
-        if m.norm in first or len(first) < UNNAMED:
-            end = m.end + len(_POSSESSIVE.match(text, m.end)[0])
+        end = m.end + len(_POSSESSIVE.match(text, m.end)[0])
+        # only whole words as search reads them ("¹A0" is one word there, no name "A0")
+        whole = not _WORD_CHAR.match(text[m.start - 1:m.start]) and not _WORD_CHAR.match(text[end:end + 1])
+        if whole and (m.norm in first or len(first) < UNNAMED):
             first.setdefault(m.norm, []).append((m.start, end))
     out = {}
     for size in range(1, len(first) + 1):
