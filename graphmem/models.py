@@ -124,16 +124,17 @@ _INVISIBLE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Defau
 STORED = {"stored": True}
 
 
-def _entity_name(limit: int):
-    """A fact's subject, predicate or object as given: plain text (a hidden or invisible
-    character would make a second entity that looks like the first). Read back (``STORED``),
-    a fact keeps the names it was stored with."""
+def _visible(limit: int, what: str, blank: bool = False):
+    """Plain text with nothing hidden in it, for what is shown and compared as a name: a
+    fact's subject, predicate or object, an episode's channel, a label (a hidden or invisible
+    character would make a second one that looks like the first). Read back (``STORED``), a
+    record keeps what it was stored with."""
     def check(value: str, info: ValidationInfo) -> str:
         found = None if (info.context or {}).get("stored") else _INVISIBLE.search(value)
         if found:
             raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
-                             "ignorable or undecodable): not allowed in a fact's names")
-        return _clean_text(limit)(value)
+                             f"ignorable or undecodable): not allowed in {what}")
+        return _clean_text(limit, blank=blank)(value)
 
     return check
 
@@ -160,8 +161,9 @@ Reason = Annotated[str, AfterValidator(_clean_text(2_000))]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Name = Annotated[str, AfterValidator(normal_name)]
 EpisodeId = Annotated[str, AfterValidator(_identifier)]
-Channel = Annotated[str, AfterValidator(_clean_text(MAX_CHANNEL_CHARS, blank=True))]
-Labels = Annotated[tuple[Annotated[str, AfterValidator(_clean_text(MAX_LABEL_CHARS))], ...], Field(max_length=MAX_LABELS)]
+Channel = Annotated[str, AfterValidator(_visible(MAX_CHANNEL_CHARS, "a channel", blank=True))]
+Labels = Annotated[tuple[Annotated[str, AfterValidator(_visible(MAX_LABEL_CHARS, "a label"))], ...],
+                   Field(max_length=MAX_LABELS)]
 
 
 class Model(BaseModel):
@@ -351,9 +353,9 @@ class MemoryBlock(Model):
 class Fact(Model):
     """A structured fact given with an episode (the README's episode lines)."""
 
-    subject: Annotated[str, AfterValidator(_entity_name(500))]
-    predicate: Annotated[str, AfterValidator(_entity_name(200))]
-    object: Annotated[str, AfterValidator(_entity_name(500))] | None = None
+    subject: Annotated[str, AfterValidator(_visible(500, "a fact's names"))]
+    predicate: Annotated[str, AfterValidator(_visible(200, "a fact's names"))]
+    object: Annotated[str, AfterValidator(_visible(500, "a fact's names"))] | None = None
     content: Content | None = None
     kind: "MemoryKind" = MemoryKind.semantic
     valid_at: UTCDatetime | None = None
