@@ -455,6 +455,7 @@ class Neo4jStore:
                 found.update((r["id"], r["text"]) for r in page)
                 if len(page) < TEXTS_PAGE:
                     break
+        found.update((r["id"], r["text"]) for r in run(tx, "mentions/archived_texts", scope=scope.key))
         known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
                            seen=[n for n, fact in batch.anchors if not fact])
         named = {uid: tuple((m.name, m.kind) for m in known.find(text)) for uid, text in found.items()}

@@ -5,7 +5,7 @@ the order texts arrived in."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -172,3 +172,11 @@ def test_a_question_naming_a_speaker_ranks_what_they_said_above_what_was_said_to
     # the words alone put what was said to her first
     hits = [h.unit.content for h in mem.recall(question, s, k=4, mode="lexical")]
     assert hits.index(said_to) < hits.index(said_by), hits
+
+
+def test_a_name_learnt_after_a_text_was_archived_links_it_too(mem):
+    s = fresh_scope()
+    text = mem.remember("met zed today", s, extractor="none").unit_ids[0]
+    assert mem.archive(s, now=datetime.now(timezone.utc) + timedelta(days=400))[str(s)]  # out of search
+    mem.remember("Zed's taste", s, facts=[Fact(subject="Zed", predicate="likes", object="Rome")])
+    assert {(normalise(n), how) for n, how in mem.explain(text, s)["entities"]} == {("zed", "fact")}
