@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from graphmem.config import default_home
-from graphmem.fusion import rrf, walk
+from graphmem.fusion import rrf, similar, walk
 from graphmem.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
 from graphmem.pipelines.recall import Recaller
 
@@ -190,17 +190,19 @@ class ListReplay:
     def _alone(self, request: SearchRequest, name: str) -> list[Scored]:
         self.calls += 1
         # The speaker list can hold every candidate of the others, each ``fetch`` deep.
-        only = request.model_copy(update={"weights": {n: float(n == name) for n in self.LISTS},
+        # Every hit carries its similarity with the question: a run alone re-scores none.
+        only = request.model_copy(update={"weights": {**{n: float(n == name) for n in self.LISTS}, "similarity": 0.0},
                                           "k": len(self.LISTS) * request.fetch, "hops": 0})
         return [s for s in self.index.recall(only) if s.score > 0]
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         lists = self.lists(request)
         units = {s.unit.id: s.unit for hits in lists.values() for s in hits}
+        sims = {s.unit.id: s.similarity for hits in lists.values() for s in hits if s.similarity is not None}
         fused = rrf({name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
                     request.rrf_k, request.weights)
-        best = sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]
-        return walk(request, [Scored(unit=units[i], score=fused[i]) for i in best], self.hop)
+        best = similar(fused, lambda ids: {i: sims[i] for i in ids if i in sims}, request)
+        return walk(request, [Scored(unit=units[i], score=score, similarity=sim) for i, score, sim in best], self.hop)
 
     def hop(self, request: SearchRequest, step: Step) -> list:
         # The hop statement ranks its rows whatever order the frontier comes in.

@@ -19,8 +19,10 @@ Search, two stages, every setting run by graphmem's own Recaller over the same s
 (``_recall.ListReplay``: the database is asked each question's lists once, and each
 distinct walk hop once):
   1. the fusion grid, rrf_k x lexical x entities x time x speaker weights (semantic fixed at
-     1: only ratios matter), scored on the hybrid mode, with the baseline's paths weight;
-  2. the best few of stage 1 times the paths weights, scored on the whole objective.
+     1: only ratios matter), scored on the hybrid mode, with the baseline's paths and
+     similarity weights;
+  2. the best few of stage 1 times the paths and similarity weights, and the baseline with
+     each similarity weight, scored on the whole objective.
 The winner is then asked over half B through the real index (no replay), beside the baseline,
 with 95% bootstrap intervals. --json: the last stdout line is one JSON object.
 """
@@ -55,6 +57,8 @@ TIME = (2.0, 3.0)
 #: The candidates said by someone the question names (LoCoMo's questions only).
 SPEAKER = (1.0, 2.0, 3.0)
 PATHS = (0.5, 1.0, 2.0, 4.0)
+#: The question's similarity with the best fused units (graphmem.fusion.similar).
+SIMILARITY = (0.0, 0.5, 1.0, 1.5, 2.0, 4.0)
 #: Stage 1 settings carried into stage 2.
 CARRIED = 5
 LABELS = ("hybrid", "hybrid+hops2")
@@ -96,9 +100,10 @@ class Sets:
         return parts
 
 
-def weights_of(lexical: float, entities: float, time_: float, speaker: float, paths: float) -> dict[str, float]:
+def weights_of(lexical: float, entities: float, time_: float, speaker: float, paths: float,
+               similarity: float) -> dict[str, float]:
     return {"semantic": 1.0, "lexical": lexical, "entities": entities, "time": time_, "speaker": speaker,
-            "paths": paths}
+            "paths": paths, "similarity": similarity}
 
 
 def main() -> None:
@@ -124,15 +129,15 @@ def main() -> None:
 
     default = Settings()
     baseline_k = args.baseline_rrf_k or default.rrf_k
-    # a list not named weighs 1 (the walk's paths 2), as in Recaller
-    baseline_weights = {**weights_of(1.0, 1.0, 1.0, 1.0, 2.0),
+    # a list not named weighs 1, as in Recaller
+    baseline_weights = {**weights_of(1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
                         **(default.list_weights if args.baseline_weights is None else args.baseline_weights)}
     replay = ListReplay(mem.index)
     started = time.perf_counter()
 
     stage1 = []
     for rrf_k, lexical, entities, time_, speaker in itertools.product(RRF_K, LEXICAL, ENTITIES, TIME, SPEAKER):
-        weights = weights_of(lexical, entities, time_, speaker, baseline_weights["paths"])
+        weights = weights_of(lexical, entities, time_, speaker, baseline_weights["paths"], baseline_weights["similarity"])
         parts = sets.objective(sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), ["hybrid"], "A"),
                                ["hybrid"])
         stage1.append((parts["objective"], rrf_k, weights))
@@ -141,8 +146,11 @@ def main() -> None:
     stage1.sort(key=lambda row: -row[0])
 
     candidates = [(baseline_k, baseline_weights)]
+    candidates += [(baseline_k, {**baseline_weights, "similarity": similarity})  # the baseline's own neighbours
+                   for similarity in SIMILARITY if similarity != baseline_weights["similarity"]]
     for _, rrf_k, weights in stage1[:CARRIED]:
-        candidates += [(rrf_k, {**weights, "paths": paths}) for paths in PATHS]
+        candidates += [(rrf_k, {**weights, "paths": paths, "similarity": similarity})
+                       for paths, similarity in itertools.product(PATHS, SIMILARITY)]
     stage2 = []
     for rrf_k, weights in candidates:
         parts = sets.objective(sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), LABELS, "A"), LABELS)

@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from .errors import error_line, quoted
+from .timeline import END_OF_TIME
 
 #: Content longer than this is refused: a memory unit is a fact, not a document dump.
 MAX_CONTENT_CHARS = 20_000
@@ -130,13 +131,19 @@ def _visible(limit: int, what: str, blank: bool = False):
     character would make a second one that looks like the first). Read back (``STORED``), a
     record keeps what it was stored with."""
     def check(value: str, info: ValidationInfo) -> str:
-        found = None if (info.context or {}).get("stored") else _INVISIBLE.search(value)
-        if found:
-            raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
-                             f"ignorable or undecodable): not allowed in {what}")
+        if not (info.context or {}).get("stored"):
+            _shown(value, what)
         return _clean_text(limit, blank=blank)(value)
 
     return check
+
+
+def _shown(value: str, what: str) -> None:
+    """ValueError when ``value`` holds a character that shows as nothing (``_INVISIBLE``)."""
+    found = _INVISIBLE.search(value)
+    if found:
+        raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
+                         f"ignorable or undecodable): not allowed in {what}")
 
 
 def _identifier(value: str) -> str:
@@ -155,6 +162,17 @@ def _valid_before_invalid(record):
 
 
 UTCDatetime = Annotated[AwareDatetime, AfterValidator(_utc)]
+
+
+def _before_the_end(value: datetime | None, info: ValidationInfo) -> datetime | None:
+    """A world time a fact gives: not ``END_OF_TIME``, which would read back as no time at all.
+    Read back (``STORED``), a record keeps what it was stored with."""
+    if value == END_OF_TIME and not (info.context or {}).get("stored"):
+        raise ValueError("9999-12-31T23:59:59.999999Z stands for no end: leave the time out")
+    return value
+
+
+WorldTime = Annotated[UTCDatetime, AfterValidator(_before_the_end)]
 Content = Annotated[str, AfterValidator(_clean_text(MAX_CONTENT_CHARS))]
 RawText = Annotated[str, AfterValidator(_clean_text(MAX_RAW_CHARS))]
 Reason = Annotated[str, AfterValidator(_clean_text(2_000))]
@@ -222,8 +240,10 @@ class Scope(Model):
         return _scope_token(self.key)
 
     @classmethod
-    def parse(cls, subject: str, project: str | None = None) -> "Scope":
-        """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``)."""
+    def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> "Scope":
+        """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``). A new id (not ``stored``: an
+        export names what was stored then) holds nothing that shows as nothing (``_INVISIBLE``),
+        so two subjects cannot look alike."""
         kind, sep, ident = subject.partition(":")
         kind = kind.strip()
         if not sep or not ident.strip():
@@ -232,9 +252,16 @@ class Scope(Model):
             allowed = "|".join(SubjectType.__members__)
             raise ValueError(f"unknown subject type {quoted(kind)}: use {allowed}")
         try:
-            return cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
+            scope = cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
         except ValidationError as exc:
             raise ValueError(f"subject {quoted(subject)}: {error_line(exc)}") from None
+        for what, value in (("subject", scope.subject_id), ("project", scope.project_id)):
+            try:
+                if not stored and value is not None:
+                    _shown(value, "a name")
+            except ValueError as exc:
+                raise ValueError(f"{what} {quoted(value)} {exc}") from None
+        return scope
 
     def __str__(self) -> str:
         text = f"{self.subject_type.value}:{self.subject_id}"
@@ -358,8 +385,8 @@ class Fact(Model):
     object: Annotated[str, AfterValidator(_visible(500, "a fact's names"))] | None = None
     content: Content | None = None
     kind: "MemoryKind" = MemoryKind.semantic
-    valid_at: UTCDatetime | None = None
-    invalid_at: UTCDatetime | None = None
+    valid_at: WorldTime | None = None
+    invalid_at: WorldTime | None = None
     single_valued: bool = False
     op: Literal["assert", "retract"] = "assert"
     labels: Labels = ()
@@ -682,7 +709,8 @@ class SearchRequest(Model):
     names: tuple[str, ...] = ()
     unnamed: tuple[Unnamed, ...] = ()
     rrf_k: Annotated[int, Field(ge=1)] = 1
-    #: Weight of each list in the fusion, by name: semantic, lexical, entities, time, speaker.
+    #: Weight of each list in the fusion, by name: semantic, lexical, entities, time, speaker;
+    #: and of the question's similarity (``graphmem.fusion.similar``) and a walk's paths.
     weights: dict[str, float] = Field(default_factory=dict)
     #: Entities read per question and units read per entity; units a hop starts from.
     seeds: int = SEEDS
@@ -698,6 +726,12 @@ class SearchRequest(Model):
         """How many fused units a walk starts from and adds to: a unit reached by a path also
         scores its own fused score when the question found it below the top k."""
         return min(1000, max(self.k, self.fetch)) if self.hops else self.k
+
+    @property
+    def pool(self) -> int:
+        """How many of the best fused units the question's similarity re-scores
+        (``graphmem.fusion.similar``) before the ``depth`` best are kept."""
+        return min(1000, max(self.depth, self.fetch))
 
     def asked(self, speakers: Iterable[str]) -> tuple[list[float] | None, tuple[str, ...] | None]:
         """The vector and terms the lists read when ``speakers`` (norms) speak in the scopes:
@@ -718,6 +752,9 @@ class Scored(Model):
     score: float
     hop: int = 0
     path: tuple[str, ...] = ()
+    #: The question's similarity with the unit ((1 + cos) / 2) when fusion read it: a direct
+    #: hit among the fused units it re-scores (``graphmem.fusion.similar``), with a vector.
+    similarity: float | None = None
 
 
 class Step(Model):

@@ -39,9 +39,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Iterable, Literal, Sequence
 
-#: Open ends, for comparisons only (never stored).
+#: Open ends, for comparisons only (never stored): a time equal to one reads as no time, so a
+#: fact may not give END_OF_TIME (``graphmem.models.Fact``).
 _MIN = datetime.min.replace(tzinfo=timezone.utc)
-_MAX = datetime.max.replace(tzinfo=timezone.utc)
+END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
 
 Order = tuple[datetime, int, int]
 EventKind = Literal["assert", "retract", "retire"]
@@ -52,7 +53,7 @@ def _start(t: datetime | None) -> datetime:
 
 
 def _end(t: datetime | None) -> datetime:
-    return _MAX if t is None else t
+    return END_OF_TIME if t is None else t
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def stretches(assertions: Sequence[Event], single: bool) -> list[Stretch]:
         for i, start in enumerate(keys):
             winner = starts[start][-1]
             owner = next(a for a in starts[start] if a.value == winner.value)
-            end = min(_end(winner.end), keys[i + 1] if i + 1 < len(keys) else _MAX)
+            end = min(_end(winner.end), keys[i + 1] if i + 1 < len(keys) else END_OF_TIME)
             if end <= start:
                 continue
             if runs and runs[-1][1] == winner.value and runs[-1][3] == start:
@@ -167,7 +168,7 @@ def stretches(assertions: Sequence[Event], single: bool) -> list[Stretch]:
                 runs.append([a.id, a.value, start, end])
     owners = {a.id: a for a in ordered}
     return [
-        Stretch(owner, value, owners[owner].valid_at, None if end == _MAX else end)
+        Stretch(owner, value, owners[owner].valid_at, None if end == END_OF_TIME else end)
         for owner, value, _, end in runs
     ]
 
@@ -188,7 +189,7 @@ def shown(units: Iterable[Drawn], at: datetime) -> list[Shown]:
             continue
         end = min([_end(own_end), *seen])
         if end > _start(start):
-            alive.append(Shown(uid, owner, start, None if end == _MAX else end))
+            alive.append(Shown(uid, owner, start, None if end == END_OF_TIME else end))
     return alive
 
 

@@ -60,7 +60,8 @@ def unit(value: MemoryUnit) -> dict[str, Any]:
 
 
 def hit(value: RecallHit) -> dict[str, Any]:
-    """One recall hit (``recall --json``): the unit flattened, its score, hop and path."""
+    """One recall hit (``recall --json``): the unit flattened, its score, hop, path and
+    similarity with the question (null when fusion did not read it)."""
     u, t = value.unit, value.unit.time
     return {
         "id": u.id,
@@ -74,6 +75,7 @@ def hit(value: RecallHit) -> dict[str, Any]:
         "expired_at": time(t.expired_at),
         "hop": value.hop,
         "path": list(value.path),
+        "similarity": value.similarity,
         **scope(u.scope),
     }
 

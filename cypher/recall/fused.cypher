@@ -1,12 +1,13 @@
 // mode: fragment
-// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, rrf_k, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, pool, prop, rrf_k, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
 // state by the gap between its interval and the window: graphmem.entries.nearness; equal
 // distances tie); the lexical and named-entity lists filtered right after their index calls;
 // the speaker list (which of those candidates someone the question names said);
-// reciprocal rank fusion (ties share a rank) of the depth best; up to three hops of a walk
+// reciprocal rank fusion (ties share a rank), the pool best re-scored by their similarity with
+// the question, of which the depth best; up to three hops of a walk
 // from them (graphmem.fusion.walk); the k best units as seen at system time s, with the entry
 // showing them and the path that reached them.
 CALL (near) {
@@ -66,15 +67,24 @@ CALL (named_by_words, semantic, lexical, entities, timed) {
 }
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed], ['speaker', said]] AS list
 UNWIND range(0, size(list[1]) - 1) AS i
-WITH list[0] AS name, list[1] AS hits, i
+WITH asked.vector AS v, list[0] AS name, list[1] AS hits, i
 // The time list's ties share their average rank (graphmem.fusion.AVERAGED): a state true all
 // through the named time is as near as every other, and a tie of many must not lift them all.
-WITH hits[i].id AS id,
+WITH v, hits[i].id AS id,
      coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])
        + CASE WHEN name = 'time' THEN (size([h IN hits WHERE h.score = hits[i].score]) - 1) / 2.0 ELSE 0 END) AS part
-WITH id, sum(part) AS score
+WITH v, id, sum(part) AS score
+ORDER BY score DESC, id LIMIT $pool
+// The pool's similarity with what the lists read, above the pool's lowest (graphmem.fusion.similar):
+// a unit's entries all carry its vector.
+WITH id, score, CASE WHEN v IS NOT NULL
+                     THEN vector.similarity.cosine(v, COLLECT { MATCH (e:Entry {unit_id: id}) RETURN e[$prop] AS x LIMIT 1 }[0])
+                END AS sim
+WITH collect({id: id, score: score, sim: sim}) AS pool, min(sim) AS lo
+UNWIND pool AS p
+WITH p.id AS id, p.score + coalesce($weights.similarity, 1.0) * coalesce(p.sim - lo, 0.0) AS score, p.sim AS sim
 ORDER BY score DESC, id LIMIT $depth
-WITH collect({id: id, score: score}) AS found
+WITH collect({id: id, score: score, sim: sim}) AS found
 // The walk (graphmem.fusion.walk): a hop starts from the seeds best units (the direct hits,
 // then the best the previous hop reached, each with the entity it was reached through) and
 // reaches units no earlier hop started from or reached; a path holds unit ids and the names
@@ -110,7 +120,7 @@ ORDER BY best.score DESC, id LIMIT $k
 MATCH (u:Unit {id: id})
 MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
 OPTIONAL MATCH (st:Usage {unit_id: id})
-RETURN best.score AS score, best.hop AS hop,
+RETURN best.score AS score, best.hop AS hop, best.sim AS similarity,
        [i IN range(0, size(best.path) - 1) | CASE WHEN i % 2 = 1 THEN best.path[i]
                                                    ELSE COLLECT { MATCH (p:Unit {id: best.path[i]}) RETURN p.content }[0] END] AS path,
        {{include recall/unit_fields}}

@@ -56,7 +56,7 @@ from ..models import (
     words,
 )
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
-from ..fusion import rrf, walk
+from ..fusion import rrf, similar, walk
 from ..mentions import KnownNames
 from ..ports import Record
 
@@ -723,7 +723,12 @@ class InMemoryIndex:
         if request.words:
             lists["speaker"] = self._said(request, lists)
         fused = rrf(lists, request.rrf_k, request.weights)
-        best = [Scored(unit=by_id[i], score=fused[i]) for i in sorted(fused, key=lambda i: (-fused[i], i))[: request.depth]]
+        vectors = self.store._state.vectors
+
+        def similarity(ids: Sequence[str]) -> dict[str, float]:
+            return {} if vector is None else {i: _cosine(vector, vectors[i]) for i in ids if i in vectors}
+
+        best = [Scored(unit=by_id[i], score=score, similarity=sim) for i, score, sim in similar(fused, similarity, request)]
         return walk(request, best, self.hop)
 
     def _speaking(self, request: SearchRequest) -> set[str]:

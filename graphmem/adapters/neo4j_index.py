@@ -183,7 +183,7 @@ class Neo4jIndex:
                          for u in request.unnamed}},
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
-            depth=request.depth, rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds,
+            depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds,
             fanout=request.fanout, hops=request.hops, limit=request.frontier, hop_decay=request.hop_decay,
             prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
@@ -198,7 +198,8 @@ class Neo4jIndex:
             params.update(self._v5_vector(request))
         params["near"] = [n.props() for n in rules]
         rows = self.conn.read(query, **params)
-        return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"])) for r in rows]
+        return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"]), similarity=r["similarity"])
+                for r in rows]
 
     def _rendered(self, name: str) -> Query:
         return load(name).rendered(index=index_name(self.generation))

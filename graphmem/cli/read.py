@@ -48,7 +48,8 @@ def recall(
     """The k best units visible at (as-of, known-at), best first.
 
     Each hit shows its relevance: its fused rank score as a percentage of the best hit's
-    (100 = as relevant as the top hit of this query; --json also gives the raw "score").
+    (100 = as relevant as the top hit of this query; --json also gives the raw "score" and each
+    direct hit's "similarity" with the question).
     It is shown only, and filters nothing unless --min-score is given."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:

@@ -81,7 +81,7 @@ class Header(Model):
     exported_at: UTCDatetime
 
     def subject(self) -> Scope:
-        return Scope.parse(self.scope, self.project)
+        return Scope.parse(self.scope, self.project, stored=True)
 
 
 def export(store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime | None = None) -> Iterator[dict]:
@@ -133,7 +133,7 @@ def parse(data: Any) -> tuple[str, Any]:
             subject = fields.pop("scope", None)
             if not isinstance(subject, str):
                 raise InvalidInput("scope: must be a string TYPE:ID")
-            fields["scope"] = scope = Scope.parse(subject, fields.pop("project", None))
+            fields["scope"] = scope = Scope.parse(subject, fields.pop("project", None), stored=True)
             _scope_candidates(fields, scope)
         value = MODELS[kind].model_validate(fields, context=STORED)
     except ValidationError as exc:

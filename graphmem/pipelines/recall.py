@@ -47,6 +47,9 @@ class RecallHit(BaseModel):
     score: float
     hop: int = 0
     path: list[str] = []
+    #: The question's similarity with the unit, (1 + cos) / 2, when fusion read it (a direct
+    #: hit of a recall with a question vector: ``graphmem.fusion.similar``).
+    similarity: float | None = None
 
 
 class Recalled(list):
@@ -147,6 +150,6 @@ class Recaller:
             # time only ranks them. Facts stay as they were (none was true then).
             request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
             scored = self.index.recall(request)
-        recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path)) for s in scored)
+        recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
         recalled.window = window
         return recalled

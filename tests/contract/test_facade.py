@@ -85,6 +85,9 @@ def test_every_spelling_of_a_subject_is_one_subject(mem):
     assert {str(h.unit.scope) for h in found} == {f"user:Jos\u00e9-{name}"}
     with pytest.raises(InvalidInput, match="U\\+200B"):
         mem.recall("what do I like", f"user:Jos\u00e9\u200b-{name}")  # a look-alike is refused, not a new subject
+    for invisible in ("\u2028", "\ufe0f", "\u3164"):  # a line separator, a variation selector, a filler
+        with pytest.raises(InvalidInput, match=f"U\\+{ord(invisible):04X}"):
+            mem.remember("I like tea.", f"user:Jos\u00e9{invisible}-{name}")
     mem.forget(f"user:Jose\u0301-{name} ")
     assert mem.recall("what do I like", f"user:Jos\u00e9-{name}", k=10) == []
 

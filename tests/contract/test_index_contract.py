@@ -170,3 +170,29 @@ def test_names_that_speak_in_the_scope_leave_the_question(store_and_index):
 
     assert first(("melanie",)) == said.id  # she speaks in the scope: her name leaves the question
     assert first(("porto",)) == other.id  # named, but no speaker: the whole question is read
+
+
+def test_the_question_similarity_reorders_the_fused_units(store_and_index):
+    """With every list weighed 0 but the similarity, the fused units come in the order of their
+    cosine with the question, the semantic list's own order, whatever the lists ranked; each
+    direct hit carries that similarity, (1 + cos) / 2. Without a question vector there is none."""
+    store, index = store_and_index
+    scope = fresh_scope()
+    load(store, index, scope, ["the red kite flies high", "a kite shop in town", "red paint on the fence",
+                               "the weather is mild", "kites and red balloons at the fair"])
+    question = "red kite"
+
+    def ranked(weights, mode="hybrid"):
+        request = SearchRequest(
+            scopes=(scope,), at=AsOf.now(), k=5, fetch=30, weights=weights,
+            vector=index.vectors([question])[0] if mode == "hybrid" else None,
+            terms=tuple(search_terms(question)), words=tuple(words(question)))
+        return index.recall(request)
+
+    off = {"semantic": 0.0, "lexical": 0.0, "entities": 0.0, "time": 0.0, "speaker": 0.0}
+    by_meaning = ranked({**off, "semantic": 1.0, "similarity": 0.0})
+    by_similarity = ranked({**off, "lexical": 1e-9, "similarity": 1.0})
+    assert [s.unit.id for s in by_similarity] == [s.unit.id for s in by_meaning]
+    sims = [s.similarity for s in by_similarity]
+    assert sims == sorted(sims, reverse=True) and all(0.0 <= x <= 1.0 for x in sims)
+    assert all(s.similarity is None for s in ranked({**off, "lexical": 1.0}, mode="lexical"))

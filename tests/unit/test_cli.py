@@ -124,7 +124,11 @@ BAD_LINES = {
     "too many labels": (lambda s: line(s, facts=[fact(labels=["l"] * 65)]), "facts.0.labels: Tuple should have at most 64"),
     "zero-width subject": (lambda s: line(s + "\u200b"), "holds the hidden character U+200B"),
     "bidi subject": (lambda s: line(s.replace(":", ":\u202e")), "holds the hidden character U+202E"),
+    "separator in a subject": (lambda s: line(s + "\u2028x"), "holds the hidden character U+2028"),
+    "filler in a subject": (lambda s: line(s.replace(":", ":\u3164")), "holds the hidden character U+3164"),
     "bidi channel": (lambda s: line(s, channel="chat\u202e"), "channel: holds the hidden character U+202E"),
+    "fact ending at the end of time": (lambda s: line(s, facts=[fact(invalid_at="9999-12-31T23:59:59.999999Z")]),
+                                       "facts.0.invalid_at: 9999-12-31T23:59:59.999999Z stands for no end"),
     "zero-width label": (lambda s: line(s, facts=[fact(labels=["work\u200b"])]),
                          "facts.0.labels.0: holds the hidden character U+200B"),
     "huge integer": (lambda s: line(s, facts=[fact(confidence=1)]).replace('"confidence": 1', '"confidence": ' + "9" * 5000),
@@ -202,8 +206,9 @@ def test_recall_json_shape_and_as_of(run, moved):
     s = subject(moved)
     [hit] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
     assert {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
-            "expired_at", "path", "hop", "scope", "project", "relevance"} == set(hit)
+            "expired_at", "path", "hop", "scope", "project", "relevance", "similarity"} == set(hit)
     assert hit["content"] == "Alice lives in Berlin" and hit["scope"] == s and hit["project"] is None
+    assert 0.0 <= hit["similarity"] <= 1.0  # the question's, (1 + cos) / 2
     assert hit["valid_at"] == "2023-06-01T07:30:00.250000+00:00"  # full precision, UTC
     [before] = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-03-01",
                            "--json"))["hits"]
