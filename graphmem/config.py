@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
@@ -89,8 +89,17 @@ class Settings(LocalServerSettings):
     rrf_k: int = Field(RRF_K, ge=1, description="reciprocal rank fusion constant")
     #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, speaker, and a
     #: walk's paths; 1 when not named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
-    list_weights: dict[str, float] = Field(default_factory=lambda: dict(WEIGHTS),
-                                           description="weight of each ranked list in the fusion")
+    list_weights: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: dict(WEIGHTS), description="weight of each ranked list in the fusion")
+
+    @field_validator("list_weights")
+    @classmethod
+    def _known_lists(cls, weights: dict[str, float]) -> dict[str, float]:
+        # A misspelt name would weigh nothing and leave its list at 1, silently.
+        unknown = sorted(set(weights) - set(WEIGHTS))
+        if unknown:
+            raise ValueError(f"unknown name {unknown[0]!r}: use {'|'.join(WEIGHTS)}")
+        return weights
     trace_retention_days: float | None = Field(
         None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"
     )

@@ -85,3 +85,14 @@ def test_empty_variables_are_unset_and_bad_ones_are_refused(monkeypatch: pytest.
     monkeypatch.setenv("GRAPHMEM_EMBEDDER", "word2vec")
     with pytest.raises(ValueError, match="embedder"):
         Settings()
+
+
+@pytest.mark.parametrize("weights, words", [
+    ('{"semntic": 2}', "unknown name 'semntic': use semantic|lexical"),  # a typo would weigh nothing
+    ('{"time": -1}', "greater than or equal to 0"),
+    ('{"similarity": NaN}', "finite number"),  # json reads NaN
+])
+def test_list_weights_name_known_lists_with_finite_weights(monkeypatch: pytest.MonkeyPatch, weights, words) -> None:
+    monkeypatch.setenv("GRAPHMEM_LIST_WEIGHTS", weights)
+    with pytest.raises(ValueError, match=words):
+        Settings()
