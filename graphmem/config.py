@@ -87,8 +87,9 @@ class Settings(LocalServerSettings):
 
     policy: Literal["rule", "llm"] = "rule"
     rrf_k: int = Field(RRF_K, ge=1, description="reciprocal rank fusion constant")
-    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, speaker, and a
-    #: walk's paths; 1 when not named). GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
+    #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, speaker), of
+    #: a walk's paths and of the question's similarity (``graphmem.fusion``; 1 when not named).
+    #: GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
     list_weights: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
         default_factory=lambda: dict(WEIGHTS), description="weight of each ranked list in the fusion")
 

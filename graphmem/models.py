@@ -255,10 +255,10 @@ class Scope(Model):
             scope = cls(subject_type=SubjectType(kind), subject_id=ident, project_id=project)
         except ValidationError as exc:
             raise ValueError(f"subject {quoted(subject)}: {error_line(exc)}") from None
-        for what, value in (("subject", scope.subject_id), ("project", scope.project_id)):
+        checked = () if stored else (("subject", scope.subject_id), ("project", scope.project_id))
+        for what, value in checked:
             try:
-                if not stored and value is not None:
-                    _shown(value, "a name")
+                _shown(value or "", "a name")
             except ValueError as exc:
                 raise ValueError(f"{what} {quoted(value)} {exc}") from None
         return scope
