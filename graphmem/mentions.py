@@ -89,12 +89,13 @@ _PARTICLES = "of|the|de|da|di|del|della|der|den|van|von|la|le|du|des"
 
 # A capitalised word: a dotted initialism ("U.S."), an initial or a usual abbreviation before
 # another capital ("J. K.", "St. Louis", "Dr. Smith": the period does not end a sentence there),
-# or a word with a capital in its first three letters ("Alice", "LGBTQ", "iPhone", "eBay"),
+# or a word with a capital in its first two letters ("Alice", "LGBTQ", "iPhone", "eBay"; not a
+# camel-case predicate such as "isLocatedIn", which would join the names around it into one),
 # hyphenated or with apostrophes inside ("Jean-Luc", "O'Brien", "Alice's").
 _WORD = (
     r"(?:\p{Lu}\.){2,}"
     r"|(?:(?!I\.)\p{Lu}|St|Mt|Ft|Dr|Mr|Mrs|Ms|Prof|Jr|Sr)\.(?= \p{Lu})"
-    r"|\p{Ll}{0,2}[\p{Lu}\p{Lt}]\w*(?:['’-]\w+)*"
+    r"|\p{Ll}?[\p{Lu}\p{Lt}]\w*(?:['’-]\w+)*"
 )
 _RUN = regex.compile(rf"(?<![\w'’.:/-])(?:{_WORD})(?:(?: (?:{_PARTICLES})){{0,2}} (?:{_WORD}))*")
 _RUN_WORD = regex.compile(rf"{_WORD}|\S+")
@@ -319,7 +320,7 @@ def _base(word: str) -> tuple[str, bool]:
 def _counts(word: str) -> bool:
     """Whether a word of a run can be (part of) a name: not a particle, a negated verb
     ("Don't", "Isn’t") or a word of COMMON."""
-    if not any(c.isupper() for c in word[:3]):
+    if not any(c.isupper() for c in word[:2]):
         return False
     lower = word.casefold()
     return not lower.endswith(("n't", "n’t")) and lower.rstrip(".") not in COMMON

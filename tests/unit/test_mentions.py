@@ -31,6 +31,8 @@ def names(text: str, known: NameMatcher | None = None) -> list[str]:
         ("I went to a LGBTQ support group", ["LGBTQ"]),
         ("my new iPhone and Jean-Luc's O'Brien mug", ["iPhone", "Jean-Luc", "O'Brien"]),
         ("we played CS:GO all night", ["CS"]),
+        # A fact's camel-case predicate is no capitalised word: it parts subject and object.
+        ("Joe Haverty isAffiliatedTo Arsenal F C", ["Joe Haverty", "Arsenal F C"]),
     ],
 )
 def test_runs_of_capitalised_words_are_names(text, expected):
