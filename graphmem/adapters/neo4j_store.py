@@ -63,6 +63,7 @@ from ..models import (
     entity_id,
     entity_ids,
     erasure_keys,
+    fingerprint,
     new_id,
     normalise,
     utcnow,
@@ -356,22 +357,15 @@ class Neo4jStore:
 
     @staticmethod
     def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> Appended:
-        rows = [
-            {
-                "id": e.id,
-                "props": {
-                    **scope_props(e.scope),
-                    "occurred_at": e.occurred_at,
-                    "raw": e.raw,
-                    "channel": e.channel,
-                    "facts": json.dumps([f.model_dump(mode="json") for f in e.facts]),
-                    "fingerprint": e.fingerprint,
-                },
-            }
-            for e in episodes
-        ]
-        found = run(tx, "store/put_episodes", rows=rows, stored_at=utcnow())
-        conflicts = tuple(r["position"] for r in found if r["fingerprint"] != episodes[r["position"]].fingerprint)
+        rows, prints = [], []
+        for e in episodes:
+            facts = [f.model_dump(mode="json") for f in e.facts]
+            prints.append(fingerprint(e.scope, e.occurred_at, e.raw, e.channel, facts))
+            rows.append({"id": e.id, "occurred_at": wire(e.occurred_at),
+                         "props": {**scope_props(e.scope), "raw": e.raw, "channel": e.channel,
+                                   "facts": json.dumps(facts), "fingerprint": prints[-1]}})
+        found = run(tx, "store/put_episodes", rows=rows, stored_at=wire(utcnow()))
+        conflicts = tuple(r["position"] for r in found if r["fingerprint"] != prints[r["position"]])
         new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
         return Appended(new=len(new), conflicts=conflicts)
 
