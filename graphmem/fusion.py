@@ -4,6 +4,7 @@ paths from the best hits reach."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from typing import Callable, Mapping, Sequence
 
@@ -27,6 +28,11 @@ WEIGHTS = {"semantic": 1.0, "lexical": 2.0, "entities": 0.5, "time": 3.0, "speak
            "similarity": 1.5}
 
 
+#: Scores closer than this share a rank. Neo4j scores vectors in float32 with Lucene's SIMD
+#: code, whose rounding changes while the server's JIT compiles it (one pair of equal cosines
+#: came out 6e-8 apart): equal scores must tie however warm the server is.
+TIE = 1e-6
+
 #: Lists whose ties share their average rank rather than the best: the time list, where every
 #: state true all through the named time is equally near (often most of the candidates), so a
 #: tie of many must not give each of them the top rank's share.
@@ -36,19 +42,24 @@ AVERAGED = frozenset({"time"})
 def rrf(lists: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Ranks, not raw scores, so BM25 and cosine mix fairly: each hit scores
     ``weight / (k + rank)`` in each list, summed. Lists are best first; hits with equal scores
-    share a rank (1, 1, 3), so a tie carries no weight, except in the ``AVERAGED`` lists, where
+    share a rank (1, 1, 3; scores within ``TIE`` are equal), so a tie carries no weight, except in the ``AVERAGED`` lists, where
     they share their average rank (1.5, 1.5, 3). A list's weight defaults to 1."""
     fused: dict[str, float] = {}
     for name, hits in lists.items():
         weight = (weights or {}).get(name, 1.0)
         tied = Counter(hit.score for hit in hits)
-        rank, previous = 0, None
-        for position, hit in enumerate(hits, 1):
-            if hit.score != previous:
-                rank, previous = position, hit.score
+        ranks = shared_ranks([hit.score for hit in hits])
+        for hit, rank in zip(hits, ranks):
             shared = rank + (tied[hit.score] - 1) / 2 if name in AVERAGED else rank
             fused[hit.id] = fused.get(hit.id, 0.0) + weight / (k + shared)
     return fused
+
+
+def shared_ranks(scores: Sequence[float]) -> list[int]:
+    """The rank of each score of a list sorted best first: one more than how many score more
+    than ``TIE`` above it (so 1, 1, 3 for a tie at the top)."""
+    below = [-s for s in scores]  # ascending
+    return [1 + bisect_left(below, -s - TIE) for s in scores]
 
 
 def similar(fused: Mapping[str, float], similarity: Callable[[Sequence[str]], Mapping[str, float]],
@@ -93,10 +104,8 @@ def walk(request: SearchRequest, found: Sequence[Scored],
         through = tuple(h.path[-2] if h.hop else None for h in by_id.values())
         reached = hop(request, Step(frontier=tuple(by_id), through=through, seen=frozenset(seen),
                                     limit=request.frontier))
-        frontier, rank, previous = [], 0, None
-        for position, r in enumerate(reached, 1):
-            if r.score != previous:
-                rank, previous = position, r.score
+        frontier = []
+        for r, rank in zip(reached, shared_ranks([r.score for r in reached])):
             parent = by_id[r.source]
             frontier.append(Scored(
                 unit=r.unit, hop=depth, path=(parent.path or (parent.unit.content,)) + (r.via, r.unit.content),

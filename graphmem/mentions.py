@@ -191,19 +191,57 @@ def name_spans(text: str) -> set[str]:
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
     runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
-    # Where each run may start or end: its own edge, or after up to _EDGE symbols beside it.
-    starts = [[a - n for n in range(len(_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()) + 1)]
-              for a, _ in runs]
-    ends = [[b + n for n in range(len(_SYMBOLS.match(folded, b).group()) + 1)] for _, b in runs]
-    norm = _folded_ascii if folded.isascii() else normalise
-    return {norm(folded[a:b]) for i in range(len(runs)) for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
-            for a in starts[i] for b in ends[j]}
+    # The symbols each run may start or end with: none, or up to _EDGE of those beside it.
+    before = [_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()[::-1] for a, _ in runs]
+    after = [_SYMBOLS.match(folded, b).group() for _, b in runs]
+    if not folded.isascii():
+        return {normalise(folded[a - len(p):b + len(q)]) for i, (a, _) in enumerate(runs)
+                for j in range(i, min(i + MAX_NAME_WORDS, len(runs))) for b in (runs[j][1],)
+                for p in _tails(before[i]) for q in _heads(after[j])}
+    # ASCII text folds to itself: a span from a word to a word is its own norm once its spaces
+    # are single blanks (most are: only the gaps with other spacing are collapsed); one with
+    # symbols at an end is normalised whole (a symbol may still be a space to str.split).
+    spaced = [0]  # how many of the gaps before run k are spaced otherwise than by single blanks
+    for (_, b), (a, _) in zip(runs, runs[1:]):
+        gap = folded[b:a]
+        spaced.append(spaced[-1] + ("  " in gap or any(c.isspace() and c != " " for c in gap)))
+    found = set()
+    for i, (a, _) in enumerate(runs):
+        for j in range(i, min(i + MAX_NAME_WORDS, len(runs))):
+            core = folded[a:runs[j][1]]
+            if spaced[j] != spaced[i]:
+                core = " ".join(core.split())
+            found.add(core)
+            if before[i] or after[j]:
+                found.update(" ".join((p + core + q).split()).strip(NAME_EDGES)
+                             for p in _tails(before[i]) for q in _heads(after[j]))
+    return found
 
 
-def _folded_ascii(text: str) -> str:
-    """``normalise`` of ASCII text already case-folded, which NFKC and case folding leave as
-    it is: what remains of it (a write asks for every word run of its texts)."""
-    return " ".join(text.split()).strip(NAME_EDGES)
+def _tails(symbols: str) -> list[str]:
+    """What a span may start with of the symbols before its first word: none, or the last 1..n."""
+    return [symbols[len(symbols) - n:] for n in range(len(symbols) + 1)]
+
+
+def _heads(symbols: str) -> list[str]:
+    """What a span may end with of the symbols after its last word: none, or the first 1..n."""
+    return [symbols[:n] for n in range(len(symbols) + 1)]
+
+
+def name_edges(norm: str) -> tuple[str, str] | None:
+    """The first and the last word of a normalised name (or word run), as ``name_spans`` reads
+    words; None when it has none. A store keeps them with each entity, so that of a text's word
+    runs only those that begin and end as some name of the scope does are looked up.
+
+    >>> name_edges("kelmar f.c.")
+    ('kelmar', 'c')
+    """
+    if norm.isascii():  # most words are letters and digits only: then they are the blank-split words
+        words = norm.split()
+        if words and words[0].isalnum() and words[-1].isalnum():
+            return words[0], words[-1]
+    words = _WORD_RUN.findall(norm)
+    return (words[0], words[-1]) if words else None
 
 
 class NameMatcher:

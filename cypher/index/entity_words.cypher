@@ -1,7 +1,9 @@
 // mode: write
 // params: rows
-// The words of each entity's name, so a question names an entity when it holds every word.
+// What derives from each entity's name (graphmem.adapters.neo4j_store.name_props): the words of
+// it, so a question names an entity when it holds every word, and its first and last word, by
+// which a write's word runs find it.
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
-SET e.words = row.words
+SET e += row.props
 REMOVE e:SearchEntity, e.embedding

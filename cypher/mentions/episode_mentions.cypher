@@ -5,8 +5,7 @@ UNWIND $rows AS row
 MATCH (ep:Episode {scope: $scope_props.scope, id: row.id})
 UNWIND row.names AS m
 MERGE (e:Entity {id: m.id})
-ON CREATE SET e += $scope_props, e.scope_token = m.token, e.name = m.name, e.norm = m.norm,
-              e.words = m.words, e.created_at = $at
+ON CREATE SET e += $scope_props, e += m.props, e.created_at = $at
 MERGE (ep)-[r:MENTIONS]->(e)
 ON CREATE SET r.kind = m.kind
 RETURN count(r) AS linked

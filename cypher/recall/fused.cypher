@@ -1,15 +1,15 @@
 // mode: fragment
-// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, pool, prop, rrf_k, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
 // state by the gap between its interval and the window: graphmem.entries.nearness; equal
 // distances tie); the lexical and named-entity lists filtered right after their index calls;
 // the speaker list (which of those candidates someone the question names said);
-// reciprocal rank fusion (ties share a rank), the pool best re-scored by their similarity with
-// the question, of which the depth best; up to three hops of a walk
-// from them (graphmem.fusion.walk); the k best units as seen at system time s, with the entry
-// showing them and the path that reached them.
+// reciprocal rank fusion (ties share a rank: scores within $tie, graphmem.fusion.TIE, are one),
+// the pool best re-scored by their similarity with the question, of which the depth best; up to
+// three hops of a walk from them (graphmem.fusion.walk); the k best units as seen at system
+// time s, with the entry showing them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
   WITH n ORDER BY n.score DESC, n.id LIMIT $fetch
@@ -71,7 +71,7 @@ WITH asked.vector AS v, list[0] AS name, list[1] AS hits, i
 // The time list's ties share their average rank (graphmem.fusion.AVERAGED): a state true all
 // through the named time is as near as every other, and a tie of many must not lift them all.
 WITH v, hits[i].id AS id,
-     coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score])
+     coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score + $tie])
        + CASE WHEN name = 'time' THEN (size([h IN hits WHERE h.score = hits[i].score]) - 1) / 2.0 ELSE 0 END) AS part
 WITH v, id, sum(part) AS score
 ORDER BY score DESC, id LIMIT $pool
@@ -113,7 +113,7 @@ UNWIND [d IN found[0..$k] | d {.*, hop: 0, path: []}] +
        [w IN walked | {id: w.id, hop: w.hop, path: w.path,
                        score: coalesce(head([d IN found WHERE d.id = w.id | d.score]), 0.0)
                          + $hop_decay ^ (w.hop - 1) * coalesce($weights.paths, 1.0)
-                           / ($rrf_k + 1 + size([x IN walked WHERE x.hop = w.hop AND x.score > w.score]))}] AS c
+                           / ($rrf_k + 1 + size([x IN walked WHERE x.hop = w.hop AND x.score > w.score + $tie]))}] AS c
 WITH c ORDER BY c.score DESC, c.hop
 WITH c.id AS id, head(collect(c)) AS best
 ORDER BY best.score DESC, id LIMIT $k

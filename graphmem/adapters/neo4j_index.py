@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 from ..cypher import Query, load
 from ..entries import MAX, MIN, from_micros, micros, near, spans, vector_calls, world_range
 from ..errors import ConfigurationError, IndexMismatch
+from ..fusion import TIE
 from ..models import (
     AsOf,
     MemoryUnit,
@@ -37,13 +38,13 @@ from ..models import (
     SearchRequest,
     Step,
     entity_ids,
+    normalise,
     utcnow,
-    words,
 )
 from .neo4j_driver import Neo4jConnection
 from .lucene import lucene_query
 from .neo4j_driver import run
-from .neo4j_store import entry_row, to_datetime, unit_from_row, unit_text, vector_property
+from .neo4j_store import entry_row, name_props, to_datetime, unit_from_row, unit_text, vector_property
 
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
@@ -183,9 +184,9 @@ class Neo4jIndex:
                          for u in request.unnamed}},
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
             words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
-            depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, weights=request.weights, seeds=request.seeds,
-            fanout=request.fanout, hops=request.hops, limit=request.frontier, hop_decay=request.hop_decay,
-            prop=vector_property(self.generation),
+            depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, tie=TIE, weights=request.weights,
+            seeds=request.seeds, fanout=request.fanout, hops=request.hops, limit=request.frontier,
+            hop_decay=request.hop_decay, prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
         )
         world = (params["t_lo"], params["t_hi"])
@@ -306,7 +307,8 @@ class Neo4jIndex:
     def _entity_words(self, scope_key: str | None) -> None:
         after = ""
         while rows := self.conn.read("index/entities_page", scope=scope_key, after=after, limit=self.batch_size):
-            self.conn.write("index/entity_words", rows=[{"id": r["id"], "words": words(r["name"])} for r in rows])
+            self.conn.write("index/entity_words", rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))}
+                                                        for r in rows])
             after = rows[-1]["id"]
 
     def _switch(self, model: dict, progress: Progress | None) -> int:

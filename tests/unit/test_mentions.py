@@ -7,11 +7,14 @@ result is a pure function of the text and the set of known names.
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
+import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, mentions, name_spans
+from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, mentions, name_edges, name_spans
 from graphmem.models import Scope, entity_id, normalise
 
 
@@ -193,6 +196,35 @@ def test_word_runs_are_norms(text):
     # Entity ids are derived from norms: a run looked up as anything but its norm finds nothing
     # (ASCII text takes a shorter way to its norms).
     assert all(normalise(span) == span for span in name_spans(text))
+
+
+def every_run(text: str) -> set[str]:
+    """What name_spans promises, the plain way: the norm of every run of 1 to MAX_NAME_WORDS
+    words of the folded text, with or without up to 3 symbols touching either end."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    runs = [m.span() for m in regex.finditer(r"\w+", folded)]
+    edge = regex.compile(r"[^\w\s]{0,3}")
+    found = set()
+    for i, (a, _) in enumerate(runs):
+        lead = len(edge.match(folded[max(a - 3, 0):a][::-1]).group())
+        for j in range(i, min(i + MAX_NAME_WORDS, len(runs))):
+            b = runs[j][1]
+            trail = len(edge.match(folded, b).group())
+            found |= {normalise(folded[a - n:b + m]) for n in range(lead + 1) for m in range(trail + 1)}
+    return found
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS)
+@example(text="a  b\tc\n\nd .e, #f++ (g) h!!")
+def test_word_runs_are_every_run_of_words_normalised(text):
+    # The short way ASCII text takes to its norms gives what the plain way gives.
+    assert name_spans(text) == every_run(text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS | NAMES.map(" ".join))
+def test_a_names_edges_are_its_first_and_last_word(text):
+    words = regex.findall(r"\w+", normalise(text))
+    assert name_edges(normalise(text)) == ((words[0], words[-1]) if words else None)
 
 
 def test_names_longer_than_the_lookup_are_ignored():
