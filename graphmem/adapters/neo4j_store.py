@@ -481,19 +481,19 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
-        # Nearly every word run a write asks about is no name (97% of a chat's or a fact's):
-        # first the words that begin or end some name of the scope, then only the runs that
-        # begin and end so, by id (a fifth as many index seeks as every run: benchmarks/ingest).
+        # Nearly every word run a write asks about is no name (97% of those of the facts of
+        # benchmarks/graphiti): first the words that begin or end some name of the scope, then
+        # by id only the runs that begin and end so (there, 6,500 index seeks instead of 29,000).
         edges = {norm: name_edges(norm) for norm in norms}
         asked = sorted({word for edge in edges.values() if edge for word in edge})
 
         def work(tx: ManagedTransaction) -> dict[str, bool]:
-            ends: dict[str, tuple[bool, bool]] = {}
+            firsts, lasts = set(), set()
             for start in range(0, len(asked), NAME_IDS):
-                ends.update((r["word"], (r["first"], r["last"]))
-                            for r in run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS]))
-            ids = sorted(entity_ids(scope, [n for n, e in edges.items()
-                                            if e and ends.get(e[0], (False,))[0] and ends.get(e[1], (False, False))[1]]))
+                found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS])[0]
+                firsts.update(found["firsts"])
+                lasts.update(found["lasts"])
+            ids = sorted(entity_ids(scope, [n for n, e in edges.items() if e and e[0] in firsts and e[1] in lasts]))
             return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                     for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
