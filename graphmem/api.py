@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 from pydantic import AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
@@ -350,9 +350,12 @@ class GraphMem:
         days = older_than_days if older_than_days is not None else self.settings.trace_retention_days
         if days is None:
             raise InvalidInput("no trace retention: give --older-than DAYS or set GRAPHMEM_TRACE_RETENTION_DAYS")
-        if days <= 0:
+        if not days > 0:  # NaN too
             raise InvalidInput(f"older than {days} days: give a positive number of days")
-        before = (now or utcnow()) - timedelta(days=days)
+        try:
+            before = (now or utcnow()) - timedelta(days=days)
+        except OverflowError:  # older than the calendar reaches: no trace is
+            before = datetime.min.replace(tzinfo=timezone.utc)
         scope = as_scope(subject, project) if subject else None
         return {"traces": self.store.prune_traces(scope, before, dry_run), "before": before, "dry_run": dry_run}
 

@@ -5,7 +5,7 @@ mode, hidden characters in a subject), either answers or raises a GraphMemError 
 from __future__ import annotations
 
 import inspect
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -68,8 +68,18 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
     (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
     (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),
     (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
+    (lambda m: m.prune_traces(older_than_days=float("nan")), "older than nan days: give a positive number"),
 ])
 def test_bad_arguments_are_named_in_one_line(mem, call, message):
     with pytest.raises(InvalidInput) as refused:
         call(mem)
     assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_traces_older_than_the_calendar_reaches_are_none(mem):
+    # The property test above found it: 739,951 days before now is before year 1.
+    mem.assemble("where does Alice live?", "user:alice")
+    for days in (739_951.0, float("inf")):
+        assert mem.prune_traces(older_than_days=days, dry_run=True)["traces"] == 0
+    tomorrow = datetime.now(timezone.utc) + timedelta(days=1)
+    assert mem.prune_traces(older_than_days=0.5, now=tomorrow, dry_run=True)["traces"] == 1
