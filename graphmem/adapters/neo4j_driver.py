@@ -117,6 +117,14 @@ class Listed(list):
         return f"<list of {len(self)}>"
 
 
+def _quiet(value: Any) -> Any:
+    """The value with every list, also inside maps (a recall's question vectors are), made a
+    ``Listed``: a map's repr shows its values, a ``Listed`` only its length."""
+    if isinstance(value, dict):
+        return {key: _quiet(item) for key, item in value.items()}
+    return Listed(value) if isinstance(value, list) else value
+
+
 def run(tx: ManagedTransaction, name: str | Query, /, **params: Any) -> list[dict[str, Any]]:
     """Run a named query (or an already rendered one) inside a transaction function and return
     its rows as dicts. Raises ``ConfigurationError`` when the file's mode is not allowed in this
@@ -127,7 +135,7 @@ def run(tx: ManagedTransaction, name: str | Query, /, **params: Any) -> list[dic
     access = _ACCESS.get()
     if query.mode not in ALLOWED_MODES[access]:
         raise ConfigurationError(f"{query.path}: a {query.mode} query cannot run in a {access} transaction")
-    params = {key: Listed(value) if isinstance(value, list) else value for key, value in params.items()}
+    params = _quiet(params)
     # dict(record), not record.data(): data() copies every nested map and list to turn nodes
     # into dicts, a tenth of a recall's client time, and the queries return maps, not nodes
     # (a node still reads as a mapping).

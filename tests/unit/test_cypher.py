@@ -9,7 +9,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphmem.adapters.neo4j_driver import ALLOWED_MODES, Neo4jConnection, run
@@ -185,3 +185,36 @@ def test_a_transaction_runs_only_the_modes_it_allows(access: str) -> None:
                 with pytest.raises(ConfigurationError, match=re.escape(f"{query.path}: a {query.mode} query")):
                     call()
                 assert driver.sent[before:] == []
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.params: dict = {}
+
+    def run(self, text: str, params: dict) -> list:
+        self.params = params
+        return []
+
+
+def _shown(value: object) -> str:
+    """The reference: a map shows its values, a list (at any depth) only its length."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_shown(item)}" for key, item in value.items()) + "}"
+    return f"<list of {len(value)}>" if isinstance(value, list) else repr(value)
+
+
+_VALUES = st.recursive(st.none() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(NAMES, inner, max_size=3),
+                       max_leaves=12)
+
+
+@settings(deadline=None)  # the first example loads the query files
+@given(params=st.dictionaries(NAMES, _VALUES, max_size=4))
+def test_parameters_go_as_given_and_show_lists_by_length(params: dict) -> None:
+    """The driver formats every statement's parameters for its debug log even when it is off:
+    ``run`` sends the same values, but every list, also inside a map (a recall's question
+    vectors), is shown by its length only."""
+    tx = _Capture()
+    run(tx, load("admin/server_version"), **params)
+    assert tx.params == params
+    assert repr(tx.params) == _shown(params)
