@@ -1,6 +1,6 @@
 """Embedder throughput on LoCoMo dialogue turns (~25 tokens each), cold cache.
 
-    python benchmarks/embedder_throughput.py [LOCOMO_JSON] [--n 2000] [--batch-size 32]
+    python benchmarks/embedder_throughput.py [LOCOMO_JSON] [--n 2000] [--batch-size 32] [--json]
 
 Prints texts/s for MiniLM (numpy forward pass) and, for comparison, the hashing test embedder.
 """
@@ -43,6 +43,7 @@ def main() -> None:
     parser.add_argument("path", nargs="?", default="../shared/bench-data/locomo/locomo10.json", type=Path)
     parser.add_argument("--n", type=int, default=2000, help="number of turns to embed")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = parser.parse_args()
 
     texts = load_turns(args.path, args.n)
@@ -59,12 +60,14 @@ def main() -> None:
 
     print(f"{len(texts)} LoCoMo turns, mean {tokens:.1f} tokens; MiniLM load {load_s:.2f} s, batch size {args.batch_size}")
     print(f"{'embedder':<26}{'wall s':>9}{'texts/s':>10}{'cpu s':>9}{'texts/cpu-s':>13}")
-    for label, (wall, cpu) in (
-        ("minilm (cold, no cache)", cold),
-        ("minilm (warm, LRU hits)", warm),
-        (hashing.name, hashing_s),
-    ):
+    cases = {"minilm (cold, no cache)": cold, "minilm (warm, LRU hits)": warm, hashing.name: hashing_s}
+    for label, (wall, cpu) in cases.items():
         print(f"{label:<26}{wall:>9.3f}{len(texts) / wall:>10.1f}{cpu:>9.3f}{len(texts) / max(cpu, 1e-9):>13.1f}")
+    if args.json:
+        print(json.dumps({"texts": len(texts), "mean_tokens": tokens, "minilm_load_s": load_s,
+                          **{label: {"wall_s": wall, "texts_per_s": len(texts) / wall,
+                                     "texts_per_cpu_s": len(texts) / max(cpu, 1e-9)}
+                             for label, (wall, cpu) in cases.items()}}))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import threading
 import time
@@ -64,7 +65,7 @@ def duplicates(mem: GraphMem, scope: Scope) -> int:
     return sum(n - 1 for n in by_hash.values() if n > 1) + sum(n - 1 for n in by_slot.values() if n > 1)
 
 
-def load(settings: Settings) -> None:
+def load(settings: Settings) -> dict:
     scopes = [Scope.parse(f"user:load-{i}") for i in range(SCOPES)]
     pools = [pool(i) for i in range(SCOPES)]
     stats = Counter()
@@ -105,9 +106,12 @@ def load(settings: Settings) -> None:
     print(f"  retries (guard conflicts re-planned): {stats['retries']}")
     print(f"  errors surfaced to writers: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     print(f"  duplicates found: {dups}")
+    return {"writers": WRITERS, "facts": stats["facts"], "seconds": elapsed, "writes_per_s": stats["facts"] / elapsed,
+            "decisions": {k: stats[k] for k in ("ADD", "UPDATE", "DELETE", "NOOP")}, "retries": stats["retries"],
+            "errors": len(errors), "duplicates": dups}
 
 
-def erase(settings: Settings, n: int) -> None:
+def erase(settings: Settings, n: int) -> dict:
     victim, bystander = Scope.parse("user:erase-victim"), Scope.parse("user:erase-bystander")
     now = utcnow()
     with GraphMem.connect(settings) as mem:
@@ -127,17 +131,20 @@ def erase(settings: Settings, n: int) -> None:
         left = len(mem.store.list_units(bystander, UnitFilter(include_expired=True), Page(limit=10_000)))
     print(f"erasure: subject with {n} units ({counts['entities']} entities) erased in {elapsed:.1f} s "
           f"({n / elapsed:.0f} units/s); counts {counts}; bystander units left {left} of 1000")
+    return {"units": n, "seconds": elapsed, "units_per_s": n / elapsed, "counts": counts, "bystander_left": left}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--erase-units", type=int, default=100_000)
+    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
     wipe(args.uri)
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
-    load(settings)
-    erase(settings, args.erase_units)
+    figures = {"load": load(settings), "erasure": erase(settings, args.erase_units)}
+    if args.json:
+        print(json.dumps(figures, default=str))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The quickstart's question through the graph, with the offline MiniLM embedder and the default
 settings: "Where does Alice's manager live?" must put "Bob lives in Lisbon." first.
 
-    python benchmarks/quickstart_recall.py --uri bolt://127.0.0.1:7751 [--embedder minilm|hashing]
+    python benchmarks/quickstart_recall.py --uri bolt://127.0.0.1:7751 [--embedder minilm|hashing] [--json]
 
 WIPES THE TARGET DATABASE: the quickstart's episodes as they are (subject user:alice, whose "I"
 is Alice) into an empty database, as scripts/quickstart stores them; then asks as
@@ -32,6 +32,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
     episodes = [parse_episode(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
@@ -47,8 +48,9 @@ def main() -> None:
         settings = {"rrf_k": mem.recaller.rrf_k, "weights": mem.recaller.weights}
     first = answers[1][:1] == [ANSWER]
     print(f"{QUESTION!r} with hops 1: {ANSWER!r} {'first' if first else 'NOT first'} ({args.embedder}, {settings})")
-    print(json.dumps({"benchmark": "quickstart_recall", "embedder": args.embedder, "settings": settings,
-                      "hits": answers, "first": first}))
+    if args.json:
+        print(json.dumps({"benchmark": "quickstart_recall", "embedder": args.embedder, "settings": settings,
+                          "hits": answers, "first": first}))
     sys.exit(0 if first else 1)
 
 

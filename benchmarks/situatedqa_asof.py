@@ -1,6 +1,6 @@
 """SituatedQA (temporal) as-of exact match of GraphMem.recall over structured, single-valued facts.
 
-    python benchmarks/situatedqa_asof.py [DATA] --uri bolt://127.0.0.1:7695 [--embedder minilm|hashing]
+    python benchmarks/situatedqa_asof.py [DATA] --uri bolt://127.0.0.1:7695 [--embedder minilm|hashing] [--json]
         [--limit N] [--modes hybrid lexical [semantic]]
 
 WIPES THE TARGET DATABASE. Point it at a dedicated benchmark server, never the test one.
@@ -109,6 +109,7 @@ def main() -> None:
     ap.add_argument("--write-per-fact", action="store_true",
                     help="write each fact as its own episode in its own ingest call (default: one episode "
                          "per question, 200 per call)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
@@ -182,6 +183,10 @@ def main() -> None:
             continue
         cells = "".join(f"{results[m][group][1] / n:>13.3f}{results[m][group][2] / n:>10.3f}" for m in args.modes)
         print(f"{group:<20}{n:>6}  {cells}")
+    if args.json:
+        print(json.dumps({"embedder": args.embedder, "facts": n_facts, "ingest_s": ingest_s, **{
+            mode: {group: {"n": n, "em": em_n / n, "subject_ok": subj / n}
+                   for group, (n, em_n, subj) in results[mode].items() if n} for mode in args.modes}}))
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@
 (player, year) pairs we ask "which club did X play for in YEAR?" as of mid-year and score set
 exact match of the clubs recalled against the clubs whose interval contains that year.
 
-    python benchmarks/yago_asof.py ../shared/bench-data/yago15k/yago15k_valid.txt --uri bolt://127.0.0.1:7691
+    python benchmarks/yago_asof.py ../shared/bench-data/yago15k/yago15k_valid.txt --uri bolt://127.0.0.1:7691 [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 import time
@@ -43,6 +44,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="hashing", choices=["hashing", "minilm"])
     ap.add_argument("--questions", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
     intervals = read_intervals(args.data)
@@ -85,7 +87,12 @@ def main() -> None:
     print(f"ingest: {ingest_s:.1f} s ({len(intervals) / ingest_s:.0f} facts/s)")
     print(f"as-of set exact match (top 5): {exact / len(asks):.3f}")
     print(f"as-of top-1 correct club:      {top1 / len(asks):.3f}")
-    print(f"recall latency p50 {1000 * latencies[len(latencies) // 2]:.1f} ms, p95 {1000 * latencies[int(len(latencies) * 0.95)]:.1f} ms")
+    p50, p95 = 1000 * latencies[len(latencies) // 2], 1000 * latencies[int(len(latencies) * 0.95)]
+    print(f"recall latency p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    if args.json:
+        print(json.dumps({"facts": len(intervals), "questions": len(asks), "embedder": args.embedder,
+                          "ingest_s": ingest_s, "set_exact_match": exact / len(asks), "top1": top1 / len(asks),
+                          "p50_ms": p50, "p95_ms": p95}))
 
 
 if __name__ == "__main__":

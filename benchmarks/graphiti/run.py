@@ -1,7 +1,7 @@
 """graphmem vs Graphiti (graphiti-core) on the same temporal facts, the same Neo4j, no LLM.
 
     python benchmarks/graphiti/run.py                      # 10k and 100k facts, 200 questions
-    python benchmarks/graphiti/run.py --scales 10000 --questions 100
+    python benchmarks/graphiti/run.py --scales 10000 --questions 100 [--json]   # --json: one JSON object last
 
 What it does (issue 7):
 1. makes a virtualenv for Graphiti (graphiti-core there, never a graphmem dependency; graphmem
@@ -345,17 +345,17 @@ def report(r: dict) -> str:
         rt = f"{gi / gm:.2f}x" if ratio and gm else ""
         lines.append(f"{label:34}{fmt.format(gm):>12}{fmt.format(gi):>12}{rt:>20}")
 
+    s = summary(r)
     for kind in ("as-of", "current"):
-        ms = {lbl: [x["ms"] for x in res[lbl][kind]] for lbl in res}
-        row(f"{kind} latency p50 (ms)", pct(ms["graphmem"], 50), pct(ms["graphiti"], 50))
-        row(f"{kind} latency p95 (ms)", pct(ms["graphmem"], 95), pct(ms["graphiti"], 95))
+        gm, gi = s[kind]["graphmem"], s[kind]["graphiti"]
+        row(f"{kind} latency p50 (ms)", gm["p50_ms"], gi["p50_ms"])
+        row(f"{kind} latency p95 (ms)", gm["p95_ms"], gi["p95_ms"])
         for m in ("top1", "top5"):
-            acc = {lbl: sum(x[m] for x in res[lbl][kind]) / max(len(res[lbl][kind]), 1) for lbl in res}
-            row(f"{kind} right club in {m.replace('top', 'top-')}", acc["graphmem"], acc["graphiti"], "{:.3f}", False)
+            row(f"{kind} right club in {m.replace('top', 'top-')}", gm[m], gi[m], "{:.3f}", False)
     ing = r["ingest"]
     recorded = " (recorded)" if r.get("reused") else ""
     row(f"ingest (s, embedding excluded){recorded}", ing["graphmem"]["ingest_s"], ing["graphiti"]["ingest_s"])
-    row("ingest facts/s", r["scale"] / ing["graphmem"]["ingest_s"], r["scale"] / ing["graphiti"]["ingest_s"], "{:.0f}")
+    row("ingest facts/s", s["ingest_facts_per_s"]["graphmem"], s["ingest_facts_per_s"]["graphiti"], "{:.0f}")
     row("client peak RSS (MB)", st["graphmem"]["peak_rss_mb"], st["graphiti"]["peak_rss_mb"], "{:.0f}")
     row("client RSS after setup (MB)", r["base_rss"]["graphmem"], r["base_rss"]["graphiti"], "{:.0f}")
     row("Neo4j server peak RSS (MB)", r["server_peak_mb"]["graphmem"], r["server_peak_mb"]["graphiti"], "{:.0f}")
@@ -364,6 +364,24 @@ def report(r: dict) -> str:
     lines.append(f"checks: LLM calls {st['graphiti']['llm_calls']}, cross-encoder calls {st['graphiti']['rerank_calls']}, "
                  f"embedding-table misses graphmem {st['graphmem']['embed_misses']} / graphiti {st['graphiti']['embed_misses']}")
     return "\n".join(lines)
+
+
+def summary(r: dict) -> dict:
+    """The figures of one scale for --json: per question kind the p50/p95 latency of both sides
+    and their ratio (graphiti / graphmem: above 1, graphmem is faster), top-1 and top-5 accuracy;
+    the ingest rates and their ratio (graphmem / graphiti)."""
+    res, ing = r["results"], r["ingest"]
+    out: dict = {"embedder": r["embedder"]}
+    for kind in ("as-of", "current"):
+        ms = {lbl: [x["ms"] for x in res[lbl][kind]] for lbl in res}
+        p50 = {lbl: pct(ms[lbl], 50) for lbl in ms}
+        out[kind] = {lbl: {"p50_ms": p50[lbl], "p95_ms": pct(ms[lbl], 95),
+                           **{m: sum(x[m] for x in res[lbl][kind]) / max(len(res[lbl][kind]), 1) for m in ("top1", "top5")}}
+                     for lbl in res}
+        out[kind]["ratio_p50"] = p50["graphiti"] / p50["graphmem"] if p50["graphmem"] else None
+    rate = {lbl: r["scale"] / ing[lbl]["ingest_s"] for lbl in ing}
+    out["ingest_facts_per_s"] = {**rate, "ratio": rate["graphmem"] / rate["graphiti"]}
+    return out
 
 
 def main() -> None:
@@ -381,6 +399,7 @@ def main() -> None:
                     help="skip the ingest when both databases already hold this scale's facts (from a run kept with --keep-servers or stopped)")
     ap.add_argument("--keep-servers", action="store_true", help="leave both Neo4j servers running at the end")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
     if not Path(args.data).is_file():
         ap.error(f"no data file {args.data} (see ../shared/bench-data/README.md)")
@@ -407,6 +426,8 @@ def main() -> None:
           f"{package_version(python_g, 'graphiti-core')}; neo4j driver graphmem "
           f"{package_version(Path(sys.executable), 'neo4j')} / graphiti {package_version(python_g, 'neo4j')}")
     print(f"per-question results: {path}")
+    if args.json:
+        print(json.dumps({str(r["scale"]): summary(r) for r in out}))
 
 
 if __name__ == "__main__":
