@@ -4,6 +4,9 @@
 exact match of the clubs recalled against the clubs whose interval contains that year.
 
     python benchmarks/yago_asof.py ../shared/bench-data/yago15k/yago15k_valid.txt --uri bolt://127.0.0.1:7691 [--json]
+
+WIPES THE TARGET DATABASE, as the other benchmarks do: an index another run left with another
+embedder's dimension would refuse this one's vectors.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import time
 import uuid
 from collections import defaultdict
 from datetime import datetime, timezone
+
+from _common import default_uri, wipe
 
 from graphmem import GraphMem, Settings
 from graphmem.models import Episode, Fact, Scope
@@ -40,7 +45,7 @@ def name(token: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", nargs="?", default="../shared/bench-data/yago15k/yago15k_valid.txt")
-    ap.add_argument("--uri", default=None)
+    ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--embedder", default="hashing", choices=["hashing", "minilm"])
     ap.add_argument("--questions", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
@@ -67,6 +72,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     asks = rng.sample(sorted(truth), min(args.questions, len(truth)))
 
+    wipe(args.uri)
     with GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder)) as mem:
         started = time.perf_counter()
         for start in range(0, len(episodes), 1000):
