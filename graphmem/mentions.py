@@ -40,6 +40,8 @@ that word in every text, so which names become known is the caller's decision.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -50,6 +52,13 @@ import ahocorasick
 import regex
 
 from .models import NAME_EDGES, normalise
+
+
+def digest(anchors: Iterable[tuple[str, bool]]) -> str:
+    """A commit's names (``WriteBatch.anchors``) as a short fingerprint: what a write planned
+    while that commit was pending compares with the scope's last one (``NamesRead``)."""
+    text = json.dumps(sorted((normalise(name), fact) for name, fact in anchors))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 #: Words that are not names on their own, whatever their case.
 COMMON = frozenset(

@@ -333,6 +333,23 @@ class RecallStats(Model):
     increment: Annotated[int, Field(ge=1)] = 1
 
 
+class NamesRead(Model):
+    """What a write's mention links were drawn against: the scope's names version (how many
+    commits have made names known in it) and the digest of the last such commit's names
+    (``graphmem.mentions.digest``), read before its known names; ``ahead``, the digest of the
+    names of the commit of the same pipeline that was pending then, which the links include."""
+
+    version: Annotated[int, Field(ge=0)]
+    last: str | None = None
+    ahead: str | None = None
+
+    def outdated(self, version: int, last: str | None) -> bool:
+        """Whether a commit other than ``ahead`` made names known since: the links must then
+        be drawn again."""
+        return not (version == self.version
+                    or (version == self.version + 1 and self.ahead is not None and last == self.ahead))
+
+
 class WriteBatch(Model):
     """Everything one write commits atomically: new units, the decisions that produced or
     targeted them, the invalidation edges those decisions write, and candidates held for review.
@@ -362,6 +379,9 @@ class WriteBatch(Model):
     #: (found case-folded) or a text named it (found where written with a capital): earlier
     #: units that name them are linked to them too, so links do not depend on arrival order.
     anchors: tuple[tuple[str, bool], ...] = ()
+    #: What the mention links were drawn against: a commit that finds names made known since
+    #: by another writer draws them again, holding the scope's names (``UnitStore.commit``).
+    names_read: NamesRead | None = None
 
 
 class MemoryBlock(Model):

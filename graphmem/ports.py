@@ -61,6 +61,11 @@ from .models import (
     WriteContext,
 )
 
+#: Draws a write's mention links again with a reader of the scope's known names (norms ->
+#: ``UnitStore.known_names``) as the commit sees them: the batch's new ``unit_mentions``,
+#: ``episode_mentions`` and ``anchors`` (``UnitStore.commit``).
+Relink = Callable[[Callable[[Collection[str]], dict[str, bool]]], Mapping[str, object]]
+
 #: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
 Record = Union[Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Usage, MemoryBlock, ReviewItem,
                StoredTrace]
@@ -133,6 +138,12 @@ class UnitStore(Protocol):
         ``graphmem.mentions.KnownNames``."""
         ...
 
+    def names_version(self, scope: Scope) -> tuple[int, str | None]:
+        """How many commits have made names known in the scope, and the digest of the last
+        one's names (``graphmem.mentions.digest``; None before any): read before
+        ``known_names``, it tells a commit whether the names changed since (``NamesRead``)."""
+        ...
+
     def list_scopes(self) -> list[Scope]:
         """Every scope holding units, by scope key."""
         ...
@@ -181,12 +192,19 @@ class TimelineStore(Protocol):
         """The decisions of these episodes that entered a timeline log, oldest first."""
         ...
 
-    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+    def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         """Atomically store units, decisions (linked to their episode, target and product),
         invalidation edges and review items, after checking the batch's guards (``Conflict``
         when stale; a unit id already stored is a ``Conflict`` too), with what derives from
         them: search entries, mention links (and links from earlier units to the names the
-        batch makes known). All or nothing."""
+        batch makes known). All or nothing.
+
+        A batch with mention links or names holds the scope's names until it ends, so the
+        links of two writers never miss each other: the earlier units a batch links to its
+        names are all those committed before it, and when ``batch.names_read`` says another
+        writer made names known since the links were drawn, ``relink`` draws them again (with
+        the names as now known) before anything is written; it bumps the names version
+        when it makes names known."""
         ...
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:

@@ -57,8 +57,8 @@ from ..models import (
 )
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf, similar, walk
-from ..mentions import KnownNames
-from ..ports import Record
+from ..mentions import KnownNames, digest
+from ..ports import Record, Relink
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -88,6 +88,8 @@ class _State:
     #: The entities each unit and episode names, by owner id: entity norm -> (name, kind).
     unit_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     episode_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    #: scope -> (names version, digest of the last names made known): ``UnitStore.names_version``.
+    names: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -133,7 +135,7 @@ class InMemoryStore:
             decided = {d.episode_id for d in self._state.decisions.values() if d.scope == scope}
             return {i for i in ids if i in decided}
 
-    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+    def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         with self._lock:
             state = self._state
             for record in (*batch.units, *batch.decisions, *batch.reviews):
@@ -157,6 +159,7 @@ class InMemoryStore:
                 if inv.unit_id not in in_scope or inv.decision_id not in decisions:
                     raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
             # All checks passed: apply everything at once.
+            batch = self._hold_names(scope, batch, relink)
             for key in batch.guards:
                 state.guards[key] = state.guards.get(key, 0) + 1
             state.units.update(new_units)
@@ -168,6 +171,21 @@ class InMemoryStore:
             for uid in batch.unarchive:
                 self._archived.pop(uid, None)
             self._mention(scope, batch)
+
+    def _hold_names(self, scope: Scope, batch: WriteBatch, relink: Relink | None) -> WriteBatch:
+        """The batch with its mention links drawn again when another writer made names known
+        since (``UnitStore.commit``; the store's lock is held through the commit), its names
+        counted."""
+        version, last = self._state.names.get(scope, (0, None))
+        if relink is not None and batch.names_read is not None and batch.names_read.outdated(version, last):
+            batch = batch.model_copy(update=relink(lambda norms: self.known_names(scope, norms)))
+        if batch.anchors:
+            self._state.names[scope] = (version + 1, digest(batch.anchors))
+        return batch
+
+    def names_version(self, scope: Scope) -> tuple[int, str | None]:
+        with self._lock:
+            return self._state.names.get(scope, (0, None))
 
     def _mention(self, scope: Scope, batch: WriteBatch) -> None:
         """The batch's mention links, and those of earlier units that name what it makes known."""
@@ -301,6 +319,8 @@ class InMemoryStore:
                 for k in doomed:
                     del table[k]
                 counts[name] = len(doomed)
+            for scope in [s for s in st.names if mine(s)]:
+                del st.names[scope]
             blocks = [k for k, b in st.blocks.items() if mine(b.scope)][:batch]
             for k in blocks:
                 del st.blocks[k]

@@ -70,8 +70,8 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import KnownNames, name_edges
-from ..ports import Record
+from ..mentions import KnownNames, digest, name_edges
+from ..ports import Record, Relink
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
 
@@ -82,6 +82,12 @@ TRACE_BATCH = 1_000
 TEXTS_PAGE = 10_000
 #: Entity ids per known-names lookup.
 NAME_IDS = 20_000
+
+
+def names_key(scope: Scope) -> str:
+    """The key of the scope's names lock (``UnitStore.commit``): after every guard key
+    ("group:..."), so commits take their locks in one order."""
+    return "names:" + scope.key
 
 
 def scope_props(scope: Scope) -> dict[str, Any]:
@@ -391,7 +397,7 @@ class Neo4jStore:
         return {r["id"] for r in rows}
 
     # -- writes ---------------------------------------------------------------------------
-    def commit(self, batch: WriteBatch, scope: Scope) -> None:
+    def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         for record in (*batch.units, *batch.decisions, *batch.reviews):
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
@@ -412,9 +418,23 @@ class Neo4jStore:
                             scope_props=scope_props(scope))[0]["stale"]
                 if stale:
                     raise Conflict(f"{stale} guarded key(s) changed since read; re-plan the write")
-            self._apply(tx, scope, units, decisions, invalidations, batch)
+            self._apply(tx, scope, units, decisions, invalidations, self._hold_names(tx, scope, batch, relink))
 
         self.conn.write_tx(work, what="commit")
+
+    @staticmethod
+    def _hold_names(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, relink: Relink | None) -> WriteBatch:
+        """The batch with its mention links as they stand once the commit holds the scope's
+        names (``UnitStore.commit``), its names counted."""
+        if batch.names_read is None and not batch.anchors:
+            return batch
+        key = names_key(scope)
+        held = run(tx, "mentions/hold_names", key=key, scope_props=scope_props(scope))[0]
+        if relink is not None and batch.names_read is not None and batch.names_read.outdated(held["version"], held["last"]):
+            batch = batch.model_copy(update=relink(lambda norms: Neo4jStore._known_names(tx, scope, norms)))
+        if batch.anchors:
+            run(tx, "mentions/made_names", key=key, last=digest(batch.anchors))
+        return batch
 
     @staticmethod
     def _apply(tx: ManagedTransaction, scope: Scope, units: list, decisions: list, invalidations: list,
@@ -481,23 +501,27 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+        return self.conn.read_tx(lambda tx: Neo4jStore._known_names(tx, scope, norms), what="known names")
+
+    @staticmethod
+    def _known_names(tx: ManagedTransaction, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
         # Nearly every word run a write asks about is no name (97% of those of the facts of
         # benchmarks/graphiti): first the words that begin or end some name of the scope, then
         # by id only the runs that begin and end so (there, 6,500 index seeks instead of 29,000).
         edges = {norm: name_edges(norm) for norm in norms}
         asked = sorted({word for edge in edges.values() if edge for word in edge})
+        firsts, lasts = set(), set()
+        for start in range(0, len(asked), NAME_IDS):
+            found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS])[0]
+            firsts.update(found["firsts"])
+            lasts.update(found["lasts"])
+        ids = sorted(entity_ids(scope, [n for n, e in edges.items() if e and e[0] in firsts and e[1] in lasts]))
+        return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
+                for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
 
-        def work(tx: ManagedTransaction) -> dict[str, bool]:
-            firsts, lasts = set(), set()
-            for start in range(0, len(asked), NAME_IDS):
-                found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS])[0]
-                firsts.update(found["firsts"])
-                lasts.update(found["lasts"])
-            ids = sorted(entity_ids(scope, [n for n, e in edges.items() if e and e[0] in firsts and e[1] in lasts]))
-            return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
-                    for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
-
-        return self.conn.read_tx(work, what="known names")
+    def names_version(self, scope: Scope) -> tuple[int, str | None]:
+        row = self.conn.read("mentions/names_version", key=names_key(scope))[0]
+        return row["version"], row["last"]
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         asked = sorted(set(keys))

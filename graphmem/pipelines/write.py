@@ -29,7 +29,7 @@ from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
-from ..mentions import KnownNames, matchable, mentions, name_spans, written
+from ..mentions import KnownNames, digest, matchable, mentions, name_spans, written
 from ..models import (
     AsOf,
     Candidate,
@@ -39,6 +39,7 @@ from ..models import (
     Invalidation,
     MemoryKind,
     MemoryUnit,
+    NamesRead,
     Op,
     Page,
     ReviewItem,
@@ -51,7 +52,7 @@ from ..models import (
     normalise,
     utcnow,
 )
-from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
+from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, Relink, TimelineStore, UnitStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
@@ -181,6 +182,8 @@ class _Write:
     episodes: Sequence[Episode] = ()
     batch: WriteBatch | None = None
     held: list[str] = field(default_factory=list)
+    #: Draws the batch's mention links again, for a commit that finds names made known since.
+    relink: Relink | None = None
 
 
 class _Ahead:
@@ -207,6 +210,10 @@ class _Ahead:
         if scope != self._scope:
             return {}
         return {name: fact for name, fact in self._anchors if normalise(name) in norms}
+
+    def made(self, scope: Scope) -> str | None:
+        """The digest of the names the commit makes known in ``scope`` (None: none)."""
+        return digest(self._anchors) if scope == self._scope and self._anchors else None
 
     def before(self, episodes: Collection[str] = (), guards: Collection[str] = (), search: bool = False) -> None:
         if self._settle is None:
@@ -239,7 +246,7 @@ class _Committer:
             self.pending = (w, None)
             return
         self.executor = self.executor or ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit")
-        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope))
+        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope, w.relink))
 
     def close(self) -> None:
         if self.executor is not None:
@@ -254,7 +261,7 @@ class _Committer:
             return
         (w, future), self.pending = self.pending, None
         try:
-            future.result() if future else self.pipeline.store.commit(w.batch, w.scope)
+            future.result() if future else self.pipeline.store.commit(w.batch, w.scope, w.relink)
         except Conflict:
             w.report.conflicts += 1
             self.retried = True
@@ -445,7 +452,9 @@ class WritePipeline:
         each recording the batch's actor, and the mention links of its new units and episodes."""
         ahead = ahead or NOTHING_AHEAD
         batch, w.held = self._plan(w.scope, w.planned, w.failures, w.retire, w.gated, w.note, ahead)
-        batch = batch.model_copy(update=mention_links(self.store, w.scope, batch.units, w.episodes, ahead))
+        units, episodes = batch.units, w.episodes
+        batch = batch.model_copy(update=mention_links(self.store, w.scope, units, episodes, ahead))
+        w.relink = lambda known_names: drawn_links(known_names, units, episodes)
         w.batch = batch.model_copy(update={"decisions": tuple(
             d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions)})
 
@@ -454,7 +463,7 @@ class WritePipeline:
         for attempt in range(MAX_ATTEMPTS):
             try:
                 self._prepare(w)
-                self.store.commit(w.batch, w.scope)
+                self.store.commit(w.batch, w.scope, w.relink)
                 return
             except Conflict:
                 w.report.conflicts += 1
@@ -692,19 +701,34 @@ class WritePipeline:
 def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode],
                   ahead: _Ahead | None = None) -> dict:
     """The entities units and episodes written together (a write's new ones, or an import's)
-    name (``graphmem.mentions``): speakers and proper names as written, and the names the scope
-    knows (``KnownNames``: its facts' entities, case-folded; names written as proper names
-    anywhere in it, where capitalised), these included; and the names they make known, for
-    earlier texts: ``WriteBatch`` fields."""
-    texts = sorted({u.content for u in units} | {e.raw for e in episodes})
-    if not texts:
+    name, as the scope knows its names now (``drawn_links``), and what that was read against
+    (``names_read``): ``WriteBatch`` fields."""
+    if not units and not episodes:
         return {}
+    ahead = ahead or NOTHING_AHEAD
+    # Read before the names, so a name made known after it shows as a change (NamesRead).
+    version, last = store.names_version(scope)
+
+    def known_names(spans: Collection[str]) -> dict[str, bool]:
+        # Read while the batch before may commit: what it makes known is added (_Ahead.known).
+        known = store.known_names(scope, spans)
+        for name, fact in ahead.known(scope, spans).items():
+            known[name] = known.get(name, False) or fact
+        return known
+
+    return {**drawn_links(known_names, units, episodes),
+            "names_read": NamesRead(version=version, last=last, ahead=ahead.made(scope))}
+
+
+def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit],
+                episodes: Sequence[Episode]) -> dict:
+    """The entities the units and episodes name (``graphmem.mentions``): speakers and proper
+    names as written, and the names the scope knows (``known_names`` of their word runs:
+    ``KnownNames``, its facts' entities case-folded, names written as proper names anywhere in
+    it where capitalised), these included; and the names they make known, for earlier texts."""
+    texts = sorted({u.content for u in units} | {e.raw for e in episodes})
     # What the scope may know among the texts' word runs (a name never matched is not asked for).
-    spans = {s for text in texts for s in name_spans(text) if matchable(s)}
-    # Read while the batch before may commit: what it makes known is added (_Ahead.known).
-    known = store.known_names(scope, spans)
-    for name, fact in (ahead or NOTHING_AHEAD).known(scope, spans).items():
-        known[name] = known.get(name, False) or fact
+    known = known_names({s for text in texts for s in name_spans(text) if matchable(s)})
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
     shown = {text: written(text) for text in texts}  # read once, matched twice
     seen = {m.name for text in texts for m in mentions(text, shown=shown[text]) if m.kind in ("proper", "speaker")}

@@ -64,6 +64,41 @@ def test_a_name_learnt_later_links_the_earlier_texts_that_name_it(mem):
     assert ("porto", "proper") in named(mem, earlier, "We flew to Porto.")
 
 
+class CommitsAfter:
+    """A store whose first commit lets another writer's write (``first``) commit before it:
+    that write lands after this writer drew its mention links and before it writes them."""
+
+    def __init__(self, store, first):
+        self._store, self._first = store, first
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def commit(self, batch, scope, relink=None):
+        if self._first is not None:
+            first, self._first = self._first, None
+            first()
+        return self._store.commit(batch, scope, relink)
+
+
+@pytest.mark.parametrize("interrupted", ["text", "fact"])
+def test_links_do_not_depend_on_which_of_two_writers_commits_first(mem, interrupted):
+    """Two writers at once: one stores a text naming "zed", the other the fact that makes
+    "Zed" a name; the other's write commits while the ``interrupted`` one's is between its
+    plan and its commit. The text links Zed as when one wrote after the other."""
+    from graphmem import GraphMem
+
+    scope = fresh_scope()
+    text = "we met zed at the harbour"
+    fact = Fact(subject="Zed", predicate="works_at", object="the harbour", content="Zed works at the harbour")
+    writes = {"text": lambda m: m.remember(text, scope, extractor="none"),
+              "fact": lambda m: m.remember("Zed's job", scope, facts=[fact])}
+    other = "fact" if interrupted == "text" else "text"
+    writer = GraphMem(CommitsAfter(mem.store, lambda: writes[other](mem)), mem.index)
+    writes[interrupted](writer)
+    assert named(mem, scope, text) == {("zed", "fact"), ("the harbour", "fact")}
+
+
 def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
     s = fresh_scope()
     text = "we met zed at the harbour"

@@ -41,13 +41,13 @@ class HeldCommits:
     def __getattr__(self, name):
         return getattr(self._store, name)
 
-    def commit(self, batch, scope):
+    def commit(self, batch, scope, relink=None):
         self.commits += 1
         self.threads.append(threading.current_thread().name)
         time.sleep(self._hold)
         if self.commits == self._fail:
             raise self._error
-        return self._store.commit(batch, scope)
+        return self._store.commit(batch, scope, relink)
 
 
 @st.composite

@@ -14,8 +14,8 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, mentions, name_edges, name_spans
-from graphmem.models import Scope, entity_id, normalise
+from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, digest, mentions, name_edges, name_spans
+from graphmem.models import NamesRead, Scope, entity_id, normalise
 
 
 def names(text: str, known: NameMatcher | None = None) -> list[str]:
@@ -233,3 +233,20 @@ def test_names_longer_than_the_lookup_are_ignored():
     assert [m.name for m in NameMatcher([long[6:]]).find(f"we stayed at the {long}")] == [long[6:]]
     assert NameMatcher(["C++++", "!!"]).find("C++++ !!") == []
     assert [m.name for m in NameMatcher(["C++"]).find("I use C++.")] == ["C++"]
+
+
+_NAMES = st.frozensets(st.tuples(st.sampled_from(["Zed", "zed", "Ines", "Porto"]), st.booleans()), min_size=1)
+
+
+@given(made=st.lists(_NAMES, max_size=3), ahead=st.none() | _NAMES)
+def test_links_are_drawn_again_unless_every_name_made_known_since_was_included(made, ahead):
+    """``made``: the names of each commit since the read, in order; ``ahead``: those of the
+    pending commit the links included. A read that is not outdated missed no name (normalised,
+    as names are matched); one that saw nothing since, or only the pending commit, is not."""
+    read = NamesRead(version=3, last="before", ahead=digest(ahead) if ahead else None)
+    outdated = read.outdated(3 + len(made), digest(made[-1]) if made else "before")
+    included = {(normalise(n), f) for n, f in ahead or ()}
+    if not outdated:
+        assert all({(normalise(n), f) for n, f in m} <= included for m in made)
+    if not made or made == [ahead]:
+        assert not outdated
