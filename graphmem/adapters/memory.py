@@ -175,12 +175,12 @@ class InMemoryStore:
     def _hold_names(self, scope: Scope, batch: WriteBatch, relink: Relink | None) -> WriteBatch:
         """The batch with its mention links drawn again when another writer made names known
         since (``UnitStore.commit``; the store's lock is held through the commit), its names
-        counted."""
+        counted by those it was planned with (as ``Neo4jStore`` counts them)."""
         version, last = self._state.names.get(scope, (0, None))
-        if relink is not None and batch.names_read is not None and batch.names_read.outdated(version, last):
-            batch = batch.model_copy(update=relink(lambda norms: self.known_names(scope, norms)))
         if batch.anchors:
             self._state.names[scope] = (version + 1, digest(batch.anchors))
+        if relink is not None and batch.names_read is not None and batch.names_read.outdated(version, last):
+            batch = batch.model_copy(update=relink(lambda norms: self.known_names(scope, norms)))
         return batch
 
     def names_version(self, scope: Scope) -> tuple[int, str | None]:

@@ -425,15 +425,15 @@ class Neo4jStore:
     @staticmethod
     def _hold_names(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, relink: Relink | None) -> WriteBatch:
         """The batch with its mention links as they stand once the commit holds the scope's
-        names (``UnitStore.commit``), its names counted."""
+        names (``UnitStore.commit``), its names counted: by the names it was planned with,
+        which a later writer's plan may have included (``NamesRead.ahead``); drawn again, it
+        makes known no more than those (names known only grow meanwhile, unless deleted)."""
         if batch.names_read is None and not batch.anchors:
             return batch
-        key = names_key(scope)
-        held = run(tx, "mentions/hold_names", key=key, scope_props=scope_props(scope))[0]
+        held = run(tx, "mentions/hold_names", key=names_key(scope), scope_props=scope_props(scope),
+                   made=bool(batch.anchors), last=digest(batch.anchors) if batch.anchors else None)[0]
         if relink is not None and batch.names_read is not None and batch.names_read.outdated(held["version"], held["last"]):
             batch = batch.model_copy(update=relink(lambda norms: Neo4jStore._known_names(tx, scope, norms)))
-        if batch.anchors:
-            run(tx, "mentions/made_names", key=key, last=digest(batch.anchors))
         return batch
 
     @staticmethod

@@ -5,11 +5,14 @@ the order texts arrived in."""
 from __future__ import annotations
 
 import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from graphmem.models import AsOf, Fact, Step, normalise
+from graphmem.models import AsOf, Fact, Page, Step, UnitFilter, normalise
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -97,6 +100,37 @@ def test_links_do_not_depend_on_which_of_two_writers_commits_first(mem, interrup
     writer = GraphMem(CommitsAfter(mem.store, lambda: writes[other](mem)), mem.index)
     writes[interrupted](writer)
     assert named(mem, scope, text) == {("zed", "fact"), ("the harbour", "fact")}
+
+
+def test_texts_stored_while_another_writer_makes_their_name_known_all_link_it(mem):
+    """Writers at once in one subject: two store texts naming "zed" one by one, a third the
+    fact that makes it a name, in the middle of them. Every text links Zed, whichever commit
+    waited for which (a commit that waits for the names reads them as they stand after)."""
+    from graphmem import GraphMem
+
+    for attempt in range(3):
+        scope = fresh_scope()
+        fact = Fact(subject="Zed", predicate="works_at", object="the docks", content="Zed works at the docks")
+        texts = [f"we met zed at dock {writer}-{i}" for writer in range(2) for i in range(8)]
+        writers = [GraphMem(mem.store, mem.index) for _ in range(3)]
+        started = threading.Barrier(3)
+
+        def store_texts(writer: int) -> None:
+            started.wait()
+            for text in texts[8 * writer:8 * writer + 8]:
+                writers[writer].remember(text, scope, extractor="none")
+
+        def store_fact() -> None:
+            started.wait()
+            time.sleep(0.01 * attempt)
+            writers[2].remember("Zed's job", scope, facts=[fact])
+
+        with ThreadPoolExecutor(3) as pool:
+            for done in [pool.submit(store_texts, 0), pool.submit(store_texts, 1), pool.submit(store_fact)]:
+                done.result()
+        units = {u.content: u.id for u in mem.store.list_units(scope, UnitFilter(), Page(limit=100))}
+        unlinked = [t for t in texts if "zed" not in {normalise(n) for n, _ in mem.store.unit_entities(scope, units[t])}]
+        assert unlinked == []
 
 
 def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
