@@ -15,7 +15,7 @@ import uuid
 from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Annotated, Iterable, Literal, get_args
+from typing import Annotated, Callable, Collection, Iterable, Literal, Mapping, get_args
 
 import regex
 from pydantic import (
@@ -350,6 +350,12 @@ class NamesRead(Model):
                     or (version == self.version + 1 and self.ahead is not None and last == self.ahead))
 
 
+#: Draws a write's mention links again with a reader of the scope's known names (norms -> name
+#: -> made a name by a fact) as its commit sees them: the batch's new ``unit_mentions``,
+#: ``episode_mentions`` and ``anchors`` (``UnitStore.commit``).
+Relink = Callable[[Callable[[Collection[str]], dict[str, bool]]], Mapping[str, object]]
+
+
 class WriteBatch(Model):
     """Everything one write commits atomically: new units, the decisions that produced or
     targeted them, the invalidation edges those decisions write, and candidates held for review.
@@ -382,6 +388,15 @@ class WriteBatch(Model):
     #: What the mention links were drawn against: a commit that finds names made known since
     #: by another writer draws them again, holding the scope's names (``UnitStore.commit``).
     names_read: NamesRead | None = None
+
+    def drawn_again(self, version: int, last: str | None, relink: Relink | None,
+                    known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":
+        """This batch as its commit writes it, holding the scope's names (found at ``version``,
+        ``last``): its mention links drawn again by ``relink`` with ``known_names`` when another
+        writer made names known since they were drawn (``NamesRead.outdated``)."""
+        if relink is None or self.names_read is None or not self.names_read.outdated(version, last):
+            return self
+        return self.model_copy(update=relink(known_names))
 
 
 class MemoryBlock(Model):

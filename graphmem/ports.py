@@ -42,10 +42,12 @@ from .models import (
     Invalidation,
     MemoryBlock,
     MemoryUnit,
+    NamesRead,
     Page,
     Reached,
     RecallStats,
     RecordKind,
+    Relink,
     ReviewItem,
     Rewrite,
     Scope,
@@ -60,11 +62,6 @@ from .models import (
     WriteBatch,
     WriteContext,
 )
-
-#: Draws a write's mention links again with a reader of the scope's known names (norms ->
-#: ``UnitStore.known_names``) as the commit sees them: the batch's new ``unit_mentions``,
-#: ``episode_mentions`` and ``anchors`` (``UnitStore.commit``).
-Relink = Callable[[Callable[[Collection[str]], dict[str, bool]]], Mapping[str, object]]
 
 #: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
 Record = Union[Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Usage, MemoryBlock, ReviewItem,
@@ -131,17 +128,14 @@ class UnitStore(Protocol):
         names (how: the mention's kind: speaker, proper, known, fact), by name."""
         ...
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         """The names the scope knows whose norm is among ``norms`` (a text's word runs,
         ``graphmem.mentions.name_spans``), each True when a fact is about it (found case-folded)
         and False when a text names it as a proper name or a speaker (found where capitalised):
-        ``graphmem.mentions.KnownNames``."""
-        ...
-
-    def names_version(self, scope: Scope) -> tuple[int, str | None]:
-        """How many commits have made names known in the scope, and the digest of the last
-        one's names (``graphmem.mentions.digest``; None before any): read before
-        ``known_names``, it tells a commit whether the names changed since (``NamesRead``)."""
+        ``graphmem.mentions.KnownNames``; with, read first in the same read, how many commits
+        have made names known in the scope and the digest of the last one's names
+        (``graphmem.mentions.digest``; None before any), so a commit can tell whether the names
+        changed since (``NamesRead``, ``UnitStore.commit``)."""
         ...
 
     def list_scopes(self) -> list[Scope]:

@@ -29,10 +29,12 @@ from ..models import (
     Invalidation,
     MemoryBlock,
     MemoryUnit,
+    NamesRead,
     Page,
     Reached,
     RecallStats,
     RecordKind,
+    Relink,
     ReviewItem,
     Rewrite,
     Scope,
@@ -58,7 +60,7 @@ from ..models import (
 from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
 from ..fusion import rrf, similar, walk
 from ..mentions import KnownNames, digest
-from ..ports import Record, Relink
+from ..ports import Record
 
 
 def _earliest(*values: datetime | None) -> datetime | None:
@@ -88,7 +90,7 @@ class _State:
     #: The entities each unit and episode names, by owner id: entity norm -> (name, kind).
     unit_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     episode_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
-    #: scope -> (names version, digest of the last names made known): ``UnitStore.names_version``.
+    #: scope -> (names version, digest of the last names made known): ``UnitStore.known_names``.
     names: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
 
 
@@ -179,13 +181,7 @@ class InMemoryStore:
         version, last = self._state.names.get(scope, (0, None))
         if batch.anchors:
             self._state.names[scope] = (version + 1, digest(batch.anchors))
-        if relink is not None and batch.names_read is not None and batch.names_read.outdated(version, last):
-            batch = batch.model_copy(update=relink(lambda norms: self.known_names(scope, norms)))
-        return batch
-
-    def names_version(self, scope: Scope) -> tuple[int, str | None]:
-        with self._lock:
-            return self._state.names.get(scope, (0, None))
+        return batch.drawn_again(version, last, relink, lambda norms: self.known_names(scope, norms)[1])
 
     def _mention(self, scope: Scope, batch: WriteBatch) -> None:
         """The batch's mention links, and those of earlier units that name what it makes known."""
@@ -445,11 +441,12 @@ class InMemoryStore:
                 if (thing := st.units.get(owner) or st.episodes.get(owner)) is not None and thing.scope == scope
                 for name, kind in names.values() if kind in ("proper", "speaker")}
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
+    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         with self._lock:
+            version, last = self._state.names.get(scope, (0, None))
             facts, seen = self._facts(scope), self._seen(scope)
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
-        return {n: fact for n, fact in known.items() if normalise(n) in norms}
+        return NamesRead(version=version, last=last), {n: fact for n, fact in known.items() if normalise(n) in norms}
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:

@@ -44,9 +44,11 @@ from ..models import (
     MemoryBlock,
     MemoryKind,
     MemoryUnit,
+    NamesRead,
     Page,
     RecallStats,
     RecordKind,
+    Relink,
     ReviewItem,
     Rewrite,
     Scope,
@@ -71,7 +73,7 @@ from ..models import (
     words,
 )
 from ..mentions import KnownNames, digest, name_edges
-from ..ports import Record, Relink
+from ..ports import Record
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
 
@@ -85,8 +87,8 @@ NAME_IDS = 20_000
 
 
 def names_key(scope: Scope) -> str:
-    """The key of the scope's names lock (``UnitStore.commit``): after every guard key
-    ("group:..."), so commits take their locks in one order."""
+    """The key of the scope's names lock (``UnitStore.commit``; a commit takes it after its
+    guards)."""
     return "names:" + scope.key
 
 
@@ -432,9 +434,8 @@ class Neo4jStore:
             return batch
         held = run(tx, "mentions/hold_names", key=names_key(scope), scope_props=scope_props(scope),
                    made=bool(batch.anchors), last=digest(batch.anchors) if batch.anchors else None)[0]
-        if relink is not None and batch.names_read is not None and batch.names_read.outdated(held["version"], held["last"]):
-            batch = batch.model_copy(update=relink(lambda norms: Neo4jStore._known_names(tx, scope, norms)))
-        return batch
+        return batch.drawn_again(held["version"], held["last"], relink,
+                                 lambda norms: Neo4jStore._known_names(tx, scope, norms))
 
     @staticmethod
     def _apply(tx: ManagedTransaction, scope: Scope, units: list, decisions: list, invalidations: list,
@@ -500,8 +501,12 @@ class Neo4jStore:
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
-        return self.conn.read_tx(lambda tx: Neo4jStore._known_names(tx, scope, norms), what="known names")
+    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
+        def work(tx: ManagedTransaction) -> tuple[NamesRead, dict[str, bool]]:
+            row = run(tx, "mentions/names_version", key=names_key(scope))[0]  # first: see UnitStore.known_names
+            return NamesRead(version=row["version"], last=row["last"]), Neo4jStore._known_names(tx, scope, norms)
+
+        return self.conn.read_tx(work, what="known names")
 
     @staticmethod
     def _known_names(tx: ManagedTransaction, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
@@ -518,10 +523,6 @@ class Neo4jStore:
         ids = sorted(entity_ids(scope, [n for n, e in edges.items() if e and e[0] in firsts and e[1] in lasts]))
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
-
-    def names_version(self, scope: Scope) -> tuple[int, str | None]:
-        row = self.conn.read("mentions/names_version", key=names_key(scope))[0]
-        return row["version"], row["last"]
 
     def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
         asked = sorted(set(keys))

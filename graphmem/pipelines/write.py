@@ -41,6 +41,7 @@ from ..models import (
     MemoryUnit,
     NamesRead,
     Op,
+    Relink,
     Page,
     ReviewItem,
     Scope,
@@ -52,7 +53,7 @@ from ..models import (
     normalise,
     utcnow,
 )
-from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, Relink, TimelineStore, UnitStore
+from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
@@ -706,18 +707,19 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     if not units and not episodes:
         return {}
     ahead = ahead or NOTHING_AHEAD
-    # Read before the names, so a name made known after it shows as a change (NamesRead).
-    version, last = store.names_version(scope)
+    read: NamesRead | None = None
 
     def known_names(spans: Collection[str]) -> dict[str, bool]:
+        nonlocal read
         # Read while the batch before may commit: what it makes known is added (_Ahead.known).
-        known = store.known_names(scope, spans)
+        names, known = store.known_names(scope, spans)
+        read = names.model_copy(update={"ahead": ahead.made(scope)})
         for name, fact in ahead.known(scope, spans).items():
             known[name] = known.get(name, False) or fact
         return known
 
-    return {**drawn_links(known_names, units, episodes),
-            "names_read": NamesRead(version=version, last=last, ahead=ahead.made(scope))}
+    links = drawn_links(known_names, units, episodes)
+    return {**links, "names_read": read}
 
 
 def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit],
