@@ -31,6 +31,11 @@ def micros(t: datetime | None, open_end: int) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def unit_text(content: str, summary: str | None) -> str:
+    """What fulltext search reads of a unit."""
+    return content if not summary else f"{content}\n{summary}"
+
+
 def from_micros(value: int) -> datetime | None:
     """The time an entry property holds; None for an open end."""
     if value in (MIN, MAX):

@@ -43,10 +43,10 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, TypeVar
 
 import ahocorasick
 import regex
@@ -59,6 +59,15 @@ def digest(anchors: Iterable[tuple[str, bool]]) -> str:
     while that commit was pending compares with the scope's last one (``NamesRead``)."""
     text = json.dumps(sorted((normalise(name), fact) for name, fact in anchors))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+def named_in(anchors: Sequence[tuple[str, bool]], texts: Mapping[str, str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Of ``texts`` (owner -> text), those that name one of ``anchors`` (names a write makes
+    known, each with whether a fact makes it a name: ``WriteBatch.anchors``), with the names
+    each holds as (name, kind) pairs."""
+    known = KnownNames(facts=[n for n, fact in anchors if fact], seen=[n for n, fact in anchors if not fact])
+    named = {owner: tuple((m.name, m.kind) for m in known.find(text)) for owner, text in texts.items()}
+    return {owner: names for owner, names in named.items() if names}
+
 
 #: Words that are not names on their own, whatever their case.
 COMMON = frozenset(
@@ -117,6 +126,8 @@ _SPEAKER = regex.compile(
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 _NON_WORD = regex.compile(r"\W")
 _WORD_RUN = regex.compile(r"\w+")
+# ASCII characters str.split() splits on, but the blank (some, like "\x1f", are no \s to regex).
+_OTHER_SPACE = regex.compile("[" + regex.escape("".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")) + "]")
 
 #: The most words a known name can have. A store finds the names a text may hold by looking up
 #: its runs of up to this many words (``name_spans``); longer names are ignored everywhere,
@@ -190,41 +201,109 @@ def _usable(norm: str) -> bool:
             and norm in name_spans(norm))  # e.g. an edge symbol set apart by a space is not
 
 
-def name_spans(text: str) -> set[str]:
+T = TypeVar("T")
+
+#: The first and the last words names may have (``name_edges``): which word runs to read.
+Edges = tuple[Collection[str], Collection[str]]
+
+
+def name_spans(text: str, edges: Edges | None = None) -> set[str]:
     """Every run of 1 to ``MAX_NAME_WORDS`` whole words of the text, with or without up to
     ``_EDGE`` symbols touching either end ("C++", "#tag"), normalised as names are
     (``graphmem.models.normalise``): the norm of every known name the text holds is among them.
+    With ``edges`` (firsts, lasts), only the runs whose ``name_edges`` are a first and a last:
+    a store that knows which of the text's words (``edge_words``) begin and end a name of its
+    reads no other run.
 
     >>> sorted(name_spans("I use C++"))
     ['c', 'c+', 'c++', 'i', 'i use', 'i use c', 'i use c+', 'i use c++', 'use', 'use c', 'use c+', 'use c++']
+    >>> sorted(name_spans("I use C++", ({"use"}, {"c"})))
+    ['use c', 'use c+', 'use c++']
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
     runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
-    # The symbols each run may start or end with: none, or up to _EDGE of those beside it.
-    before = [_SYMBOLS.match(folded[max(a - _EDGE, 0):a][::-1]).group()[::-1] for a, _ in runs]
-    after = [_SYMBOLS.match(folded, b).group() for _, b in runs]
     if not folded.isascii():
-        return {normalise(folded[a - len(p):b + len(q)]) for i, (a, _) in enumerate(runs)
-                for j in range(i, min(i + MAX_NAME_WORDS, len(runs))) for b in (runs[j][1],)
-                for p in _tails(before[i]) for q in _heads(after[j])}
+        found = {normalise(folded[a - len(p):b + len(q)]) for i, (a, _) in enumerate(runs)
+                 for j in range(i, min(i + MAX_NAME_WORDS, len(runs))) for b in (runs[j][1],)
+                 for p in _tails(_before(folded, a)) for q in _heads(_after(folded, b))}
+        return found if edges is None else {s for s in found if _edged(s, edges)}
     # ASCII text folds to itself: a span from a word to a word is its own norm once its spaces
     # are single blanks (most are: only the gaps with other spacing are collapsed); one with
-    # symbols at an end is normalised whole (a symbol may still be a space to str.split).
-    spaced = [0]  # how many of the gaps before run k are spaced otherwise than by single blanks
-    for (_, b), (a, _) in zip(runs, runs[1:]):
-        gap = folded[b:a]
-        spaced.append(spaced[-1] + ("  " in gap or any(c.isspace() and c != " " for c in gap)))
+    # symbols at an end is normalised whole (a symbol may still be a space to str.split). Its
+    # edges are its first and last word.
+    if edges is None:
+        firsts, lasts = range(len(runs)), None
+    else:
+        firsts = [i for i, (a, b) in enumerate(runs) if folded[a:b] in edges[0]]
+        lasts = {j for j, (a, b) in enumerate(runs) if folded[a:b] in edges[1]}
+        if not firsts or not lasts:
+            return set()
+    spaced = None  # how many of the gaps before run k are spaced otherwise than by single blanks
+    if "  " in folded or _OTHER_SPACE.search(folded):
+        spaced = [0]
+        for (_, b), (a, _) in zip(runs, runs[1:]):
+            gap = folded[b:a]
+            spaced.append(spaced[-1] + ("  " in gap or any(c.isspace() and c != " " for c in gap)))
     found = set()
-    for i, (a, _) in enumerate(runs):
+    for i in firsts:
+        a = runs[i][0]
+        before = _before(folded, a)
         for j in range(i, min(i + MAX_NAME_WORDS, len(runs))):
-            core = folded[a:runs[j][1]]
-            if spaced[j] != spaced[i]:
+            if lasts is not None and j not in lasts:
+                continue
+            b = runs[j][1]
+            core = folded[a:b]
+            if spaced is not None and spaced[j] != spaced[i]:
                 core = " ".join(core.split())
             found.add(core)
-            if before[i] or after[j]:
+            after = _after(folded, b)
+            if before or after:
                 found.update(" ".join((p + core + q).split()).strip(NAME_EDGES)
-                             for p in _tails(before[i]) for q in _heads(after[j]))
+                             for p in _tails(before) for q in _heads(after))
     return found
+
+
+def _before(folded: str, start: int) -> str:
+    """The symbols a run starting at ``start`` may start with: up to ``_EDGE`` of those before it."""
+    return _SYMBOLS.match(folded[max(start - _EDGE, 0):start][::-1]).group()[::-1]
+
+
+def _after(folded: str, end: int) -> str:
+    """The symbols a run ending at ``end`` may end with: up to ``_EDGE`` of those after it."""
+    return _SYMBOLS.match(folded, end).group()
+
+
+def _edged(norm: str, edges: Edges) -> bool:
+    found = name_edges(norm)
+    return found is not None and found[0] in edges[0] and found[1] in edges[1]
+
+
+def runs_in(texts: Iterable[str], edges: Edges) -> set[str]:
+    """The word runs of the texts that may be names: those ``name_spans`` reads with ``edges``
+    that are ``matchable`` (a store looks names up by them)."""
+    return {span for text in texts for span in name_spans(text, edges) if matchable(span)}
+
+
+def names_in(texts: Iterable[str], names: Mapping[str, T]) -> dict[str, T]:
+    """Of ``names`` (a name -> its value), those that one of the texts holds as a word run
+    that may be a name (``runs_in``), as a store that knows them finds them."""
+    norms = {name: normalise(name) for name in names}
+    edges = [e for e in map(name_edges, norms.values()) if e]
+    runs = runs_in(texts, ({first for first, _ in edges}, {last for _, last in edges}))
+    return {name: value for name, value in names.items() if norms[name] in runs}
+
+
+def edge_words(text: str) -> set[str]:
+    """The words the text's runs (``name_spans``) begin and end with (``name_edges``): which
+    of them begin or end a name decides which runs may be one.
+
+    >>> sorted(edge_words("Meet Ana at C++ club."))
+    ['ana', 'at', 'c', 'club', 'meet']
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return set(_WORD_RUN.findall(folded))
+    return {word for span in name_spans(text) for word in name_edges(span) or ()}
 
 
 def _tails(symbols: str) -> list[str]:

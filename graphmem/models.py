@@ -350,6 +350,26 @@ class NamesRead(Model):
                     or (version == self.version + 1 and self.ahead is not None and last == self.ahead))
 
 
+class TextsRead(Model):
+    """The stored texts that name what a write makes known, found while it was planned
+    (``UnitStore.earlier_texts``) so that its commit need not search: ``found`` (unit id ->
+    text; its commit keeps those that name what it makes known then), read after the scope's
+    texts version (how many commits have changed which texts a search finds) and the key of the
+    last such commit (``WriteBatch.texts_key``); ``ahead``, the key of the commit of the same
+    pipeline pending then, whose new texts ``found`` holds too."""
+
+    version: Annotated[int, Field(ge=0)]
+    last: str | None = None
+    ahead: str | None = None
+    found: dict[str, str] = Field(default_factory=dict)
+
+    def stands(self, version: int, last: str | None) -> bool:
+        """Whether ``found`` holds every text a search would find now: no commit other than
+        ``ahead`` changed the texts since."""
+        return version == self.version or (version == self.version + 1 and self.ahead is not None
+                                           and last == self.ahead)
+
+
 #: Draws a write's mention links again with a reader of the scope's known names (norms -> name
 #: -> made a name by a fact) as its commit sees them: the batch's new ``unit_mentions``,
 #: ``episode_mentions`` and ``anchors`` (``UnitStore.commit``).
@@ -360,9 +380,10 @@ class WriteBatch(Model):
     """Everything one write commits atomically: new units, the decisions that produced or
     targeted them, the invalidation edges those decisions write, and candidates held for review.
 
-    ``guards`` maps a lock key to the version read before deciding; the commit fails with
-    ``Conflict`` when another writer committed to a guarded key since (optimistic concurrency
-    enforced by the database, so concurrent writers cannot both add the same current fact).
+    ``guards`` maps each timeline group the batch decided on to the length of its log (its
+    decisions with an event) as read before deciding; the commit fails with ``Conflict`` when
+    another writer changed one since (optimistic concurrency enforced by the store, so
+    concurrent writers cannot both add the same current fact).
     """
 
     units: tuple[MemoryUnit, ...] = ()
@@ -388,15 +409,36 @@ class WriteBatch(Model):
     #: What the mention links were drawn against: a commit that finds names made known since
     #: by another writer draws them again, holding the scope's names (``UnitStore.commit``).
     names_read: NamesRead | None = None
+    #: The earlier texts naming ``anchors``, found while planning; a commit searches itself
+    #: when there are none or they no longer stand (``TextsRead.stands``).
+    texts_read: TextsRead | None = None
 
-    def drawn_again(self, version: int, last: str | None, relink: Relink | None,
-                    known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":
-        """This batch as its commit writes it, holding the scope's names (found at ``version``,
-        ``last``): its mention links drawn again by ``relink`` with ``known_names`` when another
-        writer made names known since they were drawn (``NamesRead.outdated``)."""
-        if relink is None or self.names_read is None or not self.names_read.outdated(version, last):
-            return self
-        return self.model_copy(update=relink(known_names))
+    @property
+    def texts_key(self) -> str | None:
+        """What the scope's texts version records of this commit when it changes which texts a
+        search finds: its new units' ids as a short fingerprint (one a later plan can know:
+        ``TextsRead.ahead``), or None when it unarchives units, whose texts that plan lacks."""
+        if not self.units or self.unarchive:
+            return None
+        return hashlib.sha256(" ".join(sorted(u.id for u in self.units)).encode()).hexdigest()[:32]
+
+    @property
+    def changes_texts(self) -> bool:
+        return bool(self.units or self.unarchive)
+
+    def held(self, names: tuple[int, str | None], texts: tuple[int, str | None], relink: Relink | None,
+             known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":
+        """This batch as its commit writes it, holding the scope's names, whose names and texts
+        versions (with their last commits) it found at ``names`` and ``texts``: its mention links
+        drawn again by ``relink`` with ``known_names`` when another writer made names known since
+        they were drawn (``NamesRead.outdated``), and without ``texts_read`` when that no longer
+        stands (``TextsRead.stands``: the commit searches the texts itself)."""
+        batch = self
+        if batch.texts_read is not None and not batch.texts_read.stands(*texts):
+            batch = batch.model_copy(update={"texts_read": None})
+        if relink is None or batch.names_read is None or not batch.names_read.outdated(*names):
+            return batch
+        return batch.model_copy(update=relink(known_names))
 
 
 class MemoryBlock(Model):

@@ -56,6 +56,7 @@ from .models import (
     Step,
     StoredTrace,
     SubjectCounts,
+    TextsRead,
     UnitEdges,
     UnitFilter,
     Usage,
@@ -128,14 +129,24 @@ class UnitStore(Protocol):
         names (how: the mention's kind: speaker, proper, known, fact), by name."""
         ...
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
-        """The names the scope knows whose norm is among ``norms`` (a text's word runs,
-        ``graphmem.mentions.name_spans``), each True when a fact is about it (found case-folded)
+    def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
+        """The names the scope knows that one of ``texts`` holds as a word run that may be a
+        name (``graphmem.mentions.runs_in``), each True when a fact is about it (found case-folded)
         and False when a text names it as a proper name or a speaker (found where capitalised):
         ``graphmem.mentions.KnownNames``; with, read first in the same read, how many commits
         have made names known in the scope and the digest of the last one's names
         (``graphmem.mentions.digest``; None before any), so a commit can tell whether the names
         changed since (``NamesRead``, ``UnitStore.commit``)."""
+        ...
+
+    def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
+        """The texts of the scope's units (archived ones too) that name one of ``anchors``
+        (``WriteBatch.anchors``), by unit id; more may be given (texts holding a name's words
+        in order), never fewer. With, read first in the same read, how many changes to which
+        texts a search finds the scope has seen (a commit with new or restored units, an
+        episode's deletion, an archive change, an import) and the key of the last one
+        (``WriteBatch.texts_key``; None when no plan can know it), so a commit can tell whether
+        they still stand (``TextsRead``, ``UnitStore.commit``)."""
         ...
 
     def list_scopes(self) -> list[Scope]:
@@ -168,10 +179,6 @@ class TimelineStore(Protocol):
     - units are deleted only by ``delete_episode`` and by an erasure (``ErasureStore``).
     """
 
-    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        """Current version of each lock key (0 when never written)."""
-        ...
-
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
         """Every decision that entered the log of one of these timeline groups (``Decision.event``
         set), oldest first, and every unit of these groups at any system time with all its
@@ -189,16 +196,20 @@ class TimelineStore(Protocol):
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         """Atomically store units, decisions (linked to their episode, target and product),
         invalidation edges and review items, after checking the batch's guards (``Conflict``
-        when stale; a unit id already stored is a ``Conflict`` too), with what derives from
-        them: search entries, mention links (and links from earlier units to the names the
-        batch makes known). All or nothing.
+        when a guarded group's log has another length than ``group_state`` gave its writer; a
+        unit id already stored is a ``Conflict`` too), with what derives from them: search
+        entries, mention links (and links from earlier units to the names the batch makes
+        known). All or nothing.
 
-        A batch with mention links or names holds the scope's names until it ends, so the
+        A batch with guards, mention links or names holds the scope's names until it ends
+        (taken before its guards are checked, so two writers of one group take turns), so the
         links of two writers never miss each other: the earlier units a batch links to its
         names are all those committed before it, and when ``batch.names_read`` says another
         writer made names known since the links were drawn, ``relink`` draws them again (with
         the names as now known) before anything is written; it bumps the names version
-        when it makes names known."""
+        when it makes names known. The earlier units are found among ``batch.texts_read``
+        when that stands (``TextsRead.stands``), else searched in the commit; a batch with new
+        or restored units bumps the texts version."""
         ...
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:

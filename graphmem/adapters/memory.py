@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import secrets
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
@@ -45,6 +46,7 @@ from ..models import (
     SubjectCounts,
     Superseded,
     TemporalMeta,
+    TextsRead,
     UnitEdges,
     UnitFilter,
     Usage,
@@ -57,9 +59,9 @@ from ..models import (
     utcnow,
     words,
 )
-from ..entries import MAX, MIN, micros, near, nearness, spans, world_range
+from ..entries import MAX, MIN, micros, near, nearness, spans, unit_text, world_range
 from ..fusion import rrf, similar, walk
-from ..mentions import KnownNames, digest
+from ..mentions import digest, named_in, names_in
 from ..ports import Record
 
 
@@ -75,7 +77,6 @@ class _State:
     units: dict[str, MemoryUnit] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
     edges: list[Invalidation] = field(default_factory=list)
-    guards: dict[str, int] = field(default_factory=dict)
     traces: dict[str, AssembleTrace] = field(default_factory=dict)
     #: trace id -> the score of each recalled unit, by rank.
     trace_scores: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
@@ -92,6 +93,8 @@ class _State:
     episode_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     #: scope -> (names version, digest of the last names made known): ``UnitStore.known_names``.
     names: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
+    #: scope -> (texts version, key of the last commit that changed the texts): ``earlier_texts``.
+    texts: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
 
 
 class InMemoryStore:
@@ -143,9 +146,10 @@ class InMemoryStore:
             for record in (*batch.units, *batch.decisions, *batch.reviews):
                 if record.scope != scope:
                     raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
-            stale = [k for k, v in batch.guards.items() if state.guards.get(k, 0) != v]
+            logs = Counter(d.event.group for d in state.decisions.values() if d.scope == scope and d.event)
+            stale = [g for g, v in batch.guards.items() if logs[g] != v]
             if stale:
-                raise Conflict(f"{len(stale)} guarded key(s) changed since read; re-plan the write")
+                raise Conflict(f"{len(stale)} guarded group(s) changed since read; re-plan the write")
             new_units = {u.id: u for u in batch.units}
             if any(uid in state.units for uid in new_units) or len(new_units) != len(batch.units):
                 raise Conflict("a unit with that id already exists; units are written once")
@@ -162,8 +166,6 @@ class InMemoryStore:
                     raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
             # All checks passed: apply everything at once.
             batch = self._hold_names(scope, batch, relink)
-            for key in batch.guards:
-                state.guards[key] = state.guards.get(key, 0) + 1
             state.units.update(new_units)
             self._name_entities(batch.units)
             state.vectors.update({uid: v for uid, v in batch.vectors.items() if uid in new_units})
@@ -178,10 +180,24 @@ class InMemoryStore:
         """The batch with its mention links drawn again when another writer made names known
         since (``UnitStore.commit``; the store's lock is held through the commit), its names
         counted by those it was planned with (as ``Neo4jStore`` counts them)."""
-        version, last = self._state.names.get(scope, (0, None))
+        names, texts = self._state.names.get(scope, (0, None)), self._state.texts.get(scope, (0, None))
         if batch.anchors:
-            self._state.names[scope] = (version + 1, digest(batch.anchors))
-        return batch.drawn_again(version, last, relink, lambda norms: self.known_names(scope, norms)[1])
+            self._state.names[scope] = (names[0] + 1, digest(batch.anchors))
+        if batch.changes_texts:
+            self._state.texts[scope] = (texts[0] + 1, batch.texts_key)
+        return batch.held(names, texts, relink, lambda texts: self.known_names(scope, texts)[1])
+
+    def _texts_changed(self, scope: Scope) -> None:
+        """A change to which texts ``earlier_texts`` finds made outside a commit (as
+        ``Neo4jStore`` counts it)."""
+        version, _ = self._state.texts.get(scope, (0, None))
+        self._state.texts[scope] = (version + 1, None)
+
+    def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
+        with self._lock:
+            version, last = self._state.texts.get(scope, (0, None))
+            texts = {u.id: unit_text(u.content, u.summary) for u in self._state.units.values() if u.scope == scope}
+        return TextsRead(version=version, last=last, found={uid: texts[uid] for uid in named_in(anchors, texts)})
 
     def _mention(self, scope: Scope, batch: WriteBatch) -> None:
         """The batch's mention links, and those of earlier units that name what it makes known."""
@@ -191,16 +207,12 @@ class InMemoryStore:
             for owner, names in mentioned.items():
                 owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
         if batch.anchors:  # earlier units that name what is now known are linked too
-            known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                               seen=[n for n, fact in batch.anchors if not fact])
-            for u in state.units.values():
-                if u.scope == scope and u.id not in batch.unit_mentions:
-                    for m in known.find(u.content):
-                        state.unit_mentions.setdefault(u.id, {}).setdefault(m.norm, (m.name, m.kind))
-
-    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        with self._lock:
-            return {k: self._state.guards.get(k, 0) for k in keys}
+            texts = batch.texts_read.found if batch.texts_read else {
+                u.id: unit_text(u.content, u.summary) for u in state.units.values() if u.scope == scope}
+            for uid, names in named_in(batch.anchors, texts).items():
+                if uid in state.units and uid not in batch.unit_mentions:
+                    for name, kind in names:
+                        state.unit_mentions.setdefault(uid, {}).setdefault(normalise(name), (name, kind))
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         with self._lock:
@@ -283,6 +295,7 @@ class InMemoryStore:
     # -- archive --------------------------------------------------------------------------
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
         with self._lock:
+            self._texts_changed(scope)
             ids = [i for i in unit_ids if i in self._state.units and self._state.units[i].scope == scope]
             for uid in ids:
                 if archived_at is None:
@@ -402,6 +415,7 @@ class InMemoryStore:
             st = self._state
             if (scope.key, episode_id) not in st.episodes:
                 return None
+            self._texts_changed(scope)
             units = {k for k, u in st.units.items() if u.source.episode_id == episode_id and u.scope == scope}
             units |= set(rewrite.drop_units)
             decisions = {k for k, d in st.decisions.items() if d.episode_id == episode_id and d.scope == scope}
@@ -441,12 +455,12 @@ class InMemoryStore:
                 if (thing := st.units.get(owner) or st.episodes.get(owner)) is not None and thing.scope == scope
                 for name, kind in names.values() if kind in ("proper", "speaker")}
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
+    def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         with self._lock:
             version, last = self._state.names.get(scope, (0, None))
             facts, seen = self._facts(scope), self._seen(scope)
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
-        return NamesRead(version=version, last=last), {n: fact for n, fact in known.items() if normalise(n) in norms}
+        return NamesRead(version=version, last=last), names_in(texts, known)
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -614,6 +628,8 @@ class InMemoryStore:
         derived = derived or WriteBatch()
         with self._lock:
             st = self._state
+            if kind in ("unit", "usage"):  # new texts, archived ones
+                self._texts_changed(scope)
             if kind == "episode":
                 self.put_episodes(records)
             for r in records if kind != "episode" else ():

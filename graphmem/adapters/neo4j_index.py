@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
-from ..entries import MAX, MIN, from_micros, micros, near, spans, vector_calls, world_range
+from ..entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range
 from ..errors import ConfigurationError, IndexMismatch
 from ..fusion import TIE
 from ..models import (
@@ -44,7 +44,7 @@ from ..models import (
 from .neo4j_driver import Neo4jConnection
 from .lucene import lucene_query
 from .neo4j_driver import run
-from .neo4j_store import entry_row, name_props, to_datetime, unit_from_row, unit_text, vector_property
+from .neo4j_store import entry_row, name_props, texts_changed, to_datetime, unit_from_row, vector_property
 
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
@@ -279,10 +279,11 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
             texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
             fresh = iter(self.vectors(texts))
+            scopes = [Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
+                      for r in rows]
             entries = []
-            for r in rows:
+            for r, scope_of in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
-                scope_of = Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
                 edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
                 entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]),
                                       to_datetime(r["occurred_at"]), span, vector, r["archived"])
@@ -290,7 +291,8 @@ class Neo4jIndex:
                                               to_datetime(r["invalid_at"]), edges)]
             ids = [r["id"] for r in rows]
 
-            def work(tx, ids=ids, entries=entries) -> None:
+            def work(tx, ids=ids, entries=entries, scopes=scopes) -> None:
+                texts_changed(tx, scopes)  # a write's plan searched the texts that go and come back here
                 run(tx, "entries/delete_entries", ids=ids)
                 if entries:
                     run(tx, "entries/create_entries", rows=entries, prop=prop)

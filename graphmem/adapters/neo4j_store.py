@@ -24,7 +24,7 @@ from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
 from ..cypher import load
-from ..entries import MIN, Span, from_micros, micros, spans
+from ..entries import MIN, Span, from_micros, micros, spans, unit_text
 from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
 from ..models import (
     ApiKey,
@@ -57,6 +57,7 @@ from ..models import (
     StoredTrace,
     SubjectCounts,
     TemporalMeta,
+    TextsRead,
     TimelineEvent,
     Triple,
     UnitEdges,
@@ -72,7 +73,7 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import KnownNames, digest, name_edges
+from ..mentions import digest, edge_words, name_edges, named_in, runs_in
 from ..ports import Record
 from .neo4j_driver import Neo4jConnection, run
 from .lucene import lucene_phrases
@@ -87,9 +88,16 @@ NAME_IDS = 20_000
 
 
 def names_key(scope: Scope) -> str:
-    """The key of the scope's names lock (``UnitStore.commit``; a commit takes it after its
-    guards)."""
+    """The key of the scope's names lock (``UnitStore.commit``; a commit takes it first)."""
     return "names:" + scope.key
+
+
+def texts_changed(tx: ManagedTransaction, scopes: Iterable[Scope]) -> None:
+    """Count a change to which texts a search finds made outside a commit, on each scope's
+    names lock, held until ``tx`` ends (``TextsRead``; take it first, before other locks)."""
+    rows = [{"key": names_key(s), "scope_props": scope_props(s)} for s in sorted(set(scopes), key=names_key)]
+    if rows:
+        run(tx, "mentions/texts_changed", rows=rows)
 
 
 def scope_props(scope: Scope) -> dict[str, Any]:
@@ -116,7 +124,29 @@ def wire(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def unit_rows(units: Sequence[MemoryUnit]) -> dict[str, list[dict[str, Any]]]:
+    """``store/create_units`` parameters: a row per unit, naming its subject and object
+    entities by id, and each entity those name once (by id: they are merged in that order)."""
+    entities: dict[str, dict[str, Any]] = {}
+    rows = []
+    for unit in units:
+        row = unit_row(unit)
+        about = []
+        if unit.triple:
+            triple = unit.triple
+            for role, name in [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else []):
+                eid = entity_id(unit.scope, name)
+                # The entity's fields straight from the unit's, already checked: no Entity per name.
+                if eid not in entities:
+                    entities[eid] = {"id": eid, "props": named_props(unit.scope, name, normalise(name),
+                                                                     unit.time.created_at)}
+                about.append({"id": eid, "role": role})
+        rows.append({"props": row, "about": about})
+    return {"rows": rows, "entities": [entities[eid] for eid in sorted(entities)]}
+
+
 def unit_row(unit: MemoryUnit) -> dict[str, Any]:
+    """A unit node's properties."""
     triple = unit.triple
     props = {
         **scope_props(unit.scope),
@@ -143,14 +173,7 @@ def unit_row(unit: MemoryUnit) -> dict[str, Any]:
         "single_valued": triple.single_valued if triple else None,
         "slot": triple.slot(unit.scope) if triple else None,
     }
-    entities = []
-    if triple:
-        names = [("subject", triple.subject)] + ([("object", triple.object)] if triple.object else [])
-        # The entity's fields straight from the unit's, already checked: no Entity per name.
-        entities = [{"id": entity_id(unit.scope, name), "role": role,
-                     "props": named_props(unit.scope, name, normalise(name), unit.time.created_at)}
-                    for role, name in names]
-    return {"props": props, "entities": entities}
+    return props
 
 
 def entity_props(entity: Entity) -> dict[str, Any]:
@@ -301,17 +324,24 @@ def invalidation_row(inv: Invalidation) -> dict[str, Any]:
     return {**inv.model_dump(), "expired_at": wire(inv.expired_at), "invalid_at": wire(inv.invalid_at)}
 
 
-def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]) -> list[dict[str, Any]]:
-    """``mentions/*_mentions`` rows: each owner with the entities it names."""
-    return [{"id": owner, "names": [{"id": entity_id(scope, name), "kind": kind,
-                                     "props": {"scope_token": scope.token, **name_props(name, normalise(name))}}
-                                    for name, kind in names]}
-            for owner, names in mentioned.items() if names]
-
-
-def unit_text(content: str, summary: str | None) -> str:
-    """What fulltext search reads of a unit."""
-    return content if not summary else f"{content}\n{summary}"
+def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]) -> dict[str, list[dict[str, Any]]]:
+    """``mentions/*_mentions`` parameters: a row per owner with the entities it names by id,
+    and each entity those name once (by id: they are merged in that order)."""
+    ids: dict[str, str] = {}
+    entities: dict[str, dict[str, Any]] = {}
+    rows = []
+    for owner, names in mentioned.items():
+        if not names:
+            continue
+        linked = []
+        for name, kind in names:
+            if name not in ids:
+                norm = normalise(name)
+                ids[name] = eid = entity_id(scope, name)
+                entities.setdefault(eid, {"id": eid, "props": {"scope_token": scope.token, **name_props(name, norm)}})
+            linked.append({"id": ids[name], "kind": kind})
+        rows.append({"id": owner, "names": linked})
+    return {"rows": rows, "entities": [entities[eid] for eid in sorted(entities)]}
 
 
 def entry_row(unit_id: str, scope: Scope, kind: str, text: str, occurred: datetime | None, span: Span,
@@ -404,10 +434,10 @@ class Neo4jStore:
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
-        units = [unit_row(u) for u in batch.units]
+        units = unit_rows(batch.units)
         decisions = [decision_row(d) for d in batch.decisions]
         invalidations = [invalidation_row(i) for i in batch.invalidations]
-        guards = sorted(batch.guards.items())
+        guards = [{"group": g, "version": v} for g, v in sorted(batch.guards.items())]
 
         def work(tx: ManagedTransaction) -> None:
             # A retried attempt after a lost acknowledgement finds its own commit key and stops.
@@ -415,39 +445,42 @@ class Neo4jStore:
                         committed_at=utcnow())
             if not begun[0]["fresh"]:
                 return
+            held = self._hold_names(tx, scope, batch, relink)  # first: the guards are read under it
             if guards:
-                stale = run(tx, "store/take_guards", guards=[{"key": k, "version": v} for k, v in guards],
-                            scope_props=scope_props(scope))[0]["stale"]
+                stale = run(tx, "store/check_guards", scope=scope.key, guards=guards)[0]["stale"]
                 if stale:
-                    raise Conflict(f"{stale} guarded key(s) changed since read; re-plan the write")
-            self._apply(tx, scope, units, decisions, invalidations, self._hold_names(tx, scope, batch, relink))
+                    raise Conflict(f"{stale} guarded group(s) changed since read; re-plan the write")
+            self._apply(tx, scope, units, decisions, invalidations, held)
 
         self.conn.write_tx(work, what="commit")
 
     @staticmethod
     def _hold_names(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, relink: Relink | None) -> WriteBatch:
-        """The batch with its mention links as they stand once the commit holds the scope's
-        names (``UnitStore.commit``), its names counted: by the names it was planned with,
-        which a later writer's plan may have included (``NamesRead.ahead``); drawn again, it
-        makes known no more than those (names known only grow meanwhile, unless deleted)."""
-        if batch.names_read is None and not batch.anchors:
+        """The batch as its commit writes it once it holds the scope's names (``UnitStore.commit``,
+        ``WriteBatch.held``), its names and texts counted: by the names it was planned with,
+        which a later writer's plan may have included (``NamesRead.ahead``; drawn again, it
+        makes known no more than those: names known only grow meanwhile, unless deleted), and
+        by its new units' key (``TextsRead.ahead``)."""
+        if batch.names_read is None and not batch.anchors and not batch.guards and not batch.changes_texts:
             return batch
         held = run(tx, "mentions/hold_names", key=names_key(scope), scope_props=scope_props(scope),
-                   made=bool(batch.anchors), last=digest(batch.anchors) if batch.anchors else None)[0]
-        return batch.drawn_again(held["version"], held["last"], relink,
-                                 lambda norms: Neo4jStore._known_names(tx, scope, norms))
+                   made=bool(batch.anchors), last=digest(batch.anchors) if batch.anchors else None,
+                   texts=batch.changes_texts, texts_key=batch.texts_key)[0]
+        return batch.held((held["version"], held["last"]), (held["texts"], held["texts_last"]), relink,
+                          lambda texts: Neo4jStore._known_names(tx, scope, texts))
+
 
     @staticmethod
-    def _apply(tx: ManagedTransaction, scope: Scope, units: list, decisions: list, invalidations: list,
-               batch: WriteBatch, entries: bool = True) -> None:
+    def _apply(tx: ManagedTransaction, scope: Scope, units: dict[str, list[dict[str, Any]]] | None, decisions: list,
+               invalidations: list, batch: WriteBatch, entries: bool = True) -> None:
         """The creating part of a commit: units, decisions, reviews, edges, unarchived units,
         and (unless the caller recomputes them) the search entries they change."""
         # Before any index exists there is no vector property: entries carry no vector then.
         prop = (_layout(tx, batch) or vector_property(1)) if entries else None
         touched = {i.unit_id for i in batch.invalidations}
         earlier = Neo4jStore._earlier(tx, scope, batch)  # before this batch's texts are searchable
-        if units:
-            run(tx, "store/create_units", rows=units)
+        if units and units["rows"]:
+            run(tx, "store/create_units", **units)
             fresh = [row for u in batch.units if u.id not in touched
                      for row in unit_entries(u, [], batch.vectors.get(u.id), False)]
             if prop is not None and fresh:
@@ -471,21 +504,35 @@ class Neo4jStore:
 
     @staticmethod
     def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> dict[str, tuple[tuple[str, str], ...]]:
-        """Stored units that name what the batch makes known, with those names."""
+        """Stored units that name what the batch makes known, with those names: among the texts
+        its plan found, when they stand (``WriteBatch.held``), else as a search finds them now."""
         if not batch.anchors:
             return {}
+        found = batch.texts_read.found if batch.texts_read else Neo4jStore._texts_naming(tx, scope, batch.anchors)
+        return named_in(batch.anchors, found)
+
+    @staticmethod
+    def _texts_naming(tx: ManagedTransaction, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> dict[str, str]:
+        """The texts of the scope's units that hold the words of one of these names in order
+        (a superset of those that name them): found by the text index, and read beside it for
+        archived units, which left it. Searched first: a unit archived meanwhile is found by
+        one of the two reads; one restored meanwhile counts as a change of the texts."""
         found: dict[str, str] = {}
-        for query in lucene_phrases([words(name) for name, _ in batch.anchors], scope, "text"):
+        for query in lucene_phrases([words(name) for name, _ in anchors], scope, "text"):
             for skip in itertools.count(0, TEXTS_PAGE):
                 page = run(tx, "mentions/texts_naming", query=query, skip=skip, limit=TEXTS_PAGE)
                 found.update((r["id"], r["text"]) for r in page)
                 if len(page) < TEXTS_PAGE:
                     break
         found.update((r["id"], r["text"]) for r in run(tx, "mentions/archived_texts", scope=scope.key))
-        known = KnownNames(facts=[n for n, fact in batch.anchors if fact],
-                           seen=[n for n, fact in batch.anchors if not fact])
-        named = {uid: tuple((m.name, m.kind) for m in known.find(text)) for uid, text in found.items()}
-        return {uid: names for uid, names in named.items() if names}
+        return found
+
+    def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
+        def work(tx: ManagedTransaction) -> TextsRead:
+            row = run(tx, "mentions/texts_version", key=names_key(scope))[0]  # first: see UnitStore.earlier_texts
+            return TextsRead(version=row["version"], last=row["last"], found=self._texts_naming(tx, scope, anchors))
+
+        return self.conn.read_tx(work, what="earlier texts")
 
     @staticmethod
     def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch,
@@ -495,39 +542,34 @@ class Neo4jStore:
         for query, mentioned in (("mentions/unit_mentions", {**earlier, **batch.unit_mentions}),
                                  ("mentions/episode_mentions", batch.episode_mentions)):
             rows = mention_rows(scope, mentioned)
-            if rows:
-                run(tx, query, rows=rows, scope_props=scope_props(scope), at=at)
+            if rows["rows"]:
+                run(tx, query, **rows, scope_props=scope_props(scope), at=at)
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
-    def known_names(self, scope: Scope, norms: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
+    def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         def work(tx: ManagedTransaction) -> tuple[NamesRead, dict[str, bool]]:
             row = run(tx, "mentions/names_version", key=names_key(scope))[0]  # first: see UnitStore.known_names
-            return NamesRead(version=row["version"], last=row["last"]), Neo4jStore._known_names(tx, scope, norms)
+            return NamesRead(version=row["version"], last=row["last"]), Neo4jStore._known_names(tx, scope, texts)
 
         return self.conn.read_tx(work, what="known names")
 
     @staticmethod
-    def _known_names(tx: ManagedTransaction, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
-        # Nearly every word run a write asks about is no name (97% of those of the facts of
+    def _known_names(tx: ManagedTransaction, scope: Scope, texts: Collection[str]) -> dict[str, bool]:
+        # Nearly every word run of a text is no name (97% of those of the facts of
         # benchmarks/graphiti): first the words that begin or end some name of the scope, then
-        # by id only the runs that begin and end so (there, 6,500 index seeks instead of 29,000).
-        edges = {norm: name_edges(norm) for norm in norms}
-        asked = sorted({word for edge in edges.values() if edge for word in edge})
+        # only the runs that begin and end so, read and looked up by id (there, 6,500 index
+        # seeks instead of 29,000, and a tenth of the runs read).
+        asked = sorted({word for text in texts for word in edge_words(text)})
         firsts, lasts = set(), set()
         for start in range(0, len(asked), NAME_IDS):
             found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS])[0]
             firsts.update(found["firsts"])
             lasts.update(found["lasts"])
-        ids = sorted(entity_ids(scope, [n for n, e in edges.items() if e and e[0] in firsts and e[1] in lasts]))
+        ids = sorted(entity_ids(scope, runs_in(texts, (firsts, lasts))))
         return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
                 for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
-
-    def guard_versions(self, scope: Scope, keys: Iterable[str]) -> dict[str, int]:
-        asked = sorted(set(keys))
-        written = {r["key"]: r["version"] for r in self.conn.read("store/guard_versions", keys=asked)}
-        return {key: written.get(key, 0) for key in asked}
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         rows = [{"id": uid, "at": s.recalled_at, "n": s.increment, "archive": False, "archived_at": None}
@@ -585,6 +627,7 @@ class Neo4jStore:
         """Archive (or restore, with None) units: their usage records it and their search
         entries leave (or rejoin) search, in one transaction."""
         def work(tx: ManagedTransaction) -> int:
+            texts_changed(tx, [scope])
             rows = run(tx, "store/note_usage", scope_props=scope_props(scope),
                        rows=[{"id": uid, "at": None, "n": 0, "archive": True, "archived_at": archived_at}
                              for uid in unit_ids])
@@ -634,11 +677,12 @@ class Neo4jStore:
         """Delete an episode, its units and decisions, and apply the timeline ``rewrite`` that
         re-derives what they changed, in one transaction; None when not in the scope."""
         add = rewrite.add
-        units = [unit_row(u) for u in add.units]
+        units = unit_rows(add.units)
         decisions = [decision_row(d) for d in add.decisions]
         invalidations = [invalidation_row(i) for i in add.invalidations]
 
         def work(tx: ManagedTransaction) -> Deletion | None:
+            texts_changed(tx, [scope])
             rows = run(tx, "store/delete_episode", id=episode_id, scope=scope.key)
             if not rows:
                 return None
@@ -791,14 +835,16 @@ class Neo4jStore:
         derived = derived or WriteBatch()
 
         def work(tx: ManagedTransaction) -> None:
+            if kind in ("unit", "usage"):  # new texts, archived ones
+                texts_changed(tx, [scope])
             if kind == "episode":
                 self._put_episodes(tx, records)
-                self._apply(tx, scope, [], [], [], derived)  # the entities they name
+                self._apply(tx, scope, None, [], [], derived)  # the entities they name
             elif kind == "unit":
-                self._apply(tx, scope, [unit_row(u) for u in records], [], [],
+                self._apply(tx, scope, unit_rows(records), [], [],
                             derived.model_copy(update={"units": tuple(records)}))
             elif kind == "invalidation":
-                self._apply(tx, scope, [], [], [invalidation_row(i) for i in records],
+                self._apply(tx, scope, None, [], [invalidation_row(i) for i in records],
                             WriteBatch(invalidations=tuple(records)))
             elif kind == "decision":
                 # A decision may name a unit that is gone (deleted with its episode): its link

@@ -14,8 +14,9 @@ text without a triple); whatever the policy decided about a candidate, where its
 ends, and which units it ends, is the timeline's job, so facts arriving in any order give one
 value per single-valued slot at every (world time, system time).
 
-Stage 4 is guarded by one optimistic lock key per group: if another writer committed to a group
-after this batch read it, the commit is refused by the database and the batch is planned again.
+Stage 4 is guarded optimistically: the batch records the length of each group's log as it read
+it, and its commit, holding the scope's names lock (which every commit with guards holds), is
+refused when another writer has changed one since; the batch is then planned again.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from datetime import datetime, timedelta
 from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from .. import timeline
+from ..entries import unit_text
 from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
-from ..mentions import KnownNames, digest, matchable, mentions, name_spans, written
+from ..mentions import KnownNames, digest, mentions, names_in, written
 from ..models import (
     AsOf,
     Candidate,
@@ -47,6 +49,7 @@ from ..models import (
     Scope,
     SourceRef,
     TemporalMeta,
+    TextsRead,
     TimelineEvent,
     WriteBatch,
     WriteContext,
@@ -203,14 +206,29 @@ class _Ahead:
         self._guards = batch.guards.keys()
         self._search = bool(batch.units or batch.invalidations or batch.unarchive)
         self._anchors = batch.anchors
+        self._units = batch.units
+        self._texts_key = batch.texts_key
 
-    def known(self, scope: Scope, norms: Collection[str]) -> dict[str, bool]:
-        """The names among ``norms`` the commit makes known in ``scope``, as
+    @property
+    def pending(self) -> bool:
+        """Whether a commit of the same pipeline runs (or ran) while this plan is made."""
+        return self._scope is not None
+
+    def texts(self, scope: Scope, read: TextsRead) -> TextsRead:
+        """``read`` (``UnitStore.earlier_texts``) with the commit's new texts in ``scope`` and its
+        key: those the read may have missed, as the commit's own count says (``TextsRead.ahead``)."""
+        if scope != self._scope or self._texts_key is None:
+            return read
+        new = {u.id: unit_text(u.content, u.summary) for u in self._units}
+        return read.model_copy(update={"ahead": self._texts_key, "found": {**read.found, **new}})
+
+    def known(self, scope: Scope, texts: Collection[str]) -> dict[str, bool]:
+        """The names the texts hold that the commit makes known in ``scope``, as
         ``UnitStore.known_names`` will read them once it is done (what it read before plus
         these: ``mention_links``)."""
         if scope != self._scope:
             return {}
-        return {name: fact for name, fact in self._anchors if normalise(name) in norms}
+        return names_in(texts, dict(self._anchors))
 
     def made(self, scope: Scope) -> str | None:
         """The digest of the names the commit makes known in ``scope`` (None: none)."""
@@ -455,6 +473,11 @@ class WritePipeline:
         batch, w.held = self._plan(w.scope, w.planned, w.failures, w.retire, w.gated, w.note, ahead)
         units, episodes = batch.units, w.episodes
         batch = batch.model_copy(update=mention_links(self.store, w.scope, units, episodes, ahead))
+        if batch.anchors and ahead.pending:
+            # Found while the batch before commits, not in this batch's own commit (which
+            # searches only if a commit other than that one changed the texts meanwhile).
+            read = ahead.texts(w.scope, self.store.earlier_texts(w.scope, batch.anchors))
+            batch = batch.model_copy(update={"texts_read": read})
         w.relink = lambda known_names: drawn_links(known_names, units, episodes)
         w.batch = batch.model_copy(update={"decisions": tuple(
             d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions)})
@@ -501,10 +524,11 @@ class WritePipeline:
             decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
         keyed = [(p, *self._grouped(p)) for p in todo]
         groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
-        guards = {"group:" + g for g in groups}
-        ahead.before(guards=guards)
-        versions = self.store.guard_versions(scope, guards)  # read before the groups
+        ahead.before(guards=groups)
         stored, units = self.store.group_state(scope, sorted(groups))
+        guards = dict.fromkeys(groups, 0)  # each group's log as read: the commit checks it is unchanged
+        for d in stored:
+            guards[d.event.group] += 1
         now = self._tick(max((d.decided_at for d in stored), default=self._last))
         decisions = [d.model_copy(update={"decided_at": now}) for d in decisions]
         state = {g: _Group(single=False, events=[], units=[]) for g in groups}
@@ -562,10 +586,9 @@ class WritePipeline:
                     target = next(n for n in neighbours if n.id == d.target_id)
                     tg = target.group or g
                     if tg not in state:
-                        ahead.before(guards={"group:" + tg})
-                        guards.add("group:" + tg)
-                        versions.update(self.store.guard_versions(scope, ["group:" + tg]))
+                        ahead.before(guards={tg})
                         self._load(scope, state, tg)
+                        guards[tg] = len(state[tg].events)
                     owner = next((e for e in state[tg].events if e.id == target.source.assertion_id), None)
                     ev = ev.model_copy(update={"kind": "retract", "group": tg,
                                                "single": state[tg].single if owner else single,
@@ -580,7 +603,7 @@ class WritePipeline:
         vectors = dict(zip((u.id for u in new_units), self.index.vectors([u.content for u in new_units])))
         batch = WriteBatch(units=tuple(new_units), decisions=tuple(drawn_decisions),
                            invalidations=tuple(invalidations), reviews=tuple(held),
-                           guards={k: versions.get(k, 0) for k in guards}, unarchive=tuple(sorted(unarchive)),
+                           guards=guards, unarchive=tuple(sorted(unarchive)),
                            vectors=vectors)
         return batch, [r.id for r in held]
 
@@ -709,12 +732,12 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     ahead = ahead or NOTHING_AHEAD
     read: NamesRead | None = None
 
-    def known_names(spans: Collection[str]) -> dict[str, bool]:
+    def known_names(texts: Collection[str]) -> dict[str, bool]:
         nonlocal read
         # Read while the batch before may commit: what it makes known is added (_Ahead.known).
-        names, known = store.known_names(scope, spans)
+        names, known = store.known_names(scope, texts)
         read = names.model_copy(update={"ahead": ahead.made(scope)})
-        for name, fact in ahead.known(scope, spans).items():
+        for name, fact in ahead.known(scope, texts).items():
             known[name] = known.get(name, False) or fact
         return known
 
@@ -725,12 +748,11 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
 def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit],
                 episodes: Sequence[Episode]) -> dict:
     """The entities the units and episodes name (``graphmem.mentions``): speakers and proper
-    names as written, and the names the scope knows (``known_names`` of their word runs:
+    names as written, and the names the scope knows (``known_names`` of their texts:
     ``KnownNames``, its facts' entities case-folded, names written as proper names anywhere in
     it where capitalised), these included; and the names they make known, for earlier texts."""
     texts = sorted({u.content for u in units} | {e.raw for e in episodes})
-    # What the scope may know among the texts' word runs (a name never matched is not asked for).
-    known = known_names({s for text in texts for s in name_spans(text) if matchable(s)})
+    known = known_names(texts)
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
     shown = {text: written(text) for text in texts}  # read once, matched twice
     seen = {m.name for text in texts for m in mentions(text, shown=shown[text]) if m.kind in ("proper", "speaker")}

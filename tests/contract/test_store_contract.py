@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import (STORED, Appended, AsOf, Fact, MemoryKind, MemoryUnit, Op, Page, RecallStats, Triple,
-                             UnitFilter, WriteBatch)
+from graphmem.models import (STORED, Appended, AsOf, Decision, Fact, MemoryKind, MemoryUnit, Op, Page, RecallStats,
+                             TimelineEvent, Triple, UnitFilter, WriteBatch)
 from tests.conftest import fresh_scope
 from tests.factories import day, decision, episode, invalidation, unit
 
@@ -169,10 +169,28 @@ def test_recall_stats_add_up_beside_the_unit(store, scope):
     assert seen.content == u.content and seen.time.created_at == u.time.created_at
 
 
+def logged(scope, group: str, content: str) -> tuple[MemoryUnit, Decision]:
+    """A unit and the ADD decision that puts it into ``group``'s log, as a write plans them."""
+    u = unit(scope, content)
+    event = TimelineEvent(kind="assert", group=group, single=True, value=content, order_at=day(0))
+    return u, decision(scope, Op.ADD).model_copy(update={"produced_id": u.id, "event": event})
+
+
+def log_length(store, scope, group: str) -> int:
+    return len(store.group_state(scope, [group])[0])
+
+
 def test_guards_detect_a_concurrent_writer(store, scope):
-    key = f"slot:{scope.subject_id}"
-    version = store.guard_versions(scope, [key])[key]
-    store.commit(WriteBatch(units=(unit(scope, "first"),), guards={key: version}), scope)
-    with pytest.raises(Conflict):  # a second writer that read the same version loses
-        store.commit(WriteBatch(units=(unit(scope, "second"),), guards={key: version}), scope)
+    group = f"slot:{scope.subject_id}"
+    read = log_length(store, scope, group)  # two writers read the group's log...
+    first, d1 = logged(scope, group, "first")
+    store.commit(WriteBatch(units=(first,), decisions=(d1,), guards={group: read}), scope)
+    second, d2 = logged(scope, group, "second")
+    with pytest.raises(Conflict):  # ...and the second to commit finds it changed
+        store.commit(WriteBatch(units=(second,), decisions=(d2,), guards={group: read}), scope)
     assert [u.content for u in store.list_units(scope, UnitFilter())] == ["first"]  # all or nothing
+    store.commit(WriteBatch(units=(second,), decisions=(d2,), guards={group: log_length(store, scope, group)}), scope)
+    # A guard on another group, or a write that adds nothing to a guarded group, passes.
+    third = unit(scope, "third")
+    store.commit(WriteBatch(units=(third,), guards={group: 2, "slot:other": 0}), scope)
+    store.commit(WriteBatch(units=(unit(scope, "fourth"),), guards={group: 2}), scope)

@@ -14,7 +14,8 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, digest, mentions, name_edges, name_spans
+from graphmem.mentions import (MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges,
+                               name_spans)
 from graphmem.models import NamesRead, Scope, entity_id, normalise
 
 
@@ -219,6 +220,22 @@ def every_run(text: str) -> set[str]:
 def test_word_runs_are_every_run_of_words_normalised(text):
     # The short way ASCII text takes to its norms gives what the plain way gives.
     assert name_spans(text) == every_run(text)
+
+
+@given(st.data(), st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS)
+@example(data=None, text="a_b ó\x1fc++ (d)! é.f")
+def test_word_runs_with_given_edges_are_those_runs_whose_edges_they_are(data, text):
+    # A store reads only the runs that begin and end with words its names begin and end with:
+    # they must be exactly those of all the runs, whichever of the text's words those are.
+    words = sorted(edge_words(text))
+    assert words == sorted({w for span in name_spans(text) for w in name_edges(span) or ()})
+    if data is None:
+        firsts, lasts = set(words[::2]), set(words[1::2]) | {"c"}
+    else:
+        firsts = data.draw(st.sets(st.sampled_from(words))) if words else set()
+        lasts = data.draw(st.sets(st.sampled_from(words))) if words else set()
+    assert name_spans(text, (firsts, lasts)) == {
+        span for span in name_spans(text) if name_edges(span)[0] in firsts and name_edges(span)[1] in lasts}
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS | NAMES.map(" ".join))
