@@ -41,9 +41,8 @@ from ..models import (
     normalise,
     utcnow,
 )
-from .neo4j_driver import Neo4jConnection
 from .lucene import lucene_query
-from .neo4j_driver import run
+from .neo4j_driver import Embedding, Neo4jConnection, run
 from .neo4j_store import entry_row, name_props, texts_changed, to_datetime, unit_from_row, vector_property
 
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
@@ -323,7 +322,7 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_to_vector", prop=prop, after=after, limit=self.batch_size):
             vectors = self.vectors([r["content"] for r in rows])
             self.conn.write("index/set_entry_vectors", prop=prop,
-                            rows=[{"id": r["id"], "vector": v} for r, v in zip(rows, vectors)])
+                            rows=[{"id": r["id"], "vector": Embedding(v)} for r, v in zip(rows, vectors)])
             after = rows[-1]["id"]
             done += len(rows)
             if progress:

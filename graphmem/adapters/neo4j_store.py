@@ -75,7 +75,7 @@ from ..models import (
 )
 from ..mentions import digest, edge_words, name_edges, named_in, runs_in
 from ..ports import Record
-from .neo4j_driver import Neo4jConnection, run
+from .neo4j_driver import Embedding, Neo4jConnection, run
 from .lucene import lucene_phrases
 
 #: Traces deleted per transaction when pruning: bounds one transaction's size.
@@ -351,7 +351,7 @@ def entry_row(unit_id: str, scope: Scope, kind: str, text: str, occurred: dateti
     props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text,
              **span.props()}
     props["occurred"] = micros(occurred, MIN) if occurred else props["t_from"]
-    return {"props": props, "vector": vector, "archived": archived}
+    return {"props": props, "vector": Embedding(vector) if vector is not None else None, "archived": archived}
 
 
 def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import string
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -147,6 +148,9 @@ class _Driver:
 
     def session(self, database: str, **_: object) -> _Session:
         return _Session(self.sent)
+
+    def get_server_info(self) -> SimpleNamespace:
+        return SimpleNamespace(protocol_version=(5, 8))
 
     def close(self) -> None:
         pass
