@@ -9,7 +9,9 @@ commits, as `graphmem ingest` does.
 
 The raw baseline writes what a searchable store needs and nothing more: episodes, units with
 their vector (computed before the clock starts) under a vector index, one decision per unit and
-the entities, in one UNWIND CREATE per write. The pipeline also checks every fact against what
+the entities, in one UNWIND CREATE per write. It sends the vectors as the pipeline does: as
+float32 bytes to a Bolt 6 server (``neo4j.vector.Vector``; ``graphmem.adapters.neo4j_driver.Embedding``),
+else as lists. The pipeline also checks every fact against what
 is stored (duplicates, timelines), writes the search entries and the mention links.
 
     python benchmarks/ingest_throughput.py --uri bolt://127.0.0.1:7696 --facts 100000 [--json]
@@ -26,6 +28,8 @@ from datetime import datetime, timezone
 
 from _common import default_uri, wipe
 
+from neo4j.vector import Vector
+
 from graphmem import GraphMem, Settings
 from graphmem.adapters.neo4j_driver import Neo4jConnection
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
@@ -40,7 +44,8 @@ CREATE (e:Episode) SET e = row.episode
 WITH e, row
 UNWIND row.units AS unit
 CREATE (u:Unit) SET u = unit.props
-SET u.embedding = unit.vector
+WITH e, row, u, unit
+CALL db.create.setNodeVectorProperty(u, 'embedding', unit.vector)
 CREATE (e)-[:DERIVED]->(u)
 CREATE (d:Decision) SET d = unit.decision
 CREATE (e)-[:DECIDED]->(d)-[:PRODUCED]->(u)
@@ -104,7 +109,8 @@ def episodes_of(facts: list[Fact], scope: Scope) -> list[Episode]:
                     facts=tuple(facts[i:i + 10])) for i in range(0, len(facts), 10)]
 
 
-def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]]) -> list[dict]:
+def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]], packed: bool) -> list[dict]:
+    """The raw write's rows, each vector as bytes when ``packed`` (the server speaks Bolt 6)."""
     now = utcnow()
     rows = []
     for ep in episodes:
@@ -112,7 +118,7 @@ def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]]) -> list[d
         for f in ep.facts:
             uid = new_id()
             units.append({
-                "vector": vectors[f.text()],
+                "vector": Vector(vectors[f.text()], "f32") if packed else vectors[f.text()],
                 "props": {"id": uid, "scope": ep.scope.key, "kind": "semantic", "content": f.text(),
                           "content_hash": content_hash(f.text()), "episode_id": ep.id, "created_at": now,
                           "valid_at": f.valid_at, "invalid_at": f.invalid_at, "subject": f.subject,
@@ -151,11 +157,12 @@ def main() -> None:
     vectors = dict(zip(texts, inner.embed(texts)))
     embedder = Precomputed(inner, dict(vectors))
     conn = Neo4jConnection(settings)
+    packed = conn.driver.get_server_info().protocol_version >= (6, 0)
     with conn.driver.session(database=conn.database) as session:
         session.run(RAW_VECTOR_INDEX, dim=embedder.dimension).consume()
     started = time.perf_counter()
     for i in range(0, len(raw_eps), per_write):
-        rows = raw_rows(raw_eps[i:i + per_write], vectors)
+        rows = raw_rows(raw_eps[i:i + per_write], vectors, packed)
         with conn.driver.session(database=conn.database) as session:
             session.execute_write(lambda tx: tx.run(RAW_CREATE, rows=rows).consume())
     raw_s = time.perf_counter() - started

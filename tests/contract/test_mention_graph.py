@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from graphmem.models import AsOf, Fact, Page, Step, UnitFilter, normalise
+from graphmem.models import AsOf, Episode, Fact, Page, Step, UnitFilter, normalise
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -100,6 +100,65 @@ def test_links_do_not_depend_on_which_of_two_writers_commits_first(mem, interrup
     writer = GraphMem(CommitsAfter(mem.store, lambda: writes[other](mem)), mem.index)
     writes[interrupted](writer)
     assert named(mem, scope, text) == {("zed", "fact"), ("the harbour", "fact")}
+
+
+class SearchesFirst:
+    """A store whose commits wait until a write plan has searched the earlier texts (at most
+    ten seconds; ``waited`` says whether it came): the batch an ingest plans while the one
+    before commits searches them before that commit lands. ``then`` runs after the search."""
+
+    def __init__(self, store, then=None):
+        self._store, self._then = store, then
+        self.searched, self.waited = threading.Event(), []
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def earlier_texts(self, scope, anchors):
+        found = self._store.earlier_texts(scope, anchors)
+        if self._then is not None:
+            then, self._then = self._then, None
+            then()
+        self.searched.set()
+        return found
+
+    def commit(self, batch, scope, relink=None):
+        self.waited.append(self.searched.wait(10))
+        return self._store.commit(batch, scope, relink)
+
+
+def ingest_two(writer, scope, first: str, second: str) -> None:
+    """Two one-episode writes in one ingest: the second is planned while the first commits."""
+    episodes = [Episode(scope=scope, occurred_at=d("2024-05-0%d" % day), raw=raw, channel="chat")
+                for day, raw in ((1, first), (2, second))]
+    writer.ingest(episodes, batch=1)
+
+
+def test_a_name_made_known_while_the_text_naming_it_commits_links_it(mem):
+    """An ingest plans a write that makes "Zed" a name while the write before it, a text
+    naming zed, still commits: the text's commit lands after the plan searched the earlier
+    texts, and the text links Zed all the same (the plan adds the texts of the write before
+    it: ``TextsRead.ahead``)."""
+    from graphmem import GraphMem
+
+    scope = fresh_scope()
+    store = SearchesFirst(mem.store)
+    ingest_two(GraphMem(store, mem.index), scope, "we met zed at the harbour", "Zed works at the harbour.")
+    assert store.waited[0]  # the text's commit came after the search
+    assert ("zed", "fact") in named(mem, scope, "we met zed at the harbour")
+
+
+def test_a_text_committed_after_the_plan_searched_is_found_by_the_commit(mem):
+    """Another writer stores a text naming zed after an ingest's plan searched the earlier
+    texts for the names its write makes known, and before that write commits: the commit
+    finds the texts changed and searches again, so the text links Zed."""
+    from graphmem import GraphMem
+
+    scope = fresh_scope()
+    late = "we met zed at the dock"
+    store = SearchesFirst(mem.store, then=lambda: mem.remember(late, scope, extractor="none"))
+    ingest_two(GraphMem(store, mem.index), scope, "the weather is fine", "Zed works at the harbour.")
+    assert ("zed", "fact") in named(mem, scope, late)
 
 
 def test_texts_stored_while_another_writer_makes_their_name_known_all_link_it(mem):

@@ -8,6 +8,7 @@ the names it makes known) shows here as a difference."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from datetime import datetime, timezone
@@ -199,3 +200,43 @@ def test_a_batch_a_guard_refused_is_planned_again_with_the_one_planned_meanwhile
     report = mem.ingest(episodes, batch=2, on_write=lambda r, n: reported.append(n))
     assert reported == [2, 2, 2] and report.conflicts == 1 and held.commits == 4
     assert len(report.unit_ids) == 6 and not mem.ingest(episodes).unit_ids
+
+
+class SeesThresholds(HeldCommits):
+    """Records the collector's thresholds at each commit."""
+
+    def __init__(self, store, **kw):
+        super().__init__(store, **kw)
+        self.thresholds: list[tuple[int, int, int]] = []
+
+    def commit(self, batch, scope, relink=None):
+        self.thresholds.append(gc.get_threshold())
+        return super().commit(batch, scope, relink)
+
+
+def test_an_ingest_of_many_batches_collects_in_full_rarely_and_restores_the_collector(request):
+    """A many-batch ingest runs with full collections a tenth as often (it plans while it
+    commits; all but the last commit run inside it), and leaves the collector as it found it:
+    also when it fails, and when two ingests overlap in threads."""
+    from graphmem.pipelines.write import FULL_COLLECTION_EVERY
+
+    before = gc.get_threshold()
+    mem, held = build(request, "memory", SeesThresholds)
+    s = fresh_scope()
+    mem.ingest(texts(s, [f"{p} flew to {c}." for p in PEOPLE for c in CITIES]), batch=2)
+    assert [t[2] for t in held.thresholds] == [FULL_COLLECTION_EVERY] * 2 + [before[2]]
+    assert gc.get_threshold() == before
+    mem.remember("Ann flew to Oslo again.", s)  # one batch: the collector as it is
+    assert held.thresholds[-1] == before
+    failing, _ = build(request, "memory", lambda store: HeldCommits(store, fail=2, error=Unavailable("gone")))
+    with pytest.raises(Unavailable):
+        failing.ingest(texts(s, [f"{p} went to {c}." for p in PEOPLE for c in CITIES]), batch=2)
+    assert gc.get_threshold() == before
+    slow, _ = build(request, "memory", lambda store: HeldCommits(store, hold=0.02))
+    runs = [threading.Thread(target=slow.ingest, args=(texts(fresh_scope(), [f"{c} is far." for c in CITIES]),),
+                             kwargs={"batch": 1}) for _ in range(3)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert gc.get_threshold() == before

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from graphmem.mentions import (MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges,
                                name_spans)
-from graphmem.models import NamesRead, Scope, entity_id, normalise
+from graphmem.models import NamesRead, Scope, TextsRead, entity_id, normalise
 
 
 def names(text: str, known: NameMatcher | None = None) -> list[str]:
@@ -220,6 +220,16 @@ def every_run(text: str) -> set[str]:
 def test_word_runs_are_every_run_of_words_normalised(text):
     # The short way ASCII text takes to its norms gives what the plain way gives.
     assert name_spans(text) == every_run(text)
+
+
+@given(since=st.lists(st.none() | st.sampled_from(["k1", "k2"]), max_size=3), ahead=st.none() | st.sampled_from(["k1", "k2"]))
+def test_texts_found_while_planning_stand_unless_a_commit_but_the_pending_one_changed_them(since, ahead):
+    """``since``: the key each commit that changed the texts after the read recorded (None: one
+    no plan can know); ``ahead``: that of the pending commit whose texts the plan added. The
+    texts stand when nothing changed them since, or only that commit did."""
+    read = TextsRead(version=4, last="before", ahead=ahead)
+    stands = read.stands(4 + len(since), since[-1] if since else "before")
+    assert stands == (not since or (ahead is not None and since == [ahead]))
 
 
 @given(st.data(), st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS)
