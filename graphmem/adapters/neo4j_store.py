@@ -469,7 +469,6 @@ class Neo4jStore:
         return batch.held((held["version"], held["last"]), (held["texts"], held["texts_last"]), relink,
                           lambda texts: Neo4jStore._known_names(tx, scope, texts))
 
-
     @staticmethod
     def _apply(tx: ManagedTransaction, scope: Scope, units: dict[str, list[dict[str, Any]]] | None, decisions: list,
                invalidations: list, batch: WriteBatch, entries: bool = True) -> None:
