@@ -333,41 +333,44 @@ class RecallStats(Model):
     increment: Annotated[int, Field(ge=1)] = 1
 
 
-class NamesRead(Model):
-    """What a write's mention links were drawn against: the scope's names version (how many
-    commits have made names known in it) and the digest of the last such commit's names
-    (``graphmem.mentions.digest``), read before its known names; ``ahead``, the digest of the
-    names of the commit of the same pipeline that was pending then, which the links include."""
+class VersionRead(Model):
+    """A count a plan read of the scope's commits of one kind (kept on its names lock), with the
+    key of the last one counted; ``ahead``, the key of the commit of the same pipeline that was
+    pending then, whose changes the plan includes."""
 
     version: Annotated[int, Field(ge=0)]
     last: str | None = None
     ahead: str | None = None
+
+    def stands(self, version: int, last: str | None) -> bool:
+        """Whether the count is now ``version``, its last commit ``last``, with no commit other
+        than ``ahead`` counted since the read."""
+        return version == self.version or (version == self.version + 1 and self.ahead is not None
+                                           and last == self.ahead)
+
+
+class NamesRead(VersionRead):
+    """What a write's mention links were drawn against: the scope's names version (how many
+    commits have made names known in it) and the digest of the last such commit's names
+    (``graphmem.mentions.digest``), read before its known names; ``ahead``, the digest of the
+    names of the pending commit, which the links include."""
 
     def outdated(self, version: int, last: str | None) -> bool:
         """Whether a commit other than ``ahead`` made names known since: the links must then
         be drawn again."""
-        return not (version == self.version
-                    or (version == self.version + 1 and self.ahead is not None and last == self.ahead))
+        return not self.stands(version, last)
 
 
-class TextsRead(Model):
+class TextsRead(VersionRead):
     """The stored texts that name what a write makes known, found while it was planned
     (``UnitStore.earlier_texts``) so that its commit need not search: ``found`` (unit id ->
     text; its commit keeps those that name what it makes known then), read after the scope's
     texts version (how many commits have changed which texts a search finds) and the key of the
-    last such commit (``WriteBatch.texts_key``); ``ahead``, the key of the commit of the same
-    pipeline pending then, whose new texts ``found`` holds too."""
+    last such commit (``WriteBatch.texts_key``); ``ahead``, the key of the pending commit, whose
+    new texts ``found`` holds too. They stand (``stands``) when no other commit changed the
+    texts since."""
 
-    version: Annotated[int, Field(ge=0)]
-    last: str | None = None
-    ahead: str | None = None
     found: dict[str, str] = Field(default_factory=dict)
-
-    def stands(self, version: int, last: str | None) -> bool:
-        """Whether ``found`` holds every text a search would find now: no commit other than
-        ``ahead`` changed the texts since."""
-        return version == self.version or (version == self.version + 1 and self.ahead is not None
-                                           and last == self.ahead)
 
 
 #: Draws a write's mention links again with a reader of the scope's known names (norms -> name
