@@ -246,8 +246,8 @@ class GraphMem:
                                        fixed=as_of is not None)
 
     def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
-        """Provenance of a unit: its episode, extractor version, decisions, invalidations, and
-        the entities it is about or names (what walks go through)."""
+        """Provenance of a unit: its episode, extractor version, decisions, invalidations, the
+        entities it is about or names (what walks go through), and those its episode names."""
         scope = as_scope(subject, project)
         unit = self.store.get_unit(unit_id, scope)
         if unit is None:
@@ -258,6 +258,7 @@ class GraphMem:
             "episode": episode,
             "decisions": self.store.list_decisions(scope, unit_id=unit_id),
             "entities": self.store.unit_entities(scope, unit_id),
+            "episode_entities": self.store.episode_entities(scope, episode.id) if episode else [],
             **self.store.invalidations(unit_id, scope).model_dump(),
         }
 

@@ -60,7 +60,12 @@ def digest(anchors: Iterable[tuple[str, bool]]) -> str:
     text = json.dumps(sorted((normalise(name), fact) for name, fact in anchors))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-def named_in(anchors: Sequence[tuple[str, bool]], texts: Mapping[str, str]) -> dict[str, tuple[tuple[str, str], ...]]:
+
+#: Owners (units or episodes, by id) with the names each holds, as (name, kind) pairs.
+Named = dict[str, tuple[tuple[str, str], ...]]
+
+
+def named_in(anchors: Sequence[tuple[str, bool]], texts: Mapping[str, str]) -> Named:
     """Of ``texts`` (owner -> text), those that name one of ``anchors`` (names a write makes
     known, each with whether a fact makes it a name: ``WriteBatch.anchors``), with the names
     each holds as (name, kind) pairs."""

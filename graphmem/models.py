@@ -366,11 +366,13 @@ class TextsRead(VersionRead):
     (``UnitStore.earlier_texts``) so that its commit need not search: ``found`` (unit id ->
     text; its commit keeps those that name what it makes known then), read after the scope's
     texts version (how many commits have changed which texts a search finds) and the key of the
-    last such commit (``WriteBatch.texts_key``); ``ahead``, the key of the pending commit, whose
-    new texts ``found`` holds too. They stand (``stands``) when no other commit changed the
-    texts since."""
+    last such commit (``WriteBatch.texts_key``); ``episodes``, the same of the scope's episodes
+    (episode id -> raw text); ``ahead``, the key of the pending commit, whose new units'
+    texts ``found`` holds too (its episodes, stored before it was planned, are found as they
+    are). They stand (``stands``) when no other commit changed the texts since."""
 
     found: dict[str, str] = Field(default_factory=dict)
+    episodes: dict[str, str] = Field(default_factory=dict)
 
 
 #: Draws a write's mention links again with a reader of the scope's known names (norms -> name
@@ -419,15 +421,19 @@ class WriteBatch(Model):
     @property
     def texts_key(self) -> str | None:
         """What the scope's texts version records of this commit when it changes which texts a
-        search finds: its new units' ids as a short fingerprint (one a later plan can know:
-        ``TextsRead.ahead``), or None when it unarchives units, whose texts that plan lacks."""
-        if not self.units or self.unarchive:
+        search finds: its new units' and episodes' ids as a short fingerprint (one a later plan
+        can know: ``TextsRead.ahead``), or None when it unarchives units, whose texts that plan
+        lacks."""
+        if not self.changes_texts or self.unarchive:
             return None
-        return hashlib.sha256(" ".join(sorted(u.id for u in self.units)).encode()).hexdigest()[:32]
+        ids = sorted(f"unit:{u.id}" for u in self.units) + sorted(f"episode:{e}" for e in self.episode_mentions)
+        return hashlib.sha256(" ".join(ids).encode()).hexdigest()[:32]
 
     @property
     def changes_texts(self) -> bool:
-        return bool(self.units or self.unarchive)
+        """Whether the commit changes which texts a search for names finds: it adds units or
+        episodes (``episode_mentions`` holds every new episode), or unarchives units."""
+        return bool(self.units or self.episode_mentions or self.unarchive)
 
     def held(self, names: tuple[int, str | None], texts: tuple[int, str | None], relink: Relink | None,
              known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":

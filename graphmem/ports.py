@@ -129,6 +129,12 @@ class UnitStore(Protocol):
         names (how: the mention's kind: speaker, proper, known, fact), by name."""
         ...
 
+    def episode_entities(self, scope: Scope, episode_id: str) -> list[tuple[str, str]]:
+        """(name, how) of every entity an episode names (how: the mention's kind), by name:
+        the same whichever order the episode and the facts or texts that made its names known
+        arrived in."""
+        ...
+
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         """The names the scope knows that one of ``texts`` holds as a word run that may be a
         name (``graphmem.mentions.runs_in``), each True when a fact is about it (found case-folded)
@@ -141,10 +147,11 @@ class UnitStore(Protocol):
 
     def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
         """The texts of the scope's units (archived ones too) that name one of ``anchors``
-        (``WriteBatch.anchors``), by unit id; more may be given (texts holding a name's words
-        in order), never fewer. With, read first in the same read, how many changes to which
-        texts a search finds the scope has seen (a commit with new or restored units, an
-        episode's deletion, an archive change, an import) and the key of the last one
+        (``WriteBatch.anchors``), by unit id, and those of its episodes, by episode id; more
+        may be given (texts holding a name's words in order), never fewer. With, read first in
+        the same read, how many changes to which texts a search finds the scope has seen (a
+        commit with new units or episodes or restored units, an episode's deletion, an archive
+        change, an import) and the key of the last one
         (``WriteBatch.texts_key``; None when no plan can know it), so a commit can tell whether
         they still stand (``TextsRead``, ``UnitStore.commit``)."""
         ...
@@ -198,8 +205,8 @@ class TimelineStore(Protocol):
         invalidation edges and review items, after checking the batch's guards (``Conflict``
         when a guarded group's log has another length than ``group_state`` gave its writer; a
         unit id already stored is a ``Conflict`` too), with what derives from them: search
-        entries, mention links (and links from earlier units to the names the batch makes
-        known). All or nothing.
+        entries, mention links (and links from earlier units and episodes to the names the
+        batch makes known). All or nothing.
 
         A batch with guards, mention links or names holds the scope's names until it ends
         (taken before its guards are checked, so two writers of one group take turns), so the
@@ -207,9 +214,9 @@ class TimelineStore(Protocol):
         names are all those committed before it, and when ``batch.names_read`` says another
         writer made names known since the links were drawn, ``relink`` draws them again (with
         the names as now known) before anything is written; it bumps the names version
-        when it makes names known. The earlier units are found among ``batch.texts_read``
+        when it makes names known. The earlier units and episodes are found among ``batch.texts_read``
         when that stands (``TextsRead.stands``), else searched in the commit; a batch with new
-        or restored units bumps the texts version."""
+        units or episodes, or restored units, bumps the texts version."""
         ...
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:

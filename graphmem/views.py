@@ -160,7 +160,8 @@ def episode(value: Episode) -> dict[str, Any]:
 def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
     """``GraphMem.explain``: the unit, its episode, extractor version, decisions, the
     invalidation edges into it (``incoming``) and out of its decision (``outgoing``), and the
-    entities it is about or names, with how (``entities``)."""
+    entities it is about or names, with how (``entities``), and those its episode names
+    (``episode_entities``)."""
     u, ep = info["unit"], info["episode"]
     return {
         "unit": unit(u),
@@ -170,6 +171,7 @@ def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
         "incoming": _plain(info.get("incoming", [])),
         "outgoing": _plain(info.get("outgoing", [])),
         "entities": [{"name": name, "how": how} for name, how in info.get("entities", [])],
+        "episode_entities": [{"name": name, "how": how} for name, how in info.get("episode_entities", [])],
     }
 
 

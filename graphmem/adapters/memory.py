@@ -196,23 +196,34 @@ class InMemoryStore:
     def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
         with self._lock:
             version, last = self._state.texts.get(scope, (0, None))
-            texts = {u.id: unit_text(u.content, u.summary) for u in self._state.units.values() if u.scope == scope}
-        return TextsRead(version=version, last=last, found={uid: texts[uid] for uid in named_in(anchors, texts)})
+            units, episodes = self._texts(scope)
+        return TextsRead(version=version, last=last, found={uid: units[uid] for uid in named_in(anchors, units)},
+                         episodes={eid: episodes[eid] for eid in named_in(anchors, episodes)})
+
+    def _texts(self, scope: Scope) -> tuple[dict[str, str], dict[str, str]]:
+        """The texts of the scope's units and of its episodes, by id: what a name may link."""
+        state = self._state
+        return ({u.id: unit_text(u.content, u.summary) for u in state.units.values() if u.scope == scope},
+                {e.id: e.raw for e in state.episodes.values() if e.scope == scope})
 
     def _mention(self, scope: Scope, batch: WriteBatch) -> None:
-        """The batch's mention links, and those of earlier units that name what it makes known."""
+        """The batch's mention links, and those of earlier units and episodes that name what it
+        makes known."""
         state = self._state
         for owners, mentioned in ((state.unit_mentions, batch.unit_mentions),
                                   (state.episode_mentions, batch.episode_mentions)):
             for owner, names in mentioned.items():
                 owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
-        if batch.anchors:  # earlier units that name what is now known are linked too
-            texts = batch.texts_read.found if batch.texts_read else {
-                u.id: unit_text(u.content, u.summary) for u in state.units.values() if u.scope == scope}
-            for uid, names in named_in(batch.anchors, texts).items():
-                if uid in state.units and uid not in batch.unit_mentions:
-                    for name, kind in names:
-                        state.unit_mentions.setdefault(uid, {}).setdefault(normalise(name), (name, kind))
+        if batch.anchors:  # earlier units and episodes that name what is now known are linked too
+            read = batch.texts_read
+            units, episodes = (read.found, read.episodes) if read else self._texts(scope)
+            stored = ({u for u in units if u in state.units}, {e for e in episodes if (scope.key, e) in state.episodes})
+            for owners, texts, present, new in ((state.unit_mentions, units, stored[0], batch.unit_mentions),
+                                                (state.episode_mentions, episodes, stored[1], batch.episode_mentions)):
+                for owner, names in named_in(batch.anchors, texts).items():
+                    if owner in present and owner not in new:
+                        for name, kind in names:
+                            owners.setdefault(owner, {}).setdefault(normalise(name), (name, kind))
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         with self._lock:
@@ -462,6 +473,12 @@ class InMemoryStore:
         known = {**dict.fromkeys(seen, False), **dict.fromkeys(facts, True)}
         return NamesRead(version=version, last=last), names_in(texts, known)
 
+    def episode_entities(self, scope: Scope, episode_id: str) -> list[tuple[str, str]]:
+        with self._lock:
+            if (scope.key, episode_id) not in self._state.episodes:
+                return []
+            return sorted(self._state.episode_mentions.get(episode_id, {}).values())
+
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:
             unit = self._state.units.get(unit_id)
@@ -628,7 +645,7 @@ class InMemoryStore:
         derived = derived or WriteBatch()
         with self._lock:
             st = self._state
-            if kind in ("unit", "usage"):  # new texts, archived ones
+            if kind in ("episode", "unit", "usage"):  # new texts, archived ones
                 self._texts_changed(scope)
             if kind == "episode":
                 self.put_episodes(records)

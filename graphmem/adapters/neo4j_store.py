@@ -73,7 +73,7 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import digest, edge_words, name_edges, named_in, runs_in
+from ..mentions import Named, digest, edge_words, name_edges, named_in, runs_in
 from ..ports import Record
 from .neo4j_driver import Embedding, Neo4jConnection, run
 from .lucene import lucene_phrases
@@ -411,8 +411,8 @@ class Neo4jStore:
             facts = [f.model_dump(mode="json") for f in e.facts]
             prints.append(fingerprint(e.scope, e.occurred_at, e.raw, e.channel, facts))
             rows.append({"id": e.id, "occurred_at": wire(e.occurred_at),
-                         "props": {**scope_props(e.scope), "raw": e.raw, "channel": e.channel,
-                                   "facts": json.dumps(facts), "fingerprint": prints[-1]}})
+                         "props": {**scope_props(e.scope), "scope_token": e.scope.token, "raw": e.raw,
+                                   "channel": e.channel, "facts": json.dumps(facts), "fingerprint": prints[-1]}})
         found = run(tx, "store/put_episodes", rows=rows, stored_at=wire(utcnow()))
         conflicts = tuple(r["position"] for r in found if r["fingerprint"] != prints[r["position"]])
         new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
@@ -502,50 +502,64 @@ class Neo4jStore:
         Neo4jStore._mention(tx, scope, batch, earlier)
 
     @staticmethod
-    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> dict[str, tuple[tuple[str, str], ...]]:
-        """Stored units that name what the batch makes known, with those names: among the texts
-        its plan found, when they stand (``WriteBatch.held``), else as a search finds them now."""
+    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> tuple[Named, Named]:
+        """Stored units and episodes that name what the batch makes known, with those names:
+        among the texts its plan found, when they stand (``WriteBatch.held``), else as a search
+        finds them now."""
         if not batch.anchors:
-            return {}
-        found = batch.texts_read.found if batch.texts_read else Neo4jStore._texts_naming(tx, scope, batch.anchors)
-        return named_in(batch.anchors, found)
+            return {}, {}
+        read = batch.texts_read or Neo4jStore._texts_naming(tx, scope, batch.anchors)
+        return named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)
 
     @staticmethod
-    def _texts_naming(tx: ManagedTransaction, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> dict[str, str]:
-        """The texts of the scope's units that hold the words of one of these names in order
-        (a superset of those that name them): found by the text index, and read beside it for
-        archived units, which left it. Searched first: a unit archived meanwhile is found by
-        one of the two reads; one restored meanwhile counts as a change of the texts."""
+    def _texts_naming(tx: ManagedTransaction, scope: Scope, anchors: Sequence[tuple[str, bool]],
+                      version: int = 0, last: str | None = None) -> TextsRead:
+        """The texts of the scope's units and episodes that hold the words of one of these
+        names in order (a superset of those that name them): found by the text indexes, and
+        read beside them for archived units, which left theirs. Searched first: a unit archived
+        meanwhile is found by one of the two reads; one restored meanwhile counts as a change
+        of the texts."""
+        phrases = [words(name) for name, _ in anchors]
+        found = Neo4jStore._searched(tx, "mentions/texts_naming", lucene_phrases(phrases, scope, "text"))
+        found.update((r["id"], r["text"]) for r in run(tx, "mentions/archived_texts", scope=scope.key))
+        episodes = Neo4jStore._searched(tx, "mentions/episodes_naming", lucene_phrases(phrases, scope, "raw"))
+        return TextsRead(version=version, last=last, found=found, episodes=episodes)
+
+    @staticmethod
+    def _searched(tx: ManagedTransaction, query_name: str, queries: Sequence[str]) -> dict[str, str]:
+        """Owner id -> text of every hit of the fulltext queries, page by page."""
         found: dict[str, str] = {}
-        for query in lucene_phrases([words(name) for name, _ in anchors], scope, "text"):
+        for query in queries:
             for skip in itertools.count(0, TEXTS_PAGE):
-                page = run(tx, "mentions/texts_naming", query=query, skip=skip, limit=TEXTS_PAGE)
+                page = run(tx, query_name, query=query, skip=skip, limit=TEXTS_PAGE)
                 found.update((r["id"], r["text"]) for r in page)
                 if len(page) < TEXTS_PAGE:
                     break
-        found.update((r["id"], r["text"]) for r in run(tx, "mentions/archived_texts", scope=scope.key))
         return found
 
     def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
         def work(tx: ManagedTransaction) -> TextsRead:
             row = run(tx, "mentions/texts_version", key=names_key(scope))[0]  # first: see UnitStore.earlier_texts
-            return TextsRead(version=row["version"], last=row["last"], found=self._texts_naming(tx, scope, anchors))
+            return self._texts_naming(tx, scope, anchors, row["version"], row["last"])
 
         return self.conn.read_tx(work, what="earlier texts")
 
     @staticmethod
-    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch,
-                 earlier: dict[str, tuple[tuple[str, str], ...]]) -> None:
-        """Write the batch's mention links, and those of ``earlier`` units."""
+    def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, earlier: tuple[Named, Named]) -> None:
+        """Write the batch's mention links, and those of the ``earlier`` units and episodes."""
         at = utcnow()
-        for query, mentioned in (("mentions/unit_mentions", {**earlier, **batch.unit_mentions}),
-                                 ("mentions/episode_mentions", batch.episode_mentions)):
+        for query, mentioned in (("mentions/unit_mentions", {**earlier[0], **batch.unit_mentions}),
+                                 ("mentions/episode_mentions", {**earlier[1], **batch.episode_mentions})):
             rows = mention_rows(scope, mentioned)
             if rows["rows"]:
                 run(tx, query, **rows, scope_props=scope_props(scope), at=at)
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
+
+    def episode_entities(self, scope: Scope, episode_id: str) -> list[tuple[str, str]]:
+        return [(r["name"], r["kind"])
+                for r in self.conn.read("mentions/episode_entities", scope=scope.key, id=episode_id)]
 
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         def work(tx: ManagedTransaction) -> tuple[NamesRead, dict[str, bool]]:
@@ -834,7 +848,7 @@ class Neo4jStore:
         derived = derived or WriteBatch()
 
         def work(tx: ManagedTransaction) -> None:
-            if kind in ("unit", "usage"):  # new texts, archived ones
+            if kind in ("episode", "unit", "usage"):  # new texts, archived ones
                 texts_changed(tx, [scope])
             if kind == "episode":
                 self._put_episodes(tx, records)

@@ -218,8 +218,9 @@ class _Ahead:
         return self._scope is not None
 
     def texts(self, scope: Scope, read: TextsRead) -> TextsRead:
-        """``read`` (``UnitStore.earlier_texts``) with the commit's new texts in ``scope`` and its
-        key: those the read may have missed, as the commit's own count says (``TextsRead.ahead``)."""
+        """``read`` (``UnitStore.earlier_texts``) with the commit's new units' texts in ``scope``
+        and its key: those the read may have missed, as the commit's own count says
+        (``TextsRead.ahead``); its episodes were stored before it was planned, so found."""
         if scope != self._scope or self._texts_key is None:
             return read
         new = {u.id: unit_text(u.content, u.summary) for u in self._units}

@@ -67,6 +67,30 @@ def test_a_name_learnt_later_links_the_earlier_texts_that_name_it(mem):
     assert ("porto", "proper") in named(mem, earlier, "We flew to Porto.")
 
 
+def episode_named(mem, scope, content: str) -> set[tuple[str, str]]:
+    """(name, how) of the entities the episode of the unit with this content names, from the
+    unit's explanation."""
+    [unit] = [h.unit for h in mem.recall(content, scope, k=20) if h.unit.content == content]
+    return {(normalise(name), how) for name, how in mem.explain(unit.id, scope)["episode_entities"]}
+
+
+@pytest.mark.parametrize("name", ["zed quill", "AT&T", "C++ Guild", "Foo* Bar", "A OR B", "Quote \"Q\" Inc"])
+def test_a_name_learnt_later_links_the_earlier_episodes_that_name_it(mem, name):
+    """An episode links the names it holds whether it came before or after what made them
+    known, as its units do (names holding Lucene's syntax characters too: the text index
+    finds the earlier episodes by their words)."""
+    later, earlier = fresh_scope(), fresh_scope()
+    text = f"yesterday I met {name} at the bar"
+    fact = Fact(subject=name, predicate="lives_in", object="Oslo", content=f"{name} lives in Oslo")
+    mem.remember(text, earlier, extractor="none")
+    mem.remember(f"{name}'s home", earlier, facts=[fact])
+    mem.remember(f"{name}'s home", later, facts=[fact])
+    mem.remember(text, later, extractor="none")
+    assert episode_named(mem, earlier, text) == episode_named(mem, later, text)
+    assert (normalise(name), "fact") in episode_named(mem, earlier, text)
+    assert named(mem, earlier, text) == named(mem, later, text)
+
+
 class CommitsAfter:
     """A store whose first commit lets another writer's write (``first``) commit before it:
     that write lands after this writer drew its mention links and before it writes them."""
@@ -146,6 +170,7 @@ def test_a_name_made_known_while_the_text_naming_it_commits_links_it(mem):
     ingest_two(GraphMem(store, mem.index), scope, "we met zed at the harbour", "Zed works at the harbour.")
     assert store.waited[0]  # the text's commit came after the search
     assert ("zed", "fact") in named(mem, scope, "we met zed at the harbour")
+    assert ("zed", "fact") in episode_named(mem, scope, "we met zed at the harbour")
 
 
 def test_a_text_committed_after_the_plan_searched_is_found_by_the_commit(mem):
@@ -159,6 +184,7 @@ def test_a_text_committed_after_the_plan_searched_is_found_by_the_commit(mem):
     store = SearchesFirst(mem.store, then=lambda: mem.remember(late, scope, extractor="none"))
     ingest_two(GraphMem(store, mem.index), scope, "the weather is fine", "Zed works at the harbour.")
     assert ("zed", "fact") in named(mem, scope, late)
+    assert ("zed", "fact") in episode_named(mem, scope, late)
 
 
 def test_texts_stored_while_another_writer_makes_their_name_known_all_link_it(mem):

@@ -27,6 +27,7 @@ SCANNING = {
     "index/status": "the index status counts every entry",
     "index/unentered_units": "doctor and rebuild look for units without entries, in the whole store",
     "keys/drop_subject": "one node per API key",
+    "mentions/untokened_episode_scopes": "a migration over every episode",
     "keys/list_keys": "one node per API key",
     "review/list_reviews": "the listing of every subject's review items (an operator's)",
     "store/list_scopes": "a sweep over every subject visits every unit anyway",

@@ -25,7 +25,7 @@ from graphmem import GraphMem
 from graphmem.config import Settings
 from graphmem.errors import NotFound
 from graphmem.migrations import migrations
-from graphmem.models import Fact
+from graphmem.models import Fact, Scope
 
 timelines = importlib.import_module("graphmem.migrations.0014_timelines_of_earlier_units")
 TIMELINES = "0014_timelines_of_earlier_units"
@@ -250,3 +250,17 @@ def test_new_writes_continue_the_release_s_timelines(upgraded):
     mem.remember("I never worked at Globex.", ALICE, at("2024-04-01"), facts=[Fact(
         subject="Alice", predicate="works_at", object="Globex", single_valued=True, op="retract")])
     assert [c for c in contents(mem, "where does Alice work") if " works at " in c] == ["Alice works at Acme"]
+
+
+def test_the_release_s_episodes_link_the_names_their_subject_knows(upgraded):
+    """Migration 0019: the release's episodes (it drew no mention links) link the names their
+    subject knows that they hold, and a name made known now links them too: the episode text
+    index finds them by the scope token the migration gave them."""
+    mem, _ = upgraded
+    alice = Scope.parse(ALICE)
+    assert ("Berlin", "fact") in mem.store.episode_entities(alice, "e-berlin")
+    assert ("Acme", "fact") in mem.store.episode_entities(alice, "e-acme")
+    assert ("the harbour", "fact") not in mem.store.episode_entities(alice, "e-dinner")
+    mem.remember("The harbour is in Oslo.", ALICE, at("2024-05-01"), facts=[Fact(
+        subject="the harbour", predicate="is_in", object="Oslo", content="the harbour is in Oslo")])
+    assert ("the harbour", "fact") in mem.store.episode_entities(alice, "e-dinner")
