@@ -14,7 +14,11 @@ float32 bytes to a Bolt 6 server (``neo4j.vector.Vector``; ``graphmem.adapters.n
 else as lists. The pipeline also checks every fact against what
 is stored (duplicates, timelines), writes the search entries and the mention links.
 
-    python benchmarks/ingest_throughput.py --uri bolt://127.0.0.1:7696 --facts 100000 [--json]
+Each of --rounds rounds (default 3) runs both, each from an emptied database, raw first; the
+figures are the medians of the rounds (the machine is noisy: one pair of runs at 10k facts gave
+ratios from 0.36 to 0.55 within the hour).
+
+    python benchmarks/ingest_throughput.py --uri bolt://127.0.0.1:7696 --facts 100000 [--rounds 3] [--json]
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import re
 import time
 from datetime import datetime, timezone
 
-from _common import default_uri, wipe
+from _common import default_uri, median, wipe
 
 from neo4j.vector import Vector
 
@@ -133,6 +137,43 @@ def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]], packed: b
     return rows
 
 
+def raw_run(settings: Settings, facts: list[Fact], vectors: dict[str, list[float]], dimension: int,
+            per_write: int) -> float:
+    """Seconds of the raw baseline's writes, in its own scope of an emptied database."""
+    raw_eps = episodes_of(facts, Scope.parse("user:raw-baseline"))
+    conn = Neo4jConnection(settings)
+    try:
+        packed = conn.driver.get_server_info().protocol_version >= (6, 0)
+        with conn.driver.session(database=conn.database) as session:
+            session.run(RAW_VECTOR_INDEX, dim=dimension).consume()
+        started = time.perf_counter()
+        for i in range(0, len(raw_eps), per_write):
+            rows = raw_rows(raw_eps[i:i + per_write], vectors, packed)
+            with conn.driver.session(database=conn.database) as session:
+                session.execute_write(lambda tx: tx.run(RAW_CREATE, rows=rows).consume())
+        return time.perf_counter() - started
+    finally:
+        conn.close()
+
+
+def pipeline_run(settings: Settings, facts: list[Fact], embedder: Precomputed, per_write: int) -> tuple[float, int]:
+    """(seconds, units written) of ``GraphMem.ingest`` into an emptied database."""
+    from graphmem.adapters.neo4j_index import Neo4jIndex
+    from graphmem.adapters.neo4j_store import Neo4jStore
+
+    conn = Neo4jConnection(settings)
+    try:
+        index = Neo4jIndex(conn, embedder)
+        index.ensure()
+        mem = GraphMem(Neo4jStore(conn), index, settings=settings)
+        episodes = episodes_of(facts, Scope.parse("user:ingest-bench"))
+        started = time.perf_counter()
+        units = len(mem.ingest(episodes, batch=per_write).unit_ids)
+        return time.perf_counter() - started, units
+    finally:
+        conn.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", nargs="?", default="../shared/bench-data/yago15k/yago15k_valid.txt")
@@ -140,59 +181,45 @@ def main() -> None:
     ap.add_argument("--facts", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=1_000, help="facts per write")
     ap.add_argument("--embedder", choices=["hashing", "minilm"], default="hashing")
+    ap.add_argument("--rounds", type=int, default=3, help="raw and pipeline runs, alternating; medians reported")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
     facts = read_facts(args.data, args.facts, args.seed)
     per_write = max(1, args.batch // 10)
-    wipe(args.uri)
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
     inner = MiniLMEmbedder() if args.embedder == "minilm" else HashingEmbedder(384)
-
-    # Raw baseline first, in its own scope, then removed so the pipeline starts from the same state.
-    raw_scope = Scope.parse("user:raw-baseline")
-    raw_eps = episodes_of(facts, raw_scope)
     texts = sorted({f.text() for f in facts})
     vectors = dict(zip(texts, inner.embed(texts)))
-    embedder = Precomputed(inner, dict(vectors))
-    conn = Neo4jConnection(settings)
-    packed = conn.driver.get_server_info().protocol_version >= (6, 0)
-    with conn.driver.session(database=conn.database) as session:
-        session.run(RAW_VECTOR_INDEX, dim=embedder.dimension).consume()
-    started = time.perf_counter()
-    for i in range(0, len(raw_eps), per_write):
-        rows = raw_rows(raw_eps[i:i + per_write], vectors, packed)
-        with conn.driver.session(database=conn.database) as session:
-            session.execute_write(lambda tx: tx.run(RAW_CREATE, rows=rows).consume())
-    raw_s = time.perf_counter() - started
-    conn.close()
-    wipe(args.uri)
 
-    from graphmem.adapters.neo4j_index import Neo4jIndex
-    from graphmem.adapters.neo4j_store import Neo4jStore
+    # Each run starts from an emptied database; the two alternate, so a slow spell of a noisy
+    # machine (or a server still warming up) falls on both.
+    raw_s, pipeline_s, units, embedder = [], [], 0, None
+    for n in range(1, args.rounds + 1):
+        wipe(args.uri)
+        raw_s.append(raw_run(settings, facts, vectors, inner.dimension, per_write))
+        wipe(args.uri)
+        embedder = Precomputed(inner, dict(vectors))
+        seconds, units = pipeline_run(settings, facts, embedder, per_write)
+        pipeline_s.append(seconds)
+        print(f"  round {n}: raw {raw_s[-1]:.1f} s, pipeline {seconds:.1f} s (ratio {raw_s[-1] / seconds:.2f})",
+              flush=True)
+    raw, total = median(raw_s), median(pipeline_s)
 
-    conn = Neo4jConnection(settings)
-    index = Neo4jIndex(conn, embedder)
-    index.ensure()
-    mem = GraphMem(Neo4jStore(conn), index, settings=settings)
-    scope = Scope.parse("user:ingest-bench")
-    episodes = episodes_of(facts, scope)
-    started = time.perf_counter()
-    units = len(mem.ingest(episodes, batch=per_write).unit_ids)
-    total_s = time.perf_counter() - started
-    conn.close()
-
-    print(f"facts {len(facts)}, episodes {len(episodes)}, {args.batch} facts per write, embedder {embedder.name}")
+    episodes = len(episodes_of(facts, Scope.parse("user:ingest-bench")))
+    print(f"facts {len(facts)}, episodes {episodes}, {args.batch} facts per write, embedder {embedder.name}, "
+          f"medians of {args.rounds} rounds")
     print(f"{'':28} {'seconds':>9} {'episodes/s':>11} {'units/s':>9}")
-    print(f"{'raw UNWIND CREATE':28} {raw_s:9.1f} {len(episodes) / raw_s:11.0f} {len(facts) / raw_s:9.0f}")
-    print(f"{'pipeline':28} {total_s:9.1f} {len(episodes) / total_s:11.0f} {units / total_s:9.0f}")
-    print(f"texts embedded during the run (not among the facts'): {embedder.texts} in {embedder.seconds:.1f} s")
+    print(f"{'raw UNWIND CREATE':28} {raw:9.1f} {episodes / raw:11.0f} {len(facts) / raw:9.0f}")
+    print(f"{'pipeline':28} {total:9.1f} {episodes / total:11.0f} {units / total:9.0f}")
+    print(f"texts embedded during the last run (not among the facts'): {embedder.texts} in {embedder.seconds:.1f} s")
     print(f"units written {units} of {len(facts)} facts (the rest NOOP as duplicates or superseded)")
-    print(f"ratio raw time / pipeline time: {raw_s / total_s:.2f}")
+    print(f"ratio raw time / pipeline time: {raw / total:.2f}")
     if args.json:
-        print(json.dumps({"facts": len(facts), "units": units, "raw_s": raw_s, "pipeline_s": total_s,
-                          "ratio": raw_s / total_s}))
+        print(json.dumps({"facts": len(facts), "units": units, "raw_s": raw, "pipeline_s": total,
+                          "ratio": raw / total, "rounds": [{"raw_s": r, "pipeline_s": t}
+                                                          for r, t in zip(raw_s, pipeline_s)]}))
 
 
 if __name__ == "__main__":

@@ -57,12 +57,16 @@ CALL (named_by_words) {
   RETURN collect({id: id, score: score}) AS entities
 }
 // The speaker list: of the candidates above, those said by someone the question names (a
-// "Name: message" line's speaker), all tied.
+// "Name: message" line's speaker), all tied. Only a named entity that speaks in the scopes (a
+// speaker link among 1,000 of its links, as recall/asked reads it) is looked for in them: in a
+// scope of documents, where no one speaks, the candidates are not read.
 CALL (named_by_words, semantic, lexical, entities, timed) {
-  WITH [f IN named_by_words WHERE f.named | f.entity] AS named WHERE size(named) > 0
+  UNWIND [f IN named_by_words WHERE f.named | f.entity] AS n
+  WITH n WHERE 'speaker' IN COLLECT { MATCH (n)<-[r:MENTIONS]-() RETURN r.kind AS kind LIMIT 1000 }
+  WITH collect(n) AS speakers WHERE size(speakers) > 0
   UNWIND semantic + lexical + entities + timed AS hit
-  WITH DISTINCT hit.id AS id, named
-  WHERE EXISTS { MATCH (:Unit {id: id})-[:MENTIONS {kind: 'speaker'}]->(n) WHERE n IN named }
+  WITH DISTINCT hit.id AS id, speakers
+  WHERE EXISTS { MATCH (:Unit {id: id})-[:MENTIONS {kind: 'speaker'}]->(n) WHERE n IN speakers }
   RETURN collect({id: id, score: 1.0}) AS said
 }
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed], ['speaker', said]] AS list
