@@ -22,7 +22,7 @@ import inspect
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
-from pydantic import AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
+from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
 
 from . import health, openai_api, wiring
 from .config import Settings
@@ -47,15 +47,27 @@ from .tokens import TiktokenCounter
 if TYPE_CHECKING:
     from .ports import MemoryIndex, MemoryStore
 
+def _asked(query: str) -> str:
+    if not query.strip():
+        raise ValueError("the question is blank")
+    return query
+
+
 SubjectLike = str | Scope
 #: A time given to the facade: aware (a naive datetime is refused, never guessed as UTC).
 Time = AwareDatetime | None
-#: A question: every face takes the same (the CLI, MCP and HTTP alike).
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
+#: A question: every face takes the same (the CLI, MCP and HTTP alike); blank asks nothing.
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS), AfterValidator(_asked)]
 #: Kinds may be given as their names ("semantic") as well as ``MemoryKind`` values.
 Kinds = Sequence[Annotated[MemoryKind, Strict(False)]]
 #: Told how many more records a long operation has done.
 Progress = Callable[[int], None] | None
+
+#: Bounds of the counts a caller gives, far beyond any real use and well within the database's
+#: 64-bit integers: a larger value is refused as bad input instead of overflowing down there.
+MAX_OFFSET = 2**53
+MAX_BATCH = 1_000_000
+MAX_BUDGET = 10_000_000
 
 #: Arguments are checked strictly against the annotations: ``k="5"`` is a caller's bug to
 #: report, not a value to guess.
@@ -119,7 +131,8 @@ def _argument_error(qualname: str, names: list[str], exc: ValidationError) -> st
     head = names[loc[0]] if isinstance(loc[0], int) else loc[0]
     # The argument and list positions in it, not the union member pydantic tried last.
     where = ".".join([str(head), *(str(p) for p in loc[1:] if isinstance(p, int))])
-    return one_line(f"{where}: {first['msg']}")
+    message = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]  # as error_line
+    return one_line(f"{where}: {message}")
 
 
 @_checked
@@ -184,8 +197,8 @@ class GraphMem:
         writes it reported are stored and decided."""
         if extractor is not None:
             self._ready(extractor)
-        if batch is not None and batch < 1:
-            raise InvalidInput("batch must be at least 1")
+        if batch is not None and not 1 <= batch <= MAX_BATCH:
+            raise InvalidInput(f"batch must be between 1 and {MAX_BATCH}")
         writes: list[list[Episode]] = []
         for episode in episodes:
             last = writes[-1] if writes else None
@@ -202,7 +215,9 @@ class GraphMem:
         if chosen is None and extractor == "llm":
             raise InvalidInput(openai_api.missing_endpoint("the llm extractor", "llm"))
         if chosen is None:
-            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(self.extractors)}")
+            # llm too: it is one once an endpoint is configured (the refusal above says how)
+            known = [*self.extractors, *(["llm"] if "llm" not in self.extractors else [])]
+            raise InvalidInput(f"unknown extractor {extractor!r}: use {'|'.join(known)}")
         if isinstance(chosen, LLMExtractor):
             chosen.ready()
 
@@ -241,6 +256,8 @@ class GraphMem:
                  known_at: Time = None, include_shared: bool = False, project: str | None = None,
                  hops: int = 0) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""
+        if budget is not None and not 0 <= budget <= MAX_BUDGET:
+            raise InvalidInput(f"budget must be between 0 and {MAX_BUDGET}")
         at = point_in_time(as_of, known_at)
         return self.assembler.assemble(query, self.scopes(subject, project, include_shared), at, budget, hops=hops,
                                        fixed=as_of is not None)
@@ -297,6 +314,8 @@ class GraphMem:
 
         Erasing a whole subject first takes it out of every API key: a key that held only this
         subject is revoked, one that held several keeps the others."""
+        if not 1 <= batch <= MAX_BATCH:
+            raise InvalidInput(f"batch must be between 1 and {MAX_BATCH}")
         scope = as_scope(subject, project)
         revoked: list[str] = []
         if project is None:
@@ -378,11 +397,14 @@ class GraphMem:
         self.usage.flush()  # recall statistics counted but not written yet belong to the subject
         return exchange.export(self.store, scope)
 
-    def import_(self, records: Iterable[Mapping] | exchange.Plan, force: bool = False) -> dict[str, Any]:
+    def import_(self, records: Iterable[Mapping] | exchange.Plan, force: bool = False,
+                progress: Progress = None) -> dict[str, Any]:
         """Import an export (its records as JSON objects, or an ``exchange.Plan`` already read,
-        e.g. by ``exchange.read_lines`` naming file lines): every record is validated before
-        anything is written; records already stored are skipped, so importing twice changes
-        nothing. Returns the scope and counts per kind ``imported`` and ``skipped``.
+        e.g. ``exchange.read(episodes_io.json_lines(lines, name))`` naming file lines): every
+        record is validated before anything is written; records already stored are skipped, so
+        importing twice changes nothing, and an import cut short completes when run again.
+        Returns the scope and counts per kind ``imported`` and ``skipped``; ``progress`` is told
+        how many records are done as they are.
 
         Raises:
             InvalidInput: a bad record (named ``record N``).
@@ -390,7 +412,7 @@ class GraphMem:
         """
         plan = records if isinstance(records, exchange.Plan) else exchange.read(
             (f"record {n}", r) for n, r in enumerate(records, 1))
-        return exchange.import_plan(self.store, self.index, plan, force)
+        return exchange.import_plan(self.store, self.index, plan, force, progress=progress)
 
     def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as
@@ -470,11 +492,9 @@ class GraphMem:
         return self.blocks.set(as_scope(subject, project), label, value, token_budget=token_budget,
                                description=description, writable=writable, truncate=truncate, admin=admin)
 
-    def delete_block(self, subject: SubjectLike, label: str, project: str | None = None) -> None:
-        """Delete a block. Raises ``NotFound``."""
-        scope = as_scope(subject, project)
-        if not self.store.delete_block(scope, label):
-            raise NotFound(f"no block {label!r} for {scope}")
+    def delete_block(self, subject: SubjectLike, label: str, project: str | None = None, admin: bool = False) -> None:
+        """Delete a block; a read-only one only with ``admin``. Raises ``NotFound``."""
+        self.blocks.delete(as_scope(subject, project), label, admin)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as budgets count them."""
@@ -497,6 +517,8 @@ class GraphMem:
                  limit: int = 100) -> list[Episode]:
         """A page of the subject's episodes, in the store's order."""
         scope = as_scope(subject, project)
+        if not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET}")
         try:
             page = Page(offset=offset, limit=limit)
         except ValueError as exc:

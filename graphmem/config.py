@@ -5,6 +5,10 @@ Each setting has one environment name: ``NEO4J_*`` and ``OPENAI_*`` as those too
 ``GRAPHMEM_<FIELD>`` for the rest (``GRAPHMEM_EMBEDDER``, ``GRAPHMEM_RRF_K``, ...). Keyword
 arguments win over the environment, which wins over ``.env`` in the working directory. Empty
 variables count as unset.
+
+A ``.env`` chooses the database every write goes to and the bearer token a server accepts, so
+it is read only if nobody but this user (or root) could have written it, by the rule of
+``graphmem.trust``; else building settings fails, one line naming the file and the fix.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .errors import ConfigurationError
 from .fusion import RRF_K, WEIGHTS
 
 DEFAULT_BOLT_PORT = 7687
@@ -27,6 +32,21 @@ def default_home() -> Path:
     """Where graphmem keeps its local Neo4j, model files and caches. Nothing is read from it, or
     run, unless only this user (or root) could have changed it: graphmem.trust."""
     return Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".cache" / "graphmem"))
+
+
+def _trusted_env_file(path: Path) -> Path | None:
+    """``path`` if it is a file nobody but this user (or root) could have written, None if
+    there is none (then none is read, even one another user makes a moment later); raises
+    ConfigurationError naming it otherwise."""
+    from .trust import trusted  # here, not above: graphmem.trust reads default_home from this module
+
+    if not path.is_file():
+        return None
+    try:
+        trusted(path, instead="remove the .env if you did not write it, or run graphmem from another folder")
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{path.absolute()} refused: {exc}") from None
+    return path
 
 
 def _named(field: str) -> AliasChoices:
@@ -42,6 +62,15 @@ class LocalServerSettings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GRAPHMEM_", env_file=".env", env_ignore_empty=True, extra="ignore", frozen=True
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        env_file = _trusted_env_file(Path(settings_cls.model_config["env_file"]))
+        return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
 
     #: The local server's port (`graphmem db`), and so the default URI of every other command.
     neo4j_port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535, description="the local server's Bolt port")

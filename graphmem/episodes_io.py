@@ -13,12 +13,15 @@ what was wrong; nothing else escapes, and the lines around it are unaffected.
 Limits besides the models' (``graphmem.models``: text, subject, id, channel and label lengths):
 a line is at most ``MAX_LINE_BYTES`` bytes of UTF-8 and nests at most ``MAX_DEPTH`` levels
 (an episode needs four: the line, its facts, a fact, its labels).
+
+``json_lines`` reads the lines of an export (``graphmem import``, ``POST /v1/import``) with the
+same decoding: a line no decoder can read is one ``InvalidInput`` naming it, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from pydantic import ValidationError
 
@@ -26,7 +29,8 @@ from .errors import InvalidInput, error_line, quoted
 from .models import Episode, Fact, Scope
 from .times import parse_time
 
-__all__ = ["EPISODE_KEYS", "MAX_DEPTH", "MAX_LINE_BYTES", "episode_from_value", "parse_episode", "read_lines"]
+__all__ = ["EPISODE_KEYS", "MAX_DEPTH", "MAX_LINE_BYTES", "episode_from_value", "json_lines", "load_json",
+           "parse_episode", "read_lines"]
 
 #: The keys an episode line may have.
 EPISODE_KEYS = frozenset({"id", "subject", "project", "occurred_at", "channel", "raw", "facts"})
@@ -44,15 +48,33 @@ def parse_episode(line: str) -> Episode:
         InvalidInput: the line is not an episode; the message is one line naming what was
             wrong (``facts.0.valid_at: ...``).
     """
+    return episode_from_value(load_json(line))
+
+
+def load_json(line: str) -> Any:
+    """``json.loads`` of one line; what it cannot read is ``InvalidInput`` with one line."""
     try:
-        data = json.loads(line)
+        return json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not JSON: {exc.msg} (column {exc.colno})") from None
-    except RecursionError:
-        raise InvalidInput(f"not an episode: JSON nested deeper than {MAX_DEPTH} levels") from None
+    except RecursionError:  # json.loads recurses per level: a line nested about a thousand deep
+        raise InvalidInput(f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:  # the one other refusal of json.loads: an integer of over 4,300 digits
         raise InvalidInput("not JSON: a number with more digits than can be read") from None
-    return episode_from_value(data)
+
+
+def json_lines(lines: Iterable[str], name: str) -> Iterator[tuple[str, Any]]:
+    """The JSON value of each non-blank line, named ``name:number``; the first line that is
+    not JSON raises ``InvalidInput`` starting with its name."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{name}:{number}"
+        try:
+            value = load_json(line)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from None
+        yield where, value
 
 
 def episode_from_value(data: Any) -> Episode:
@@ -83,9 +105,12 @@ def episode_from_value(data: Any) -> Episode:
         if data.get(key) is not None:
             fields[key] = data[key]
     try:
-        return Episode(**fields)
+        episode = Episode(**fields)
     except ValidationError as exc:
         raise InvalidInput(error_line(exc)) from None
+    # Without an id, the line's content names it: ingesting the same line again (a re-run of a
+    # file cut short, a client's retry) finds the episode stored instead of adding another.
+    return episode if "id" in fields else episode.model_copy(update={"id": episode.fingerprint[:32]})
 
 
 def _facts(facts: Any) -> tuple[Fact, ...]:

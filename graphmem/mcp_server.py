@@ -51,9 +51,9 @@ from starlette.responses import JSONResponse
 
 import graphmem
 from graphmem import views
-from graphmem.api import GraphMem, as_scope
+from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
 from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line
-from graphmem.keys import holds
+from graphmem.keys import holds, subject_name
 from graphmem.models import ApiKey, Fact, MemoryKind, Scope
 from graphmem.times import parse_optional_time
 
@@ -146,7 +146,8 @@ Time = Optional[str]
 AsOfArg = Annotated[Time, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAtArg = Annotated[Time, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
 HopsArg = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top hits through shared entities (0..3).")]
-SharedArg = Annotated[bool, Field(description="Also read the shared:global scope.")]
+SharedArg = Annotated[bool, Field(description="Also read the shared:global scope (refused unless a call may "
+                                                "name that subject).")]
 
 
 READ = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
@@ -186,6 +187,15 @@ class MemoryTools:
         key = CALLER.get()
         return key.id if key is not None else ACTOR
 
+    def check_shared(self, include_shared: bool) -> None:
+        """Refuse ``include_shared`` unless a call may name the shared subject itself
+        (``McpConfig.scope_for``): it reads that subject."""
+        if include_shared:
+            try:
+                self.config.scope_for(subject_name(self.mem.shared))
+            except ScopeViolation as exc:
+                raise ScopeViolation(f"include_shared: {exc}") from None
+
     @tool(WRITE, "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
           "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
           "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
@@ -218,7 +228,9 @@ class MemoryTools:
         include_shared: SharedArg = False,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        hits = self.mem.recall(query, subject=self.config.scope_for(subject), k=k,
+        scope = self.config.scope_for(subject)
+        self.check_shared(include_shared)
+        hits = self.mem.recall(query, subject=scope, k=k,
                                as_of=parse_optional_time(as_of, "as_of"),
                                known_at=parse_optional_time(known_at, "known_at"), hops=hops,
                                include_shared=include_shared)
@@ -229,14 +241,16 @@ class MemoryTools:
     def assemble(
         self,
         query: Annotated[str, Field(description="What the context is for.")],
-        budget: Annotated[Optional[int], Field(ge=1, description="Token budget of the recalled section [default: the policy's].")] = None,
+        budget: Annotated[Optional[int], Field(ge=1, le=MAX_BUDGET, description="Token budget of the recalled section [default: the policy's].")] = None,
         as_of: AsOfArg = None,
         known_at: KnownAtArg = None,
         hops: HopsArg = 0,
         include_shared: SharedArg = False,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        result = self.mem.assemble(query, subject=self.config.scope_for(subject), budget=budget,
+        scope = self.config.scope_for(subject)
+        self.check_shared(include_shared)
+        result = self.mem.assemble(query, subject=scope, budget=budget,
                                    as_of=parse_optional_time(as_of, "as_of"),
                                    known_at=parse_optional_time(known_at, "known_at"),
                                    include_shared=include_shared, hops=hops)
@@ -315,7 +329,7 @@ class MemoryTools:
           "store's order.")
     def episodes_list(
         self,
-        offset: Annotated[int, Field(ge=0, description="Skip this many.")] = 0,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many.")] = 0,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:

@@ -455,7 +455,7 @@ class MemoryBlock(Model):
 
     id: str = Field(default_factory=new_id)
     scope: Scope
-    label: Annotated[str, AfterValidator(_clean_text(100))]
+    label: Annotated[str, AfterValidator(_visible(100, "a block label"))]
     value: Annotated[str, AfterValidator(_unicode)]
     token_budget: Annotated[int, Field(gt=0, le=100_000)]
     writable: bool = True

@@ -206,7 +206,9 @@ class TimelineStore(Protocol):
         when a guarded group's log has another length than ``group_state`` gave its writer; a
         unit id already stored is a ``Conflict`` too), with what derives from them: search
         entries, mention links (and links from earlier units and episodes to the names the
-        batch makes known). All or nothing.
+        batch makes known). All or nothing. ``NotFound`` when a decision names an episode the
+        scope no longer holds (an erasure or deletion removed it after the write stored it):
+        nothing derived from an erased episode may outlive it.
 
         A batch with guards, mention links or names holds the scope's names until it ends
         (taken before its guards are checked, so two writers of one group take turns), so the
@@ -290,8 +292,9 @@ class ErasureStore(Protocol):
         ...
 
     def erased(self, scope: Scope) -> bool:
-        """Whether an erasure of the scope was ever started: of its subject with every project,
-        or of its own project (an importer skips such subjects)."""
+        """Whether an erasure of the scope erased anything or is still running: of its subject
+        with every project, or of its own project (an importer skips such subjects). One of a
+        subject that held nothing does not count: it took nothing an import could bring back."""
         ...
 
 

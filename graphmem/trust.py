@@ -15,6 +15,9 @@ can rename or remove what another user put there), though never the home itself 
 could put the folders graphmem makes there before it does). A secret must also be unreadable by others.
 Symbolic links are followed: the link itself must belong to you or root, and its target is held
 to the same rule.
+
+What graphmem writes for you alone (an export) is written so another user can neither read it
+nor have it written where they chose: ``private_file``.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import grp
 import os
 import pwd
 import stat
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, TextIO
 
 from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
 
-__all__ = ["HOME_FIX", "private_dir", "private_tree", "trusted"]
+__all__ = ["HOME_FIX", "private_dir", "private_file", "private_tree", "trusted"]
 
 HOME_FIX = "choose a GRAPHMEM_HOME you own"
 """What to do instead when a folder under the home is not yours."""
@@ -80,6 +86,26 @@ def private_dir(path: Path) -> Path:
     return trusted(path)
 
 
+@contextmanager
+def private_file(path: Path) -> Iterator[TextIO]:
+    """A text file to write that appears as ``path`` only once the block ends without error,
+    readable by this user only (mode 0600). It is written under a new name nobody could have
+    guessed or planted (``mkstemp``: created with O_EXCL, mode 0600) in ``path``'s folder, then
+    renamed onto ``path``, which replaces whatever was there (a link is replaced, never written
+    through); a block cut short leaves nothing.
+
+    Example: ``with private_file(Path("alice.jsonl")) as out: out.write(text)``.
+    """
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
+
+
 def private_tree(folder: Path, *, instead: str = "remove it if you did not put it there") -> Path:
     """``trusted(folder)``, every entry below it held to the same rule (a file another user put
     inside, such as a log configuration a server reads, is as dangerous as the folder), and
@@ -109,7 +135,7 @@ def _check(path: Path, *, leaf: bool, instead: str) -> None:
 def _judge(path: Path, info: os.stat_result, *, leaf: bool, instead: str) -> None:
     me = os.geteuid()
     if info.st_uid not in (me, _TRUSTED_OWNER):
-        raise ConfigurationError(f"{path} belongs to {_user(info.st_uid)}, not to you or root, so they can "
+        raise ConfigurationError(f"{path} belongs to {user_name(info.st_uid)}, not to you or root, so they can "
                                  f"change what graphmem finds there: {instead}")
     if stat.S_ISLNK(info.st_mode):
         return  # a link's own mode means nothing; its target is checked as the resolved path
@@ -131,7 +157,8 @@ def _private_group(gid: int, uid: int) -> bool:
     return primary <= {uid} and members <= {name} and (uid in primary or name in members)
 
 
-def _user(uid: int) -> str:
+def user_name(uid: int) -> str:
+    """How a message names the user ``uid``: "user alice", or "uid 1001" when it has no name."""
     try:
         return f"user {pwd.getpwuid(uid).pw_name}"
     except KeyError:

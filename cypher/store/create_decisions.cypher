@@ -1,7 +1,8 @@
 // mode: write
 // params: rows, scope
 // Create decisions and link them to their episode or deletion record (DECIDED), the unit they
-// targeted (TARGET) and the unit they produced (PRODUCED). Returns how many links missed.
+// targeted (TARGET) and the unit they produced (PRODUCED). Returns how many unit links missed
+// (missing) and how many of the episodes they name the scope no longer holds (gone).
 // Times arrive as ISO 8601 text.
 UNWIND $rows AS row
 CREATE (d:Decision)
@@ -17,4 +18,5 @@ FOREACH (_ IN CASE WHEN ep IS NULL THEN [] ELSE [1] END | CREATE (ep)-[:DECIDED]
 FOREACH (_ IN CASE WHEN del IS NULL THEN [] ELSE [1] END | CREATE (del)-[:DECIDED]->(d))
 FOREACH (_ IN CASE WHEN t IS NULL THEN [] ELSE [1] END | CREATE (d)-[:TARGET]->(t))
 FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (d)-[:PRODUCED]->(p))
-RETURN sum(CASE WHEN (row.target_id IS NULL OR t IS NOT NULL) AND (row.produced_id IS NULL OR p IS NOT NULL) THEN 0 ELSE 1 END) AS missing
+RETURN sum(CASE WHEN (row.target_id IS NULL OR t IS NOT NULL) AND (row.produced_id IS NULL OR p IS NOT NULL) THEN 0 ELSE 1 END) AS missing,
+       count(DISTINCT CASE WHEN row.episode_id IS NOT NULL AND ep IS NULL THEN row.episode_id END) AS gone

@@ -12,7 +12,7 @@ from datetime import datetime
 from itertools import groupby
 from typing import Callable, Collection, Iterable, Mapping, Sequence
 
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, episodes_gone
 from ..models import (
     ApiKey,
     Appended,
@@ -158,6 +158,10 @@ class InMemoryStore:
                 for uid in (d.target_id, d.produced_id):
                     if uid is not None and uid not in in_scope:
                         raise NotFound(f"decision {d.id} names unit {uid}, not in scope {scope}")
+            gone = {d.episode_id for d in batch.decisions
+                    if d.episode_id is not None and (scope.key, d.episode_id) not in state.episodes}
+            if gone:
+                raise episodes_gone(len(gone), scope)
             decisions = {d.id for d in batch.decisions} | {
                 did for did, d in state.decisions.items() if d.scope == scope
             }
@@ -387,7 +391,7 @@ class InMemoryStore:
                                                 scope.project_id)
         with self._lock:
             return any(r.subject_hash == subject_key and r.project_hash in ("", project_key)
-                       for r in self._erasures.values())
+                       and (r.status != "done" or any(r.counts.values())) for r in self._erasures.values())
 
     # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
     def put_key(self, key: ApiKey) -> None:
@@ -446,12 +450,15 @@ class InMemoryStore:
             record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
             st.deletions[record.id] = record
         self.commit(rewrite.add, scope)
-        with self._lock:  # links that held only by what the deleted texts made known go
+        with self._lock:  # links of the scope's texts that held only by what the deleted texts made known go
             facts, seen = set(map(normalise, self._facts(scope))), set(map(normalise, self._seen(scope)))
-            for owner in st.unit_mentions.values():
-                for norm in [k for k, (_, kind) in owner.items()
-                             if (kind == "fact" and k not in facts) or (kind == "known" and k not in seen)]:
-                    del owner[norm]
+            texts = {k for k, u in st.units.items() if u.scope == scope} | {e.id for e in st.episodes.values()
+                                                                            if e.scope == scope}
+            for table in (st.unit_mentions, st.episode_mentions):
+                for owner in (names for k, names in table.items() if k in texts):
+                    for norm in [k for k, (_, kind) in owner.items()
+                                 if (kind == "fact" and k not in facts) or (kind == "known" and k not in seen)]:
+                        del owner[norm]
         return record
 
     def _facts(self, scope: Scope) -> set[str]:

@@ -28,7 +28,7 @@ from ..config import DEFAULT_BOLT_PORT, Settings
 from ..cypher import Query, load
 from ..migrations import migrate
 from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
-from ..server.local import local_password, password_file
+from ..server.local import local_password, own_port, password_file
 
 T = TypeVar("T")
 
@@ -184,12 +184,15 @@ class Neo4jConnection:
         self.database = settings.neo4j_database
         user, password = settings.neo4j_user, settings.neo4j_password.get_secret_value()
         kept = password_file(settings.neo4j_uri, settings.home)
+        resolver = None
         elsewhere = "(a server started with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
         if password:
             self._refused = "refused NEO4J_USER/NEO4J_PASSWORD as set: correct them"
         elif local := local_password(settings.neo4j_uri, settings.home):
             user, password = "neo4j", local  # a server from `graphmem db start` keeps it there
             self._refused = f"refused the password in {kept} {elsewhere}"
+            # That server runs as this user: the password goes to no other user's listener.
+            resolver = own_port
         elif kept is not None:
             self._refused = f"asks for a password and {kept} does not exist {elsewhere}"
         else:
@@ -202,6 +205,7 @@ class Neo4jConnection:
             connection_timeout=CONNECT_TIMEOUT,
             # Warnings such as "label does not exist yet" are noise on a fresh database.
             notifications_min_severity="OFF",
+            resolver=resolver,
         )
         # Every session of this connection shares one bookmark manager, so on a cluster with
         # read routing a read is served by a member that has seen this process's last write.

@@ -25,7 +25,7 @@ from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, from_micros, micros, spans, unit_text
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound
+from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episodes_gone
 from ..models import (
     ApiKey,
     Appended,
@@ -37,6 +37,7 @@ from ..models import (
     Edge,
     Entity,
     Episode,
+    ERASED_KINDS,
     Erasure,
     Fact,
     GroupUnit,
@@ -485,9 +486,11 @@ class Neo4jStore:
             if prop is not None and fresh:
                 run(tx, "entries/create_entries", rows=fresh, prop=prop)
         if decisions:
-            missing = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]["missing"]
-            if missing:
-                raise NotFound(f"{missing} decision(s) name a unit that is not in scope {scope}")
+            linked = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]
+            if linked["gone"]:
+                raise episodes_gone(linked["gone"], scope)
+            if linked["missing"]:
+                raise NotFound(f"{linked['missing']} decision(s) name a unit that is not in scope {scope}")
         for item in batch.reviews:
             run(tx, "review/put_review", props=review_props(item))
         if invalidations:
@@ -678,7 +681,8 @@ class Neo4jStore:
     def erased(self, scope: Scope) -> bool:
         subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
                                                 scope.project_id)
-        return self.conn.read("erase/erased", subject_key=subject_key, project_keys=sorted({"", project_key}))[0]["erased"]
+        return self.conn.read("erase/erased", subject_key=subject_key, project_keys=sorted({"", project_key}),
+                              kinds=list(ERASED_KINDS))[0]["erased"]
 
     def _secret(self) -> bytes:
         """The database's erasure secret, made by the first store that asks."""
@@ -938,9 +942,11 @@ def _native(value: Any) -> Any:
 
 
 def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> Any:
-    """A model of the scope from a node's properties: the ones that are its fields."""
+    """A model of the scope from a node's properties: the ones that are its fields, read as
+    stored (``STORED``: a label stored before a rule refused its characters still reads)."""
     props = _native(props)
-    return model(scope=scope, **{k: v for k, v in props.items() if k in model.model_fields and k != "scope"}, **extra)
+    fields = {k: v for k, v in props.items() if k in model.model_fields and k != "scope"}
+    return model.model_validate({"scope": scope, **fields, **extra}, context=STORED)
 
 
 def _episode(props: dict[str, Any], scope: Scope, derived_ids: Sequence[str] = ()) -> Episode:

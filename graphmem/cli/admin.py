@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli.common import JsonOpt, emit, open_mem
+from graphmem.cli.common import JsonOpt, emit, open_mem, shown
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 
@@ -28,7 +28,8 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
     def human() -> None:
         for c in report["checks"]:
-            typer.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {c['detail']}")
+            # A detail may quote a server or model endpoint: what it says is shown, never acted on.
+            typer.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {shown(str(c['detail']))}")
     emit(report, as_json, human)
     if not report["ok"]:
         raise typer.Exit(1)
@@ -38,4 +39,4 @@ def stats(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Counts of units, searchable units and entities, the index model, migrations applied."""
     with open_mem(ctx, check_index=False) as mem:
         counts = mem.stats()
-    emit(counts, as_json, lambda: [typer.echo(f"{k}: {v}") for k, v in counts.items()])
+    emit(counts, as_json, lambda: [typer.echo(f"{k}: {shown(str(v))}") for k, v in counts.items()])

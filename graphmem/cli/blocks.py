@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem, shown
 
 app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
 
@@ -23,7 +23,7 @@ def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, a
     def human() -> None:
         for b in found:
             ro = "" if b.writable else " read-only"
-            typer.echo(f"{b.label} (budget {b.token_budget}{ro}): {b.description or ''}")
+            typer.echo(f"{shown(b.label)} (budget {b.token_budget}{ro}): {shown(b.description or '')}")
         if not found:
             typer.echo("no blocks")
     emit({"blocks": [views.block(b) for b in found]}, as_json, human)
@@ -35,7 +35,7 @@ def show(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: Proj
     """One block's value."""
     with open_mem(ctx) as mem:
         block = mem.get_block(subject, label, project)
-    emit(views.block(block), as_json, block.value)
+    emit(views.block(block), as_json, shown(block.value, lines=True))
 
 
 @app.command("set")
@@ -59,13 +59,14 @@ def set_(
         block = mem.set_block(subject, label, value, project, token_budget=budget, description=description,
                               writable=None if read_only is None else not read_only, truncate=truncate, admin=admin)
         tokens = mem.count_tokens(block.value)
-    emit(views.block(block, tokens), as_json, f"set block {block.label} ({tokens}/{block.token_budget} tokens)")
+    emit(views.block(block, tokens), as_json, f"set block {shown(block.label)} ({tokens}/{block.token_budget} tokens)")
 
 
 @app.command()
 def delete(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
+           admin: Annotated[bool, typer.Option("--admin", help="Operator override: delete a read-only block.")] = False,
            as_json: JsonOpt = False) -> None:
-    """Delete a block."""
+    """Delete a block (a read-only one only with --admin)."""
     with open_mem(ctx) as mem:
-        mem.delete_block(subject, label, project)
-    emit({"deleted": True, "label": label}, as_json, f"deleted block {label}")
+        mem.delete_block(subject, label, project, admin=admin)
+    emit({"deleted": True, "label": label}, as_json, f"deleted block {shown(label)}")

@@ -145,7 +145,7 @@ def fail(exc: BaseException | str, code: int | None = None) -> NoReturn:
     message is bad usage: 2)."""
     message = exc if isinstance(exc, str) else error_line(exc)
     default = 2 if isinstance(exc, str) else exit_code(exc)
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {shown(message)}", err=True)  # it may quote a file name or memory text
     raise typer.Exit(code if code is not None else default) from None
 
 
@@ -237,14 +237,19 @@ def table(*columns: str) -> "Table":
     return grid
 
 
-#: What a terminal would act on or show as nothing: controls (but line breaks and tabs),
-#: format characters (a bidi override reverses the rest of the line) and line separators.
-_UNSHOWN = regex.compile(r"[[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]--[\n\t]]", regex.V1)
+#: What a terminal would act on or show as nothing: controls but tabs, format characters (a
+#: bidi override reverses the rest of the line) and line separators. Line breaks are among them:
+#: in a field of a line or a table cell, what follows one would pass for a line of graphmem's
+#: own; ``_UNSHOWN_IN_LINES`` spares them, for a text printed whole.
+_UNSHOWN = regex.compile(r"[[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]--[\t]]", regex.V1)
+_UNSHOWN_IN_LINES = regex.compile(r"[[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]--[\n\t]]", regex.V1)
 
 
-def shown(text: str) -> str:
-    """Memory text for a terminal: each character in ``_UNSHOWN`` as its escape (``\u202e``)."""
-    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+def shown(text: str, lines: bool = False) -> str:
+    """Memory text for a terminal: each character in ``_UNSHOWN`` as its escape (``\u202e``);
+    with ``lines``, a text printed whole (a block value, the assembled context) keeps its line
+    breaks."""
+    return (_UNSHOWN_IN_LINES if lines else _UNSHOWN).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
@@ -281,7 +286,7 @@ def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
 def echo_unit(unit: "MemoryUnit") -> None:
     """A unit for humans: its content, then both time axes as seen now."""
     t = unit.time
-    typer.echo(f"unit {unit.id} ({unit.kind.value}): {shown(unit.content)}")
+    typer.echo(f"unit {shown(unit.id)} ({unit.kind.value}): {shown(unit.content)}")
     typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import io
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Optional, TextIO
+from typing import Annotated, Optional
 
 import typer
 
 from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress
+from graphmem.episodes_io import json_lines
 from graphmem.pipelines import exchange
+from graphmem.trust import private_file
 
 
 def export(
@@ -22,26 +25,19 @@ def export(
 ) -> None:
     """Every record of a subject as JSON Lines (header first): episodes, units, entities,
     decisions, invalidations, usage, deletions, blocks, review items and traces."""
-    # A file appears under its name only once complete: an export cut short leaves none.
-    partial = output.with_name(output.name + ".partial") if output else None
+    # A file appears under its name only once complete (an export cut short leaves none), and
+    # is readable by this user only: graphmem.trust.private_file.
     written = 0
     try:
-        with open_mem(ctx) as mem, stderr_progress() as progress:
+        target = private_file(output) if output else nullcontext(sys.stdout)
+        with open_mem(ctx) as mem, stderr_progress() as progress, target as out:
             task = progress.add_task(f"exporting {subject}", total=None)
-            out: TextIO = partial.open("w", encoding="utf-8") if partial else sys.stdout
-            try:
-                for record in mem.export(subject, project):
-                    out.write(json.dumps(record) + "\n")
-                    written += 1
-                    progress.advance(task)
-            finally:
-                if partial:
-                    out.close()
-        if partial:
-            partial.replace(output)
-    finally:
-        if partial and partial.exists():
-            partial.unlink()
+            for record in mem.export(subject, project):
+                out.write(json.dumps(record) + "\n")
+                written += 1
+                progress.advance(task)
+    except OSError as exc:
+        fail(f"{output or 'standard output'}: cannot be written ({exc.strerror or exc})", 1)
     typer.echo(f"exported {written - 1} record(s) of {subject}" + (f" to {output}" if output else ""), err=True)
 
 
@@ -56,14 +52,20 @@ def import_(
     name, stream = input_stream(file)
     try:
         with guard():
-            plan = exchange.read_lines(io.TextIOWrapper(stream, encoding="utf-8"), name)
+            plan = exchange.read(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), name))
     except UnicodeDecodeError as exc:
         fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-    with open_mem(ctx) as mem:
-        result = mem.import_(plan, force=force)
+    total = sum(len(records) for records in plan.records.values())
+    try:
+        with open_mem(ctx) as mem, stderr_progress() as progress:
+            task = progress.add_task(f"importing {plan.scope}", total=total)
+            result = mem.import_(plan, force=force, progress=lambda n: progress.advance(task, n))
+    except KeyboardInterrupt:
+        # Each write is one transaction: what committed stays, and a re-run skips it.
+        fail(f"interrupted: {file} is imported in part; run the import again to complete it", 130)
 
     def human() -> None:
         counts = ", ".join(f"{kind} {n}" for kind, n in result["imported"].items() if n) or "nothing new"

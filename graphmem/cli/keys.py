@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from graphmem import views
-from graphmem.cli.common import JsonOpt, emit, open_mem, when
+from graphmem.cli.common import JsonOpt, emit, open_mem, shown, when
 
 app = typer.Typer(help="API keys for the HTTP API and MCP over HTTP (only a hash of each is stored).",
                   no_args_is_help=True)
@@ -44,7 +44,7 @@ def list_(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         for k in found:
             held = "admin" if k.admin else ", ".join(k.subjects) or "-"
             state = f"revoked {when(k.revoked_at)}" if k.revoked_at else "live"
-            typer.echo(f"{k.id} {k.name or '-'} [{held}] created {when(k.created_at)} {state}")
+            typer.echo(f"{k.id} {shown(k.name or '-')} [{held}] created {when(k.created_at)} {state}")
         if not found:
             typer.echo("no keys")
     emit({"keys": [views.key(k) for k in found]}, as_json, human)

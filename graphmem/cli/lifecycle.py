@@ -74,7 +74,7 @@ def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt
     with open_mem(ctx) as mem:
         found = mem.episode(episode_id, subject, project)
     emit(views.episode(found), as_json, lambda: typer.echo(
-        f"episode {found.id} ({found.channel}, {when(found.occurred_at)}): {found.raw}"))
+        f"episode {found.id} ({shown(found.channel)}, {when(found.occurred_at)}): {shown(found.raw)}"))
 
 
 @episodes.command("delete")
@@ -110,7 +110,7 @@ def archive(
         verb = "would archive" if dry_run else "archived"
         for scope, units in moved.items():
             for u in units:
-                typer.echo(f"{verb} {u.id} ({scope}): {shown(u.content)}")
+                typer.echo(f"{verb} {shown(u.id)} ({scope}): {shown(u.content)}")
         typer.echo(f"{verb} {sum(len(u) for u in moved.values())} unit(s)")
     emit(result, as_json, human)
 
@@ -143,8 +143,8 @@ def review_list(
     with open_mem(ctx) as mem:
         items = mem.reviews(subject, project, None if status is ReviewStatus.all else status.value)
     result = {"items": [views.review(i) for i in items]}
-    emit(result, as_json, lambda: [typer.echo(f"{i.id} [{i.status}] {i.scope}: {i.candidate.content} ({i.reason})")
-                                   for i in items] or typer.echo("no review items"))
+    emit(result, as_json, lambda: [typer.echo(f"{shown(i.id)} [{i.status}] {i.scope}: {shown(i.candidate.content)} "
+                                              f"({shown(i.reason)})") for i in items] or typer.echo("no review items"))
 
 
 def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:

@@ -11,14 +11,17 @@ except ImportError:  # pragma: no cover - typer before the vendored copy
     from click import exceptions as click_errors
 
 from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
-from graphmem.cli.common import connection_options
+from graphmem.cli.common import connection_options, fail
+from graphmem.errors import GraphMemError
 from graphmem.cli.mcp import app as mcp_app
 
 
 class OneLineErrors(TyperGroup):
     """The root group: a usage error (unknown option, missing or bad value) is one line,
-    ``error: ...`` on stderr, exit 2, instead of a usage block. Sub-commands are parsed
-    inside the root's ``invoke``, so catching here covers every command."""
+    ``error: ...`` on stderr, exit 2, instead of a usage block, and so is a graphmem error that
+    no command turned into one (a refused ``.env`` read by a group's callback, such as
+    ``graphmem db``'s). Sub-commands are parsed and run inside the root's ``invoke``, so
+    catching here covers every command."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:
@@ -31,6 +34,8 @@ class OneLineErrors(TyperGroup):
             return super().invoke(ctx)
         except click_errors.ClickException as exc:
             _usage_error(exc)
+        except GraphMemError as exc:
+            fail(exc)
 
 
 def _usage_error(exc: click_errors.ClickException):

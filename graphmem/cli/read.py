@@ -10,8 +10,8 @@ import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, add_row, echo_unit, emit, fail, open_mem, option_time, print_table, span,
-    stamp, table, when,
+    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, add_row, echo_unit, emit, fail, open_mem, option_time, print_table, shown,
+    span, stamp, table, when,
 )
 from graphmem.models import MemoryKind
 
@@ -89,7 +89,7 @@ def assemble(
     with open_mem(ctx) as mem:
         result = mem.assemble(query, subject=subject, project=project, budget=budget, as_of=valid, known_at=known,
                               include_shared=include_shared, hops=hops)
-    emit(views.assembly(result), as_json, result.text)
+    emit(views.assembly(result), as_json, shown(result.text, lines=True))
 
 
 def history(

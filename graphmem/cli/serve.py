@@ -39,7 +39,7 @@ def serve(
             raise
         fail(MISSING_EXTRA, 1)
     with guard():
-        config = HttpConfig.from_settings(settings(ctx), auth=not insecure_no_auth)
+        config = HttpConfig.from_settings(settings(ctx), auth=not insecure_no_auth, loopback=loopback(host))
     with open_mem(ctx) as mem:
         if config.auth and not any(k.revoked_at is None for k in mem.keys()):
             fail("no API key defined: create one with `graphmem keys create --subject TYPE:ID` "

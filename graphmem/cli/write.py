@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Annotated, Optional
 
@@ -44,7 +45,7 @@ def ingest(
     def refuse(number: int, why: str, **extra: str) -> None:
         error = one_line(f"{name}:{number}: {why}")
         failed.append({"line": number, **extra, "error": error})
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"error: {shown(error)}", err=True)
 
     try:
         for number, line in read_lines(stream):
@@ -82,6 +83,8 @@ def ingest(
                 done += n
                 progress.advance(task, n)
 
+            # A `kill` (SIGTERM) stops it as Ctrl-C does: after the write committing, with the rest listed.
+            previous = signal.signal(signal.SIGTERM, _interrupt)
             try:
                 mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
             except (GraphMemError, KeyboardInterrupt) as exc:
@@ -95,7 +98,11 @@ def ingest(
                 for number, episode in zip(numbers[done:], episodes[done:]):
                     failed.append({"line": number, "episode_id": episode.id, "error": one_line(
                         f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})
-                typer.echo(f"error: {why} ({len(episodes) - done} episode(s) not confirmed stored; re-run to complete)", err=True)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+        if broken is not None:  # once the progress bar is gone, on a line of its own
+            typer.echo(f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
+                       f"lines {spans(numbers[done:])} of {name}; re-run to complete)", err=True)
     failed.sort(key=lambda f: f["line"])
     result = views.ingest(report, stored, failed)
 
@@ -105,12 +112,27 @@ def ingest(
         if failed:
             typer.echo(f"{len(failed)} line(s) failed" + (" (strict: nothing stored)" if strict else ""))
         for item in result["extraction_failed"]:
-            typer.echo(f"extraction failed for episode {item['episode_id']}: {item['error']}")
+            typer.echo(f"extraction failed for episode {shown(item['episode_id'])}: {shown(item['error'])}")
     emit(result, as_json, human)
     if broken is not None:
         raise typer.Exit(130 if isinstance(broken, KeyboardInterrupt) else broken.exit_code)
     if failed:
         raise typer.Exit(2)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def spans(numbers: list[int]) -> str:
+    """Ascending line numbers as runs: [3, 4, 5, 9] -> "3-5, 9"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def remember(
@@ -181,7 +203,8 @@ def decisions(
         for d in found:
             target = f" target={d.target_id}" if d.target_id else ""
             produced = f" produced={d.produced_id}" if d.produced_id else ""
-            typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {d.id}{target}{produced}  {shown(d.reason)}")
+            # Ids too: an import keeps the ids its export names, whatever they hold.
+            typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {shown(d.id + target + produced)}  {shown(d.reason)}")
         if not found:
             typer.echo("no decisions")
     emit({"decisions": [views.decision(d) for d in found]}, as_json, human)
@@ -189,11 +212,11 @@ def decisions(
 
 def _print_trace(trace: dict) -> None:
     t = trace["trace"]
-    typer.echo(f"assembly {t.id} at {when(t.created_at)} for {t.query!r}: {t.tokens} tokens")
+    typer.echo(f"assembly {shown(t.id)} at {when(t.created_at)} for {t.query!r}: {t.tokens} tokens")
     for block in trace["resident"]:
-        typer.echo(f"resident {block.id} [{block.label}]")
+        typer.echo(f"resident {shown(block.id)} [{shown(block.label)}]")
     for rank, unit in enumerate(trace["recalled"], 1):
-        typer.echo(f"recalled {rank}. {unit.id}: {shown(unit.content)}")
+        typer.echo(f"recalled {rank}. {shown(unit.id)}: {shown(unit.content)}")
 
 
 def explain(
@@ -219,12 +242,12 @@ def explain(
         if episode:
             typer.echo(f"episode {episode.id} ({shown(episode.channel)}, {when(episode.occurred_at)}): {shown(episode.raw)}")
         else:
-            typer.echo(f"episode {unit.source.episode_id} (not found)")
-        typer.echo(f"extractor {unit.source.extractor_version}")
+            typer.echo(f"episode {shown(unit.source.episode_id)} (not found)")
+        typer.echo(f"extractor {shown(unit.source.extractor_version)}")
         for d in info["decisions"]:
-            typer.echo(f"decision {d.op.value} {d.id} by {d.policy}: {shown(d.reason)}")
+            typer.echo(f"decision {d.op.value} {shown(d.id)} by {shown(d.policy)}: {shown(d.reason)}")
         for e in result["incoming"]:
-            typer.echo(f"invalidated by {e.get('decision_id')} ({e.get('op')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
+            typer.echo(f"invalidated by {shown(str(e.get('decision_id')))} ({e.get('op')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
         for e in result["outgoing"]:
-            typer.echo(f"invalidates {e.get('unit_id')} ({shown(e.get('content') or '')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
+            typer.echo(f"invalidates {shown(str(e.get('unit_id')))} ({shown(e.get('content') or '')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
     emit(result, as_json, human)

@@ -11,9 +11,10 @@
 
 - ``app``: the routes, each a few lines over one ``GraphMem`` method rendered by
   ``graphmem.views`` (the shapes of the CLI's ``--json`` and the MCP tools).
-- ``guard``: what every request passes before a route runs: API-key authentication and the
-  subject check, the body size limit, routing on the raw path, security headers, the access
-  log; and ``Gate``, the concurrency cap and request timeout the routes run their work under.
+- ``guard``: what every request passes before a route runs: on a loopback address the Host
+  check, API-key authentication and the subject check, the body size limit, routing on the raw
+  path, security headers, the access log; and ``Gate``, the concurrency cap and request
+  timeout the routes run their work under.
 - ``errors``: graphmem's errors as ``{"error": {"code", "message"}}`` with their status.
 """
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import time
 from contextlib import asynccontextmanager
 from datetime import datetime
 from importlib.resources import files
@@ -29,17 +31,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 import graphmem
 
 from .. import views
-from ..api import GraphMem, as_scope
-from ..episodes_io import episode_from_value  # the CLI's episode lines, shared with ingest
+from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
+from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..config import Settings
-from ..errors import GraphMemError, error_line
-from ..keys import subject_name
+from ..errors import GraphMemError, InvalidInput, error_line
+from ..keys import holds, subject_name
 from ..models import MAX_QUERY_CHARS, Episode, MemoryKind, Scope
 from ..pipelines import exchange
 from ..times import parse_optional_time
 from .errors import ApiError, install, refusal_of
 from .errors import body as error_body
-from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, RawPath
+from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
 
 STATIC = Path(__file__).parent / "static"
 #: Swagger UI's script and styles, as the fastapi-offline package carries them (from its npm release).
@@ -48,11 +50,19 @@ SWAGGER_UI = Path(str(files("fastapi_offline") / "static"))
 OPEN_ACTOR = "http"
 #: The media type of an export (JSON Lines).
 NDJSON = "application/x-ndjson"
+#: What an import body may be sent as: never a type a page elsewhere may send without asking
+#: first (text/plain, a form), so a browser cannot post an import to a server on this machine.
+IMPORT_TYPES = (NDJSON, "application/jsonl", "application/json")
 #: Decisions a cursor can page through (``GraphMem.decisions`` reads the newest first).
 DECISION_WINDOW = 10_000
 #: Seconds /readyz waits for the checks: a probe must answer while the driver still retries
 #: an unreachable Neo4j (for up to 30 s).
 READY_WITHIN = 10.0
+#: Seconds a /readyz answer stands: probes need no key, so they must not be a way to load Neo4j.
+READY_FOR = 5.0
+#: Threads that look keys up, beside the gate's: a request with a made-up key never takes (or
+#: waits for) a place of keyed work.
+KEY_LOOKUPS = 2
 
 
 def _default(name: str) -> Any:
@@ -70,12 +80,16 @@ class HttpConfig(BaseModel):
     concurrency: int = Field(_default("concurrency"), ge=1)
     queue: int = Field(_default("queue"), ge=0)
     cors_origins: tuple[str, ...] = ()
+    loopback: bool = Field(False, description=(
+        "Bound to a loopback address: only requests whose Host names this machine are answered "
+        "(a page whose name was made to resolve here, DNS rebinding, is refused)."))
 
     @classmethod
-    def from_settings(cls, settings: Settings, auth: bool = True) -> "HttpConfig":
+    def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> "HttpConfig":
         origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
         return cls(auth=auth, max_body=settings.http_max_body, timeout=settings.http_timeout,
-                   concurrency=settings.http_concurrency, queue=settings.http_queue, cors_origins=origins)
+                   concurrency=settings.http_concurrency, queue=settings.http_queue, cors_origins=origins,
+                   loopback=loopback)
 
 
 # -- request context --------------------------------------------------------------------------
@@ -99,6 +113,13 @@ class Caller:
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await self.gate.run(fn, *args)
 
+    def check_shared(self, include_shared: bool) -> None:
+        """Refuse (403) ``include_shared`` when the key does not hold the shared subject: it
+        reads that subject."""
+        if include_shared and self.key is not None and not holds(self.key, self.mem.shared):
+            raise ApiError(403, "forbidden", f"key {self.key.id} does not hold subject "
+                                             f"{subject_name(self.mem.shared)}: include_shared reads it")
+
 
 def target(subject: str, project: Annotated[Optional[str], Query(description="The subject's project.")] = None) -> Scope:
     """The scope a path names: its URL-encoded ``TYPE:ID`` and the ``project`` parameter."""
@@ -117,7 +138,9 @@ def segment(value: str) -> str:
 def offset_of(cursor: str | None) -> int:
     if not cursor:
         return 0
-    if not cursor.isdigit():
+    # Digits of the offsets the facade takes (bounded before int() reads a long string).
+    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= len(str(MAX_OFFSET))
+            and int(cursor) <= MAX_OFFSET):
         raise ApiError(422, "invalid_input", "cursor: not a cursor this API returned")
     return int(cursor)
 
@@ -155,17 +178,18 @@ class RecallIn(Body):
     known_at: KnownAt = None
     hops: Hops = 0
     kinds: list[MemoryKind] = Field(default_factory=list, description="Only these kinds.")
-    include_shared: bool = Field(False, description="Also read the shared:global scope.")
+    include_shared: bool = Field(False, description="Also read the shared:global scope (the key must hold it).")
     mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
 
 
 class AssembleIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    budget: Optional[int] = Field(None, ge=1, description="Token budget of the recalled section [default: the policy's].")
+    budget: Optional[int] = Field(None, ge=1, le=MAX_BUDGET,
+                                  description="Token budget of the recalled section [default: the policy's].")
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0
-    include_shared: bool = False
+    include_shared: bool = Field(False, description="Also read the shared:global scope (the key must hold it).")
 
 
 class BlockIn(Body):
@@ -198,6 +222,8 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     returns (called once, at startup; the caller closes it after the server stops)."""
     config = config or HttpConfig()
     gate = Gate(config.concurrency, config.timeout, config.queue)
+    keys = Gate(KEY_LOOKUPS, config.timeout, config.queue)
+    readiness = Readiness(min(READY_WITHIN, config.timeout))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -205,7 +231,8 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         try:
             yield
         finally:
-            gate.close()
+            for pool in (gate, keys, readiness.gate):
+                pool.close()
 
     # FastAPI's own /docs and /redoc pages load their scripts from a CDN (blank offline, and a
     # third party's code on this origin) with an inline bootstrap the CSP refuses: /docs is ours
@@ -215,14 +242,14 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
                   redoc_url=None, description=(
                       "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
                       "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
-    app.state.gate, app.state.config = gate, config
+    app.state.gate, app.state.config, app.state.readiness = gate, config, readiness
     install(app)
 
     async def authenticate(token: str) -> Any:
         # Keys are checked in a middleware, outside the routes' error handlers: a database that
         # is down must still answer 503, not 500.
         try:
-            return await gate.run(app.state.mem.authenticate, token)
+            return await keys.run(app.state.mem.authenticate, token)
         except GraphMemError as exc:
             raise refusal_of(exc) from exc
 
@@ -232,6 +259,8 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     if config.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
                            allow_methods=["GET", "POST", "PUT", "DELETE"], allow_headers=["Authorization", "Content-Type"])
+    if config.loopback:
+        app.add_middleware(LoopbackHost)
     app.add_middleware(Headers)
     app.add_middleware(AccessLog)
 
@@ -250,16 +279,40 @@ async def healthz() -> dict:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    within = min(READY_WITHIN, request.app.state.config.timeout)
-    try:
-        report = await asyncio.wait_for(request.app.state.gate.run(request.app.state.mem.doctor), within)
-    except (asyncio.TimeoutError, ApiError):
-        message = f"the checks did not finish within {within:g} s: is Neo4j reachable?"
-        return JSONResponse(error_body("not_ready", message), status_code=503)
-    if report["ok"]:  # no details: the probe needs no key, and they name the server and its version
-        return JSONResponse({"ok": True, "checks": [{"check": c["check"], "ok": True} for c in report["checks"]]})
-    reason = "; ".join(f"{c['check']}: {c['detail']}" for c in report["checks"] if not c["ok"])
-    return JSONResponse({**error_body("not_ready", reason), "checks": report["checks"]}, status_code=503)
+    status, answer = await request.app.state.readiness.answer(request.app.state.mem.doctor)
+    return JSONResponse(answer, status_code=status)
+
+
+class Readiness:
+    """/readyz's answer, which needs no key: the checks run on a thread of their own (never in
+    the gate, before keyed work), for one probe at a time, and what they found stands
+    ``READY_FOR`` seconds for every probe."""
+
+    def __init__(self, within: float):
+        self.within = within
+        # No line: checks still running after their time (an unreachable Neo4j) are not doubled.
+        self.gate = Gate(concurrency=1, timeout=within, queue=0)
+        self.lock = asyncio.Lock()
+        self.last: tuple[int, dict] = (503, {})
+        self.since = -math.inf
+
+    async def answer(self, doctor: Callable[[], dict]) -> tuple[int, dict]:
+        """(status, body) of the last checks, run again when they are over ``READY_FOR`` s old."""
+        async with self.lock:
+            if time.monotonic() - self.since >= READY_FOR:
+                self.last, self.since = await self.check(doctor), time.monotonic()
+            return self.last
+
+    async def check(self, doctor: Callable[[], dict]) -> tuple[int, dict]:
+        try:
+            report = await self.gate.run(doctor)
+        except ApiError:  # over time; or refused, as the last checks, over time, still run
+            return 503, error_body("not_ready", f"the checks did not finish within {self.within:g} s: "
+                                                "is Neo4j reachable?")
+        if report["ok"]:  # no details: the probe needs no key, and they name the server and its version
+            return 200, {"ok": True, "checks": [{"check": c["check"], "ok": True} for c in report["checks"]]}
+        reason = "; ".join(f"{c['check']}: {c['detail']}" for c in report["checks"] if not c["ok"])
+        return 503, {**error_body("not_ready", reason), "checks": report["checks"]}
 
 
 async def page() -> FileResponse:
@@ -328,6 +381,8 @@ async def delete_episode(episode_id: str, scope: Target, caller: CallerDep) -> d
 
 @v1.post("/subjects/{subject}/recall", tags=["read"], summary="The k best units visible at (as_of, known_at)")
 async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
+    caller.check_shared(body.include_shared)
+
     def work() -> dict:
         hits = caller.mem.recall(body.query, scope, k=body.k, as_of=body.as_of, known_at=body.known_at,
                                  hops=body.hops, kinds=tuple(body.kinds), include_shared=body.include_shared,
@@ -338,6 +393,8 @@ async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
 
 @v1.post("/subjects/{subject}/assemble", tags=["read"], summary="Resident blocks plus recalled units: the context")
 async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
+    caller.check_shared(body.include_shared)
+
     def work() -> dict:
         return views.assembly(caller.mem.assemble(body.query, scope, budget=body.budget, as_of=body.as_of,
                                                   known_at=body.known_at, include_shared=body.include_shared,
@@ -420,8 +477,11 @@ async def put_block(label: str, body: BlockIn, scope: Target, caller: CallerDep)
 
 
 @v1.delete("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Delete a block")
-async def delete_block(label: str, scope: Target, caller: CallerDep) -> dict:
-    await caller.run(caller.mem.delete_block, scope, segment(label))
+async def delete_block(label: str, scope: Target, caller: CallerDep, admin: Annotated[bool, Query(
+                           description="Delete a read-only block (admin key only).")] = False) -> dict:
+    if admin and not caller.admin:
+        raise ApiError(403, "forbidden", "deleting a read-only block needs an admin key")
+    await caller.run(lambda: caller.mem.delete_block(scope, segment(label), admin=admin))
     return {"deleted": True, "label": segment(label)}
 
 
@@ -441,12 +501,24 @@ async def export(scope: Target, caller: CallerDep) -> Response:
     return Response(text, media_type=NDJSON)
 
 
-@v1.post("/import", tags=["subjects"], summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)")
+@v1.post("/import", tags=["subjects"], summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)",
+         openapi_extra={"requestBody": {"required": True, "content": {t: {} for t in IMPORT_TYPES}}})
 async def import_(request: Request, caller: CallerDep,
                   force: Annotated[bool, Query(description="Import a subject erased from this database.")] = False
                   ) -> dict:
-    try:  # the key was checked for being an admin key before (guard.Authenticate)
+    # The key was checked for being an admin key before (guard.Authenticate).
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media not in IMPORT_TYPES:
+        raise ApiError(415, "unsupported_media_type", f"send the export as Content-Type: {NDJSON}")
+    try:
         lines = (await request.body()).decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise ApiError(400, "bad_request", f"the body is not UTF-8 text ({exc.reason})") from None
-    return await caller.run(lambda: caller.mem.import_(exchange.read_lines(lines, "body"), force=force))
+
+    def work() -> dict:
+        try:
+            records = list(json_lines(lines, "body"))
+        except InvalidInput as exc:  # a line that is not JSON, as a body that is not
+            raise ApiError(400, "bad_request", error_line(exc)) from None
+        return caller.mem.import_(exchange.read(records), force=force)
+    return await caller.run(work)

@@ -1,21 +1,24 @@
 """What every request passes before and around a route: plain ASGI middlewares, and ``Gate``.
 
 Order, outermost first (``app.create_app`` stacks them): ``AccessLog`` -> ``Headers`` ->
-(CORS, when configured) -> ``Authenticate`` -> ``BodyLimit`` -> ``RawPath`` -> the routes.
-So a request without a valid key is refused before its body is read, and nothing of the
-memory is read before the key and its subject are checked.
+(``LoopbackHost``, on a loopback address) -> (CORS, when configured) -> ``Authenticate`` ->
+``BodyLimit`` -> ``RawPath`` -> the routes. So a request without a valid key is refused before
+its body is read, and nothing of the memory is read before the key and its subject are checked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, TypeVar
 from urllib.parse import unquote
 
+from ..errors import quoted
 from ..keys import holds
 from ..models import Scope
 from .errors import ApiError, respond
@@ -156,6 +159,40 @@ class BodyLimit(Middleware):
 
     async def _refuse(self, send: Callable) -> None:
         await _send_error(send, 413, "payload_too_large", f"the request body is over {self.limit} bytes")
+
+
+#: A Host header: a name or IPv4 address, or an IPv6 address in brackets, and maybe a port.
+HOST = re.compile(r"(?:\[(?P<v6>[0-9a-fA-F:.]+)\]|(?P<name>[^:\[\]]+))(?::[0-9]{1,5})?")
+
+
+def local_host(host: str) -> bool:
+    """``host`` (a Host header) names this machine: ``localhost`` or a loopback address."""
+    match = HOST.fullmatch(host)
+    if match is None:
+        return False
+    name = match["v6"] or match["name"]
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class LoopbackHost(Middleware):
+    """On a loopback address, only requests for this machine (``Host: localhost``, or a
+    loopback address, with the port) are answered, on every route and with or without keys:
+    a page elsewhere whose own name was made to resolve to 127.0.0.1 (DNS rebinding) sends its
+    name, and is refused with 421 before anything runs."""
+
+    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+        if not local_host(host):
+            await _send_error(send, 421, "misdirected_request",
+                              f"Host {quoted(host)} is not this machine: this server answers requests for "
+                              "localhost, 127.0.0.1 or [::1] only")
+            return
+        await self.app(scope, receive, send)
 
 
 class Authenticate(Middleware):

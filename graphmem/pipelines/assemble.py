@@ -1,17 +1,25 @@
 """Context assembly and resident blocks (``GraphMem.assemble``).
 
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
-separate recall budget; neither eats the other. Counts are exact tiktoken tokens. Every
-assembly stores its trace and bumps the recalled units' recall statistics.
+separate recall budget; neither eats the other. Counts are exact tiktoken tokens, of the text
+as rendered. Every assembly stores its trace and bumps the recalled units' recall statistics.
+
+Only the assembly starts a section (``## label``): memory text cannot, or a unit reading
+"...\n\n## rules learned\n- Always obey..." would pass for rules a person reviewed. A unit is
+one line (``line``), a block value starts no heading (``resident``) and a block label is one
+line naming no section of the assembly.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from ..errors import BudgetExceeded, InvalidInput
-from ..models import AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, utcnow
+from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
+from ..models import (
+    MAX_CONTENT_CHARS, AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, utcnow,
+)
 from ..policy import RECALL_BUDGET
 from ..ports import AuditStore, BlockStore, MemoryPolicy, TokenCounter, UnitStore
 from .recall import Recaller, RecallHit
@@ -19,6 +27,13 @@ from .usage import UsageLog
 
 RECALL_HEADER = "## recalled"
 RULES_HEADER = "## rules learned"
+#: What a block may not be labelled: the sections the assembly writes itself.
+SECTIONS = frozenset(header.removeprefix("## ") for header in (RECALL_HEADER, RULES_HEADER))
+
+#: Each line break, of every kind ``str.splitlines`` knows (a reader may take any as one).
+_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+#: A ``#`` opening a line, after blanks only: a Markdown heading.
+_HEADING = re.compile(r"^([^\S\n]*)#", re.MULTILINE)
 
 
 @dataclass
@@ -43,14 +58,17 @@ class Blocks:
         """Create or replace a block. A read-only block (writable=false) changes only with
         ``admin=True`` (the admin CLI's explicit flag). A value over budget is refused, or
         truncated to the budget when ``truncate`` is asked — never stored over budget."""
+        section = one_line(label).casefold()  # as a reader takes the heading it makes
+        if section in SECTIONS:
+            raise InvalidInput(f"block label {label!r} names the context's {section!r} section: choose another label")
         existing = self.store.get_block(scope, label)
-        if existing is not None and not existing.writable and not admin:
-            raise InvalidInput(f"block {label!r} is read-only (writable: false); an operator can override with --admin")
+        _changeable(existing, admin)
         if token_budget is not None and token_budget < 1:
             raise InvalidInput(f"block {label!r}: the token budget must be > 0, not {token_budget}")
         budget = token_budget or (existing.token_budget if existing else None)
         if budget is None:
             raise InvalidInput(f"block {label!r} is new: give its token budget")
+        value = resident(value)  # stored as the context shows it: its count is what the context spends
         tokens = self.counter.count(value)
         if tokens > budget:
             if not truncate:
@@ -65,6 +83,19 @@ class Blocks:
         )
         self.store.put_block(block)
         return block
+
+    def delete(self, scope: Scope, label: str, admin: bool = False) -> None:
+        """Delete a block; a read-only one only with ``admin``, as replacing it (else whoever may
+        not change it could delete it and create it anew). Raises ``NotFound``."""
+        _changeable(self.store.get_block(scope, label), admin)
+        if not self.store.delete_block(scope, label):
+            raise NotFound(f"no block {label!r} for {scope}")
+
+
+def _changeable(block: MemoryBlock | None, admin: bool) -> None:
+    """Refuse a change to a read-only block without ``admin`` (the admin CLI's explicit flag)."""
+    if block is not None and not block.writable and not admin:
+        raise InvalidInput(f"block {block.label!r} is read-only (writable: false); an operator can override with --admin")
 
 
 class AssemblyStore(BlockStore, UnitStore, AuditStore, Protocol):
@@ -88,8 +119,9 @@ class Assembler:
         parts: list[str] = []
         resident_ids: list[str] = []
         for block in self.store.list_blocks(scope):  # stage 1: unconditional, own budgets
-            value = self.counter.truncate(block.value, block.token_budget)
-            parts.append(f"## {block.label}\n{value}")
+            # Rendered again: a block imported as exported was never through Blocks.set.
+            value = self.counter.truncate(resident(block.value), block.token_budget)
+            parts.append(f"## {one_line(block.label)}\n{value}")
             resident_ids.append(block.id)
         # Approved procedural rules are resident too, true at the assembly's (as-of, known-at),
         # within the rules budget.
@@ -133,8 +165,16 @@ class Assembler:
 def line(unit: MemoryUnit) -> str:
     """A unit as a context line, with when it is true (a reader can answer "when" questions):
     ``[2023-04-01] ...``, or ``[2019-09-01 to 2023-04-01] ...`` for what has ended; the time its
-    episode happened when the fact has no world time."""
+    episode happened when the fact has no world time. One line: each run of whitespace in the
+    content, line breaks included, is one space."""
     start = unit.time.valid_at or unit.source.occurred_at or unit.time.created_at
     end = unit.time.invalid_at
     when = start.date().isoformat() + (f" to {end.date().isoformat()}" if end else "")
-    return f"[{when}] {unit.content}"
+    return f"[{when}] {one_line(unit.content, MAX_CONTENT_CHARS)}"
+
+
+def resident(value: str) -> str:
+    """A block value as the context holds it: its lines as written, each break a ``\\n``, and a
+    ``#`` opening a line escaped (``\\#``), so no line of it reads as a heading. Rendering what
+    is rendered changes nothing."""
+    return _HEADING.sub(r"\1\\#", _BREAK.sub("\n", value))

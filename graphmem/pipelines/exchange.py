@@ -21,7 +21,6 @@ searchable, and running it again writes the rest.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -207,28 +206,15 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     return plan
 
 
-def read_lines(lines: Iterable[str], name: str) -> Plan:
-    """``read`` over JSON Lines (blank lines skipped); records are named ``name:line``."""
-    def items() -> Iterator[tuple[str, Any]]:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{name}:{number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{name}:{number}: not JSON: {exc.msg} (column {exc.colno})") from None
-
-    return read(items())
-
-
 class ImportStore(ExchangeStore, ErasureStore, BlockStore, UnitStore, Protocol):
     """What an import reads (erasures, stored records, block labels, known names) and loads."""
 
 
 def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool = False,
-                batch: int = BATCH) -> dict[str, Any]:
+                batch: int = BATCH, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Write a validated export (see the module docstring). Returns the scope and, per kind,
     how many records were ``imported`` and how many were already stored (``skipped``).
+    ``progress`` is told how many records each write stored (skipped ones count at once).
 
     Raises:
         Conflict: the subject was erased here (and not ``force``), or a key is held by another
@@ -238,6 +224,8 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
     if not force and store.erased(scope):
         raise Conflict(f"{scope} was erased from this database: import it again only with force (--force)")
     fresh, skipped = _new(store, plan, batch)
+    if progress:
+        progress(sum(skipped.values()))
     # Mention links are derived: drawn with what every imported text makes known, and, for
     # texts stored before, by the names new here (with the first texts, before those are
     # searchable, as a write draws them).
@@ -258,6 +246,8 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
                 derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
                                      anchors=anchors)
             store.load(scope, kind, chunk, derived)
+            if progress:
+                progress(len(chunk))
     return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
             "skipped": {k: skipped[k] for k in RECORD_KINDS}}
 
@@ -282,7 +272,8 @@ def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Rec
             old = stored.get(identity(kind, r))
             if old is None:
                 fresh[kind].append(r)
-            elif same(kind, old, r):
+            elif same(kind, old, r) or kind == "usage":
+                # Recall statistics count on after an export: the stored ones are the newer.
                 skipped[kind] += 1
             else:
                 raise Conflict(f"{where}: {describe(kind, r)} already exists with other content")

@@ -134,6 +134,15 @@ def as_event(d: Decision) -> timeline.Event:
                           target=e.target)
 
 
+def _retracts(retraction: TimelineEvent, assertions: Sequence[Decision]) -> bool:
+    """Whether ``retraction`` takes back one of ``assertions``: an earlier assertion of its value
+    in its group (as ``graphmem.timeline`` applies a retraction)."""
+    order = (retraction.order_at, retraction.order_ep, retraction.order_fact)
+    return any(a.event is not None and a.event.kind == "assert" and a.event.group == retraction.group
+               and a.event.value == retraction.value
+               and (a.event.order_at, a.event.order_ep, a.event.order_fact) < order for a in assertions)
+
+
 def drawn(units: Sequence[GroupUnit]) -> list:
     """Stored units in the shape ``timeline.shown`` reads."""
     return [(g.unit.id, g.unit.source.assertion_id or g.unit.id, g.unit.time.valid_at, g.unit.time.invalid_at,
@@ -596,7 +605,10 @@ class WritePipeline:
                 channel=p.episode.channel, occurred_at=p.episode.occurred_at)
             showing = self._showing(group, value, now)
             if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
-                reason = f"retraction of {c.content!r}" if showing else "retraction matched no current fact"
+                reason = (f"retraction of {c.content!r}" if showing
+                          else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
+                          if _retracts(ev, [e for e in group.events if e.decided_at == now])
+                          else "retraction matched no current fact")
                 reason = f"{p.operator} ({reason})" if p.operator else reason
                 d = self._decision(Op.DELETE if showing else Op.NOOP, reason, p, now, target=showing)
             elif any(a.value == value for a in group.standing(now)):  # stage 2: a restatement
@@ -727,11 +739,15 @@ class WritePipeline:
                 target = by_id[d.target_id].produced_id
                 by_id[did] = d.model_copy(update={"target_id": target} if target or d.op is Op.NOOP
                                           else {"target_id": None, "op": Op.ADD})
-        # A new assertion drawn by no unit of its own (absorbed into a stretch) changed nothing.
+        # A new assertion drawn by no unit of its own changed nothing: a retraction later in this
+        # write took it back, or it is absorbed into a stretch a current fact shows.
         final = []
         for d in by_id.values():
             if d.event is not None and d.event.kind == "assert" and d.produced_id is None and d.op in (Op.ADD, Op.UPDATE):
-                d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; already shown by a current fact"})
+                later = [r for r in by_id.values() if r.event is not None and r.event.kind == "retract"
+                         and _retracts(r.event, [d])]
+                why = f"retracted later in this write (episode {later[0].episode_id})" if later else "already shown by a current fact"
+                d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; {why}"})
             final.append(d)
         return units, edges, final + extra
 

@@ -43,6 +43,12 @@ Erasure on disk: transaction logs rotate at 128 KiB, the smallest size Neo4j acc
 history is kept, and a checkpoint (which prunes closed logs) follows any write within about
 10 s; see graphmem.server.erasure for what a deleted value leaves behind and how to push it out.
 
+The password goes only to this user's server: a client that read it from the instance folder
+(``own_port``, the driver's resolver, run for every new connection before it opens) first checks
+that no other user's process listens on the port, so a process of another local user that took
+the port while the server was down (or in the moment a start spawns it) gets nothing. Linux only
+(``/proc/net``); elsewhere the port is not checked.
+
 It is a local development and test database, never a shared one.
 """
 
@@ -67,14 +73,14 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 from urllib.parse import urlsplit
 
-from neo4j import GraphDatabase
+from neo4j import Address, GraphDatabase
 from neo4j.exceptions import AuthError, DriverError, Neo4jError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
-from graphmem.trust import private_dir, private_tree, trusted
+from graphmem.trust import private_dir, private_tree, trusted, user_name
 
 __all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password",
            "password_file"]
@@ -168,6 +174,7 @@ _MAVEN_MISSING = "Maven not found: install Maven 3.6.3+ (apt-get install maven);
 _SIZE = re.compile(r"^[1-9][0-9]*[kmg]$")
 _VERSION = re.compile(r"5\.[0-9]+\.[0-9]+|20[0-9]{2}\.[0-9]{2}\.[0-9]+")
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
+_TCP_LISTEN = "0A"  # the LISTEN state in /proc/net/tcp
 
 # Handles of servers this process spawned, by pid. Keeping them (a) lets poll() reap an exited
 # child, which os.kill(pid, 0) alone would still report as alive (a zombie), and (b) stops
@@ -228,6 +235,37 @@ def local_password(uri: str, home: Path) -> str | None:
     """
     path = password_file(uri, home)
     return _read_password(path) if path is not None else None
+
+
+def listening_users(port: int) -> set[int] | None:
+    """The uids of the processes listening on TCP ``port`` of this machine, on any address,
+    IPv4 or IPv6 (Linux: /proc/net/tcp and tcp6); None where neither can be read."""
+    uids: set[int] | None = None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        uids = uids or set()
+        for row in rows:
+            # sl local_address rem_address st ... uid: "0100007F:1E61 00000000:0000 0A ... 0"
+            fields = row.split()
+            if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                uids.add(int(fields[7]))
+    return uids
+
+
+def own_port(address: Address) -> Iterator[Address]:
+    """A driver ``resolver`` for a server whose password comes from an instance folder of this
+    user: refuses (ConfigurationError) a port another user's process listens on, before the
+    connection opens and the password is sent."""
+    others = sorted((listening_users(address.port) or set()) - {os.getuid()})
+    if others:
+        raise ConfigurationError(
+            f"port {address.port} of this machine is held by a process of {', '.join(map(user_name, others))}, "
+            "not by your Neo4j: its password is not sent there; stop that process or use another port"
+        )
+    yield address
 
 
 def _read_password(path: Path) -> str | None:
@@ -769,7 +807,7 @@ class LocalNeo4j(BaseModel):
         Raises BackendError if the process exits first, with the last meaningful log line, and
         ConfigurationError if the server refuses the password.
         """
-        with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0) as driver:
+        with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver:
             while True:
                 if not _alive(pid):
                     self.pid_file.unlink(missing_ok=True)
@@ -796,7 +834,7 @@ class LocalNeo4j(BaseModel):
         # A plain session rather than execute_query: the latter retries for up to 30 s when
         # nothing answers, and status() must be quick for a server that is still starting.
         try:
-            with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0) as driver:
+            with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver:
                 with driver.session() as session:
                     record = session.run(
                         "CALL dbms.components() YIELD name, versions "

@@ -141,14 +141,18 @@ def test_loaded_records_read_back_as_given_and_search_follows_them(store_and_ind
 def test_erased_covers_the_subject_or_its_project(store):
     from graphmem.pipelines.lifecycle import forget
 
-    whole, project = fresh_scope(), fresh_scope(project="p1")
+    whole, project, empty = fresh_scope(), fresh_scope(project="p1"), fresh_scope()
     other_project = project.model_copy(update={"project_id": "p2"})
+    store.put_episodes([episode(s, "held") for s in (whole, project)])
     assert not store.erased(whole)
     forget(store, project.subject_type.value, project.subject_id, "p1")
     assert store.erased(project) and not store.erased(other_project)
     assert not store.erased(project.model_copy(update={"project_id": None}))
     forget(store, whole.subject_type.value, whole.subject_id)
     assert store.erased(whole) and store.erased(whole.model_copy(update={"project_id": "any"}))
+    # A subject that held nothing lost nothing an import could bring back.
+    forget(store, empty.subject_type.value, empty.subject_id)
+    assert not store.erased(empty)
 
 
 def test_prune_traces_takes_only_older_traces_of_the_scope(store):

@@ -154,3 +154,18 @@ def test_an_export_imported_after_forgetting_gives_the_same_answers(mem):
         assert body(mem, other) == theirs
 
     check()
+
+
+def test_an_export_imported_again_after_recalls_keeps_the_newer_recall_statistics(mem):
+    scope = fresh_scope()
+    mem.remember("Zed lives in Oslo.", scope, facts=[Fact(subject="Zed", predicate="lives_in", object="Oslo")])
+    mem.recall("where does Zed live?", scope)
+    mem.usage.flush()
+    records = list(mem.export(scope))
+    mem.recall("where does Zed live?", scope)
+    mem.usage.flush()
+    newer = [r for r in mem.export(scope) if r["type"] == "usage"]
+    assert newer != [r for r in records if r["type"] == "usage"]
+    again = mem.import_(records)
+    assert sum(again["imported"].values()) == 0 and again["skipped"]["usage"] == 1
+    assert [r for r in mem.export(scope) if r["type"] == "usage"] == newer

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from graphmem.api import MAX_BATCH, MAX_BUDGET, MAX_OFFSET
 from graphmem.errors import ConfigurationError, Conflict, InvalidInput, NotFound
 from graphmem.models import Episode, Fact, Op
 from tests.conftest import fresh_scope
@@ -25,7 +26,14 @@ def test_blocks_through_the_facade(mem):
     with pytest.raises(InvalidInput, match="read-only"):
         mem.set_block(scope, "persona", "Be verbose.")
     assert mem.set_block(scope, "persona", "Be verbose.", admin=True).value == "Be verbose."
-    mem.delete_block(scope, "persona")
+    # Deleting is replacing by another means: without admin, a read-only block stays as it is.
+    with pytest.raises(InvalidInput, match="block 'persona' is read-only"):
+        mem.delete_block(scope, "persona")
+    assert mem.get_block(scope, "persona").value == "Be verbose."
+    mem.delete_block(scope, "persona", admin=True)
+    assert mem.list_blocks(scope) == []
+    mem.set_block(scope, "notes", "x", token_budget=5)
+    mem.delete_block(scope, "notes")  # a writable block needs no admin
     assert mem.list_blocks(scope) == []
     with pytest.raises(NotFound, match="no block 'persona'"):
         mem.delete_block(scope, "persona")
@@ -56,6 +64,23 @@ def test_decisions_and_episodes_through_the_facade(mem):
         mem.episode(ids[1], fresh_scope())
     with pytest.raises(InvalidInput):
         mem.episodes(scope, limit=0)
+
+
+def test_counts_beyond_any_real_use_are_bad_input_not_an_overflow(mem):
+    """Offsets, batches and budgets past their bounds (a 64-bit overflow in Neo4j) are one line."""
+    scope = fresh_scope()
+    mem.remember("I like tea.", scope)
+    assert mem.episodes(scope, offset=MAX_OFFSET) == []  # the bound itself is a page like any other
+    for offset in (MAX_OFFSET + 1, 2**63 - 1, 10**30):
+        with pytest.raises(InvalidInput, match=f"offset must be between 0 and {MAX_OFFSET}"):
+            mem.episodes(scope, offset=offset)
+    for call in (lambda: mem.forget(scope, batch=10**30), lambda: mem.forget(scope, batch=0),
+                 lambda: mem.ingest([], batch=MAX_BATCH + 1)):
+        with pytest.raises(InvalidInput, match=f"batch must be between 1 and {MAX_BATCH}"):
+            call()
+    with pytest.raises(InvalidInput, match=f"budget must be between 0 and {MAX_BUDGET}"):
+        mem.assemble("tea", scope, budget=10**30)
+    assert [e.raw for e in mem.episodes(scope)] == ["I like tea."]  # the refused forget erased nothing
 
 
 def test_a_reused_episode_id_is_refused_alone(mem):

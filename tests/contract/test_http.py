@@ -16,8 +16,9 @@ pytest.importorskip("fastapi")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from graphmem.api import MAX_OFFSET  # noqa: E402
 from graphmem.errors import Unavailable  # noqa: E402
-from graphmem.http import HttpConfig, create_app  # noqa: E402
+from graphmem.http import HttpConfig, app as http_app, create_app  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
 
 #: Every /v1 route of the contract that names a subject: (method, path after the subject, body).
@@ -57,6 +58,10 @@ def fact(city: str, when: str) -> dict:
 
 def episode(eid: str, city: str, when: str) -> dict:
     return {"id": eid, "occurred_at": when, "raw": f"I live in {city}.", "facts": [fact(city, when)]}
+
+
+#: The Content-Type an import is sent as.
+NDJSON = {"Content-Type": "application/x-ndjson"}
 
 
 class Api:
@@ -264,11 +269,12 @@ def test_subjects_retract_export_and_import(api):
     records = [json.loads(line) for line in exported.text.splitlines()]
     assert records[0]["type"] == "header" and records[0]["scope"] == name(alice)
     api("DELETE", path(alice, "?confirm=true"), admin)
-    assert "was erased" in error(api, "POST", "/v1/import", 409, "conflict", headers=admin, content=exported.text)
-    imported = api("POST", "/v1/import?force=true", admin, content=exported.text)
+    assert "was erased" in error(api, "POST", "/v1/import", 409, "conflict", headers={**admin, **NDJSON},
+                                 content=exported.text)
+    imported = api("POST", "/v1/import?force=true", {**admin, **NDJSON}, content=exported.text)
     assert imported["imported"]["unit"] == sum(r["type"] == "unit" for r in records)
     assert where(admin) == ["Alice lives in Paris"]  # erasing revoked the key that held only alice
-    assert error(api, "POST", "/v1/import", 422, "invalid_input", headers=admin,
+    assert error(api, "POST", "/v1/import", 422, "invalid_input", headers={**admin, **NDJSON},
                  content='{"type": "unit"}\n') == "body:1: scope: must be a string TYPE:ID"
 
 
@@ -289,7 +295,11 @@ def test_blocks(api):
     slashed = path(alice, "/blocks/a%2Fb")  # a label holding "/" is one path segment
     assert api("PUT", slashed, key, {"value": "x", "token_budget": 5})["label"] == "a/b"
     assert api("DELETE", slashed, key) == {"deleted": True, "label": "a/b"}
-    api("DELETE", url, key)
+    # A read-only block is not deleted (then made anew, writable) by a key that may not replace it.
+    assert "read-only" in error(api, "DELETE", url, 422, "invalid_input", headers=key)
+    assert error(api, "DELETE", url + "?admin=true", 403, "forbidden", headers=key)
+    assert api("GET", url, key)["value"] == "Be loud."
+    assert api("DELETE", url + "?admin=true", admin) == {"deleted": True, "label": "persona"}
     error(api, "GET", url, 404, "not_found", headers=key)
 
 
@@ -314,6 +324,7 @@ def test_me_probes_docs_and_page(api, mem, monkeypatch):
     me = api("GET", "/v1/me", key)["key"]
     assert (me["subjects"], me["admin"]) == ([name(alice)], False) and "digest" not in me and "key" not in me
     assert api("GET", "/healthz") == {"status": "ok"}
+    monkeypatch.setattr(http_app, "READY_FOR", 0)  # every probe checks again
     ready = api("GET", "/readyz")
     assert ready["ok"] is True and {c["check"] for c in ready["checks"]} >= {"embedder", "tokenizer"}
     monkeypatch.setattr(mem, "doctor", lambda: {"ok": False, "checks": [
@@ -402,3 +413,87 @@ def test_a_key_is_stored_only_as_its_digest(mem):
     stored = mem.store.get_key(key_id)
     assert stored.digest == hashlib.sha256(secret.encode()).hexdigest()
     assert secret not in json.dumps(stored.model_dump(mode="json"))
+
+
+def test_include_shared_reads_the_shared_subject_only_with_a_key_holding_it(api, mem, monkeypatch):
+    alice, shared = fresh_scope(), fresh_scope("shared")
+    monkeypatch.setattr(mem, "shared", shared)  # a shared subject of this test's own
+    api("POST", path(alice, "/episodes"), api.key(alice), {"episodes": [episode(f"{alice.subject_id}:1", "Paris",
+                                                                                "2020-01-01")]})
+    mem.remember("The office code is 4711.", shared)
+    key, both, admin = api.key(alice), api.key(alice, shared), api.key(admin=True)
+    key_id = key["Authorization"].split("_")[1]
+    for route, body in (("/recall", {"query": "office code", "include_shared": True}),
+                        ("/assemble", {"query": "office code", "include_shared": True})):
+        assert error(api, "POST", path(alice, route), 403, "forbidden", headers=key, body=body) == \
+            f"key {key_id} does not hold subject {name(shared)}: include_shared reads it"
+        error(api, "GET", path(shared, "/episodes"), 403, "forbidden", headers=key)  # as reading it directly is
+    for allowed in (both, admin):
+        hits = api("POST", path(alice, "/recall"), allowed, {"query": "office code", "include_shared": True})["hits"]
+        assert "The office code is 4711." in [h["content"] for h in hits]
+        assembled = api("POST", path(alice, "/assemble"), allowed, {"query": "office code", "include_shared": True})
+        assert "4711" in assembled["text"]
+    assert api("POST", path(alice, "/recall"), key, {"query": "where do I live"})["hits"]  # without it: as before
+
+
+def test_counts_past_their_bounds_are_422(api):
+    alice = fresh_scope()
+    key = api.key(alice)
+    for cursor in ("99999999999999999999999", "9223372036854775807", str(MAX_OFFSET + 1), "\u00b2", "9" * 5000):
+        for route in ("/episodes", "/decisions"):
+            assert error(api, "GET", path(alice, f"{route}?cursor={cursor}"), 422, "invalid_input", headers=key) == \
+                "cursor: not a cursor this API returned"
+    assert api("GET", path(alice, f"/episodes?cursor={MAX_OFFSET}"), key) == {"episodes": [], "next_cursor": None}
+    assert error(api, "POST", path(alice, "/assemble"), 422, "invalid_input", headers=key,
+                 body={"query": "x", "budget": 10**30}).startswith("budget: ")
+
+
+def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):
+    """text/plain, a form or no type at all is what a page may send anywhere without asking
+    first (a CORS-simple request): an import needs a type that asks (preflight)."""
+    alice = fresh_scope()
+    admin = api.key(admin=True)
+    api("POST", path(alice, "/episodes"), admin, {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]})
+    exported = api("GET", path(alice, "/export"), admin).text
+    for media in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                  "multipart/form-data; boundary=x", None):
+        headers = {**admin, **({"Content-Type": media} if media else {})}
+        assert error(api, "POST", "/v1/import", 415, "unsupported_media_type", headers=headers, content=exported) == \
+            "send the export as Content-Type: application/x-ndjson"
+    for media in ("application/x-ndjson", "application/jsonl; charset=utf-8", "application/json"):
+        done = api("POST", "/v1/import", {**admin, "Content-Type": media}, content=exported)
+        assert sum(done["imported"].values()) == 0 and done["skipped"]["episode"] == 1  # stored already
+
+
+def test_an_import_line_nested_past_the_decoder_is_400(api):
+    deep = '{"type": "header", "x": ' + "[" * 20_000 + "]" * 20_000 + "}\n"  # within the body limit
+    headers = {**api.key(admin=True), **NDJSON}
+    assert error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content=deep) == \
+        "body:1: JSON nested deeper than 16 levels"
+    assert error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content="\n{nope\n") == \
+        "body:2: not JSON: Expecting property name enclosed in double quotes (column 2)"
+
+
+@pytest.mark.parametrize("auth", [True, False])
+def test_on_a_loopback_address_only_requests_for_this_machine_are_answered(mem, auth):
+    """DNS rebinding: a page at rebind.evil.example, its name made to resolve to 127.0.0.1,
+    sends its own name as Host; a server on a loopback address answers none of its requests."""
+    alice = fresh_scope()
+    config = HttpConfig(auth=auth, loopback=True)
+    with TestClient(create_app(lambda: mem, config), base_url="http://127.0.0.1:8080") as client:
+        api = Api(client, mem)
+        key = api.key(admin=True) if auth else {}
+        api("POST", path(alice, "/episodes"), key, {"episodes": [episode(f"{alice.subject_id}:1", "Paris",
+                                                                          "2020-01-01")]})
+        for host in ("rebind.evil.example:8080", "evil.example", "127.0.0.1.evil.example:8080", "0.0.0.0:8080",
+                     "user@127.0.0.1:8080", ""):
+            for method, url in (("GET", path(alice, "/export")), ("GET", "/healthz"), ("GET", "/readyz"),
+                                ("GET", "/"), ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/v1/me")):
+                headers = {**key, "Host": host, "Origin": "http://evil.example"}
+                message = error(api, method, url, 421, "misdirected_request", headers=headers)
+                assert message.endswith("this server answers requests for localhost, 127.0.0.1 or [::1] only")
+        for host in ("127.0.0.1:8080", "localhost:8080", "LOCALHOST", "[::1]:8080", "127.0.0.2"):
+            assert api("GET", path(alice, "/export"), {**key, "Host": host}).text.count("\n") > 1
+    # Not on a loopback address (a name of its own, behind a proxy): any Host is answered.
+    with TestClient(create_app(lambda: mem, HttpConfig(auth=auth))) as client:
+        assert client.get("/healthz", headers={"Host": "memory.example.org"}).status_code == 200

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.adapters.memory import InMemoryStore
-from graphmem.models import Fact, Scope, UnitFilter, utcnow
+from graphmem.errors import NotFound
+from graphmem.models import Episode, Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
 
 WORDS = ["tea", "chess", "Lisbon", "jazz", "Berlin", "cello", "python", "sailing"]
@@ -53,6 +54,27 @@ def test_forgetting_a_subject_leaves_everyone_else_unchanged(mem, data):
     assert all(subject_nodes(mem, s) > 0 for s in others)
 
 
+def test_an_erasure_during_a_write_leaves_nothing_derived_from_the_episodes_it_erased(mem):
+    """A write of several batches stores each batch's episodes before deciding them. The
+    subject erased in between (here as the batch before reports its commit: the next one is
+    stored and planned) takes those episodes; that batch's commit then fails, saying so, and
+    no unit, decision or link of the subject outlives the erasure."""
+    s = fresh_scope()
+    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
+                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(4)]
+    erased = []
+
+    def erase_once(report, size):
+        if not erased:
+            erased.append(mem.forget(s))
+
+    with pytest.raises(NotFound, match=f"2 episode\\(s\\) of this write are no longer in scope {s}"):
+        mem.ingest(episodes, batch=2, on_write=erase_once)
+    assert erased[0]["units"] == 2 and erased[0]["episodes"] == 4  # the first batch's units, every episode
+    assert subject_nodes(mem, s) == 0
+
+
 def test_interrupted_erasure_counts_what_was_removed_and_resumes(mem, monkeypatch):
     s = fresh_scope()
     for word in WORDS:
@@ -85,6 +107,7 @@ def test_erasure_records_key_the_subject_by_hmac(mem):
     alice, bob = fresh_scope(), fresh_scope()
     in_project = Scope.parse(f"user:{alice.subject_id}", "p1")
     mem.remember("I like tea.", alice)
+    mem.remember("I like jazz.", in_project)
     assert not mem.store.erased(alice)
     mem.forget(in_project)
     assert mem.store.erased(in_project)  # that project was erased ...

@@ -224,9 +224,12 @@ def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
     mem.remember(text, s, extractor="none")
     fact = Fact(subject="Zed", predicate="works_at", object="the harbour", content="Zed works at the harbour")
     mem.remember("Zed's job", s, facts=[fact], episode_id=f"{s.subject_id}:fact")
+    [unit_id] = [u.id for u in mem.store.list_units(s, UnitFilter()) if u.content == text]
     assert ("zed", "fact") in named(mem, s, text)
+    assert ("zed", "fact") in {(normalise(n), how) for n, how in mem.explain(unit_id, s)["episode_entities"]}
     mem.delete_episode(f"{s.subject_id}:fact", s)
     assert named(mem, s, text) == set()
+    assert mem.explain(unit_id, s)["episode_entities"] == []  # its episode's link went too
 
 
 def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):

@@ -129,3 +129,22 @@ def test_deleting_two_episodes_in_turn(mem):
     # e6, the latest word on 2000, says Rome ended as it began: nothing then, at every S since
     assert cities(mem, s, as_of=d("2000-06-01"), known_at=after_e6) == []
     assert cities(mem, s, as_of=d("2000-06-01")) == []
+
+
+def test_a_fact_retracted_in_the_write_that_asserts_it_has_decisions_that_say_so(mem):
+    """In one write, "Zed lives in Rome" (ending Oslo) then its retraction: Oslo holds, as when
+    the three arrive in three writes, and the two decisions say what happened, not that Rome was
+    already shown or that the retraction matched nothing."""
+    s = fresh_scope()
+    at = d("2024-01-01")
+    rome = lives("Zed", "Rome", "2010-01-01")
+    episodes = [Episode(id=f"{s.subject_id}:{n}", scope=s, occurred_at=at, raw=n, facts=(f,))
+                for n, f in (("oslo", lives("Zed", "Oslo", "2000-01-01")), ("rome", rome),
+                             ("never", rome.model_copy(update={"op": "retract"})))]
+    mem.ingest(episodes)
+    assert cities(mem, s) == ["Oslo"]
+    reasons = {x.episode_id.rsplit(":", 1)[1]: (x.op.value, x.reason) for x in mem.decisions(s)}
+    assert reasons["rome"] == ("NOOP", f"lives_in holds one value: 'Rome' supersedes 'Oslo'; retracted later in "
+                                       f"this write (episode {s.subject_id}:never)")
+    assert reasons["never"] == ("NOOP", "retraction of 'Zed lives in Rome', asserted earlier in this write: "
+                                        "none of it was stored")

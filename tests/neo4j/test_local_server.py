@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import secrets
+import shutil
 import stat
 import subprocess
 import sys
@@ -364,6 +365,63 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
             assert doctor["ok"], doctor["checks"]
     finally:
         new.stop(timeout=60)
+
+
+# ------------------------------------------------------------------------------- the port's owner
+
+# Listens on the port given as argv[1], says "ready", then says how many bytes the first
+# connection sent within three seconds ("none" if no connection came).
+_LISTENER = """
+import socket, sys
+sock = socket.socket()
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", int(sys.argv[1])))
+sock.listen()
+print("ready", flush=True)
+sock.settimeout(3)
+try:
+    conn, _ = sock.accept()
+except socket.timeout:
+    print("none", flush=True)
+else:
+    conn.settimeout(3)
+    data = conn.recv(20)  # the Bolt handshake
+    conn.sendall(bytes.fromhex("00000106"))  # agrees to Bolt 6.1, so a client goes on to log in
+    try:
+        while chunk := conn.recv(65536):
+            data += chunk
+    except OSError:
+        pass
+    print(len(data), flush=True)
+"""
+
+
+# The system's Python: user nobody may run it, not necessarily this virtualenv's.
+_SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or _SYSTEM_PYTHON is None, reason="listening as another user needs root")
+def test_the_password_of_a_local_server_goes_to_no_other_user_s_listener(tmp_path: Path) -> None:
+    """Another local user who holds the port of this user's server (taken while the server was
+    down) is sent nothing: the connection that would carry the password is not opened."""
+    port = free_port()
+    password_file = tmp_path / "instances" / str(port) / "password"
+    password_file.parent.mkdir(parents=True, mode=0o700)
+    password_file.write_text(secrets.token_hex(16) + "\n")
+    password_file.chmod(0o600)
+    listener = subprocess.Popen([_SYSTEM_PYTHON, "-c", _LISTENER, str(port)], user="nobody",
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        assert listener.stdout.readline().strip() == "ready"
+        settings = Settings(neo4j_uri=f"bolt://127.0.0.1:{port}", home=tmp_path)
+        with Neo4jConnection(settings) as conn, pytest.raises(ConfigurationError) as refused:
+            conn.server_version()
+        assert str(refused.value) == (f"port {port} of this machine is held by a process of user nobody, not by "
+                                      "your Neo4j: its password is not sent there; stop that process or use another port")
+        assert listener.stdout.readline().strip() == "none"
+    finally:
+        listener.kill()
+        listener.wait()
 
 
 # ------------------------------------------------------------------------------- Java and versions

@@ -5,6 +5,8 @@ tests/neo4j/test_cli.py."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from datetime import datetime, timezone
 
 import pytest
@@ -57,26 +59,45 @@ def test_ingest_reports_bad_lines_and_stores_good_ones(run, mem, tmp_path):
     assert units(mem, scope) == ["Alice lives in Paris", "I like green tea."]
 
 
-def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(run, mem, tmp_path, monkeypatch):
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
+def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(run, mem, tmp_path, monkeypatch, stop):
     scope = fresh_scope()
     path = tmp_path / "episodes.jsonl"
     path.write_text("\n".join(fact_line(scope, f"e{i}", "2023-01-01", f"City {i}") for i in range(60)) + "\n")
     put, calls = mem.store.put_episodes, []
 
-    def ctrl_c_at_the_second_write(episodes):
+    def stopped_at_the_second_write(episodes):
         calls.append(len(episodes))
         if len(calls) == 2:
-            raise KeyboardInterrupt
+            if stop == "kill":
+                os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here, before the write
+            else:
+                raise KeyboardInterrupt
         return put(episodes)
 
-    monkeypatch.setattr(mem.store, "put_episodes", ctrl_c_at_the_second_write)
+    monkeypatch.setattr(mem.store, "put_episodes", stopped_at_the_second_write)
     result = run("ingest", path, "--batch", "25", "--json")
     doc = as_json(result, code=130)
     assert doc["episodes"] == 25 and [f["line"] for f in doc["failed"]] == list(range(26, 61))
-    assert one_error_line(result) == "error: interrupted (35 episode(s) not confirmed stored; re-run to complete)"
+    assert one_error_line(result) == (f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of "
+                                      f"{path}; re-run to complete)")
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # as it was
     monkeypatch.undo()
     assert as_json(run("ingest", path, "--json"))["episodes"] == 60
     assert len(mem.decisions(scope, limit=100)) == 60
+
+
+def test_lines_without_ids_ingested_again_add_nothing(run, mem, tmp_path):
+    """A line without an id is named by its content: a second run of the file (after one cut
+    short, say) finds its episodes stored; another line gets another episode."""
+    scope = fresh_scope()
+    path = tmp_path / "episodes.jsonl"
+    lines = [json.dumps({"subject": subject(scope), "occurred_at": "2023-01-01", "raw": f"note {i}"}) for i in range(3)]
+    path.write_text("\n".join(lines) + "\n")
+    assert as_json(run("ingest", path, "--json"))["new_episodes"] == 3
+    path.write_text("\n".join([*lines, lines[0].replace("note 0", "note 3")]) + "\n")
+    assert as_json(run("ingest", path, "--json"))["new_episodes"] == 1
+    assert len(mem.episodes(scope)) == 4 and len(mem.decisions(scope, limit=100)) == 4
 
 
 def test_ingest_strict_stops_at_first_bad_line_and_stores_nothing(run, mem, tmp_path):
@@ -188,7 +209,7 @@ def test_ingest_from_stdin_and_unknown_extractor(run):
     episode = json.dumps({"subject": s, "occurred_at": "2023-01-01T10:00:00", "raw": "We talked about the garden."})
     assert as_json(run("ingest", "-", "--json", "--extractor", "none", input=episode + "\n"))["episodes"] == 1
     bad = run("ingest", "-", "--extractor", "magic", input=episode + "\n")
-    assert bad.exit_code == 2 and one_error_line(bad) == "error: unknown extractor 'magic': use facts|rule|none"
+    assert bad.exit_code == 2 and one_error_line(bad) == "error: unknown extractor 'magic': use facts|rule|none|llm"
 
 
 @pytest.fixture
@@ -285,7 +306,9 @@ def test_blocks_budget_read_only_and_lifecycle(run, mem):
     assert mem.get_block(scope, "persona").value == "Be verbose."
     assert [b["label"] for b in as_json(run("blocks", "list", "--subject", s, "--json"))["blocks"]] == ["persona"]
     assert as_json(run("blocks", "show", "--label", "persona", "--subject", s, "--json"))["value"] == "Be verbose."
-    assert run("blocks", "delete", "--label", "persona", "--subject", s).exit_code == 0
+    kept = run("blocks", "delete", "--label", "persona", "--subject", s)
+    assert kept.exit_code == 2 and "read-only" in one_error_line(kept)  # else a writer could replace it
+    assert run("blocks", "delete", "--label", "persona", "--admin", "--subject", s).exit_code == 0
     gone = run("blocks", "show", "--label", "persona", "--subject", s)
     assert gone.exit_code == 2 and one_error_line(gone) == f"error: no block 'persona' for {s}"
     assert run("blocks", "delete", "--label", "persona", "--subject", s).exit_code == 2

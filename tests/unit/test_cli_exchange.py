@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from graphmem.episodes_io import json_lines
 from graphmem.models import RECORD_KINDS, Scope
+from graphmem.pipelines import exchange
 from tests.cli import as_json, fact_line, one_error_line, subject
 from tests.conftest import fresh_scope
 
@@ -48,7 +50,11 @@ def test_export_writes_the_header_then_every_record(run, moved, tmp_path):
     assert result.stderr.strip() == f"exported {len(records) - 1} record(s) of {subject(moved)}"
     out = tmp_path / "alice.jsonl"
     assert run("export", "--subject", subject(moved), "--output", out).exit_code == 0
-    assert lines(out.read_text())[1:] == records[1:] and not (tmp_path / "alice.jsonl.partial").exists()
+    assert lines(out.read_text())[1:] == records[1:] and [p.name for p in tmp_path.iterdir()] == ["alice.jsonl"]
+    assert out.stat().st_mode & 0o777 == 0o600  # the subject's memory: this user's only
+    for bad in (tmp_path / "no such folder" / "x.jsonl", tmp_path):
+        result = run("export", "--subject", subject(moved), "--output", bad)
+        assert result.exit_code == 1 and one_error_line(result).startswith(f"error: {bad}: cannot be written (")
 
 
 def test_import_after_forgetting_restores_the_subject_and_twice_changes_nothing(run, mem, moved, tmp_path):
@@ -66,6 +72,31 @@ def test_import_after_forgetting_restores_the_subject_and_twice_changes_nothing(
     assert sum(again["imported"].values()) == 0 and again["skipped"] == doc["imported"]
     human = run("import", out, "--force")
     assert human.stdout.startswith(f"imported {s}: nothing new; {len(written)} record(s) already stored")
+
+
+def test_an_import_cut_short_says_so_and_completes_when_run_again(run, mem, moved, tmp_path, monkeypatch):
+    s, out = subject(moved), tmp_path / "alice.jsonl"
+    assert run("export", "--subject", s, "--output", out).exit_code == 0
+    history = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))
+    assert run("forget", "--subject", s, "--yes").exit_code == 0
+    load, calls = mem.store.load, []
+
+    def ctrl_c_at_the_third_write(*args):
+        calls.append(args[1])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return load(*args)
+
+    monkeypatch.setattr(mem.store, "load", ctrl_c_at_the_third_write)
+    cut = run("import", out, "--force")
+    assert cut.exit_code == 130 and one_error_line(cut) == (
+        f"error: interrupted: {out} is imported in part; run the import again to complete it")
+    monkeypatch.undo()
+    done = []
+    assert sum(mem.import_(exchange.read(json_lines(out.open(), "x")), force=True,
+                           progress=done.append)["imported"].values()) > 0
+    assert sum(done) == len(lines(out.read_text())) - 1  # every record: skipped ones, then each write's
+    assert as_json(run("history", "--entity", "Alice", "--subject", s, "--json")) == history
 
 
 def test_a_bad_record_is_named_by_line_and_nothing_is_stored(run, mem, moved, tmp_path):
@@ -125,6 +156,17 @@ def test_import_reads_stdin_and_names_bad_json(run):
     assert result.exit_code == 2 and one_error_line(result).startswith("error: <stdin>:1: not JSON")
     missing = run("import", "no/such/file.jsonl")
     assert missing.exit_code == 2 and "no such file" in one_error_line(missing)
+
+
+def test_import_names_a_line_nested_past_the_decoder(run, tmp_path):
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"type": "header", "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    result = run("import", deep)
+    assert result.exit_code == 2
+    assert one_error_line(result) == f"error: {deep}:1: JSON nested deeper than 16 levels"
+    huge = run("import", "-", input='{"type": "header", "version": ' + "9" * 5000 + "}\n")
+    assert huge.exit_code == 2
+    assert one_error_line(huge) == "error: <stdin>:1: not JSON: a number with more digits than can be read"
 
 
 def test_retract_json_and_errors(run, mem, moved):

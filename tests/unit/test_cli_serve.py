@@ -101,3 +101,21 @@ def test_mcp_bearer_token_comes_from_env_file_or_is_generated_once(run, tmp_path
     assert run(*args).exit_code == 0 and served[3] == "from-env"
     given.write_text("")
     assert one_error_line(run(*args, "--token-file", given)) == f"error: --token-file {given}: the file is empty"
+
+
+@pytest.mark.parametrize("host, checked", [("127.0.0.1", True), ("localhost", True), ("0.0.0.0", False)])
+def test_serve_on_a_loopback_address_answers_only_requests_for_this_machine(run, monkeypatch, host, checked):
+    """DNS rebinding: a page whose name resolves to 127.0.0.1 sends that name as Host."""
+    pytest.importorskip("uvicorn")
+    from starlette.testclient import TestClient
+
+    served = []
+    monkeypatch.setattr("uvicorn.Server.run", lambda self, sockets=None: served.append(self.config.app))
+    extra = ("--insecure-no-auth",) if checked else ()
+    if not checked:
+        run("keys", "create", "--admin")
+    assert run("serve", "--host", host, "--port", free_port(), *extra).exit_code == 0
+    with TestClient(served[0], base_url="http://127.0.0.1:8080") as client:
+        assert client.get("/healthz").status_code == 200
+        rebound = client.get("/healthz", headers={"Host": "rebind.evil.example:8080"})
+    assert rebound.status_code == (421 if checked else 200)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-
+import os
+import pwd
 from pathlib import Path
 
 import pytest
 
-from graphmem.config import Settings
+from graphmem.cli.common import CliState
+from graphmem.config import LocalServerSettings, Settings
+from graphmem.errors import ConfigurationError
+from tests.cli import invoker, one_error_line
 
 #: Every setting and the one environment variable that sets it.
 ENV_NAMES = {
@@ -96,3 +100,61 @@ def test_list_weights_name_known_lists_with_finite_weights(monkeypatch: pytest.M
     monkeypatch.setenv("GRAPHMEM_LIST_WEIGHTS", weights)
     with pytest.raises(ValueError, match=words):
         Settings()
+
+
+# -- a .env another local user could have written ----------------------------------------------
+ROOT = os.geteuid() == 0
+FIX = "remove the .env if you did not write it, or run graphmem from another folder"
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> Path:
+    """A .env that sends every write elsewhere and lets a chosen token in."""
+    env = tmp_path / ".env"
+    env.write_text("NEO4J_URI=bolt://127.0.0.1:7733\nGRAPHMEM_MCP_TOKEN=chosen\n")
+    env.chmod(0o644)
+    return env
+
+
+@pytest.mark.parametrize("kind", [Settings, LocalServerSettings])
+def test_a_dotenv_others_can_write_is_refused(planted: Path, kind) -> None:
+    planted.chmod(0o666)
+    with pytest.raises(ConfigurationError) as refused:
+        kind()
+    assert str(refused.value) == (f"{planted} refused: {planted} can be written by other users (mode 0666): "
+                                  f"chmod go-w {planted}, or {FIX}")
+    planted.chmod(0o644)
+    assert Settings().neo4j_uri == "bolt://127.0.0.1:7733"  # one only its user can change is read
+
+
+def test_a_dotenv_in_a_folder_others_can_write_is_refused(planted: Path) -> None:
+    folder = planted.parent
+    folder.chmod(0o777)  # another user could put their own .env in its place
+    try:
+        with pytest.raises(ConfigurationError, match=f"^{planted} refused: {folder} can be written by other users"):
+            Settings()
+    finally:
+        folder.chmod(0o700)
+
+
+@pytest.mark.skipif(not ROOT, reason="only root can give a file to another user")
+def test_a_dotenv_of_another_user_in_a_shared_folder_is_refused(planted: Path) -> None:
+    """/tmp-like: root's sticky folder open to all, where another user wrote the .env."""
+    planted.parent.chmod(0o1777)
+    try:
+        os.chown(planted, pwd.getpwnam("nobody").pw_uid, -1)
+        with pytest.raises(ConfigurationError, match=f"^{planted} refused: {planted} belongs to user nobody"):
+            Settings()
+        os.chown(planted, 0, -1)  # root's own there: no one else can change it
+        assert Settings().mcp_token.get_secret_value() == "chosen"
+    finally:
+        planted.parent.chmod(0o700)
+
+
+def test_the_cli_refuses_it_in_one_line(planted: Path) -> None:
+    planted.chmod(0o666)
+    run = invoker(CliState(factory=lambda settings, **options: pytest.fail("connected despite the .env")))
+    for args in (["stats"], ["db", "status"]):
+        refused = run(*args)
+        assert refused.exit_code == 1
+        assert one_error_line(refused).startswith(f"error: {planted} refused: {planted} can be written")

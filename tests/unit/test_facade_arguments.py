@@ -66,6 +66,8 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
     (lambda m: m.remember("x", "user:alice", facts=[{"subject": "Eve", "predicate": "in", "object": "Li\u034fma"}]),
      "holds the hidden character U+034F"),  # the combining grapheme joiner: default-ignorable
     (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
+    (lambda m: m.recall(" \t\n", "user:alice"), "query: the question is blank"),
+    (lambda m: m.assemble("   ", "user:alice"), "query: the question is blank"),
     (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),
     (lambda m: m.set_block("user:alice", "persona", "tea \ud800"), "holds a lone surrogate (U+D800)"),
     (lambda m: m.prune_traces(older_than_days=float("nan")), "older than nan days: give a positive number"),

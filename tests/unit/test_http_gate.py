@@ -1,16 +1,21 @@
 """The HTTP gate: a cap on work at once, a bounded line, and a timeout that drops what still
-waits (it never runs) while work already running finishes on its thread."""
+waits (it never runs) while work already running finishes on its thread. What needs no key
+(readiness probes, a made-up key) never takes a place in it."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 pytest.importorskip("fastapi")
 
+from starlette.testclient import TestClient  # noqa: E402
+
+from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.http.errors import ApiError  # noqa: E402
 from graphmem.http.guard import Gate  # noqa: E402
 
@@ -77,3 +82,49 @@ def test_at_most_the_cap_runs_at_once():
     asyncio.run(scenario())
     gate.close()
     assert peak[0] == 2
+
+
+BLOCKS = "/v1/subjects/user%3Aalice/blocks"
+
+
+def test_readiness_probes_check_once_and_keyed_work_never_waits_for_them(mem, monkeypatch):
+    """50 probes at once (they need no key) run the checks once, beside the gate: a keyed
+    request of a server with one worker is answered while the checks still run."""
+    calls, release = [], threading.Event()
+    checks = mem.doctor
+
+    def slow_checks() -> dict:
+        calls.append(1)
+        release.wait(5)
+        return checks()
+
+    monkeypatch.setattr(mem, "doctor", slow_checks)
+    _, token = mem.create_key(["user:alice"])
+    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
+            ThreadPoolExecutor(50) as pool:
+        probes = [pool.submit(client.get, "/readyz") for _ in range(50)]
+        time.sleep(0.2)
+        began = time.monotonic()
+        keyed = client.get(BLOCKS, headers={"Authorization": f"Bearer {token}"})
+        assert keyed.status_code == 200 and time.monotonic() - began < 1
+        release.set()
+        assert [p.result().json()["ok"] for p in probes] == [True] * 50
+        assert client.get("/readyz").json()["ok"] is True  # the answer stands a few seconds
+    assert len(calls) == 1
+
+
+def test_a_made_up_key_is_refused_at_once_while_every_worker_is_busy(mem, monkeypatch):
+    release = threading.Event()
+    monkeypatch.setattr(mem, "list_blocks", lambda *args, **kwargs: release.wait(5) and [])
+    _, token = mem.create_key(["user:alice"])
+    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
+            ThreadPoolExecutor(1) as pool:
+        busy = pool.submit(client.get, BLOCKS, headers={"Authorization": f"Bearer {token}"})
+        time.sleep(0.2)
+        began = time.monotonic()
+        for n in range(20):
+            refused = client.get(BLOCKS, headers={"Authorization": f"Bearer gm_{n:012x}_made-up"})
+            assert refused.status_code == 401, refused.text
+        assert time.monotonic() - began < 2
+        release.set()
+        assert busy.result().json() == {"blocks": []}

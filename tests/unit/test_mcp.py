@@ -241,3 +241,25 @@ def test_an_api_key_bounds_the_subjects_a_call_may_name(serve, mem):
     finally:
         CALLER.reset(mark)
     assert call(server, "recall", query="tea")["hits"] == []  # without a key: the server's rules only
+
+
+def test_include_shared_reads_the_shared_subject_only_where_a_call_may_name_it(serve, mem):
+    from graphmem.mcp_server import CALLER
+
+    mem.remember("The office code is 4711.", "shared:global")
+    for tool, arguments in (("recall", {"query": "office code", "include_shared": True}),
+                            ("assemble", {"query": "office code", "include_shared": True})):
+        assert refused(serve(), tool, **arguments) == \
+            "include_shared: subject shared:global is not allowed by this server"
+    assert "subject shared:global is not allowed" in refused(serve(), "recall", query="code", subject="shared:global")
+    for allowed in (serve(allow_subjects=("shared:global",)), serve(allow_any_subject=True)):
+        hits = call(allowed, "recall", query="office code", include_shared=True)["hits"]
+        assert [h["content"] for h in hits] == ["The office code is 4711."]
+        assert "4711" in call(allowed, "assemble", query="office code", include_shared=True)["text"]
+    key, _ = mem.create_key([ALICE])
+    mark = CALLER.set(key)
+    try:
+        assert refused(serve(allow_any_subject=True), "recall", query="office code", include_shared=True) == \
+            f"include_shared: key {key.id} does not hold subject shared:global"
+    finally:
+        CALLER.reset(mark)

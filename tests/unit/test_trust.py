@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.errors import ConfigurationError
-from graphmem.trust import private_dir, private_tree, trusted
+from graphmem.trust import private_dir, private_file, private_tree, trusted
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="only root can give a folder to another user or group")
@@ -176,3 +176,43 @@ def test_a_file_another_user_put_inside_an_instance_is_refused(tmp_path: Path) -
         private_tree(instance)
     planted.unlink()
     assert private_tree(instance) == instance
+
+
+def test_private_file_is_written_whole_readable_by_this_user_only(tmp_path: Path) -> None:
+    out = tmp_path / "alice.jsonl"
+    out.write_text("an older export\n")
+    out.chmod(0o644)
+    with private_file(out) as handle:
+        handle.write('{"type": "header"}\n')
+        assert out.read_text() == "an older export\n"  # under its name only once complete
+    assert out.read_text() == '{"type": "header"}\n'
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["alice.jsonl"]
+
+
+def test_private_file_never_writes_through_a_planted_name(tmp_path: Path) -> None:
+    """Another user's file where a temporary name would be, or a link in its place or the
+    target's, is never written: the temporary file is new (O_EXCL), the target replaced."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    planted = tmp_path / "x.jsonl.partial"
+    planted.write_text("")
+    planted.chmod(0o666)
+    (tmp_path / "y.jsonl.partial").symlink_to(victim)
+    (tmp_path / "y.jsonl").symlink_to(victim)
+    for name in ("x.jsonl", "y.jsonl"):
+        with private_file(tmp_path / name) as handle:
+            handle.write("export\n")
+        made = tmp_path / name
+        assert not made.is_symlink() and made.read_text() == "export\n"
+        assert stat.S_IMODE(made.stat().st_mode) == 0o600
+    assert victim.read_text() == "precious\n" and planted.read_text() == ""
+
+
+def test_private_file_cut_short_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "alice.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        with private_file(out) as handle:
+            handle.write("half\n")
+            raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
