@@ -39,4 +39,5 @@ def stats(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Counts of units, searchable units and entities, the index model, migrations applied."""
     with open_mem(ctx, check_index=False) as mem:
         counts = mem.stats()
-    emit(counts, as_json, lambda: [typer.echo(f"{k}: {shown(str(v))}") for k, v in counts.items()])
+    # None is what JSON says for nothing ("building": no rebuild under way); a person reads "-".
+    emit(counts, as_json, lambda: [typer.echo(f"{k}: {'-' if v is None else shown(str(v))}") for k, v in counts.items()])

@@ -127,7 +127,8 @@ def parse(data: Any) -> tuple[str, Any]:
             header.subject()  # a header names a valid subject
             return "header", header
         if kind not in MODELS:
-            raise InvalidInput(f"type: {kind!r} is not a record type: use header|{'|'.join(RECORD_KINDS)}")
+            what = "missing" if kind is None else f"{kind!r} is not a record type"
+            raise InvalidInput(f"type: {what}: use header|{'|'.join(RECORD_KINDS)}")
         if kind != "invalidation":
             subject = fields.pop("scope", None)
             if not isinstance(subject, str):

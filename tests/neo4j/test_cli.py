@@ -71,3 +71,4 @@ def test_index_status_rebuild_and_stats(run):
                        "project": None}
     stats = as_json(run("stats", "--json"))
     assert stats["units"] >= 1 and stats["migrations"] >= 1 and "indexes" not in stats
+    assert stats["building"] is None and "building: -" in run("stats").stdout.splitlines()  # no rebuild under way

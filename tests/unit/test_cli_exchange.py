@@ -118,6 +118,7 @@ def test_a_bad_record_is_named_by_line_and_nothing_is_stored(run, mem, moved, tm
     (lambda rs: rs[0].update(scope="robot:x"), ":1: unknown subject type 'robot'"),
     (lambda rs: rs[0].update(version=2), ":1: header version: "),
     (lambda rs: rs.append({"type": "nonsense"}), "'nonsense' is not a record type"),
+    (lambda rs: rs.append({"id": "x"}), "type: missing: use header|"),
     (lambda rs: rs.append(dict(next(r for r in rs if r["type"] == "episode"))), "again (first at"),
     (lambda rs: rs.append({**next(r for r in rs if r["type"] == "block"), "scope": "user:someone-else"}),
      "in an export of"),
