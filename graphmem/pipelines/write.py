@@ -741,11 +741,14 @@ class WritePipeline:
                                           else {"target_id": None, "op": Op.ADD})
         # A new assertion drawn by no unit of its own changed nothing: a retraction later in this
         # write took it back, or it is absorbed into a stretch a current fact shows.
+        retracting: dict[tuple[str, str], list[Decision]] = {}  # this write's retractions, by group and value
+        for r in by_id.values():
+            if r.event is not None and r.event.kind == "retract":
+                retracting.setdefault((r.event.group, r.event.value), []).append(r)
         final = []
         for d in by_id.values():
             if d.event is not None and d.event.kind == "assert" and d.produced_id is None and d.op in (Op.ADD, Op.UPDATE):
-                later = [r for r in by_id.values() if r.event is not None and r.event.kind == "retract"
-                         and _retracts(r.event, [d])]
+                later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.event, [d])]
                 why = f"retracted later in this write (episode {later[0].episode_id})" if later else "already shown by a current fact"
                 d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; {why}"})
             final.append(d)
