@@ -32,7 +32,7 @@ from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, N
 from .keys import matches, new_key, split, subject_name
 from .models import (
     MAX_QUERY_CHARS, ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op,
-    Page, Scope, UnitFilter, Usage, normalise, utcnow,
+    Page, RawText, Scope, UnitFilter, Usage, normalise, utcnow,
 )
 from .pipelines import exchange, lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
@@ -221,7 +221,7 @@ class GraphMem:
         if isinstance(chosen, LLMExtractor):
             chosen.ready()
 
-    def remember(self, text: str, subject: SubjectLike, at: Time = None, channel: str = "chat",
+    def remember(self, text: RawText, subject: SubjectLike, at: Time = None, channel: str = "chat",
                  facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
                  episode_id: str | None = None, actor: str | None = None) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""

@@ -126,7 +126,7 @@ def restore(
     with open_mem(ctx) as mem:
         restored = mem.restore(unit_ids, subject, project)
     if not restored:
-        fail(f"nothing restored: no archived unit {' '.join(unit_ids)} in {subject}", 1)
+        fail(f"nothing restored: no archived unit {' '.join(unit_ids)} in {subject}", 2)  # as NotFound
     emit({"restored": restored}, as_json, f"restored {restored} of {len(unit_ids)} unit(s)"
          + ("" if restored == len(unit_ids) else " (the others are unknown or not archived)"))
 

@@ -110,7 +110,7 @@ def history(
 
     if not entries and entity is not None:
         fail(f"nothing found: no facts name {entity!r} in {subject} (known at {when(known)})"
-             if known else f"nothing found: no facts name {entity!r} in {subject}", 1)
+             if known else f"nothing found: no facts name {entity!r} in {subject}", 2)  # as NotFound
 
     def human() -> None:
         grid = table("valid (UTC)", "believed (UTC)", "fact, then the decisions that shaped it", "id")

@@ -157,10 +157,11 @@ def _text_time(value: Any) -> Any:
 TextTime = Annotated[Optional[datetime], BeforeValidator(_text_time)]
 AsOf = Annotated[TextTime, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAt = Annotated[TextTime, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
-Hops = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top hits (0..3).")]
+Hops = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits (0..3).")]
 
 
 class Body(BaseModel):
+    # Numbers and booleans are strict: "5" or "yes" is a mistake to name, not to guess at.
     model_config = ConfigDict(extra="forbid")
 
 
@@ -173,32 +174,32 @@ class EpisodesIn(Body):
 
 class RecallIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    k: int = Field(10, ge=1, le=1000)
+    k: int = Field(10, ge=1, le=1000, strict=True)
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0
     kinds: list[MemoryKind] = Field(default_factory=list, description="Only these kinds.")
-    include_shared: bool = Field(False, description="Also read the shared:global scope (the key must hold it).")
+    include_shared: bool = Field(False, strict=True, description="Also read the shared:global scope (the key must hold it).")
     mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
 
 
 class AssembleIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    budget: Optional[int] = Field(None, ge=1, le=MAX_BUDGET,
+    budget: Optional[int] = Field(None, ge=1, le=MAX_BUDGET, strict=True,
                                   description="Token budget of the recalled section [default: the policy's].")
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0
-    include_shared: bool = Field(False, description="Also read the shared:global scope (the key must hold it).")
+    include_shared: bool = Field(False, strict=True, description="Also read the shared:global scope (the key must hold it).")
 
 
 class BlockIn(Body):
     value: str
-    token_budget: Optional[int] = Field(None, gt=0, le=100_000, description="Required for a new block.")
+    token_budget: Optional[int] = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
     description: Optional[str] = None
-    writable: Optional[bool] = Field(None, description="Change writability (admin key only).")
-    truncate: bool = Field(False, description="Cut a value over budget instead of refusing.")
-    admin: bool = Field(False, description="Change a read-only block (admin key only).")
+    writable: Optional[bool] = Field(None, strict=True, description="Change writability (admin key only).")
+    truncate: bool = Field(False, strict=True, description="Cut a value over budget instead of refusing.")
+    admin: bool = Field(False, strict=True, description="Change a read-only block (admin key only).")
 
 
 class RetractIn(Body):

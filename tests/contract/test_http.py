@@ -214,6 +214,9 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
     assert error(api, "POST", url + "/recall", 400, "bad_request", headers=key).startswith("the body must be")
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": "x", "k": 0}) == "k: Input should be greater than or equal to 1"
+    for field, value in (("k", "5"), ("hops", "1"), ("include_shared", "yes"), ("k", True)):  # named, not guessed at
+        assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
+                     body={"query": "x", field: value}).startswith(f"{field}: Input should be a valid")
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": ""}).startswith("query: ")  # a field named like a location is named
     assert error(api, "GET", url + "/episodes?limit=0", 422, "invalid_input", headers=key).startswith("limit: ")

@@ -86,9 +86,11 @@ def test_version_comes_from_the_package(run):
 def test_unknown_ids_and_entities_are_not_silent(run, moved):
     s = subject(moved)
     restored = run("restore", "deadbeef", "--subject", s)
-    assert restored.exit_code == 1 and "nothing restored" in one_error_line(restored)
+    assert restored.exit_code == 2 and "nothing restored" in one_error_line(restored)
     nobody = run("history", "--entity", "Nobody", "--subject", s)
-    assert nobody.exit_code == 1 and "nothing found" in one_error_line(nobody)
+    assert nobody.exit_code == 2 and "nothing found" in one_error_line(nobody)
+    blank = run("remember", " ", "--subject", s)  # named as the command names it, not as stored
+    assert blank.exit_code == 2 and one_error_line(blank) == "error: text: text is empty"
     stranger = run("recall", "Alice", "--subject", subject(fresh_scope()))
     assert stranger.exit_code == 0 and "holds no episodes" in stranger.stdout
 

@@ -113,7 +113,7 @@ def test_times_as_of_and_history(serve):
     ("recall", {"query": "tea", "as_of": "0001-01-01T00:00:00+14:00"},
      "as_of: '0001-01-01T00:00:00+14:00' is outside the years 1..9999 once in UTC"),
     ("remember", {"text": "x", "facts": [{"subject": 1}]}, "facts.0.subject: Input should be a valid string"),
-    ("remember", {"text": "tea \ud800"}, "raw: text holds a lone surrogate (U+D800): not Unicode text"),
+    ("remember", {"text": "tea \ud800"}, "text: text holds a lone surrogate (U+D800): not Unicode text"),
     ("recall", {"query": "tea", "subject": "user:al\u200bice"}, "holds the hidden character U+200B"),
     ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ])
