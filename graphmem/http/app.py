@@ -158,6 +158,7 @@ TextTime = Annotated[Optional[datetime], BeforeValidator(_text_time)]
 AsOf = Annotated[TextTime, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAt = Annotated[TextTime, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
 Hops = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits (0..3).")]
+IncludeShared = Annotated[bool, Field(strict=True, description="Also read the shared:global scope (the key must hold it).")]
 
 
 class Body(BaseModel):
@@ -179,7 +180,7 @@ class RecallIn(Body):
     known_at: KnownAt = None
     hops: Hops = 0
     kinds: list[MemoryKind] = Field(default_factory=list, description="Only these kinds.")
-    include_shared: bool = Field(False, strict=True, description="Also read the shared:global scope (the key must hold it).")
+    include_shared: IncludeShared = False
     mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
 
 
@@ -190,7 +191,7 @@ class AssembleIn(Body):
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0
-    include_shared: bool = Field(False, strict=True, description="Also read the shared:global scope (the key must hold it).")
+    include_shared: IncludeShared = False
 
 
 class BlockIn(Body):
