@@ -339,15 +339,17 @@ class ExchangeStore(Protocol):
         of that record is returned)."""
         ...
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
-        """Store records of one kind exactly as given (ids, system times and all), in one
-        transaction, with the links their fields name to records already stored (a link to
-        a record that is not stored is left out, as it was where the records come from).
-        Every record must be new (check with ``lookup``). Derived data is written with them:
-        units get their entities and search entries, edges recompute their units' entries,
-        archived usage takes its unit out of search, and for units and episodes ``derived``
-        gives the rest as ``commit`` takes it (``vectors`` and ``vector_model``; mention
-        links, and ``anchors`` for texts stored before). Returns how many were stored."""
+    def load(self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]],
+             derived: WriteBatch | None = None) -> int:
+        """Store records, of one or more kinds, exactly as given (ids, system times and all),
+        all in one transaction, kind by kind in ``RECORD_KINDS`` order, with the links their
+        fields name to records already stored or stored before them here (a link to a record
+        that is not stored is left out, as it was where the records come from). Every record
+        must be new (check with ``lookup``). Derived data is written with them: units get
+        their entities and search entries, edges recompute their units' entries, archived
+        usage takes its unit out of search, and for units and episodes ``derived`` gives the
+        rest as ``commit`` takes it (``vectors`` and ``vector_model``; mention links, and
+        ``anchors`` for texts stored before). Returns how many were stored."""
         ...
 
 

@@ -14,6 +14,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..errors import Conflict, NotFound, episodes_gone
 from ..models import (
+    RECORD_KINDS,
     ApiKey,
     Appended,
     AsOf,
@@ -648,37 +649,39 @@ class InMemoryStore:
         return (self._order(kind, (r for _, s, r in found if s == scope)),
                 set() if kind == "episode" else {k for k, s, _ in found if s != scope})
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+    def load(self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]],
+             derived: WriteBatch | None = None) -> int:
         derived = derived or WriteBatch()
         with self._lock:
             st = self._state
-            if kind in ("episode", "unit", "usage"):  # new texts, archived ones
+            if records.keys() & {"episode", "unit", "usage"}:  # new texts, archived ones
                 self._texts_changed(scope)
-            if kind == "episode":
-                self.put_episodes(records)
-            for r in records if kind != "episode" else ():
-                if kind == "invalidation":
-                    st.edges.append(r)
-                elif kind == "usage":
-                    if r.last_recalled_at is not None:
-                        st.usage[r.unit_id] = (r.last_recalled_at, r.recall_count)
-                    if r.archived_at:
-                        self._archived[r.unit_id] = r.archived_at
-                elif kind == "trace":
-                    st.traces[r.id] = AssembleTrace(**{k: v for k, v in r if k != "scores"})
-                    st.trace_scores[r.id] = r.scores
-                elif kind == "block":
-                    st.blocks[(r.scope.key, r.label)] = r
-                elif kind == "review":
-                    self._reviews[r.id] = r
-                else:
-                    {"entity": st.entities, "unit": st.units, "deletion": st.deletions,
-                     "decision": st.decisions}[kind][r.id] = r
-            if kind == "unit":
-                self._name_entities(records)
-                st.vectors.update({u.id: derived.vectors[u.id] for u in records if u.id in derived.vectors})
+            for kind in RECORD_KINDS:
+                for r in records.get(kind, ()) if kind != "episode" else ():
+                    if kind == "invalidation":
+                        st.edges.append(r)
+                    elif kind == "usage":
+                        if r.last_recalled_at is not None:
+                            st.usage[r.unit_id] = (r.last_recalled_at, r.recall_count)
+                        if r.archived_at:
+                            self._archived[r.unit_id] = r.archived_at
+                    elif kind == "trace":
+                        st.traces[r.id] = AssembleTrace(**{k: v for k, v in r if k != "scores"})
+                        st.trace_scores[r.id] = r.scores
+                    elif kind == "block":
+                        st.blocks[(r.scope.key, r.label)] = r
+                    elif kind == "review":
+                        self._reviews[r.id] = r
+                    else:
+                        {"entity": st.entities, "unit": st.units, "deletion": st.deletions,
+                         "decision": st.decisions}[kind][r.id] = r
+                if kind == "episode" and records.get(kind):
+                    self.put_episodes(records[kind])
+            units = records.get("unit", ())
+            self._name_entities(units)
+            st.vectors.update({u.id: derived.vectors[u.id] for u in units if u.id in derived.vectors})
             self._mention(scope, derived)
-            return len(records)
+            return sum(map(len, records.values()))
 
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         with self._lock:

@@ -48,6 +48,7 @@ from ..models import (
     NamesRead,
     Page,
     RecallStats,
+    RECORD_KINDS,
     RecordKind,
     Relink,
     ReviewItem,
@@ -848,46 +849,54 @@ class Neo4jStore:
         return ([record for row in rows if row["mine"] for record in _record(kind, row, scope)],
                 {row["key"] for row in rows if not row["mine"]})
 
-    def load(self, scope: Scope, kind: RecordKind, records: Sequence[Record], derived: WriteBatch | None = None) -> int:
+    def load(self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]],
+             derived: WriteBatch | None = None) -> int:
         derived = derived or WriteBatch()
 
         def work(tx: ManagedTransaction) -> None:
-            if kind in ("episode", "unit", "usage"):  # new texts, archived ones
+            if records.keys() & {"episode", "unit", "usage"}:  # new texts, archived ones
                 texts_changed(tx, [scope])
-            if kind == "episode":
-                self._put_episodes(tx, records)
-                self._apply(tx, scope, None, [], [], derived)  # the entities they name
-            elif kind == "unit":
-                self._apply(tx, scope, unit_rows(records), [], [],
-                            derived.model_copy(update={"units": tuple(records)}))
-            elif kind == "invalidation":
-                self._apply(tx, scope, None, [], [invalidation_row(i) for i in records],
-                            WriteBatch(invalidations=tuple(records)))
-            elif kind == "decision":
-                # A decision may name a unit that is gone (deleted with its episode): its link
-                # is left out here as it was where the decision comes from.
-                run(tx, "store/create_decisions", rows=[decision_row(d) for d in records], scope=scope.key)
-            elif kind == "entity":
-                run(tx, "exchange/put_entities", rows=[{"id": e.id, "props": entity_props(e)} for e in records])
-            elif kind == "usage":
-                rows = [u.model_dump(exclude={"scope"}) for u in records]
-                run(tx, "exchange/put_usage", rows=rows, scope_props=scope_props(scope))
-                archived = [u.unit_id for u in records if u.archived_at is not None]
-                run(tx, "entries/set_searchable", ids=archived, scope=scope.key, searchable=False)
-            elif kind == "trace":
-                run(tx, "audit/put_traces", rows=[trace_params(t, t.scores) for t in records], scope=scope.key)
-            else:
-                # Deletions, blocks and review items: a subject holds few of them.
-                for record in records:
-                    if kind == "deletion":
-                        run(tx, "store/put_deletion", props=deletion_props(record))
-                    elif kind == "block":
-                        run(tx, "blocks/put_block", **block_params(record))
-                    else:
-                        run(tx, "review/put_review", props=review_props(record))
+            for kind in RECORD_KINDS:
+                if records.get(kind):
+                    self._load(tx, scope, kind, records[kind], derived, "unit" in records)
 
-        self.conn.write_tx(work, what=f"import {kind} records")
-        return len(records)
+        self.conn.write_tx(work, what=f"import {' and '.join(k for k in RECORD_KINDS if records.get(k))} records")
+        return sum(map(len, records.values()))
+
+    def _load(self, tx: ManagedTransaction, scope: Scope, kind: RecordKind, records: Sequence[Record],
+              derived: WriteBatch, with_units: bool) -> None:
+        """One kind of ``load``; ``derived`` is written with the units, else with the episodes."""
+        if kind == "episode":
+            self._put_episodes(tx, records)
+            if not with_units:
+                self._apply(tx, scope, None, [], [], derived)  # the entities they name
+        elif kind == "unit":
+            self._apply(tx, scope, unit_rows(records), [], [], derived.model_copy(update={"units": tuple(records)}))
+        elif kind == "invalidation":
+            self._apply(tx, scope, None, [], [invalidation_row(i) for i in records],
+                        WriteBatch(invalidations=tuple(records), vectors=derived.vectors))
+        elif kind == "decision":
+            # A decision may name a unit that is gone (deleted with its episode): its link
+            # is left out here as it was where the decision comes from.
+            run(tx, "store/create_decisions", rows=[decision_row(d) for d in records], scope=scope.key)
+        elif kind == "entity":
+            run(tx, "exchange/put_entities", rows=[{"id": e.id, "props": entity_props(e)} for e in records])
+        elif kind == "usage":
+            rows = [u.model_dump(exclude={"scope"}) for u in records]
+            run(tx, "exchange/put_usage", rows=rows, scope_props=scope_props(scope))
+            archived = [u.unit_id for u in records if u.archived_at is not None]
+            run(tx, "entries/set_searchable", ids=archived, scope=scope.key, searchable=False)
+        elif kind == "trace":
+            run(tx, "audit/put_traces", rows=[trace_params(t, t.scores) for t in records], scope=scope.key)
+        else:
+            # Deletions, blocks and review items: a subject holds few of them.
+            for record in records:
+                if kind == "deletion":
+                    run(tx, "store/put_deletion", props=deletion_props(record))
+                elif kind == "block":
+                    run(tx, "blocks/put_block", **block_params(record))
+                else:
+                    run(tx, "review/put_review", props=review_props(record))
 
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         key = scope.key if scope else None

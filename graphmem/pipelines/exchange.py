@@ -14,9 +14,11 @@ transaction find that it already landed; an import is idempotent by the records'
 Import validates every record before it writes anything (a bad record stores nothing), refuses
 a subject that was erased here unless forced, and compares the records whose keys are already
 stored: the same record is skipped, another one under the same key is a ``Conflict`` naming it
-(and nothing is written). Then it writes kind by kind in bounded batches, one transaction each,
-search entries with their units; an import cut short leaves what it wrote consistent and
-searchable, and running it again writes the rest.
+(and nothing is written). Then it writes in bounded transactions: entities and episodes, then
+each unit whole, in one transaction with its search entries, the decisions that made or ended
+it, its invalidations, its archive state and the rest of its timeline group; then blocks,
+reviews and traces. So an import cut short shows only units as true as they are in the export
+(never one current that the export ends or archives), and running it again writes the rest.
 """
 
 from __future__ import annotations
@@ -231,26 +233,88 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
     # texts stored before, by the names new here (with the first texts, before those are
     # searchable, as a write draws them).
     links = mention_links(store, scope, fresh["unit"], fresh["episode"])
-    anchored = "unit" if fresh["unit"] else "episode"
-    for kind in RECORD_KINDS:
-        records = fresh[kind]
-        for start in range(0, len(records), batch):
-            chunk = records[start:start + batch]
-            anchors = links.get("anchors", ()) if kind == anchored and start == 0 else ()
-            derived = None
-            if kind == "unit":  # search entries are written with their units: embed first
-                derived = WriteBatch(
-                    vectors=dict(zip((u.id for u in chunk), index.vectors([u.content for u in chunk]))),
-                    vector_model=index.embedder.name, anchors=anchors,
-                    unit_mentions={u.id: links["unit_mentions"][u.id] for u in chunk})
-            elif kind == "episode":
-                derived = WriteBatch(episode_mentions={e.id: links["episode_mentions"][e.id] for e in chunk},
-                                     anchors=anchors)
-            store.load(scope, kind, chunk, derived)
-            if progress:
-                progress(len(chunk))
+    anchors, anchored = links.get("anchors", ()), "unit" if fresh["unit"] else "episode"
+    for part in _parts(fresh, batch):
+        derived = WriteBatch()
+        if part.get(anchored) and anchors:  # with the first texts, before those are searchable
+            derived, anchors = WriteBatch(anchors=anchors), ()
+        if part.get("unit"):  # search entries are written with their units: embed first
+            units = part["unit"]
+            derived = derived.model_copy(update={
+                "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
+                "vector_model": index.embedder.name,
+                "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units}})
+        if part.get("episode"):
+            derived = derived.model_copy(update={
+                "episode_mentions": {e.id: links["episode_mentions"][e.id] for e in part["episode"]}})
+        store.load(scope, part, derived)
+        if progress:
+            progress(sum(map(len, part.values())))
     return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
             "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+
+
+#: Record kinds that say together what is true: a unit, the decisions that made or ended it,
+#: its invalidations and its archive state, and everything of its timeline group.
+_LINKED: tuple[RecordKind, ...] = ("unit", "deletion", "decision", "invalidation", "usage")
+
+
+def _parts(fresh: dict[str, list[Record]], batch: int) -> Iterator[dict[str, list[Record]]]:
+    """The records to write, in transactions of about ``batch`` records: entities and
+    episodes first; then the linked kinds whole (``_LINKED``: what links them by id or timeline
+    group goes in one transaction, so a cut-short import never shows a unit without what
+    ended or archived it, and a re-run writes whole parts); then blocks, reviews and traces."""
+    for kind in ("entity", "episode"):
+        for start in range(0, len(fresh[kind]), batch):
+            yield {kind: fresh[kind][start:start + batch]}
+    part: dict[str, list[Record]] = {}
+    for component in _components(fresh):
+        for kind, record in component:
+            part.setdefault(kind, []).append(record)
+        if sum(map(len, part.values())) >= batch:
+            yield part
+            part = {}
+    if part:
+        yield part
+    for kind in ("block", "review", "trace"):
+        for start in range(0, len(fresh[kind]), batch):
+            yield {kind: fresh[kind][start:start + batch]}
+
+
+def _components(fresh: dict[str, list[Record]]) -> list[list[tuple[RecordKind, Record]]]:
+    """The linked records (``_LINKED``) grouped by what links them: a decision to the units it
+    targeted and produced and to its deletion, an invalidation to its unit and decision, usage
+    to its unit, a unit or decision to its timeline group. Each group keeps the records' order."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def root(node: tuple[str, str]) -> tuple[str, str]:
+        while parent.setdefault(node, node) != node:
+            parent[node] = node = parent[parent[node]]
+        return node
+
+    def join(node: tuple[str, str], *others: tuple[str, str | None]) -> None:
+        for other in others:
+            if other[1] is not None:
+                parent[root(other)] = root(node)
+
+    items = [(kind, r) for kind in _LINKED for r in fresh[kind]]
+    for kind, r in items:
+        if kind == "unit":
+            join(("unit", r.id), ("group", r.group))
+        elif kind == "decision":
+            join(("decision", r.id), ("unit", r.target_id), ("unit", r.produced_id), ("deletion", r.deletion_id),
+                 ("group", r.event.group if r.event else None))
+        elif kind == "invalidation":
+            join(("unit", r.unit_id), ("decision", r.decision_id))
+        elif kind == "usage":
+            join(("unit", r.unit_id))
+        else:
+            join(("deletion", r.id))
+    components: dict[tuple[str, str], list[tuple[RecordKind, Record]]] = {}
+    for kind, r in items:
+        own = ("unit", r.unit_id) if kind in ("invalidation", "usage") else (kind, r.id)
+        components.setdefault(root(own), []).append((kind, r))
+    return list(components.values())
 
 
 def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:

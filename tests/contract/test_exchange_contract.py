@@ -38,7 +38,7 @@ def fill(store, scope, n: int = 5):
                       episode_id=f"{scope.subject_id}:e", extractor_version="test", reason="procedural")
     store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(edges),
                             reviews=(held,)), scope)
-    store.load(scope, "deletion", [Deletion(scope=scope, episode_id="gone", deleted_at=day(2), units=1, decisions=2)])
+    store.load(scope, {"deletion": [Deletion(scope=scope, episode_id="gone", deleted_at=day(2), units=1, decisions=2)]})
     store.put_block(MemoryBlock(scope=scope, label="persona", value="Be brief.", token_budget=10))
     store.put_trace(AssembleTrace(scope=scope, query="tea", resident_ids=(), recalled_ids=(units[0].id,), tokens=3),
                     [0.5])
@@ -120,7 +120,7 @@ def test_loaded_records_read_back_as_given_and_search_follows_them(store_and_ind
         "episode": WriteBatch(episode_mentions={given["episode"][0].id: (("Bob", "speaker"),)}),
     }
     for kind in RECORD_KINDS:
-        assert store.load(scope, kind, given[kind], derived.get(kind)) == len(given[kind])
+        assert store.load(scope, {kind: given[kind]}, derived.get(kind)) == len(given[kind])
     for kind in RECORD_KINDS:
         dumped, _ = everything(store, scope, kind, 1000)
         if kind == "entity":  # units name more; the given one keeps its first spelling
