@@ -82,24 +82,31 @@ def ingest(
                 stored += n - len(write.rejected)
                 done += n
                 progress.advance(task, n)
+                if stop.asked and done < len(episodes):
+                    raise KeyboardInterrupt  # between writes: no batch after this one is decided
 
-            # A `kill` (SIGTERM) stops it as Ctrl-C does: after the write committing, with the rest listed.
-            previous = signal.signal(signal.SIGTERM, _interrupt)
+            # Ctrl-C or a `kill` (SIGTERM) stops it after the write committing, with the rest
+            # listed; a second one at once. Raised inside the driver's socket read, an interrupt
+            # can surface as another error (BufferError): stopping between writes avoids that.
+            stop = _Stop()
+            previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
             try:
                 mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
-            except (GraphMemError, KeyboardInterrupt) as exc:
-                if isinstance(exc, InvalidInput) and done == 0:
+            except BaseException as exc:
+                if not (stop.asked or isinstance(exc, (GraphMemError, KeyboardInterrupt))):
+                    raise
+                if isinstance(exc, InvalidInput) and done == 0 and not stop.asked:
                     raise  # bad usage (an unknown extractor), refused before anything is written
-                # Each write is one transaction and none after the failure (or Ctrl-C, which
-                # waits for the write committing) committed: re-running the same file
-                # completes it without duplicates.
+                # Each write is one transaction and none after the failure (or the stop)
+                # committed: re-running the same file completes it without duplicates.
                 broken = exc
-                why = "interrupted" if isinstance(exc, KeyboardInterrupt) else error_line(exc)
+                why = "interrupted" if stop.asked or isinstance(exc, KeyboardInterrupt) else error_line(exc)
                 for number, episode in zip(numbers[done:], episodes[done:]):
                     failed.append({"line": number, "episode_id": episode.id, "error": one_line(
                         f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})
             finally:
-                signal.signal(signal.SIGTERM, previous)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
         if broken is not None:  # once the progress bar is gone, on a line of its own
             typer.echo(f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
                        f"lines {spans(numbers[done:])} of {name}; re-run to complete)", err=True)
@@ -109,19 +116,32 @@ def ingest(
     def human() -> None:
         counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items())
         typer.echo(f"{stored} episode(s) ingested ({report.new_episodes} new); decisions: {counts}")
-        if failed:
-            typer.echo(f"{len(failed)} line(s) failed" + (" (strict: nothing stored)" if strict else ""))
+        unsent = len(episodes) - done if broken is not None else 0  # listed, not refused
+        if len(failed) > unsent:
+            typer.echo(f"{len(failed) - unsent} line(s) failed" + (" (strict: nothing stored)" if strict else ""))
+        if unsent:
+            typer.echo(f"{unsent} line(s) not confirmed stored")
         for item in result["extraction_failed"]:
             typer.echo(f"extraction failed for episode {shown(item['episode_id'])}: {shown(item['error'])}")
     emit(result, as_json, human)
     if broken is not None:
-        raise typer.Exit(130 if isinstance(broken, KeyboardInterrupt) else broken.exit_code)
+        raise typer.Exit(130 if why == "interrupted" else broken.exit_code)
     if failed:
         raise typer.Exit(2)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Stop:
+    """The ingest's SIGINT and SIGTERM handler: the first asks it to stop after the write
+    committing (``asked``), a second stops it at once."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+        typer.echo("stopping after the write committing (again to stop at once)", err=True)
 
 
 def spans(numbers: list[int]) -> str:

@@ -59,8 +59,11 @@ def test_ingest_reports_bad_lines_and_stores_good_ones(run, mem, tmp_path):
     assert units(mem, scope) == ["Alice lives in Paris", "I like green tea."]
 
 
-@pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill", "kill twice", "kill, then the driver breaks"])
 def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(run, mem, tmp_path, monkeypatch, stop):
+    """Ctrl-C or a kill stops an ingest between writes (the write under way goes on, the
+    next is not decided), a second at once; whatever error the interrupted write then raises
+    (the driver's read interrupted: a BufferError), it reads as interrupted."""
     scope = fresh_scope()
     path = tmp_path / "episodes.jsonl"
     path.write_text("\n".join(fact_line(scope, f"e{i}", "2023-01-01", f"City {i}") for i in range(60)) + "\n")
@@ -69,19 +72,22 @@ def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(ru
     def stopped_at_the_second_write(episodes):
         calls.append(len(episodes))
         if len(calls) == 2:
-            if stop == "kill":
-                os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here, before the write
-            else:
-                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT if stop == "ctrl-c" else signal.SIGTERM)
+            if stop == "kill twice":
+                os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here
+            elif stop == "kill, then the driver breaks":
+                raise BufferError("Existing exports of data: object cannot be re-sized")
         return put(episodes)
 
     monkeypatch.setattr(mem.store, "put_episodes", stopped_at_the_second_write)
     result = run("ingest", path, "--batch", "25", "--json")
     doc = as_json(result, code=130)
     assert doc["episodes"] == 25 and [f["line"] for f in doc["failed"]] == list(range(26, 61))
-    assert one_error_line(result) == (f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of "
-                                      f"{path}; re-run to complete)")
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # as it was
+    assert result.stderr.splitlines() == [
+        "stopping after the write committing (again to stop at once)",
+        f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of {path}; re-run to complete)"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # as they were
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     monkeypatch.undo()
     assert as_json(run("ingest", path, "--json"))["episodes"] == 60
     assert len(mem.decisions(scope, limit=100)) == 60
