@@ -446,7 +446,11 @@ class GraphMem:
         scope = as_scope(subject, project)
         at = point_in_time(None, known_at)
         if unit_id:
-            ids = [unit_id] + [o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing]
+            # What it superseded: the units its decision ended, and the one it updated (an
+            # UPDATE that redrew a stretch ends no unit of its own: it names its target).
+            made = self.store.list_decisions(scope, unit_ids=[unit_id], limit=10_000)
+            ids = list(dict.fromkeys([unit_id, *(o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing),
+                                      *(d.target_id for d in made if d.produced_id == unit_id and d.target_id)]))
             records = [r for r in self.store.unit_records(scope, ids) if r.unit.time.created_at <= at.known]
             if not any(r.unit.id == unit_id for r in records):
                 raise NotFound(f"no unit {unit_id} in scope {scope}")

@@ -187,7 +187,8 @@ class Neo4jConnection:
         resolver = None
         elsewhere = "(a server started with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
         if password:
-            self._refused = "refused NEO4J_USER/NEO4J_PASSWORD as set: correct them"
+            self._refused = ("refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): "
+                             "correct them")
         elif local := local_password(settings.neo4j_uri, settings.home):
             user, password = "neo4j", local  # a server from `graphmem db start` keeps it there
             self._refused = f"refused the password in {kept} {elsewhere}"

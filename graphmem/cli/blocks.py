@@ -22,8 +22,9 @@ def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, a
 
     def human() -> None:
         for b in found:
-            ro = "" if b.writable else " read-only"
-            typer.echo(f"{shown(b.label)} (budget {b.token_budget}{ro}): {shown(b.description or '')}")
+            ro = "" if b.writable else ", read-only"
+            about = f": {shown(b.description)}" if b.description else ""
+            typer.echo(f"{shown(b.label)} (budget {b.token_budget}{ro}){about}")
         if not found:
             typer.echo("no blocks")
     emit({"blocks": [views.block(b) for b in found]}, as_json, human)

@@ -73,8 +73,15 @@ def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt
     """One episode: its text, time, channel and structured facts."""
     with open_mem(ctx) as mem:
         found = mem.episode(episode_id, subject, project)
-    emit(views.episode(found), as_json, lambda: typer.echo(
-        f"episode {found.id} ({shown(found.channel)}, {when(found.occurred_at)}): {shown(found.raw)}"))
+
+    def human() -> None:
+        typer.echo(f"episode {found.id} ({shown(found.channel)}, {when(found.occurred_at)}): {shown(found.raw)}")
+        for f in found.facts:
+            retracts = "retracts " if f.op == "retract" else ""
+            valid = f" (valid {when(f.valid_at)} → {when(f.invalid_at)})" if f.valid_at or f.invalid_at else ""
+            typer.echo(f"  fact: {retracts}{shown(f.subject)} {shown(f.predicate)} {shown(f.object or '')}".rstrip()
+                       + valid)
+    emit(views.episode(found), as_json, human)
 
 
 @episodes.command("delete")

@@ -99,6 +99,8 @@ def history(
     entity: Annotated[Optional[str], typer.Option("--entity", help="An entity name: its facts over time.")] = None,
     project: ProjectOpt = None,
     known_at: KnownAtOpt = None,
+    include_expired: Annotated[bool, typer.Option(
+        "--include-expired", help="With --entity: also the facts no longer believed (retracted or redrawn).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """The bi-temporal timeline of an entity, or of a unit and what it superseded."""
@@ -106,7 +108,8 @@ def history(
         fail("give exactly one of --unit ID or --entity NAME", 2)
     known = option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
-        entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known)
+        entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known,
+                              include_expired=include_expired)
 
     if not entries and entity is not None:
         fail(f"nothing found: no facts name {entity!r} in {subject} (known at {when(known)})"

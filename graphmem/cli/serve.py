@@ -41,8 +41,10 @@ def serve(
     with guard():
         config = HttpConfig.from_settings(settings(ctx), auth=not insecure_no_auth, loopback=loopback(host))
     with open_mem(ctx) as mem:
-        if config.auth and not any(k.revoked_at is None for k in mem.keys()):
-            fail("no API key defined: create one with `graphmem keys create --subject TYPE:ID` "
+        known = mem.keys() if config.auth else []
+        if config.auth and not any(k.revoked_at is None for k in known):
+            none = f"no live API key ({len(known)} revoked)" if known else "no API key defined"
+            fail(f"{none}: create one with `graphmem keys create --subject TYPE:ID` "
                  "(or serve a loopback host with --insecure-no-auth)", 1)
         sock = listen(host, port)
         logging.basicConfig(level=logging.INFO, stream=sys.stderr,

@@ -195,7 +195,7 @@ def retract(
     as_json: JsonOpt = False,
 ) -> None:
     """Retract a fact: a DELETE decision with your reason, drawn through its timeline (what it
-    had ended holds again); the fact stays in history."""
+    had ended holds again); the fact stays in history (`history --entity E --include-expired`)."""
     with open_mem(ctx) as mem:
         report = mem.retract(unit_id, subject, reason, project, actor=ACTOR)
     result = {"unit_id": unit_id, **views.write_report(report)}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..models import Candidate, Episode, MemoryKind, Triple
+from ..timewords import find_window
 from . import NoneExtractor
 
 _NAME = r"(?P<s>I|[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
@@ -42,7 +43,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 class RuleExtractor:
     """Sentence patterns to triples, no LLM (see the module docstring for the limits)."""
 
-    version = "rule-1"
+    version = "rule-2"
 
     def extract(self, episode: Episode) -> list[Candidate]:
         found = []
@@ -53,8 +54,16 @@ class RuleExtractor:
         return found or NoneExtractor().extract(episode)
 
     def _match(self, sentence: str, episode: Episode) -> Candidate | None:
+        # A time the sentence names ("I moved to Berlin last month.", "... in March 2024.")
+        # says when a state of one value began, read from when the episode happened; those
+        # patterns match the sentence without it. A time not wholly before the episode (now,
+        # this week) does not move it, nor does one beside a taste ("I like tea in summer" is
+        # a habit, not when the liking began).
+        window = find_window(sentence, episode.occurred_at)
+        began = window.start if window is not None and window.end <= episode.occurred_at else episode.occurred_at
+        bare = window.outside(sentence) if window is not None else sentence
         for pattern, predicate, single, retract in PATTERNS:
-            m = pattern.match(sentence)
+            m = pattern.match(bare if single else sentence)
             if not m:
                 continue
             subject = m.groupdict().get("s") or "I"
@@ -64,7 +73,7 @@ class RuleExtractor:
                 kind=MemoryKind.semantic,
                 scope=episode.scope,
                 content=sentence,
-                valid_at=episode.occurred_at,
+                valid_at=began if single else episode.occurred_at,
                 triple=Triple(subject=subject, predicate=predicate, object=m.group("o"), single_valued=single),
                 retract=retract,
             )

@@ -511,7 +511,7 @@ async def import_(request: Request, caller: CallerDep,
     # The key was checked for being an admin key before (guard.Authenticate).
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media not in IMPORT_TYPES:
-        raise ApiError(415, "unsupported_media_type", f"send the export as Content-Type: {NDJSON}")
+        raise ApiError(415, "unsupported_media_type", f"send the export as Content-Type: {' or '.join(IMPORT_TYPES)}")
     try:
         lines = (await request.body()).decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:

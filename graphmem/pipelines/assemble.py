@@ -95,7 +95,8 @@ class Blocks:
 def _changeable(block: MemoryBlock | None, admin: bool) -> None:
     """Refuse a change to a read-only block without ``admin`` (the admin CLI's explicit flag)."""
     if block is not None and not block.writable and not admin:
-        raise InvalidInput(f"block {block.label!r} is read-only (writable: false); an operator can override with --admin")
+        raise InvalidInput(f"block {block.label!r} is read-only (writable: false): only an operator's override changes "
+                           "it (the CLI's --admin, or an admin key sending \"admin\": true)")
 
 
 class AssemblyStore(BlockStore, UnitStore, AuditStore, Protocol):

@@ -462,7 +462,7 @@ def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):
                   "multipart/form-data; boundary=x", None):
         headers = {**admin, **({"Content-Type": media} if media else {})}
         assert error(api, "POST", "/v1/import", 415, "unsupported_media_type", headers=headers, content=exported) == \
-            "send the export as Content-Type: application/x-ndjson"
+            "send the export as Content-Type: application/x-ndjson or application/jsonl or application/json"
     for media in ("application/x-ndjson", "application/jsonl; charset=utf-8", "application/json"):
         done = api("POST", "/v1/import", {**admin, "Content-Type": media}, content=exported)
         assert sum(done["imported"].values()) == 0 and done["skipped"]["episode"] == 1  # stored already

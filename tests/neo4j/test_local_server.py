@@ -158,7 +158,8 @@ def test_connections_need_the_password_file_s_password(throwaway: LocalNeo4j, tm
         "with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD")
     with Neo4jConnection(_settings_for(throwaway, password="not-the-password")) as conn:
         for _ in range(5):
-            with pytest.raises(Unavailable, match="refused NEO4J_USER/NEO4J_PASSWORD as set: correct them"):
+            with pytest.raises(Unavailable, match=r"refused the user and password given \(--user/--password or "
+                                                       r"NEO4J_USER/NEO4J_PASSWORD\): correct them"):
                 conn.server_version()
     # Refused logins in a row (another local user's, say) do not lock the owner out.
     with Neo4jConnection(_settings_for(throwaway)) as conn:

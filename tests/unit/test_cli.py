@@ -311,6 +311,7 @@ def test_blocks_budget_read_only_and_lifecycle(run, mem):
     assert run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--admin", "--subject", s).exit_code == 0
     assert mem.get_block(scope, "persona").value == "Be verbose."
     assert [b["label"] for b in as_json(run("blocks", "list", "--subject", s, "--json"))["blocks"]] == ["persona"]
+    assert run("blocks", "list", "--subject", s).stdout == "persona (budget 10, read-only)\n"  # no description
     assert as_json(run("blocks", "show", "--label", "persona", "--subject", s, "--json"))["value"] == "Be verbose."
     kept = run("blocks", "delete", "--label", "persona", "--subject", s)
     assert kept.exit_code == 2 and "read-only" in one_error_line(kept)  # else a writer could replace it
@@ -347,6 +348,20 @@ def test_history_and_decisions(run, moved):
     assert len(as_json(run("decisions", "--subject", s, "--episode", "p", "--json"))["decisions"]) == 1
     neither = run("history", "--subject", s)
     assert neither.exit_code == 2 and "exactly one of" in one_error_line(neither)
+    # a unit's history holds what it superseded: Berlin's UPDATE bounded Paris, ending no unit
+    superseded = as_json(run("history", "--unit", entries[1]["id"], "--subject", s, "--json"))["entries"]
+    assert [e["content"] for e in superseded] == ["Alice lives in Paris", "Alice lives in Berlin"]
+
+
+def test_a_retracted_fact_stays_in_history_with_include_expired(run, moved):
+    s = subject(moved)
+    [paris, berlin] = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))["entries"]
+    assert run("retract", berlin["id"], "--subject", s, "--reason", "wrong city").exit_code == 0
+    current = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))["entries"]
+    assert berlin["id"] not in [e["id"] for e in current]
+    every = as_json(run("history", "--entity", "Alice", "--subject", s, "--include-expired", "--json"))["entries"]
+    [gone] = [e for e in every if e["id"] == berlin["id"]]
+    assert gone["expired_at"] and any(d["op"] == "DELETE" and d["reason"].startswith("wrong city") for d in gone["decisions"])
 
 
 def test_remember_and_episodes(run):
@@ -414,3 +429,14 @@ def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     shown = table.splitlines()[1].split("  semantic  ")[1].split(" →")[0].strip()
     # Zero-padded years and the second it falls in: the table reads back as the stored time.
     assert datetime.fromisoformat(shown).replace(tzinfo=timezone.utc) == valid_at.replace(microsecond=0)
+
+
+def test_episodes_show_prints_the_structured_facts_an_episode_carries(run, tmp_path):
+    scope = fresh_scope()
+    path = tmp_path / "one.jsonl"
+    path.write_text(fact_line(scope, "f1", "2023-01-01", "Paris") + "\n")
+    assert run("ingest", path).exit_code == 0
+    [fact] = as_json(run("episodes", "show", "f1", "--subject", subject(scope), "--json"))["facts"]
+    lines = run("episodes", "show", "f1", "--subject", subject(scope)).stdout.splitlines()
+    assert lines[1] == f"  fact: {fact['subject']} {fact['predicate']} {fact['object']}" + (
+        f" (valid {fact['valid_at']} → …)" if fact["valid_at"] else "")

@@ -3,6 +3,8 @@ episode is ever dropped."""
 
 from __future__ import annotations
 
+from datetime import datetime, time, timedelta, timezone
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,7 +28,7 @@ def triple(candidate) -> tuple:
 
 @pytest.mark.parametrize("text, expected", [
     ("I live in Berlin.", ("alice", "lives_in", "Berlin", True, False)),
-    ("I moved to Berlin last month.", ("alice", "lives_in", "Berlin", True, False)),
+    ("I moved to Berlin.", ("alice", "lives_in", "Berlin", True, False)),
     ("Bob relocated to Lisbon", ("Bob", "lives_in", "Lisbon", True, False)),
     ("I no longer live in Paris.", ("alice", "lives_in", "Paris", True, True)),
     ("I don't work at Initech anymore.", ("alice", "works_at", "Initech", True, True)),
@@ -73,3 +75,23 @@ def test_no_episode_is_dropped(text: str) -> None:
         assert [(c.kind, c.content) for c in found] == [(MemoryKind.episodic, text)]
     else:
         assert all(c.triple is not None and c.kind is MemoryKind.semantic for c in found)
+
+
+@pytest.mark.parametrize("text, obj, began", [
+    ("I moved to Berlin last month.", "Berlin", "month before"),
+    ("I moved to Porto in March 2019.", "Porto", datetime(2019, 3, 1, tzinfo=timezone.utc)),
+    ("I have lived in Oslo since 2015.", None, None),  # no pattern: "have lived"
+    ("I live in Kyiv since 2018.", "Kyiv", datetime(2018, 1, 1, tzinfo=timezone.utc)),
+    ("I started working at Acme yesterday.", "Acme", "day before"),
+    ("I live in Rome now.", "Rome", "episode"),  # a time not wholly before the episode
+    ("I like tea in the summer.", "tea in the summer", "episode"),  # a habit, not a beginning
+])
+def test_a_time_the_sentence_names_says_when_a_state_began(text: str, obj, began) -> None:
+    [c] = extract(text)
+    if obj is None:
+        assert c.triple is None
+        return
+    expected = {"episode": EPOCH, "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), timezone.utc),
+                "month before": (EPOCH.replace(day=1) - timedelta(days=1)).replace(day=1, hour=0, minute=0, second=0,
+                                                                                     microsecond=0)}.get(began, began)
+    assert (c.triple.object, c.valid_at, c.content) == (obj, expected, text)
