@@ -728,11 +728,12 @@ class Neo4jStore:
         """Recompute the search entries of these units from what is stored now (their edges
         changed), keeping each unit's vector: entries are always ``graphmem.entries.spans`` of
         a unit and its edges."""
+        ids = sorted(set(ids))  # a unit named twice (re-derived and re-added) must get its entries once
         if not ids:
             return
-        kept = {r["id"]: r["vector"] for r in run(tx, "entries/unit_vectors", ids=list(ids), prop=prop)}
-        records = [group_unit(r) for r in run(tx, "store/unit_records", scope=scope.key, ids=list(ids))]
-        run(tx, "entries/delete_entries", ids=list(ids))
+        kept = {r["id"]: r["vector"] for r in run(tx, "entries/unit_vectors", ids=ids, prop=prop)}
+        records = [group_unit(r) for r in run(tx, "store/unit_records", scope=scope.key, ids=ids)]
+        run(tx, "entries/delete_entries", ids=ids)
         entries = [row for g in records
                    for row in unit_entries(g.unit, [(e.expired_at, e.invalid_at) for e in g.edges],
                                            vectors.get(g.unit.id) or kept.get(g.unit.id), g.archived)]

@@ -148,3 +148,17 @@ def test_a_fact_retracted_in_the_write_that_asserts_it_has_decisions_that_say_so
                                        f"this write (episode {s.subject_id}:never)")
     assert reasons["never"] == ("NOOP", "retraction of 'Zed lives in Rome', asserted earlier in this write: "
                                         "none of it was stored")
+
+
+def test_deleting_the_episode_a_restated_fact_first_came_from_leaves_it_one_hit(mem):
+    """The deletion re-derives the restated unit and re-adds it: its search entries were
+    written twice (each visible once), so recall returned it twice."""
+    s = fresh_scope()
+    for n, fact in enumerate([lives("Zed", "Rome", "2005-01-01"), lives("Zed", "Rome", "2005-01-01"),
+                              lives("Zed", "Kyiv", "2008-01-01")], 1):
+        mem.remember(f"episode {n}", s, facts=[fact], episode_id=f"{s.subject_id}:{n}")
+    mem.delete_episode(f"{s.subject_id}:1", s)
+    for at in (d("2006-06-01"), d("2009-06-01"), None):
+        ids = [h.unit.id for h in mem.recall("where does Zed live", s, k=50, as_of=at)]
+        assert len(ids) == len(set(ids)), at
+    assert cities(mem, s, as_of=d("2006-06-01")) == ["Rome"] and cities(mem, s) == ["Kyiv"]
