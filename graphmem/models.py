@@ -473,10 +473,11 @@ class Fact(Model):
     kind: "MemoryKind" = MemoryKind.semantic
     valid_at: WorldTime | None = None
     invalid_at: WorldTime | None = None
-    single_valued: bool = False
+    # Strict: a fact arrives as JSON (ingest lines, HTTP, MCP), where "yes" or "0.5" is a mistake.
+    single_valued: Annotated[bool, Field(strict=True)] = False
     op: Literal["assert", "retract"] = "assert"
     labels: Labels = ()
-    confidence: Confidence = 1.0
+    confidence: Annotated[Confidence, Field(strict=True)] = 1.0
 
     _ordered = model_validator(mode="after")(_valid_before_invalid)
 

@@ -209,6 +209,11 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
                                                              episode(eid, "Rome", "2020-01-01")]})
     assert reused["episodes"] == 1 and [f["index"] for f in reused["failed"]] == [1]  # the other item is stored
     assert "already exists with different content" in reused["failed"][0]["error"]
+    for field, value in (("single_valued", "yes"), ("single_valued", 1), ("confidence", "0.5")):  # a fact's too
+        item = episode(f"{eid}3", "Kyiv", "2020-01-01")
+        item["facts"][0][field] = value
+        sent = api("POST", url + "/episodes", key, {"episodes": [item]})
+        assert sent["episodes"] == 0 and f"facts.0.{field}: Input should be a valid" in sent["failed"][0]["error"]
     assert error(api, "POST", url + "/recall", 400, "bad_request", headers={**key, "Content-Type": "application/json"},
                  content=b"{not json").startswith("the body is not valid JSON")
     assert error(api, "POST", url + "/recall", 400, "bad_request", headers=key).startswith("the body must be")
