@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import signal
 import socket
 import sys
 from contextlib import contextmanager
@@ -288,6 +289,34 @@ def echo_unit(unit: "MemoryUnit") -> None:
     t = unit.time
     typer.echo(f"unit {shown(unit.id)} ({unit.kind.value}): {shown(unit.content)}")
     typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
+
+
+class Stop:
+    """A long write's SIGINT and SIGTERM handler (``stopping``): the first asks it to stop
+    after the write committing (``asked``; the caller checks between writes), a second stops
+    it at once. Raised inside the driver's socket read, an interrupt can surface as another
+    error (BufferError): stopping between writes avoids that."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+        typer.echo("stopping after the write committing (again to stop at once)", err=True)
+
+
+@contextmanager
+def stopping() -> Iterator[Stop]:
+    """Ctrl-C and `kill` handled by a ``Stop`` while the block runs, then as they were."""
+    stop = Stop()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def stderr_progress():

@@ -11,7 +11,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress
+from graphmem.cli.common import (
+    JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress, stopping,
+)
+from graphmem.errors import GraphMemError
 from graphmem.episodes_io import json_lines
 from graphmem.pipelines import exchange
 from graphmem.trust import private_file
@@ -52,20 +55,35 @@ def import_(
     name, stream = input_stream(file)
     try:
         with guard():
-            plan = exchange.read(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), name))
-    except UnicodeDecodeError as exc:
-        fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
+            try:
+                plan = exchange.read(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), name))
+            except UnicodeDecodeError as exc:  # a ValueError: named here, before guard reports it bare
+                fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
     total = sum(len(records) for records in plan.records.values())
-    try:
-        with open_mem(ctx) as mem, stderr_progress() as progress:
-            task = progress.add_task(f"importing {plan.scope}", total=total)
-            result = mem.import_(plan, force=force, progress=lambda n: progress.advance(task, n))
-    except KeyboardInterrupt:
-        # Each write is one transaction: what committed stays, and a re-run skips it.
-        fail(f"interrupted: {file} is imported in part; run the import again to complete it", 130)
+    done = 0
+
+    def advanced(n: int) -> None:
+        nonlocal done
+        done += n
+        progress.advance(task, n)
+        if stop.asked and done < total:
+            raise KeyboardInterrupt  # between writes
+
+    # Ctrl-C or a `kill` stops it after the write committing; a second one at once. Once
+    # asked, whatever the write under way raises reads as the interruption.
+    with stopping() as stop:
+        try:
+            with open_mem(ctx) as mem, stderr_progress() as progress:
+                task = progress.add_task(f"importing {plan.scope}", total=total)
+                result = mem.import_(plan, force=force, progress=advanced)
+        except (KeyboardInterrupt, GraphMemError, BufferError) as exc:
+            if not (isinstance(exc, KeyboardInterrupt) or stop.asked):
+                raise
+            # Each write is one transaction: what committed stays, and a re-run skips it.
+            fail(f"interrupted: {file} is imported in part; run the import again to complete it", 130)
 
     def human() -> None:
         counts = ", ".join(f"{kind} {n}" for kind, n in result["imported"].items() if n) or "nothing new"

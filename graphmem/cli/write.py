@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from typing import Annotated, Optional
 
@@ -11,7 +10,7 @@ import typer
 from graphmem import views
 from graphmem.cli.common import (
     ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_stream, open_mem, option_time,
-    shown, stderr_progress, when,
+    shown, stderr_progress, stopping, when,
 )
 from graphmem.episodes_io import parse_episode, read_lines
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
@@ -86,12 +85,10 @@ def ingest(
                     raise KeyboardInterrupt  # between writes: no batch after this one is decided
 
             # Ctrl-C or a `kill` (SIGTERM) stops it after the write committing, with the rest
-            # listed; a second one at once. Raised inside the driver's socket read, an interrupt
-            # can surface as another error (BufferError): stopping between writes avoids that.
-            stop = _Stop()
-            previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+            # listed; a second one at once.
             try:
-                mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
+                with stopping() as stop:
+                    mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
             except BaseException as exc:
                 if not (stop.asked or isinstance(exc, (GraphMemError, KeyboardInterrupt))):
                     raise
@@ -104,9 +101,6 @@ def ingest(
                 for number, episode in zip(numbers[done:], episodes[done:]):
                     failed.append({"line": number, "episode_id": episode.id, "error": one_line(
                         f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
         if broken is not None:  # once the progress bar is gone, on a line of its own
             typer.echo(f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
                        f"lines {spans(numbers[done:])} of {name}; re-run to complete)", err=True)
@@ -128,20 +122,6 @@ def ingest(
         raise typer.Exit(130 if why == "interrupted" else broken.exit_code)
     if failed:
         raise typer.Exit(2)
-
-
-class _Stop:
-    """The ingest's SIGINT and SIGTERM handler: the first asks it to stop after the write
-    committing (``asked``), a second stops it at once."""
-
-    def __init__(self) -> None:
-        self.asked = False
-
-    def __call__(self, signum: int, frame: object) -> None:
-        if self.asked:
-            raise KeyboardInterrupt
-        self.asked = True
-        typer.echo("stopping after the write committing (again to stop at once)", err=True)
 
 
 def spans(numbers: list[int]) -> str:

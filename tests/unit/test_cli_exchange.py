@@ -5,6 +5,8 @@ round trip through the CLI is in tests/neo4j/test_cli_exchange.py."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 
@@ -74,23 +76,30 @@ def test_import_after_forgetting_restores_the_subject_and_twice_changes_nothing(
     assert human.stdout.startswith(f"imported {s}: nothing new; {len(written)} record(s) already stored")
 
 
-def test_an_import_cut_short_says_so_and_completes_when_run_again(run, mem, moved, tmp_path, monkeypatch):
+@pytest.mark.parametrize("stop", ["interrupt raised", "kill", "kill, then the driver breaks"])
+def test_an_import_cut_short_says_so_and_completes_when_run_again(run, mem, moved, tmp_path, monkeypatch, stop):
     s, out = subject(moved), tmp_path / "alice.jsonl"
     assert run("export", "--subject", s, "--output", out).exit_code == 0
     history = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))
     assert run("forget", "--subject", s, "--yes").exit_code == 0
     load, calls = mem.store.load, []
 
-    def ctrl_c_at_the_third_write(*args):
+    def stopped_at_the_third_write(*args):
         calls.append(args[1])
         if len(calls) == 3:
-            raise KeyboardInterrupt
+            if stop == "interrupt raised":
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM)  # asks: this write goes on, no other starts
+            if stop == "kill, then the driver breaks":
+                raise BufferError("Existing exports of data: object cannot be re-sized")
         return load(*args)
 
-    monkeypatch.setattr(mem.store, "load", ctrl_c_at_the_third_write)
+    monkeypatch.setattr(mem.store, "load", stopped_at_the_third_write)
     cut = run("import", out, "--force")
-    assert cut.exit_code == 130 and one_error_line(cut) == (
-        f"error: interrupted: {out} is imported in part; run the import again to complete it")
+    asked = [] if stop == "interrupt raised" else ["stopping after the write committing (again to stop at once)"]
+    assert cut.exit_code == 130 and cut.stderr.splitlines() == [
+        *asked, f"error: interrupted: {out} is imported in part; run the import again to complete it"]
+    assert len(calls) == 3 and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     monkeypatch.undo()
     done = []
     assert sum(mem.import_(exchange.read(json_lines(out.open(), "x")), force=True,
@@ -157,6 +166,8 @@ def test_import_reads_stdin_and_names_bad_json(run):
     assert result.exit_code == 2 and one_error_line(result).startswith("error: <stdin>:1: not JSON")
     missing = run("import", "no/such/file.jsonl")
     assert missing.exit_code == 2 and "no such file" in one_error_line(missing)
+    latin = run("import", "-", input=b'{"type": "header", "scope": "user:caf\xe9"}\n')
+    assert latin.exit_code == 2 and one_error_line(latin).startswith("error: <stdin>: not UTF-8 text (")
 
 
 def test_import_names_a_line_nested_past_the_decoder(run, tmp_path):
