@@ -64,6 +64,12 @@ def episodes_gone(count: int, scope: object) -> NotFound:
                     "while it was written); nothing was derived from them: write them again if they are wanted")
 
 
+def erased_meanwhile(scope: object) -> Conflict:
+    """The refusal of the rest of a write whose subject was erased while it ran."""
+    return Conflict(f"{scope} was erased while this write ran: nothing more of it is stored; "
+                    "write it again if it is wanted")
+
+
 class ConfigurationError(GraphMemError):
     """The environment or settings cannot work (missing Java, wrong model, bad option)."""
 

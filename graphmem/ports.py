@@ -291,6 +291,12 @@ class ErasureStore(Protocol):
         "done". Returns the record."""
         ...
 
+    def last_erasure(self, scope: Scope) -> datetime | None:
+        """When an erasure of the scope (of its subject with every project, or of its own
+        project) last began or removed a batch; None when none ever did. A writer that read
+        another value before has raced an erasure."""
+        ...
+
     def erased(self, scope: Scope) -> bool:
         """Whether an erasure of the scope erased anything or is still running: of its subject
         with every project, or of its own project (an importer skips such subjects). One of a

@@ -388,11 +388,18 @@ class InMemoryStore:
             return record
 
     def erased(self, scope: Scope) -> bool:
+        return any(r.status != "done" or any(r.counts.values()) for r in self._erasures_of(scope))
+
+    def last_erasure(self, scope: Scope) -> datetime | None:
+        return max((r.updated_at or r.started_at for r in self._erasures_of(scope)), default=None)
+
+    def _erasures_of(self, scope: Scope) -> list[Erasure]:
+        """The erasure records of the scope: of its subject with every project, or of its project."""
         subject_key, project_key = erasure_keys(self._secret, scope.subject_type.value, scope.subject_id,
                                                 scope.project_id)
         with self._lock:
-            return any(r.subject_hash == subject_key and r.project_hash in ("", project_key)
-                       and (r.status != "done" or any(r.counts.values())) for r in self._erasures.values())
+            return [r for r in self._erasures.values()
+                    if r.subject_hash == subject_key and r.project_hash in ("", project_key)]
 
     # -- API keys (graphmem.ports.KeyStore) --------------------------------------------------
     def put_key(self, key: ApiKey) -> None:

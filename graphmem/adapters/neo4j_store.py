@@ -680,10 +680,18 @@ class Neo4jStore:
         return Erasure.model_validate(_native(row["record"]))
 
     def erased(self, scope: Scope) -> bool:
+        return self.conn.read("erase/erased", **self._erasure_keys(scope), kinds=list(ERASED_KINDS))[0]["erased"]
+
+    def last_erasure(self, scope: Scope) -> datetime | None:
+        at = self.conn.read("erase/last_erasure", **self._erasure_keys(scope))[0]["at"]
+        return at.to_native() if at is not None else None
+
+    def _erasure_keys(self, scope: Scope) -> dict[str, Any]:
+        """The keys erasure records of the scope are found by: its subject's, and its project's
+        or every project's (key "")."""
         subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
                                                 scope.project_id)
-        return self.conn.read("erase/erased", subject_key=subject_key, project_keys=sorted({"", project_key}),
-                              kinds=list(ERASED_KINDS))[0]["erased"]
+        return {"subject_key": subject_key, "project_keys": sorted({"", project_key})}
 
     def _secret(self) -> bytes:
         """The database's erasure secret, made by the first store that asks."""

@@ -33,7 +33,7 @@ from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
 
 from .. import timeline
 from ..entries import unit_text
-from ..errors import Conflict, GraphMemError, NotFound, episode_conflict
+from ..errors import Conflict, GraphMemError, NotFound, episode_conflict, erased_meanwhile
 from ..mentions import KnownNames, digest, mentions, names_in, written
 from ..models import (
     AsOf,
@@ -59,7 +59,7 @@ from ..models import (
     normalise,
     utcnow,
 )
-from ..ports import EpisodeStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
+from ..ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
@@ -334,8 +334,9 @@ class _Committer:
         self.settled += w.size
 
 
-class WriteStore(EpisodeStore, TimelineStore, UnitStore, Protocol):
-    """What a write reads and writes: episodes, timelines, and the names units know."""
+class WriteStore(EpisodeStore, TimelineStore, UnitStore, ErasureStore, Protocol):
+    """What a write reads and writes: episodes, timelines, and the names units know; and
+    whether an erasure raced it."""
 
 
 class WritePipeline:
@@ -372,9 +373,17 @@ class WritePipeline:
         stored: a re-run completes them)."""
         committer = _Committer(self, on_write)
         batches = [b for b in batches if b]
+        # An erasure of a scope while its batches are written: the batch committing then fails
+        # (its episodes are gone), and no later batch may store its episodes after it (checked
+        # before each is stored: only an erasure begun in that moment can still be missed).
+        erasures: dict[Scope, datetime | None] = {}
         try:
             with _rare_full_collections() if len(batches) > 1 else nullcontext():
                 for place, episodes in enumerate(batches):
+                    if len(batches) > 1:
+                        scope, mark = episodes[0].scope, self.store.last_erasure(episodes[0].scope)
+                        if erasures.setdefault(scope, mark) != mark:
+                            raise erased_meanwhile(scope)
                     ahead = committer.ahead()
                     w = self._receive(episodes, extractor, actor, ahead)
                     self._prepare(w, ahead)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.adapters.memory import InMemoryStore
-from graphmem.errors import NotFound
+from graphmem.errors import GraphMemError, NotFound
 from graphmem.models import Episode, Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
 
@@ -73,6 +73,28 @@ def test_an_erasure_during_a_write_leaves_nothing_derived_from_the_episodes_it_e
         mem.ingest(episodes, batch=2, on_write=erase_once)
     assert erased[0]["units"] == 2 and erased[0]["episodes"] == 4  # the first batch's units, every episode
     assert subject_nodes(mem, s) == 0
+
+
+def test_a_write_stores_nothing_more_of_a_subject_erased_while_it_runs(mem, monkeypatch):
+    """The subject erased while a batch is planned (here right after its episodes are stored):
+    the batches after it store nothing (each checks before storing, where the erasure would
+    miss them), and the one planned fails at its commit."""
+    s = fresh_scope()
+    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
+                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(6)]
+    put, stored = mem.store.put_episodes, []
+
+    def erased_after_the_first(batch):
+        stored.append(put(batch))
+        if len(stored) == 1:
+            mem.forget(s)
+        return stored[-1]
+
+    monkeypatch.setattr(mem.store, "put_episodes", erased_after_the_first)
+    with pytest.raises(GraphMemError):
+        mem.ingest(episodes, batch=2)
+    assert len(stored) == 1 and subject_nodes(mem, s) == 0 and mem.episodes(s) == []
 
 
 def test_interrupted_erasure_counts_what_was_removed_and_resumes(mem, monkeypatch):

@@ -1,0 +1,6 @@
+// mode: read
+// params: subject_key, project_keys
+// When an erasure of the subject (project key "") or of one of $project_keys last began or
+// removed a batch: null when none ever did.
+MATCH (r:Erasure) WHERE r.subject_hash = $subject_key AND r.project_hash IN $project_keys
+RETURN max(coalesce(r.updated_at, r.started_at)) AS at
