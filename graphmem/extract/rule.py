@@ -7,7 +7,8 @@ can walk it. ``I``/``my`` resolve to the scope's subject id.
 Limits (by design, documented in the README): English only; one fact per sentence; no
 coreference beyond I/me/my ("he", "she", "they" are kept as written); negation is understood
 only in the "no longer / not ... anymore" retraction forms; anything unmatched is not lost: an
-episode with no matching sentence becomes one episodic unit, as with ``--extractor none``.
+episode with no matching sentence becomes one episodic unit, as with ``--extractor none``, and
+the sentences without a fact in one that has some become one episodic unit together.
 """
 
 from __future__ import annotations
@@ -43,15 +44,23 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 class RuleExtractor:
     """Sentence patterns to triples, no LLM (see the module docstring for the limits)."""
 
-    version = "rule-2"
+    version = "rule-2"  # 2: a time a sentence names, sentences without a fact kept
 
     def extract(self, episode: Episode) -> list[Candidate]:
-        found = []
+        found, rest = [], []
         for sentence in _SENTENCE.split(episode.raw.strip()):
             candidate = self._match(sentence.strip(), episode)
             if candidate is not None:
                 found.append(candidate)
-        return found or NoneExtractor().extract(episode)
+            elif sentence.strip():
+                rest.append(sentence.strip())
+        if not found:
+            return NoneExtractor().extract(episode)
+        # The sentences no pattern matched stay recallable, together, as one episodic unit.
+        if rest:
+            found.append(Candidate(kind=MemoryKind.episodic, scope=episode.scope, content=" ".join(rest),
+                                   valid_at=episode.occurred_at))
+        return found
 
     def _match(self, sentence: str, episode: Episode) -> Candidate | None:
         # A time the sentence names ("I moved to Berlin last month.", "... in March 2024.")

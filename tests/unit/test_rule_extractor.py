@@ -47,9 +47,10 @@ def test_each_pattern_gives_its_triple(text: str, expected: tuple) -> None:
     assert c.kind is MemoryKind.semantic and c.content == text and c.valid_at == EPOCH and c.scope == ALICE
 
 
-def test_one_fact_per_sentence_and_unmatched_sentences_are_skipped() -> None:
-    found = extract("Hello there! I live in Oslo. The weather is nice. Bob likes chess.")
-    assert [triple(c)[:3] for c in found] == [("alice", "lives_in", "Oslo"), ("Bob", "likes", "chess")]
+def test_one_fact_per_sentence_and_the_other_sentences_kept_as_one_episodic_unit() -> None:
+    *facts, rest = extract("Hello there! I live in Oslo. The weather is nice. Bob likes chess.")
+    assert [triple(c)[:3] for c in facts] == [("alice", "lives_in", "Oslo"), ("Bob", "likes", "chess")]
+    assert (rest.kind, rest.triple, rest.content) == (MemoryKind.episodic, None, "Hello there! The weather is nice.")
 
 
 def test_other_pronouns_are_kept_as_written() -> None:
