@@ -146,6 +146,20 @@ def _shown(value: str, what: str) -> None:
                          f"ignorable or undecodable): not allowed in {what}")
 
 
+#: Scripts whose letters look alike ("а" Cyrillic, "a" Latin, "α" Greek): a name mixing them
+#: is how one subject is made to pass for another.
+_CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def _one_script(value: str, what: str) -> None:
+    """ValueError when ``value`` mixes letters of two of ``_CONFUSABLE_SCRIPTS``."""
+    scripts = sorted({name for c in value if c.isalpha()
+                      for name in [unicodedata.name(c, "").split(" ")[0]] if name in _CONFUSABLE_SCRIPTS})
+    if len(scripts) > 1:
+        raise ValueError(f"mixes {' and '.join(s.title() for s in scripts)} letters, which look alike: "
+                         f"write {what} in one script")
+
+
 def _identifier(value: str) -> str:
     """An episode id: kept as given (ids are compared exactly), but plain text."""
     hidden = _hidden(value)
@@ -259,6 +273,7 @@ class Scope(Model):
         for what, value in checked:
             try:
                 _shown(value or "", "a name")
+                _one_script(value or "", "a name")
             except ValueError as exc:
                 raise ValueError(f"{what} {quoted(value)} {exc}") from None
         return scope

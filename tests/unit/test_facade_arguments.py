@@ -59,6 +59,9 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
      "known_at: Input should have timezone info"),
     (lambda m: m.remember("tea", "user:al\u200bice"), "holds the hidden character U+200B"),
     (lambda m: m.remember("tea", "user:\ufffd"), "holds the hidden character U+FFFD"),  # undecodable bytes
+    # A Cyrillic "а" in a Latin name: a second alice that reads as the first.
+    (lambda m: m.remember("tea", "user:\u0430lice"), "mixes Cyrillic and Latin letters, which look alike"),
+    (lambda m: m.remember("tea", "user:alice", project="\u03bfps"), "mixes Greek and Latin letters"),
     # A fact naming "Ali<ZWSP>ce" would make a second Alice that reads as the first.
     (lambda m: m.remember("x", "user:alice", facts=[{"subject": "Ali\u200bce", "predicate": "lives_in"}]),
      "holds the hidden character U+200B (control, format, separator, ignorable or undecodable): not allowed "
