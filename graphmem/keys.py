@@ -39,11 +39,17 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+#: A key's name says whose it is in listings and logs: a label, not a document.
+MAX_NAME_CHARS = 200
+
+
 def new_key(subjects: list[str], admin: bool = False, name: str | None = None) -> tuple[ApiKey, str]:
     """A new key record and the one copy of its token (shown once, never stored)."""
     held = tuple(dict.fromkeys(canonical(s) for s in subjects))
     if not held and not admin:
         raise InvalidInput("a key needs at least one --subject, or --admin")
+    if name is not None and len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(f"a key's name is at most {MAX_NAME_CHARS} characters, not {len(name)}")
     key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
     return ApiKey(id=key_id, digest=digest(secret), subjects=held, admin=admin, name=name), f"{PREFIX}_{key_id}_{secret}"
 

@@ -77,7 +77,7 @@ def assemble(
     query: Annotated[str, typer.Argument(help="What the context is for.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1, help="Token budget of the recalled section.")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", min=0, help="Token budget of the recalled section (0: blocks only).")] = None,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
     hops: Annotated[int, typer.Option("--hops", help="Graph hops (0..3).")] = 0,

@@ -53,6 +53,8 @@ def test_keys_create_list_revoke(run, mem):
     assert one_error_line(run("keys", "revoke", "nope")) == "error: no key nope"
     assert one_error_line(run("keys", "create", "--subject", "alice")).startswith("error: subject 'alice' is not TYPE:ID")
     assert one_error_line(run("keys", "create")) == "error: a key needs at least one --subject, or --admin"
+    assert one_error_line(run("keys", "create", "--admin", "--name", "n" * 201)) == (
+        "error: a key's name is at most 200 characters, not 201")
 
 
 def test_serve_refuses_without_keys_and_off_loopback_without_auth(run, busy):
