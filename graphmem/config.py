@@ -14,6 +14,7 @@ it is read only if nobody but this user (or root) could have written it, by the 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -40,13 +41,22 @@ def _trusted_env_file(path: Path) -> Path | None:
     ConfigurationError naming it otherwise."""
     from .trust import trusted  # here, not above: graphmem.trust reads default_home from this module
 
+    from dotenv import dotenv_values  # pydantic-settings' own .env reader
+
     if not path.is_file():
         return None
+    # One that sets a password, token or key must be unreadable by others, as a token file is.
+    secret = any(value and _SECRET.search(name) for name, value in dotenv_values(path).items())
     try:
-        trusted(path, instead="remove the .env if you did not write it, or run graphmem from another folder")
+        trusted(path, secret=secret,
+                instead="remove the .env if you did not write it, or run graphmem from another folder")
     except ConfigurationError as exc:
         raise ConfigurationError(f"{path.absolute()} refused: {exc}") from None
     return path
+
+
+#: Setting names that hold a secret.
+_SECRET = re.compile(r"PASSWORD|TOKEN|API_KEY|SECRET", re.IGNORECASE)
 
 
 def _named(field: str) -> AliasChoices:

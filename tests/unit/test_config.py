@@ -112,7 +112,7 @@ def planted(tmp_path: Path) -> Path:
     """A .env that sends every write elsewhere and lets a chosen token in."""
     env = tmp_path / ".env"
     env.write_text("NEO4J_URI=bolt://127.0.0.1:7733\nGRAPHMEM_MCP_TOKEN=chosen\n")
-    env.chmod(0o644)
+    env.chmod(0o600)
     return env
 
 
@@ -123,8 +123,18 @@ def test_a_dotenv_others_can_write_is_refused(planted: Path, kind) -> None:
         kind()
     assert str(refused.value) == (f"{planted} refused: {planted} can be written by other users (mode 0666): "
                                   f"chmod go-w {planted}, or {FIX}")
-    planted.chmod(0o644)
+    planted.chmod(0o600)
     assert Settings().neo4j_uri == "bolt://127.0.0.1:7733"  # one only its user can change is read
+
+
+def test_a_dotenv_holding_a_secret_others_can_read_is_refused_as_a_token_file_is(planted: Path) -> None:
+    planted.chmod(0o644)
+    with pytest.raises(ConfigurationError) as refused:
+        Settings()
+    assert str(refused.value) == (f"{planted} refused: {planted} can be read by other users (mode 0644): "
+                                  f"chmod go-rwx {planted}")
+    planted.write_text("NEO4J_URI=bolt://127.0.0.1:7733\nGRAPHMEM_MCP_TOKEN=\n")  # no secret set in it
+    assert Settings().neo4j_uri == "bolt://127.0.0.1:7733"
 
 
 def test_a_dotenv_in_a_folder_others_can_write_is_refused(planted: Path) -> None:
