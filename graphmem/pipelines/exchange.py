@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Protocol
 
 from pydantic import ValidationError
@@ -54,6 +54,16 @@ from ..models import (
 )
 from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore
 from .write import mention_links
+
+#: The system times of each kind of record (when it was stored): none is after the import,
+#: give or take a clock ``SKEW`` between the exporting and the importing machine. (An archive
+#: time is not one: ``GraphMem.archive`` may be run for a later moment.)
+SYSTEM_TIMES: dict[str, Callable[[Any], list[datetime | None]]] = {
+    "unit": lambda r: [r.time.created_at], "decision": lambda r: [r.decided_at],
+    "invalidation": lambda r: [r.expired_at], "deletion": lambda r: [r.deleted_at],
+    "trace": lambda r: [r.created_at], "review": lambda r: [r.created_at, r.decided_at],
+}
+SKEW = timedelta(days=1)
 
 FORMAT = "graphmem-export"
 VERSION = 1
@@ -194,6 +204,12 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
         plan.records[kind].append((where, value))
     if plan is None:
         raise InvalidInput("no records: an export starts with its header record")
+    latest = utcnow() + SKEW
+    for kind, times in SYSTEM_TIMES.items():
+        for where, r in plan.records[kind]:
+            if (late := max((t for t in times(r) if t is not None), default=latest)) > latest:
+                raise InvalidInput(f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
+                                   "a record's system time is when it was stored")
     units = {r.id for _, r in plan.records["unit"]}
     decisions = {r.id for _, r in plan.records["decision"]}
     for where, r in plan.records["invalidation"]:

@@ -132,6 +132,11 @@ def test_a_bad_record_is_named_by_line_and_nothing_is_stored(run, mem, moved, tm
     (lambda rs: rs.append({**next(r for r in rs if r["type"] == "block"), "scope": "user:someone-else"}),
      "in an export of"),
     (lambda rs: rs.remove(next(r for r in rs if r["type"] == "unit" and r["id"] in ended(rs))), "not in the export"),
+    # A unit stored "in 3021" would be invisible until then.
+    (lambda rs: next(r for r in rs if r["type"] == "unit")["time"].update(created_at="3021-01-01T00:00:00+00:00"),
+     "was stored at 3021-01-01T00:00:00+00:00, in the future"),
+    (lambda rs: next(r for r in rs if r["type"] == "decision").update(decided_at="3021-01-01T00:00:00+00:00"),
+     "in the future"),
 ])
 def test_an_inconsistent_export_is_refused_whole(run, mem, moved, tmp_path, change, message):
     s = subject(moved)
