@@ -128,3 +128,31 @@ def test_a_made_up_key_is_refused_at_once_while_every_worker_is_busy(mem, monkey
         assert time.monotonic() - began < 2
         release.set()
         assert busy.result().json() == {"blocks": []}
+
+
+def test_a_key_that_was_live_is_looked_up_beside_a_flood_of_made_up_keys(mem, monkeypatch):
+    """Made-up keys whose lookups hang (a slow database, many of them) fill the lookup threads;
+    a token that was live before is looked up on threads of its own, still checked each time."""
+    release = threading.Event()
+    real = mem.authenticate
+
+    def slow_for_strangers(token: str):
+        if "made-up" in token:
+            release.wait(5)
+        return real(token)
+
+    monkeypatch.setattr(mem, "authenticate", slow_for_strangers)
+    made, token = mem.create_key(["user:alice"])
+    keyed = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
+            ThreadPoolExecutor(8) as pool:
+        assert client.get(BLOCKS, headers=keyed).status_code == 200  # live once
+        flood = [pool.submit(client.get, BLOCKS, headers={"Authorization": f"Bearer gm_{n:012x}_made-up"})
+                 for n in range(8)]
+        time.sleep(0.2)
+        began = time.monotonic()
+        assert client.get(BLOCKS, headers=keyed).status_code == 200 and time.monotonic() - began < 1
+        mem.revoke_key(made.id)
+        assert client.get(BLOCKS, headers=keyed).status_code == 401  # revocation is still checked
+        release.set()
+        assert {f.result().status_code for f in flood} == {401}
