@@ -22,11 +22,13 @@ nor have it written where they chose: ``private_file``.
 
 from __future__ import annotations
 
+import glob
 import grp
 import os
 import pwd
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, TextIO
@@ -34,7 +36,7 @@ from typing import Iterator, TextIO
 from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
 
-__all__ = ["HOME_FIX", "private_dir", "private_file", "private_tree", "trusted"]
+__all__ = ["ABANDONED", "HOME_FIX", "private_dir", "private_file", "private_tree", "trusted"]
 
 HOME_FIX = "choose a GRAPHMEM_HOME you own"
 """What to do instead when a folder under the home is not yours."""
@@ -86,6 +88,10 @@ def private_dir(path: Path) -> Path:
     return trusted(path)
 
 
+#: Seconds a partial file of ``private_file`` must be left untouched to count as abandoned.
+ABANDONED = 600
+
+
 @contextmanager
 def private_file(path: Path) -> Iterator[TextIO]:
     """A text file to write that appears as ``path`` only once the block ends without error,
@@ -94,8 +100,16 @@ def private_file(path: Path) -> Iterator[TextIO]:
     renamed onto ``path``, which replaces whatever was there (a link is replaced, never written
     through); a block cut short leaves nothing.
 
+    A process killed while it writes cannot remove its partial file: the next one to write
+    ``path`` removes those this user left there untouched for ``ABANDONED`` (a writer still
+    at work keeps its file's time fresh).
+
     Example: ``with private_file(Path("alice.jsonl")) as out: out.write(text)``.
     """
+    for left in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
+        info = left.lstat()
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and time.time() - info.st_mtime > ABANDONED:
+            left.unlink(missing_ok=True)
     fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.errors import ConfigurationError
-from graphmem.trust import private_dir, private_file, private_tree, trusted
+from graphmem.trust import ABANDONED, private_dir, private_file, private_tree, trusted
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="only root can give a folder to another user or group")
@@ -188,6 +189,24 @@ def test_private_file_is_written_whole_readable_by_this_user_only(tmp_path: Path
     assert out.read_text() == '{"type": "header"}\n'
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["alice.jsonl"]
+
+
+def test_private_file_removes_the_partial_files_a_killed_writer_left(tmp_path: Path) -> None:
+    """A kill -9 leaves the partial file (memory text, mode 0600) behind: the next write of the
+    same file removes those untouched for ABANDONED seconds, not one a writer is still at."""
+    out = tmp_path / "alice[1].jsonl"  # a name with glob characters
+    left, busy, other = (tmp_path / f".alice[1].jsonl.{n}.partial" for n in ("old", "busy", "x"))
+    for path in (left, busy):
+        path.write_text("text of a killed export\n")
+    other_name = tmp_path / ".bob.jsonl.old.partial"
+    other_name.write_text("another file's\n")
+    stale = time.time() - ABANDONED - 60
+    os.utime(left, (stale, stale))
+    os.utime(other_name, (stale, stale))
+    with private_file(out) as handle:
+        handle.write("new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, busy.name, other_name.name])
+    assert not other.exists()
 
 
 def test_private_file_never_writes_through_a_planted_name(tmp_path: Path) -> None:
