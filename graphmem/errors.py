@@ -57,10 +57,17 @@ def episode_conflict(episode_id: str) -> Conflict:
     return Conflict(f"episode {episode_id} already exists with different content; episodes are immutable")
 
 
-def episodes_gone(count: int, scope: object) -> NotFound:
+class Gone(NotFound):
+    """What a write named was there when it began and is not now (erased or deleted by
+    another caller meanwhile): a runtime race, not bad input."""
+
+    exit_code = 1
+
+
+def episodes_gone(count: int, scope: object) -> Gone:
     """The refusal of a write whose decisions name episodes its scope no longer holds: erased
     or deleted after the write stored them, so nothing may derive from them now."""
-    return NotFound(f"{count} episode(s) of this write are no longer in scope {scope} (erased or deleted "
+    return Gone(f"{count} episode(s) of this write are no longer in scope {scope} (erased or deleted "
                     "while it was written); nothing was derived from them: write them again if they are wanted")
 
 
