@@ -663,6 +663,8 @@ class InMemoryStore:
             st = self._state
             if records.keys() & {"episode", "unit", "usage"}:  # new texts, archived ones
                 self._texts_changed(scope)
+            if records.get("episode"):
+                self.put_episodes(records["episode"])
             for kind in RECORD_KINDS:
                 for r in records.get(kind, ()) if kind != "episode" else ():
                     if kind == "invalidation":
@@ -682,8 +684,6 @@ class InMemoryStore:
                     else:
                         {"entity": st.entities, "unit": st.units, "deletion": st.deletions,
                          "decision": st.decisions}[kind][r.id] = r
-                if kind == "episode" and records.get(kind):
-                    self.put_episodes(records[kind])
             units = records.get("unit", ())
             self._name_entities(units)
             st.vectors.update({u.id: derived.vectors[u.id] for u in units if u.id in derived.vectors})

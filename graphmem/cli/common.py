@@ -306,6 +306,16 @@ class Stop:
         self.asked = True
         typer.echo("stopping after the write committing (again to stop at once)", err=True)
 
+    def between_writes(self, done: int, total: int) -> None:
+        """Stop here, after a write, when asked and work is left (KeyboardInterrupt)."""
+        if self.asked and done < total:
+            raise KeyboardInterrupt
+
+    def stopped(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the stop: an interrupt, or whatever the write under way raised
+        once one was asked."""
+        return isinstance(exc, KeyboardInterrupt) or (self.asked and isinstance(exc, Exception))
+
 
 @contextmanager
 def stopping() -> Iterator[Stop]:

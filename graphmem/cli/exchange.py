@@ -14,7 +14,6 @@ import typer
 from graphmem.cli.common import (
     JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress, stopping,
 )
-from graphmem.errors import GraphMemError
 from graphmem.episodes_io import json_lines
 from graphmem.pipelines import exchange
 from graphmem.trust import private_file
@@ -69,8 +68,7 @@ def import_(
         nonlocal done
         done += n
         progress.advance(task, n)
-        if stop.asked and done < total:
-            raise KeyboardInterrupt  # between writes
+        stop.between_writes(done, total)
 
     # Ctrl-C or a `kill` stops it after the write committing; a second one at once. Once
     # asked, whatever the write under way raises reads as the interruption.
@@ -79,8 +77,8 @@ def import_(
             with open_mem(ctx) as mem, stderr_progress() as progress:
                 task = progress.add_task(f"importing {plan.scope}", total=total)
                 result = mem.import_(plan, force=force, progress=advanced)
-        except (KeyboardInterrupt, GraphMemError, BufferError) as exc:
-            if not (isinstance(exc, KeyboardInterrupt) or stop.asked):
+        except BaseException as exc:
+            if not stop.stopped(exc):
                 raise
             # Each write is one transaction: what committed stays, and a re-run skips it.
             fail(f"interrupted: {file} is imported in part; run the import again to complete it", 130)

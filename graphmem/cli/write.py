@@ -81,8 +81,7 @@ def ingest(
                 stored += n - len(write.rejected)
                 done += n
                 progress.advance(task, n)
-                if stop.asked and done < len(episodes):
-                    raise KeyboardInterrupt  # between writes: no batch after this one is decided
+                stop.between_writes(done, len(episodes))  # no batch after this one is decided
 
             # Ctrl-C or a `kill` (SIGTERM) stops it after the write committing, with the rest
             # listed; a second one at once.
@@ -90,14 +89,15 @@ def ingest(
                 with stopping() as stop:
                     mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
             except BaseException as exc:
-                if not (stop.asked or isinstance(exc, (GraphMemError, KeyboardInterrupt))):
+                interrupted = stop.stopped(exc)
+                if not (interrupted or isinstance(exc, GraphMemError)):
                     raise
-                if isinstance(exc, InvalidInput) and done == 0 and not stop.asked:
+                if isinstance(exc, InvalidInput) and done == 0 and not interrupted:
                     raise  # bad usage (an unknown extractor), refused before anything is written
                 # Each write is one transaction and none after the failure (or the stop)
                 # committed: re-running the same file completes it without duplicates.
                 broken = exc
-                why = "interrupted" if stop.asked or isinstance(exc, KeyboardInterrupt) else error_line(exc)
+                why = "interrupted" if interrupted else error_line(exc)
                 for number, episode in zip(numbers[done:], episodes[done:]):
                     failed.append({"line": number, "episode_id": episode.id, "error": one_line(
                         f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})

@@ -280,9 +280,7 @@ def _parts(fresh: dict[str, list[Record]], batch: int) -> Iterator[dict[str, lis
     episodes first; then the linked kinds whole (``_LINKED``: what links them by id or timeline
     group goes in one transaction, so a cut-short import never shows a unit without what
     ended or archived it, and a re-run writes whole parts); then blocks, reviews and traces."""
-    for kind in ("entity", "episode"):
-        for start in range(0, len(fresh[kind]), batch):
-            yield {kind: fresh[kind][start:start + batch]}
+    yield from _chunks(fresh, ("entity", "episode"), batch)
     part: dict[str, list[Record]] = {}
     for component in _components(fresh):
         for kind, record in component:
@@ -292,7 +290,12 @@ def _parts(fresh: dict[str, list[Record]], batch: int) -> Iterator[dict[str, lis
             part = {}
     if part:
         yield part
-    for kind in ("block", "review", "trace"):
+    yield from _chunks(fresh, ("block", "review", "trace"), batch)
+
+
+def _chunks(fresh: dict[str, list[Record]], kinds: Iterable[str], batch: int) -> Iterator[dict[str, list[Record]]]:
+    """The records of each of ``kinds``, ``batch`` at a time, one kind a part."""
+    for kind in kinds:
         for start in range(0, len(fresh[kind]), batch):
             yield {kind: fresh[kind][start:start + batch]}
 
