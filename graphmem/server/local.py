@@ -700,14 +700,19 @@ class LocalNeo4j(BaseModel):
         return True
 
     def status(self) -> Status:
-        """Whether this instance runs, and which version: asked of the server when it answers.
+        """Whether this instance runs, and which version: asked of the server when it answers;
+        when stopped, the version that last ran its store (``store-version``), else the one a
+        start would run.
 
         A pid file whose process is gone, or now belongs to an unrelated process, reads as not
         running. A server that runs but does not answer yet reports the configured version.
         """
         password_file = str(self.password_file) if self.password_file.is_file() else None
         pid = self._running_pid()
-        version = self.version if pid is None else self._server_version() or self.version
+        if pid is None:
+            version = self._stored_version() or self.version
+        else:
+            version = self._server_version() or self.version
         return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file,
                       port_in_use=pid is None and not _port_free(self.port))
 

@@ -524,6 +524,7 @@ def test_a_newer_store_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=r"written by Neo4j 2026\.02\.2, which 5\.26\.30 cannot open"):
         server.start(wait_seconds=5)
     assert not server.dist_dir.exists()  # refused before provisioning
+    assert server.status().version == "2026.02.2"  # the instance's version, not the one refused
 
 
 def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
