@@ -337,3 +337,26 @@ def test_a_name_learnt_after_a_text_was_archived_links_it_too(mem):
     assert mem.archive(s, now=datetime.now(timezone.utc) + timedelta(days=400))[str(s)]  # out of search
     mem.remember("Zed's taste", s, facts=[Fact(subject="Zed", predicate="likes", object="Rome")])
     assert {(normalise(n), how) for n, how in mem.explain(text, s)["entities"]} == {("zed", "fact")}
+
+
+def test_hits_told_in_one_conversation_gain_together(mem):
+    # three turns of one evening and two told alone weeks apart, all about the garden: each turn
+    # of the evening gains the conversation weight for each of the other two, a lone turn nothing
+    from graphmem.fusion import WEIGHTS
+    from graphmem.pipelines.recall import Recaller
+
+    s = fresh_scope()
+    evening = d("2024-05-01T19:00:00")
+    said = {"the garden needs water": evening, "we planted roses in the garden": evening + timedelta(minutes=20),
+            "the garden fence is broken": evening + timedelta(minutes=50),
+            "garden party next week": d("2024-05-20T12:00:00"), "I sold the garden chairs": d("2024-06-09T08:00:00")}
+    for text, at in said.items():
+        mem.remember(text, s, at=at, extractor="none")
+    question, scopes = "what about the garden?", mem.scopes(s, None, False)
+    apart = {h.unit.content: h.score for h in Recaller(mem.index, weights={**WEIGHTS, "conversation": 0.0})
+             .recall(question, scopes, 10)}
+    hits = mem.recall(question, s, k=10)
+    assert {h.unit.content for h in hits} == set(said)
+    for h in hits:
+        gain = 2 * WEIGHTS["conversation"] if said[h.unit.content] < evening + timedelta(hours=1) else 0.0
+        assert h.score == pytest.approx(apart[h.unit.content] + gain), h.unit.content
