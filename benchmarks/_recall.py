@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from graphmem.config import default_home
-from graphmem.fusion import rrf, similar, walk
+from graphmem.fusion import rrf, similar, together, walk
 from graphmem.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
 from graphmem.pipelines.recall import Recaller
 
@@ -154,7 +154,8 @@ class ListReplay:
     same request with that list's weight 1 and the others' 0, read to the list's full depth,
     ``fetch``), keeps the lists, and fuses them itself with ``graphmem.fusion.rrf``, which
     ranks as the fused statement does (ties share a rank; best first, then id), then walks with
-    ``graphmem.fusion.walk``, the reference of the statement's walk. Walk hops are asked of the
+    ``graphmem.fusion.walk``, the reference of the statement's walk, and keeps the best with
+    ``graphmem.fusion.together``. Walk hops are asked of the
     real index once per distinct (question, frontier, seen, limit) and kept. So ``Recaller``
     runs over the replay for every setting, and the database sees each question once per list
     and each distinct hop once.
@@ -174,7 +175,7 @@ class ListReplay:
     @staticmethod
     def _question(request: SearchRequest) -> str:
         """What a request asks, whatever the fusion settings."""
-        return request.model_dump_json(exclude={"rrf_k", "weights", "k", "hops", "hop_decay"})
+        return request.model_dump_json(exclude={"rrf_k", "weights", "k", "keep", "hops", "hop_decay"})
 
     def lists(self, request: SearchRequest) -> dict[str, list[Scored]]:
         """Each ranked list of the request on its own, best first (a list's hits carry their
@@ -192,7 +193,7 @@ class ListReplay:
         # The speaker list can hold every candidate of the others, each ``fetch`` deep.
         # Every hit carries its similarity with the question: a run alone re-scores none.
         only = request.model_copy(update={"weights": {**{n: float(n == name) for n in self.LISTS}, "similarity": 0.0},
-                                          "k": len(self.LISTS) * request.fetch, "hops": 0})
+                                          "k": len(self.LISTS) * request.fetch, "keep": None, "hops": 0})
         return [s for s in self.index.recall(only) if s.score > 0]
 
     def recall(self, request: SearchRequest) -> list[Scored]:
@@ -202,7 +203,8 @@ class ListReplay:
         fused = rrf({name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
                     request.rrf_k, request.weights)
         best = similar(fused, lambda ids: {i: sims[i] for i in ids if i in sims}, request)
-        return walk(request, [Scored(unit=units[i], score=score, similarity=sim) for i, score, sim in best], self.hop)
+        found = walk(request, [Scored(unit=units[i], score=score, similarity=sim) for i, score, sim in best], self.hop)
+        return together(found, request.weights.get("conversation", 0.0), request.kept)
 
     def hop(self, request: SearchRequest, step: Step) -> list:
         # The hop statement ranks its rows whatever order the frontier comes in.

@@ -128,12 +128,14 @@ def walk(request: SearchRequest, found: Sequence[Scored],
 
 
 def together(found: Sequence[Scored], weight: float, k: int) -> list[Scored]:
-    """The ``k`` best of ``found`` (a recall's best units, twice as many as it returns) once
+    """The ``k`` best of ``found`` (a recall's best units: ``SearchRequest.k``, twice what it
+    returns, ``kept``) once
     each adds ``weight`` for every other of them told in the same conversation: episodes told
     less than ``CONVERSATION_GAP`` apart, one after another (a unit with no time is alone).
     Evidence clusters: what a question asks about was mostly said in the conversations its best
     hits come from, so a hit whose conversation holds several of the best rises above a lone
     one. Units all told at once (one document, one import) gain alike, so their order stands.
+    The Neo4j recall statement (recall/fused) computes the same.
     0.05 won on LoCoMo half A, replaying each question's 20 best (of 0 to 0.08, hybrid and with
     a walk); asked again (``benchmarks/locomo_recall.py``) R@10 rose on both halves: A 0.744 ->
     0.754 (multi-hop 0.515 -> 0.529), B 0.709 -> 0.734 (multi-hop 0.478 -> 0.486), R@1 as it was."""

@@ -52,7 +52,7 @@ from starlette.responses import JSONResponse
 import graphmem
 from graphmem import views
 from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
-from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line
+from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line, one_line
 from graphmem.keys import holds, subject_name
 from graphmem.models import ApiKey, Fact, MemoryKind, Scope
 from graphmem.times import parse_optional_time
@@ -123,10 +123,10 @@ class FactIn(BaseModel):
     kind: MemoryKind = Field(MemoryKind.semantic, description="semantic | episodic | procedural.")
     valid_at: Optional[str] = Field(None, description="When it became true in the world (ISO 8601).")
     invalid_at: Optional[str] = Field(None, description="When it stopped being true (ISO 8601).")
-    single_valued: bool = Field(False, description="The predicate holds one object at a time (a new one supersedes).")
+    single_valued: bool = Field(False, strict=True, description="The predicate holds one object at a time (a new one supersedes).")
     op: Literal["assert", "retract"] = Field("assert", description="assert the fact, or retract it.")
     labels: list[str] = Field(default_factory=list, description="Free labels.")
-    confidence: float = Field(1.0, ge=0.0, le=1.0, description="0..1.")
+    confidence: float = Field(1.0, ge=0.0, le=1.0, strict=True, description="0..1.")
 
     def to_fact(self, where: str) -> Fact:
         data = self.model_dump()
@@ -145,8 +145,8 @@ Subject = Annotated[Optional[str], Field(
 Time = Optional[str]
 AsOfArg = Annotated[Time, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAtArg = Annotated[Time, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
-HopsArg = Annotated[int, Field(ge=0, le=3, description="Graph hops from the top hits through shared entities (0..3).")]
-SharedArg = Annotated[bool, Field(description="Also read the shared:global scope (refused unless a call may "
+HopsArg = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits through shared entities (0..3).")]
+SharedArg = Annotated[bool, Field(strict=True, description="Also read the shared:global scope (refused unless a call may "
                                                 "name that subject).")]
 
 
@@ -221,7 +221,7 @@ class MemoryTools:
     def recall(
         self,
         query: Annotated[str, Field(description="What to recall, e.g. 'where does Alice live?'")],
-        k: Annotated[int, Field(ge=1, le=1000, description="How many hits (1..1000).")] = 10,
+        k: Annotated[int, Field(ge=1, le=1000, strict=True, description="How many hits (1..1000).")] = 10,
         as_of: AsOfArg = None,
         known_at: KnownAtArg = None,
         hops: HopsArg = 0,
@@ -241,7 +241,7 @@ class MemoryTools:
     def assemble(
         self,
         query: Annotated[str, Field(description="What the context is for.")],
-        budget: Annotated[Optional[int], Field(ge=1, le=MAX_BUDGET, description="Token budget of the recalled section [default: the policy's].")] = None,
+        budget: Annotated[Optional[int], Field(ge=0, le=MAX_BUDGET, strict=True, description="Token budget of the recalled section (0: blocks only) [default: the policy's].")] = None,
         as_of: AsOfArg = None,
         known_at: KnownAtArg = None,
         hops: HopsArg = 0,
@@ -301,7 +301,7 @@ class MemoryTools:
         self,
         label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
         value: Annotated[str, Field(description="The new value.")],
-        token_budget: Annotated[Optional[int], Field(gt=0, le=100_000, description="Token budget (required for a new block).")] = None,
+        token_budget: Annotated[Optional[int], Field(gt=0, le=100_000, strict=True, description="Token budget (required for a new block).")] = None,
         description: Annotated[Optional[str], Field(description="What the block is for.")] = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
@@ -315,7 +315,7 @@ class MemoryTools:
     def forget(
         self,
         subject: Annotated[str, Field(description="The subject to erase, TYPE:ID; must be one this server allows.")],
-        confirm: Annotated[bool, Field(description="Must be true: confirms the erasure.")] = False,
+        confirm: Annotated[bool, Field(strict=True, description="Must be true: confirms the erasure.")] = False,
     ) -> dict[str, Any]:
         scope = self.config.scope_for(subject)
         if confirm is not True:
@@ -329,8 +329,8 @@ class MemoryTools:
           "store's order.")
     def episodes_list(
         self,
-        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True, description="Skip this many.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=1000, strict=True, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:
         found = self.mem.episodes(self.config.scope_for(subject), offset=offset, limit=limit)
@@ -351,7 +351,7 @@ class MemoryTools:
         self,
         op: Annotated[Optional[Literal["ADD", "UPDATE", "DELETE", "NOOP"]], Field(description="Only this op.")] = None,
         episode_id: Annotated[Optional[str], Field(description="Only this episode's decisions.")] = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        limit: Annotated[int, Field(ge=1, le=1000, strict=True, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:
         found = self.mem.decisions(self.config.scope_for(subject), episode_id=episode_id, op=op, limit=limit)
@@ -381,7 +381,15 @@ class _Server(FastMCP):
     input schema) worded as one line like graphmem's: the SDK writes pydantic's report, one
     line per field and more."""
 
+    #: Each tool's argument names: the SDK ignores others, so a misspelt ``as_of`` would answer
+    #: as of now instead of refusing.
+    arguments: dict[str, frozenset[str]] = {}
+
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        known = self.arguments.get(name)
+        unknown = sorted(set(arguments or {}) - known) if known is not None else []
+        if unknown:
+            return _refusal(one_line(f"{unknown[0]}: not an argument of {name} (it takes {', '.join(sorted(known))})"))
         try:
             return await super().call_tool(name, arguments, *args, **kwargs)
         except ToolError as exc:
@@ -407,9 +415,11 @@ def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> Fast
     else:  # pragma: no cover - mcp 1.x reports the low-level server's version
         server = _Server(config.name, instructions=instructions)
         server._mcp_server.version = graphmem.__version__
+    server.arguments = {}
     for name, function in vars(MemoryTools).items():
         if hasattr(function, "mcp_tool"):
             annotations, description = function.mcp_tool
+            server.arguments[name] = frozenset(inspect.signature(getattr(tools, name)).parameters)
             server.add_tool(_answering(name, getattr(tools, name)), name=name, description=description,
                             annotations=annotations)
     return server

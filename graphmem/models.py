@@ -510,7 +510,7 @@ class Episode(Model):
 
     id: EpisodeId = Field(default_factory=new_id)
     scope: Scope
-    occurred_at: UTCDatetime
+    occurred_at: WorldTime
     raw: RawText
     channel: Channel = "chat"
     facts: tuple[Fact, ...] = ()
@@ -796,7 +796,10 @@ class SearchRequest(Model):
     during: tuple[UTCDatetime, UTCDatetime] | None = None
     #: A time the question names: a list of units true or told near it, closest first.
     window: tuple[UTCDatetime, UTCDatetime] | None = None
-    k: Annotated[int, Field(ge=1, le=1000)]
+    #: How many best units the fusion and the walk rank, of which the ``kept`` best are
+    #: returned once each gains for the others told in its conversation (``graphmem.fusion.together``).
+    k: Annotated[int, Field(ge=1, le=2000)]
+    keep: Annotated[int, Field(ge=1, le=1000)] | None = None
     #: How deep each list is read before fusion.
     fetch: Annotated[int, Field(ge=1)]
     kinds: tuple[MemoryKind, ...] = ()
@@ -822,6 +825,11 @@ class SearchRequest(Model):
     hops: Annotated[int, Field(ge=0, le=3)] = 0
     frontier: Annotated[int, Field(ge=1)] = 20
     hop_decay: float = 0.5
+
+    @property
+    def kept(self) -> int:
+        """How many units the recall returns: ``keep``, else ``k``."""
+        return min(self.keep or self.k, self.k)
 
     @property
     def depth(self) -> int:

@@ -384,7 +384,8 @@ class KeyStore(Protocol):
 
     def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
         """Take ``subject`` (``TYPE:ID``) out of every key holding it, revoking at ``at`` a
-        non-admin key left with none; the keys changed, as they are now."""
+        non-admin key left with none and dropping its name (which may name the subject); the
+        keys changed, as they are now."""
         ...
 
 
@@ -418,13 +419,15 @@ class MemoryIndex(Protocol):
         ...
 
     def recall(self, request: SearchRequest) -> list[Scored]:
-        """The ``request.k`` best units: the semantic, lexical and named-entity lists (those the
+        """The best units: the semantic, lexical and named-entity lists (those the
         request asks for, each ``request.fetch`` deep), the time list when it names a window,
         and with ``request.words`` the speaker list (the candidates of those lists that someone
         the question names said: a unit whose text has them as a speaker mention, every word
         of the name in ``request.words``; tied), fused by reciprocal rank fusion
         (``graphmem.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
-        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``). The semantic,
+        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``); of those,
+        the ``request.kept`` best once each gains for the others told in its conversation
+        (``graphmem.fusion.together``). The semantic,
         lexical and time lists read ``request.asked`` of those of ``request.names`` that speak
         in a text of the scopes (on Neo4j, found among 1,000 of a name's links: recall/asked).
         One round trip on Neo4j, walk included."""

@@ -1,5 +1,5 @@
 // mode: fragment
-// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, keep, gap, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
@@ -8,8 +8,9 @@
 // the speaker list (which of those candidates someone the question names said);
 // reciprocal rank fusion (ties share a rank: scores within $tie, graphmem.fusion.TIE, are one),
 // the pool best re-scored by their similarity with the question, of which the depth best; up to
-// three hops of a walk from them (graphmem.fusion.walk); the k best units as seen at system
-// time s, with the entry showing them and the path that reached them.
+// three hops of a walk from them (graphmem.fusion.walk); of the k best, each gaining for the
+// others told in its conversation (graphmem.fusion.together), the keep best units as seen at
+// system time s, with the entry showing them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
   WITH n ORDER BY n.score DESC, n.id LIMIT $fetch
@@ -121,6 +122,21 @@ UNWIND [d IN found[0..$k] | d {.*, hop: 0, path: []}] +
 WITH c ORDER BY c.score DESC, c.hop
 WITH c.id AS id, head(collect(c)) AS best
 ORDER BY best.score DESC, id LIMIT $k
+// Conversations: in time order, a unit told less than $gap microseconds after the one before
+// it is told in that one's conversation (a unit with no time is alone); each unit gains
+// $weights.conversation for every other of the k told in its conversation.
+OPTIONAL MATCH (t:Unit {id: id})
+WITH id, best, t.occurred_at.epochMillis * 1000 + t.occurred_at.microsecond % 1000 AS told
+ORDER BY told, id
+WITH collect({id: id, best: best, told: told}) AS rows
+WITH rows, [x IN rows WHERE x.told IS NOT NULL] AS timed
+WITH rows, timed, reduce(l = [], i IN range(0, size(timed) - 1) |
+       l + [CASE WHEN i > 0 AND timed[i].told - timed[i - 1].told < $gap THEN l[i - 1] ELSE i END]) AS labels
+UNWIND rows AS r
+WITH r.id AS id, r.best AS b, head([i IN range(0, size(timed) - 1) WHERE timed[i].id = r.id | labels[i]]) AS mine, labels
+WITH id, b {.*, score: b.score + coalesce($weights.conversation, 0.0)
+                         * CASE WHEN mine IS NULL THEN 0 ELSE size([l IN labels WHERE l = mine]) - 1 END} AS best
+ORDER BY best.score DESC, id LIMIT $keep
 MATCH (u:Unit {id: id})
 MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
 OPTIONAL MATCH (st:Usage {unit_id: id})

@@ -61,7 +61,7 @@ from ..models import (
     words,
 )
 from ..entries import MAX, MIN, micros, near, nearness, spans, unit_text, world_range
-from ..fusion import rrf, similar, walk
+from ..fusion import rrf, similar, together, walk
 from ..mentions import digest, named_in, names_in
 from ..ports import Record
 
@@ -428,8 +428,9 @@ class InMemoryStore:
             changed = []
             for key in [k for k in self._keys.values() if subject in k.subjects]:
                 left = tuple(s for s in key.subjects if s != subject)
-                revoked = key.revoked_at or (at if not left and not key.admin else None)
-                changed.append(key.model_copy(update={"subjects": left, "revoked_at": revoked}))
+                emptied = not left and not key.admin
+                changed.append(key.model_copy(update={"subjects": left, "revoked_at": key.revoked_at or (at if emptied else None),
+                                                      "name": None if emptied else key.name}))
                 self._keys[key.id] = changed[-1]
             return changed
 
@@ -796,7 +797,7 @@ class InMemoryIndex:
             return {} if vector is None else {i: _cosine(vector, vectors[i]) for i in ids if i in vectors}
 
         best = [Scored(unit=by_id[i], score=score, similarity=sim) for i, score, sim in similar(fused, similarity, request)]
-        return walk(request, best, self.hop)
+        return together(walk(request, best, self.hop), request.weights.get("conversation", 0.0), request.kept)
 
     def _speaking(self, request: SearchRequest) -> set[str]:
         """Which of the question's ``names`` speak in a text (unit or episode) of the scopes."""

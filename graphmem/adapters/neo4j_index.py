@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import math
 import time
+from datetime import timedelta
 from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
 from ..entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range
 from ..errors import ConfigurationError, IndexMismatch
-from ..fusion import TIE
+from ..fusion import CONVERSATION_GAP, TIE
 from ..models import (
     AsOf,
     MemoryUnit,
@@ -182,7 +183,8 @@ class Neo4jIndex:
                       **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)}
                          for u in request.unnamed}},
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
-            words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k,
+            words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k, keep=request.kept,
+            gap=CONVERSATION_GAP // timedelta(microseconds=1),
             depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, tie=TIE, weights=request.weights,
             seeds=request.seeds, fanout=request.fanout, hops=request.hops, limit=request.frontier,
             hop_decay=request.hop_decay, prop=vector_property(self.generation),

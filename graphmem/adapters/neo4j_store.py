@@ -969,8 +969,9 @@ def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> A
 
 def _episode(props: dict[str, Any], scope: Scope, derived_ids: Sequence[str] = ()) -> Episode:
     facts = tuple(Fact.model_validate(f, context=STORED) for f in json.loads(props["facts"] or "[]"))
-    return Episode(id=props["id"], scope=scope, occurred_at=to_datetime(props["occurred_at"]), raw=props["raw"],
-                   channel=props["channel"], facts=facts, derived_ids=tuple(derived_ids))
+    return Episode.model_validate({"id": props["id"], "scope": scope, "occurred_at": to_datetime(props["occurred_at"]),
+                                   "raw": props["raw"], "channel": props["channel"], "facts": facts,
+                                   "derived_ids": tuple(derived_ids)}, context=STORED)
 
 
 def _review(props: dict[str, Any]) -> ReviewItem:

@@ -190,8 +190,8 @@ class RecallIn(Body):
 
 class AssembleIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    budget: Optional[int] = Field(None, ge=1, le=MAX_BUDGET, strict=True,
-                                  description="Token budget of the recalled section [default: the policy's].")
+    budget: Optional[int] = Field(None, ge=0, le=MAX_BUDGET, strict=True,
+                                  description="Token budget of the recalled section (0: blocks only) [default: the policy's].")
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0

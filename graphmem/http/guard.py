@@ -61,8 +61,11 @@ class Gate:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
         except asyncio.TimeoutError:
-            future.cancel()  # still in line: it never runs
-            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s",
+            # Still in line: it never runs. Running: it finishes unseen, so say what that means.
+            ran = not future.cancel()
+            more = ("; it runs on and may finish: a write sent again with the same episode ids completes it "
+                    "(what is stored is skipped)" if ran else "; it did not start")
+            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s{more}",
                            {"Retry-After": "1"}) from None
 
     def _done(self, _: object) -> None:

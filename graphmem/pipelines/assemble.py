@@ -29,6 +29,11 @@ RECALL_HEADER = "## recalled"
 RULES_HEADER = "## rules learned"
 #: What a block may not be labelled: the sections the assembly writes itself.
 SECTIONS = frozenset(header.removeprefix("## ") for header in (RECALL_HEADER, RULES_HEADER))
+#: What a subject's blocks may hold together, and a block's description: every assembly
+#: carries them all, so one key could otherwise make each context as large as it liked.
+MAX_BLOCKS = 64
+MAX_RESIDENT_TOKENS = 100_000
+MAX_DESCRIPTION_CHARS = 1_000
 
 #: Each line break, of every kind ``str.splitlines`` knows (a reader may take any as one).
 _BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -68,6 +73,15 @@ class Blocks:
         budget = token_budget or (existing.token_budget if existing else None)
         if budget is None:
             raise InvalidInput(f"block {label!r} is new: give its token budget")
+        others = [b for b in self.store.list_blocks(scope) if existing is None or b.id != existing.id]
+        if existing is None and len(others) >= MAX_BLOCKS:
+            raise InvalidInput(f"{scope} holds {len(others)} blocks, the most a subject may: delete one first")
+        if budget + sum(b.token_budget for b in others) > MAX_RESIDENT_TOKENS:
+            raise InvalidInput(f"block {label!r}: the budgets of {scope}'s blocks would total over "
+                               f"{MAX_RESIDENT_TOKENS} tokens (every context carries them all)")
+        if description is not None and ("\x00" in description or len(description) > MAX_DESCRIPTION_CHARS):
+            raise InvalidInput(f"block {label!r}: a description is text of at most {MAX_DESCRIPTION_CHARS} "
+                               "characters, without NUL")
         value = resident(value)  # stored as the context shows it: its count is what the context spends
         tokens = self.counter.count(value)
         if tokens > budget:

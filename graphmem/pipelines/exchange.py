@@ -50,6 +50,7 @@ from ..models import (
     UTCDatetime,
     Usage,
     WriteBatch,
+    entity_id,
     utcnow,
 )
 from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore
@@ -222,6 +223,33 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     for where, r in plan.records["block"]:
         if labels.setdefault(r.label, where) != where:
             raise InvalidInput(f"{where}: a second block {r.label!r} (first at {labels[r.label]})")
+    return _keyed_by_its_scope(plan)
+
+
+def _keyed_by_its_scope(plan: Plan) -> Plan:
+    """The plan with its entities' ids and each single-valued slot's timeline group keyed as
+    a write to its scope keys them today (``entity_id``, ``Triple.slot``). An export whose scope
+    was edited (a subject moved by hand) or written by a release that normalised names
+    otherwise carries keys no later write computes: a new value would not end the imported
+    one (the slot would hold two), and a name would have two entities."""
+    entities: dict[str, tuple[str, Entity]] = {}
+    for where, e in plan.records["entity"]:
+        entities.setdefault(entity_id(plan.scope, e.name), (where, e.model_copy(update={"id": entity_id(plan.scope, e.name)})))
+    plan.records["entity"] = list(entities.values())
+    moved: dict[str, str] = {}
+    for where, u in plan.records["unit"]:
+        if u.group and u.group.startswith("slot:") and u.triple is not None:
+            slot = "slot:" + u.triple.slot(plan.scope)
+            if moved.setdefault(u.group, slot) != slot:
+                raise InvalidInput(f"{where}: unit {u.id} shares its timeline group with a unit of another slot")
+    moved = {old: new for old, new in moved.items() if old != new}
+    if not moved:
+        return plan
+    plan.records["unit"] = [(w, u.model_copy(update={"group": moved.get(u.group, u.group)}))
+                            for w, u in plan.records["unit"]]
+    plan.records["decision"] = [
+        (w, d.model_copy(update={"event": d.event.model_copy(update={"group": moved[d.event.group]})})
+         if d.event is not None and d.event.group in moved else d) for w, d in plan.records["decision"]]
     return plan
 
 
@@ -241,7 +269,8 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
     """
     scope = plan.scope
     if not force and store.erased(scope):
-        raise Conflict(f"{scope} was erased from this database: import it again only with force (--force)")
+        raise Conflict(f"{scope} was erased from this database: import it again only with force (--force, "
+                       "force=true over HTTP)")
     fresh, skipped = _new(store, plan, batch)
     if progress:
         progress(sum(skipped.values()))

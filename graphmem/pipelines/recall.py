@@ -21,8 +21,8 @@ through the entities the best hits are about.
    units read per entity (hub safety), ``frontier`` the units a hop returns and ``seeds`` the
    units a hop starts from, so a question's work is bounded.
 
-2. The call returns twice the k asked for; each gains for the others of them told in its
-   conversation, and the k best are kept (``graphmem.fusion.together``).
+   Last, the same call reads twice the k asked for, each gains for the others of them told in
+   its conversation, and the k best are kept (``graphmem.fusion.together``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Sequence
 from pydantic import BaseModel
 
 from ..errors import InvalidInput
-from ..fusion import RRF_K, WEIGHTS, together
+from ..fusion import RRF_K, WEIGHTS
 from ..mentions import written
 from ..models import SEEDS, UNNAMED, AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, Unnamed, search_terms, words
 from ..ports import MemoryIndex
@@ -116,7 +116,7 @@ class Recaller:
         names = without_names(text) if mode == "hybrid" else {}
         vectors = self.index.vectors([text, *names.values()]) if mode != "lexical" else None
         return SearchRequest(
-            scopes=tuple(scopes), at=at, k=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
+            scopes=tuple(scopes), at=at, k=2 * k, keep=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
             vector=vectors[0] if vectors else None,
             terms=tuple(search_terms(text)) if mode != "semantic" else None,
             words=tuple(words(text)) if mode == "hybrid" else None,
@@ -144,9 +144,7 @@ class Recaller:
         the question names then ranks, but does not decide visibility)."""
         at = at or AsOf.now()
         window = find_window(query, at.valid)
-        # The index returns twice as many, from the same candidates: ``together`` picks the k.
         request = self.request(query, scopes, k, at, kinds, mode, window, fixed, hops)
-        request = request.model_copy(update={"k": min(1000, 2 * k)})
         scored = self.index.recall(request)
         if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
             # Nothing is true inside the named time. A text is true from when it was told, so
@@ -155,7 +153,6 @@ class Recaller:
             # time only ranks them. Facts stay as they were (none was true then).
             request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
             scored = self.index.recall(request)
-        scored = together(scored, self.weights.get("conversation", 0.0), k)
         recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
         recalled.window = window
         return recalled

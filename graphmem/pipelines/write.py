@@ -758,7 +758,10 @@ class WritePipeline:
         for d in by_id.values():
             if d.event is not None and d.event.kind == "assert" and d.produced_id is None and d.op in (Op.ADD, Op.UPDATE):
                 later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.event, [d])]
-                why = f"retracted later in this write (episode {later[0].episode_id})" if later else "already shown by a current fact"
+                empty = d.event.valid_at is not None and d.event.end == d.event.valid_at
+                why = (f"retracted later in this write (episode {later[0].episode_id})" if later
+                       else "true for no time (it ends as it begins): nothing to show" if empty
+                       else "already shown by a current fact")
                 d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; {why}"})
             final.append(d)
         return units, edges, final + extra

@@ -212,3 +212,19 @@ def test_an_import_cut_short_shows_nothing_truer_than_the_export_and_completes_w
         assert recalled(mem, scope, now) == found
 
     check()
+
+
+def test_an_export_moved_to_another_subject_keeps_one_value_per_slot(mem):
+    # A subject moved by hand: its export with every scope edited, imported under the new one.
+    # A later value must end the imported one, and each name stays one entity.
+    old, new = fresh_scope(), fresh_scope()
+    old_key, new_key = (f"{s.subject_type.value}:{s.subject_id}" for s in (old, new))
+    lives = dict(subject="Alice", predicate="lives_in", single_valued=True)
+    mem.remember("Alice lives in Berlin", old, at=year(2023), facts=[Fact(**lives, object="Berlin")])
+    records = [{**r, "scope": new_key} if r.get("scope") == old_key else r for r in mem.export(old)]
+    mem.forget(old)
+    mem.import_(records)
+    mem.remember("Alice moved to Tokyo", new, at=year(2024), facts=[Fact(**lives, object="Tokyo")])
+    assert [h.unit.content for h in mem.recall("where does Alice live?", new, k=5)
+            if h.unit.triple is not None] == ["Alice lives in Tokyo"]
+    assert sorted(r["name"] for r in mem.export(new) if r["type"] == "entity") == ["Alice", "Berlin", "Tokyo"]

@@ -40,6 +40,24 @@ def test_blocks_through_the_facade(mem):
     assert mem.count_tokens("Be brief.") == 3
 
 
+def test_a_subjects_blocks_are_bounded_together(mem):
+    # every context carries all of a subject's blocks: their number and budgets have a ceiling
+    from graphmem.pipelines.assemble import MAX_BLOCKS, MAX_DESCRIPTION_CHARS, MAX_RESIDENT_TOKENS
+
+    scope = fresh_scope()
+    mem.set_block(scope, "big", "x", token_budget=MAX_RESIDENT_TOKENS - MAX_BLOCKS)
+    for n in range(MAX_BLOCKS - 1):
+        mem.set_block(scope, f"b{n}", "x", token_budget=1)
+    with pytest.raises(InvalidInput, match="blocks, the most a subject may"):
+        mem.set_block(scope, "one more", "x", token_budget=1)
+    with pytest.raises(InvalidInput, match=f"would total over {MAX_RESIDENT_TOKENS} tokens"):
+        mem.set_block(scope, "b0", "x", token_budget=3)
+    mem.set_block(scope, "b0", "y", token_budget=2)  # replacing within the ceiling is fine
+    for description in ("a\x00b", "d" * (MAX_DESCRIPTION_CHARS + 1)):
+        with pytest.raises(InvalidInput, match="description is text of at most"):
+            mem.set_block(scope, "b1", "x", description=description)
+
+
 def test_decisions_and_episodes_through_the_facade(mem):
     scope = fresh_scope()
     ids = [f"e{n}" for n in range(3)]  # episode ids belong to their subject

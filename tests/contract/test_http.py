@@ -135,6 +135,8 @@ def test_write_read_and_audit_round_trip(api):
                                                                                    "recalled_ids", "tokens"}
     stored = api("GET", path(alice, f"/traces/{context['trace']['id']}"), key)
     assert [u["content"] for u in stored["recalled"]] == ["Alice lives in Berlin"]
+    blocks_only = api("POST", path(alice, "/assemble"), key, {"query": "where does Alice live?", "budget": 0})
+    assert blocks_only["trace"]["recalled_ids"] == []  # budget 0: the blocks alone, as on the CLI
 
     entries = api("GET", path(alice, "/history?entity=Alice"), key)["entries"]
     assert [(e["slot"], e["content"]) for e in entries] == [("Alice lives_in", "Alice lives in Paris"),

@@ -78,12 +78,15 @@ def test_forget_takes_the_subject_out_of_keys_and_records_its_actor(mem):
     alice, bob = (f"{s.subject_type.value}:{s.subject_id}" for s in (scope, other))
     mem.remember("I live in Paris.", scope, at=EPOCH, actor="tester",
                  facts=[Fact(subject="Alice", predicate="lives_in", object="Paris", single_valued=True)])
-    only, only_token = mem.create_key([alice])
-    both, both_token = mem.create_key([alice, bob])
+    only, only_token = mem.create_key([alice], name="Alice Smith's phone")
+    both, both_token = mem.create_key([alice, bob], name="the family tablet")
     receipt = mem.forget(scope, actor="tester")
     assert receipt["actor"] == "tester" and receipt["units"] == 1 and receipt["revoked_keys"] == [only.id]
     assert mem.authenticate(only_token) is None
     assert mem.authenticate(both_token).subjects == (bob,)
+    # a key left with no subject keeps nothing an operator wrote about it; one still in use does
+    names = {k.id: k.name for k in mem.keys()}
+    assert (names[only.id], names[both.id]) == (None, "the family tablet")
     assert mem.forget(fresh_scope(), project="p")["revoked_keys"] == []
 
 

@@ -162,3 +162,13 @@ def test_deleting_the_episode_a_restated_fact_first_came_from_leaves_it_one_hit(
         ids = [h.unit.id for h in mem.recall("where does Zed live", s, k=50, as_of=at)]
         assert len(ids) == len(set(ids)), at
     assert cities(mem, s, as_of=d("2006-06-01")) == ["Rome"] and cities(mem, s) == ["Kyiv"]
+
+
+def test_a_fact_true_for_no_time_is_stored_as_nothing_and_its_decision_says_why(mem):
+    """Found by an attacker's trial: the reason said a current fact already showed it."""
+    s = fresh_scope()
+    mem.ingest([Episode(id=f"{s.subject_id}:e1", scope=s, occurred_at=d("2020-01-01"), raw="e1",
+                        facts=(lives("Zed", "Kyiv", "2020-01-01", invalid_at=d("2020-01-01")),))])
+    [decision] = mem.decisions(s)
+    assert decision.op.value == "NOOP" and "true for no time" in decision.reason, decision.reason
+    assert cities(mem, s, as_of=d("2020-01-01")) == []

@@ -1,15 +1,17 @@
 """The walk inside the Neo4j recall statement (recall/fused) ranks as its reference,
-``graphmem.fusion.walk``, composed of the same server's parts: the fused list read alone and
-one ``hop`` statement a hop. Random graphs of facts and mention links, random questions,
+``graphmem.fusion.walk`` then ``together``, composed of the same server's parts: the fused list
+read alone and one ``hop`` statement a hop. Random graphs of facts and mention links, random questions,
 random walk settings."""
 
 from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.fusion import walk
+from graphmem.fusion import together, walk
 from graphmem.models import AsOf, Fact
 from graphmem.pipelines.recall import Recaller
 from tests.conftest import fresh_scope
@@ -22,7 +24,10 @@ WORDS = ["flat", "garden", "boat", "piano", "harbour", "market"]
 
 facts = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(PREDICATES), st.sampled_from(NAMES),
                            st.sampled_from(WORDS)), min_size=3, max_size=14)
-notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(WORDS)), max_size=4)
+#: Free-text notes, each told some multiple of 40 minutes after the facts: chains of them one
+#: conversation (less than an hour apart), others apart.
+notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(WORDS), st.integers(0, 5)), max_size=5)
+TOLD = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
 
 
 
@@ -36,12 +41,15 @@ def row(s):
        fanout=st.sampled_from([2, 50]))
 def test_the_statement_walks_as_the_reference(index_mem, facts, notes, asked, hops, k, seeds, frontier, fanout):
     scope = fresh_scope()
-    index_mem.remember("facts", scope, facts=[Fact(subject=s, predicate=p, object=o, content=f"{s} {p} {o} {w}")
-                                              for s, p, o, w in facts if s != o])
-    for name, word in notes:  # free text: linked by the names it mentions
-        index_mem.remember(f"{name} likes the {word}.", scope, extractor="none")
+    index_mem.remember("facts", scope, at=TOLD, facts=[Fact(subject=s, predicate=p, object=o, content=f"{s} {p} {o} {w}")
+                                                       for s, p, o, w in facts if s != o])
+    for name, word, later in notes:  # free text: linked by the names it mentions
+        index_mem.remember(f"{name} likes the {word}.", scope, at=TOLD + timedelta(minutes=40 * later), extractor="none")
     recaller = Recaller(index_mem.index, seeds=seeds, frontier=frontier, fanout=fanout)
     request = recaller.request(" ".join(asked) + "?", [scope], k, AsOf.now(), (), "hybrid", hops=hops)
-    alone = index_mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth}))
-    reference = walk(request, alone, index_mem.index.hop)
+    # the fused list alone, before any conversation gains: as deep as the walk reads it
+    plain = {**request.weights, "conversation": 0.0}
+    alone = index_mem.index.recall(request.model_copy(update={"hops": 0, "k": request.depth, "keep": request.depth,
+                                                              "weights": plain}))
+    reference = together(walk(request, alone, index_mem.index.hop), request.weights["conversation"], request.kept)
     assert [row(s) for s in index_mem.index.recall(request)] == [row(s) for s in reference]

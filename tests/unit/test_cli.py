@@ -127,6 +127,8 @@ BAD_LINES = {
     "infinite confidence": (lambda s: line(s, facts=[fact(confidence=float("inf"))]), "confidence"),
     "invalid time range": (lambda s: line(s, facts=[fact(valid_at="2024-01-01", invalid_at="2023-01-01")]),
                            "invalid_at is before valid_at"),
+    "told at the end of time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"),
+                                "occurred_at: 9999-12-31T23:59:59.999999Z stands for no end"),
     "garbage time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "yesterday-ish"), "occurred_at"),
     "garbage fact time": (lambda s: line(s, facts=[fact(valid_at="soon")]), "facts.0.valid_at"),
     "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) 'mood'"),

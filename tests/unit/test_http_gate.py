@@ -35,8 +35,10 @@ def test_work_waiting_past_the_timeout_never_runs_and_running_work_finishes():
         with pytest.raises(ApiError) as waited:
             await gate.run(ran.append, "queued")
         assert (waited.value.status, waited.value.code) == (503, "timeout")
-        with pytest.raises(ApiError):
-            await first  # its caller gave up too; the work goes on
+        assert waited.value.message.endswith("it did not start")
+        with pytest.raises(ApiError) as gave_up:
+            await first  # its caller gave up too; the work goes on, and the answer says so
+        assert "it runs on and may finish" in gave_up.value.message
         release.set()
         assert await gate.run(lambda: "next") == "next"  # the slot came back once slow finished
 

@@ -116,6 +116,13 @@ def test_times_as_of_and_history(serve):
     ("remember", {"text": "tea \ud800"}, "text: text holds a lone surrogate (U+D800): not Unicode text"),
     ("recall", {"query": "tea", "subject": "user:al\u200bice"}, "holds the hidden character U+200B"),
     ("no_such_tool", {}, "Unknown tool: no_such_tool"),
+    # no guessing: a misspelt argument, a word for a boolean, a boolean for a number
+    ("recall", {"query": "tea", "asof": "2001-01-01"}, "asof: not an argument of recall (it takes as_of, "),
+    ("forget", {"subject": ALICE, "confirm": "yes"}, "confirm: Input should be a valid boolean"),
+    ("recall", {"query": "tea", "k": True}, "k: Input should be a valid integer"),
+    ("recall", {"query": "tea", "include_shared": 1}, "include_shared: Input should be a valid boolean"),
+    ("remember", {"text": "x", "facts": [{"subject": "A", "predicate": "p", "single_valued": "yes"}]},
+     "facts.0.single_valued: Input should be a valid boolean"),
 ])
 def test_every_refusal_is_one_line(serve, name, arguments, message):
     """The SDK's own refusals (arguments against the tool's schema, an unknown tool) are worded

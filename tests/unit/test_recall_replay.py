@@ -40,7 +40,7 @@ def memory() -> GraphMem:
 
 
 MEM = memory()
-NAMES = ("semantic", "lexical", "entities", "time", "speaker", "paths", "similarity")
+NAMES = ("semantic", "lexical", "entities", "time", "speaker", "paths", "similarity", "conversation")
 
 
 @settings(max_examples=40, deadline=None)
