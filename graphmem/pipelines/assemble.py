@@ -63,7 +63,8 @@ class Blocks:
         """Create or replace a block. A read-only block (writable=false) changes only with
         ``admin=True`` (the admin CLI's explicit flag). A value over budget is refused, or
         truncated to the budget when ``truncate`` is asked — never stored over budget."""
-        section = one_line(label).casefold()  # as a reader takes the heading it makes
+        # As a reader takes the heading it makes: "## ## recalled" reads as the recalled section.
+        section = one_line(label).lstrip("# ").casefold()
         if section in SECTIONS:
             raise InvalidInput(f"block label {label!r} names the context's {section!r} section: choose another label")
         existing = self.store.get_block(scope, label)

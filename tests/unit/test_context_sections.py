@@ -87,6 +87,7 @@ def test_a_value_stored_as_it_was_is_shown_within_its_budget_and_starts_no_headi
     ("rules learned", "names the context's 'rules learned' section"),
     (" Rules  Learned", "names the context's 'rules learned' section"),
     ("RECALLED", "names the context's 'recalled' section"),
+    ("## recalled", "names the context's 'recalled' section"),  # would render "## ## recalled"
 ])
 def test_block_labels_are_plain_names_of_no_section(label, why):
     mem, scope = fresh_mem(), fresh_scope()
