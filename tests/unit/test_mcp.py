@@ -120,6 +120,7 @@ def test_times_as_of_and_history(serve):
     ("recall", {"query": "tea", "asof": "2001-01-01"}, "asof: not an argument of recall (it takes as_of, "),
     ("forget", {"subject": ALICE, "confirm": "yes"}, "confirm: Input should be a valid boolean"),
     ("recall", {"query": "tea", "k": True}, "k: Input should be a valid integer"),
+    ("recall", {"query": "tea", "k": "5"}, "k: Input should be a valid integer"),
     ("recall", {"query": "tea", "include_shared": 1}, "include_shared: Input should be a valid boolean"),
     ("remember", {"text": "x", "facts": [{"subject": "A", "predicate": "p", "single_valued": "yes"}]},
      "facts.0.single_valued: Input should be a valid boolean"),
