@@ -80,14 +80,15 @@ def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(ru
         return put(episodes)
 
     monkeypatch.setattr(mem.store, "put_episodes", stopped_at_the_second_write)
+    # (a run started in the background has SIGINT ignored: as they were is not the defaults)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     result = run("ingest", path, "--batch", "25", "--json")
     doc = as_json(result, code=130)
     assert doc["episodes"] == 25 and [f["line"] for f in doc["failed"]] == list(range(26, 61))
     assert result.stderr.splitlines() == [
         "stopping after the write committing (again to stop at once)",
         f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of {path}; re-run to complete)"]
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # as they were
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert {sig: signal.getsignal(sig) for sig in before} == before  # as they were
     monkeypatch.undo()
     assert as_json(run("ingest", path, "--json"))["episodes"] == 60
     assert len(mem.decisions(scope, limit=100)) == 60
