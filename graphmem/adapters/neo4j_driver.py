@@ -190,7 +190,10 @@ class Neo4jConnection:
             self._refused = ("refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): "
                              "correct them")
         elif local := local_password(settings.neo4j_uri, settings.home):
-            user, password = "neo4j", local  # a server from `graphmem db start` keeps it there
+            if user != "neo4j":  # the file holds the neo4j user's password, nobody else's
+                raise ConfigurationError(f"NEO4J_USER is {user} but no password is given: {kept} holds the "
+                                         "neo4j user's; set NEO4J_PASSWORD too, or leave NEO4J_USER unset")
+            password = local  # a server from `graphmem db start` keeps it there
             self._refused = f"refused the password in {kept} {elsewhere}"
             # That server runs as this user: the password goes to no other user's listener.
             resolver = own_port

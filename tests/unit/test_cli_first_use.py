@@ -18,7 +18,7 @@ from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
 from graphmem.config import Settings
-from graphmem.errors import BackendError, InvalidInput
+from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.embed import HashingEmbedder
 from graphmem.extract.llm import LLMExtractor
 from graphmem.extract.rule import RuleExtractor
@@ -345,3 +345,20 @@ def test_a_bad_subject_is_named_before_any_connection():
     assert result.exit_code == 2
     assert one_error_line(result).startswith("error: Invalid value for '--subject'")
     assert "is not TYPE:ID" in one_error_line(result)
+
+
+def test_a_user_other_than_neo4j_is_not_sent_the_local_servers_password(tmp_path):
+    """The instance's password file is the neo4j user's: NEO4J_USER=bob with no password of
+    its own is refused, naming what to set, instead of connecting as neo4j unannounced."""
+    from graphmem.adapters.neo4j_driver import Neo4jConnection
+
+    home = tmp_path / "home"
+    kept = home / "instances" / "7755" / "password"
+    kept.parent.mkdir(parents=True, mode=0o700)
+    home.chmod(0o700), (home / "instances").chmod(0o700)
+    kept.write_text("secret\n")
+    kept.chmod(0o600)
+    settings = Settings(neo4j_uri="bolt://127.0.0.1:7755", home=home, neo4j_user="bob")
+    with pytest.raises(ConfigurationError, match="NEO4J_USER is bob but no password is given"):
+        Neo4jConnection(settings)
+    Neo4jConnection(settings.model_copy(update={"neo4j_user": "neo4j"})).close()  # the file's own user
