@@ -128,10 +128,10 @@ def walk(request: SearchRequest, found: Sequence[Scored],
 
 
 def together(found: Sequence[Scored], weight: float, k: int) -> list[Scored]:
-    """The ``k`` best of ``found`` (a recall's best units: ``SearchRequest.k``, twice what it
-    returns, ``kept``) once
-    each adds ``weight`` for every other of them told in the same conversation: episodes told
-    less than ``CONVERSATION_GAP`` apart, one after another (a unit with no time is alone).
+    """The ``k`` best of ``found`` (a recall's ``SearchRequest.k`` best units, twice the
+    ``kept`` it returns) once each adds ``weight`` for every other of them told in the same
+    conversation: episodes told less than ``CONVERSATION_GAP`` apart, one after another (a unit
+    with no time is alone).
     Evidence clusters: what a question asks about was mostly said in the conversations its best
     hits come from, so a hit whose conversation holds several of the best rises above a lone
     one. Units all told at once (one document, one import) gain alike, so their order stands.

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import timedelta
 from collections import OrderedDict
+from datetime import timedelta
 from typing import Callable, Sequence
 
 from ..cypher import Query, load
