@@ -383,7 +383,7 @@ class _Server(FastMCP):
 
     #: Each tool's argument names: the SDK ignores others, so a misspelt ``as_of`` would answer
     #: as of now instead of refusing.
-    arguments: dict[str, frozenset[str]] = {}
+    arguments: dict[str, frozenset[str]]  # set by build_server
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         known = self.arguments.get(name)

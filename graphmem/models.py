@@ -75,7 +75,9 @@ def _unicode(value: str) -> str:
     return value
 
 
-def _clean_text(limit: int, blank: bool = False):
+def clean_text(limit: int, blank: bool = False):
+    """A check of text a user gives: Unicode without NUL, at most ``limit`` characters, not
+    blank unless ``blank``; raises ValueError naming what is wrong."""
     def check(value: str) -> str:
         _unicode(value)
         if "\x00" in value:
@@ -110,7 +112,7 @@ def normal_name(value: str) -> str:
     hidden = _hidden(value)
     if hidden:
         raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): not allowed in a name")
-    return _clean_text(MAX_SUBJECT_CHARS)(value)
+    return clean_text(MAX_SUBJECT_CHARS)(value)
 
 
 #: What shows as nothing, or as a blank where none is expected: ``_hidden``'s controls, format
@@ -133,7 +135,7 @@ def _visible(limit: int, what: str, blank: bool = False):
     def check(value: str, info: ValidationInfo) -> str:
         if not (info.context or {}).get("stored"):
             _shown(value, what)
-        return _clean_text(limit, blank=blank)(value)
+        return clean_text(limit, blank=blank)(value)
 
     return check
 
@@ -165,7 +167,7 @@ def _identifier(value: str) -> str:
     hidden = _hidden(value)
     if hidden:
         raise ValueError(f"holds the hidden character {hidden} (control, format or undecodable): not allowed in an id")
-    return _clean_text(MAX_EPISODE_ID_CHARS)(value)
+    return clean_text(MAX_EPISODE_ID_CHARS)(value)
 
 
 def _valid_before_invalid(record):
@@ -187,9 +189,9 @@ def _before_the_end(value: datetime | None, info: ValidationInfo) -> datetime | 
 
 
 WorldTime = Annotated[UTCDatetime, AfterValidator(_before_the_end)]
-Content = Annotated[str, AfterValidator(_clean_text(MAX_CONTENT_CHARS))]
-RawText = Annotated[str, AfterValidator(_clean_text(MAX_RAW_CHARS))]
-Reason = Annotated[str, AfterValidator(_clean_text(2_000))]
+Content = Annotated[str, AfterValidator(clean_text(MAX_CONTENT_CHARS))]
+RawText = Annotated[str, AfterValidator(clean_text(MAX_RAW_CHARS))]
+Reason = Annotated[str, AfterValidator(clean_text(2_000))]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Name = Annotated[str, AfterValidator(normal_name)]
 EpisodeId = Annotated[str, AfterValidator(_identifier)]
@@ -312,9 +314,9 @@ class TemporalMeta(Model):
 class Triple(Model):
     """The graph shape of a fact: it links a subject entity to an object entity."""
 
-    subject: Annotated[str, AfterValidator(_clean_text(500))]
-    predicate: Annotated[str, AfterValidator(_clean_text(200))]
-    object: Annotated[str, AfterValidator(_clean_text(500))] | None = None
+    subject: Annotated[str, AfterValidator(clean_text(500))]
+    predicate: Annotated[str, AfterValidator(clean_text(200))]
+    object: Annotated[str, AfterValidator(clean_text(500))] | None = None
     single_valued: bool = False
 
     def slot(self, scope: "Scope") -> str:

@@ -125,19 +125,20 @@ ORDER BY best.score DESC, id LIMIT $k
 // Conversations: in time order, a unit told less than $gap microseconds after the one before
 // it is told in that one's conversation (a unit with no time is alone); each unit gains
 // $weights.conversation for every other of the k told in its conversation.
-OPTIONAL MATCH (t:Unit {id: id})
-WITH id, best, t.occurred_at.epochMillis * 1000 + t.occurred_at.microsecond % 1000 AS told
+// The unit found here is the one returned: it is looked up once.
+MATCH (u:Unit {id: id})
+WITH id, best, u, u.occurred_at.epochMillis * 1000 + u.occurred_at.microsecond % 1000 AS told
 ORDER BY told, id
-WITH collect({id: id, best: best, told: told}) AS rows
+WITH collect({id: id, best: best, u: u, told: told}) AS rows
 WITH rows, [x IN rows WHERE x.told IS NOT NULL] AS timed
 WITH rows, timed, reduce(l = [], i IN range(0, size(timed) - 1) |
        l + [CASE WHEN i > 0 AND timed[i].told - timed[i - 1].told < $gap THEN l[i - 1] ELSE i END]) AS labels
 UNWIND rows AS r
-WITH r.id AS id, r.best AS b, head([i IN range(0, size(timed) - 1) WHERE timed[i].id = r.id | labels[i]]) AS mine, labels
-WITH id, b {.*, score: b.score + coalesce($weights.conversation, 0.0)
-                         * CASE WHEN mine IS NULL THEN 0 ELSE size([l IN labels WHERE l = mine]) - 1 END} AS best
+WITH r.id AS id, r.u AS u, r.best AS b,
+     head([i IN range(0, size(timed) - 1) WHERE timed[i].id = r.id | labels[i]]) AS mine, labels
+WITH id, u, b {.*, score: b.score + coalesce($weights.conversation, 0.0)
+                            * CASE WHEN mine IS NULL THEN 0 ELSE size([l IN labels WHERE l = mine]) - 1 END} AS best
 ORDER BY best.score DESC, id LIMIT $keep
-MATCH (u:Unit {id: id})
 MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
 OPTIONAL MATCH (st:Usage {unit_id: id})
 RETURN best.score AS score, best.hop AS hop, best.sim AS similarity,

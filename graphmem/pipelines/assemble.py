@@ -18,7 +18,8 @@ from typing import Protocol, Sequence
 
 from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
 from ..models import (
-    MAX_CONTENT_CHARS, AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, utcnow,
+    MAX_CONTENT_CHARS, AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, clean_text,
+    utcnow,
 )
 from ..policy import RECALL_BUDGET
 from ..ports import AuditStore, BlockStore, MemoryPolicy, TokenCounter, UnitStore
@@ -67,6 +68,12 @@ class Blocks:
         section = one_line(label).lstrip("# ").casefold()
         if section in SECTIONS:
             raise InvalidInput(f"block label {label!r} names the context's {section!r} section: choose another label")
+        if description is not None:
+            try:
+                clean_text(MAX_DESCRIPTION_CHARS, blank=True)(description)
+            except ValueError as exc:
+                raise InvalidInput(f"block {label!r}: a description is text of at most {MAX_DESCRIPTION_CHARS} "
+                                   f"characters, without NUL ({exc})") from None
         existing = self.store.get_block(scope, label)
         _changeable(existing, admin)
         if token_budget is not None and token_budget < 1:
@@ -80,9 +87,6 @@ class Blocks:
         if budget + sum(b.token_budget for b in others) > MAX_RESIDENT_TOKENS:
             raise InvalidInput(f"block {label!r}: the budgets of {scope}'s blocks would total over "
                                f"{MAX_RESIDENT_TOKENS} tokens (every context carries them all)")
-        if description is not None and ("\x00" in description or len(description) > MAX_DESCRIPTION_CHARS):
-            raise InvalidInput(f"block {label!r}: a description is text of at most {MAX_DESCRIPTION_CHARS} "
-                               "characters, without NUL")
         value = resident(value)  # stored as the context shows it: its count is what the context spends
         tokens = self.counter.count(value)
         if tokens > budget:

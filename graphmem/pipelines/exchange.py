@@ -234,7 +234,8 @@ def _keyed_by_its_scope(plan: Plan) -> Plan:
     one (the slot would hold two), and a name would have two entities."""
     entities: dict[str, tuple[str, Entity]] = {}
     for where, e in plan.records["entity"]:
-        entities.setdefault(entity_id(plan.scope, e.name), (where, e.model_copy(update={"id": entity_id(plan.scope, e.name)})))
+        key = entity_id(plan.scope, e.name)
+        entities.setdefault(key, (where, e.model_copy(update={"id": key})))
     plan.records["entity"] = list(entities.values())
     moved: dict[str, str] = {}
     for where, u in plan.records["unit"]:
