@@ -15,7 +15,7 @@ import uuid
 from functools import lru_cache
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Annotated, Callable, Collection, Iterable, Literal, Mapping, get_args
+from typing import Annotated, Any, Callable, Collection, Iterable, Literal, Mapping, get_args
 
 import regex
 from pydantic import (
@@ -434,6 +434,9 @@ class WriteBatch(Model):
     #: The earlier texts naming ``anchors``, found while planning; a commit searches itself
     #: when there are none or they no longer stand (``TextsRead.stands``).
     texts_read: TextsRead | None = None
+    #: What a store made ready for this batch's commit ahead of it (``UnitStore.stage``),
+    #: opaque to all else (not dumped, not shown).
+    staged: Any = Field(default=None, exclude=True, repr=False)
 
     @property
     def texts_key(self) -> str | None:

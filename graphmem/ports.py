@@ -200,6 +200,14 @@ class TimelineStore(Protocol):
         """The decisions of these episodes that entered a timeline log, oldest first."""
         ...
 
+    def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
+        """``batch`` with what this store does for its commit outside the commit's transaction
+        (shaping its rows) done now, in the caller's thread (``WriteBatch.staged``): a write
+        stages a batch while the one before commits. Committing the result is committing
+        ``batch``; a copy of it with other units, decisions, invalidations, vectors, names or
+        texts is shaped again by the commit."""
+        ...
+
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         """Atomically store units, decisions (linked to their episode, target and product),
         invalidation edges and review items, after checking the batch's guards (``Conflict``

@@ -141,6 +141,9 @@ class InMemoryStore:
             decided = {d.episode_id for d in self._state.decisions.values() if d.scope == scope}
             return {i for i in ids if i in decided}
 
+    def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
+        return batch  # nothing to shape: a commit here is a copy under a lock
+
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         with self._lock:
             state = self._state

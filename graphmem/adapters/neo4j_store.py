@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Collection, Iterable, Mapping, Sequence
@@ -364,6 +365,59 @@ def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | No
             for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)]
 
 
+@dataclass(frozen=True)
+class _Shaped:
+    """A batch's commit parameters, shaped outside its transaction (``Neo4jStore.stage``), and
+    the records they were shaped from: a copy of the batch with other records is shaped again
+    (compared by identity: a copy with other mention links keeps these)."""
+
+    source: tuple[Any, ...]
+    units: dict[str, list[dict[str, Any]]]
+    decisions: list[dict[str, Any]]
+    invalidations: list[dict[str, Any]]
+    guards: list[dict[str, Any]]
+    #: The search entries of new units that no invalidation of the batch ends.
+    entries: list[dict[str, Any]]
+    #: Among ``texts_read``, the units and episodes naming ``anchors`` (``Neo4jStore._earlier``).
+    earlier: tuple[tuple[Any, ...], tuple[Named, Named]] | None
+
+    @staticmethod
+    def _source(batch: WriteBatch) -> tuple[Any, ...]:
+        return batch.units, batch.decisions, batch.invalidations, batch.vectors, batch.guards
+
+    def fits(self, batch: WriteBatch) -> bool:
+        return all(a is b for a, b in zip(self.source, self._source(batch)))
+
+    @classmethod
+    def of(cls, batch: WriteBatch) -> _Shaped:
+        """The batch's parameters: those it was staged with while they fit it, else shaped now."""
+        staged = batch.staged
+        return staged if isinstance(staged, cls) and staged.fits(batch) else cls.shape(batch, earlier=False)
+
+    @classmethod
+    def shape(cls, batch: WriteBatch, earlier: bool) -> _Shaped:
+        touched = {i.unit_id for i in batch.invalidations}
+        read = batch.texts_read
+        return cls(
+            source=cls._source(batch),
+            units=unit_rows(batch.units),
+            decisions=[decision_row(d) for d in batch.decisions],
+            invalidations=[invalidation_row(i) for i in batch.invalidations],
+            guards=[{"group": g, "version": v} for g, v in sorted(batch.guards.items())],
+            entries=[row for u in batch.units if u.id not in touched
+                     for row in unit_entries(u, [], batch.vectors.get(u.id), False)],
+            earlier=((batch.anchors, read), (named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)))
+            if earlier and batch.anchors and read else None,
+        )
+
+    def named(self, batch: WriteBatch) -> tuple[Named, Named] | None:
+        """The earlier units and episodes naming the batch's names, when found among the texts
+        it has now (``batch.texts_read`` as it was staged)."""
+        if self.earlier is None or self.earlier[0][0] is not batch.anchors or self.earlier[0][1] is not batch.texts_read:
+            return None
+        return self.earlier[1]
+
+
 def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
     """The property the live entries keep their vectors in, read in the writing transaction;
     None before any index exists. A batch embedded with another model than the live one is
@@ -431,15 +485,19 @@ class Neo4jStore:
         return {r["id"] for r in rows}
 
     # -- writes ---------------------------------------------------------------------------
+    def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
+        if isinstance(batch.staged, _Shaped) and batch.staged.fits(batch):
+            return batch
+        return batch.model_copy(update={"staged": _Shaped.shape(batch, earlier=True)})
+
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         for record in (*batch.units, *batch.decisions, *batch.reviews):
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
-        units = unit_rows(batch.units)
-        decisions = [decision_row(d) for d in batch.decisions]
-        invalidations = [invalidation_row(i) for i in batch.invalidations]
-        guards = [{"group": g, "version": v} for g, v in sorted(batch.guards.items())]
+        shaped = _Shaped.of(batch)
+        batch = batch.model_copy(update={"staged": shaped})
+        guards = shaped.guards
 
         def work(tx: ManagedTransaction) -> None:
             # A retried attempt after a lost acknowledgement finds its own commit key and stops.
@@ -452,7 +510,7 @@ class Neo4jStore:
                 stale = run(tx, "store/check_guards", scope=scope.key, guards=guards)[0]["stale"]
                 if stale:
                     raise Conflict(f"{stale} guarded group(s) changed since read; re-plan the write")
-            self._apply(tx, scope, units, decisions, invalidations, held)
+            self._apply(tx, scope, held)
 
         self.conn.write_tx(work, what="commit")
 
@@ -472,20 +530,19 @@ class Neo4jStore:
                           lambda texts: Neo4jStore._known_names(tx, scope, texts))
 
     @staticmethod
-    def _apply(tx: ManagedTransaction, scope: Scope, units: dict[str, list[dict[str, Any]]] | None, decisions: list,
-               invalidations: list, batch: WriteBatch, entries: bool = True) -> None:
+    def _apply(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, entries: bool = True) -> None:
         """The creating part of a commit: units, decisions, reviews, edges, unarchived units,
         and (unless the caller recomputes them) the search entries they change."""
+        shaped = _Shaped.of(batch)
+        units, decisions, invalidations = shaped.units, shaped.decisions, shaped.invalidations
         # Before any index exists there is no vector property: entries carry no vector then.
         prop = (_layout(tx, batch) or vector_property(1)) if entries else None
         touched = {i.unit_id for i in batch.invalidations}
-        earlier = Neo4jStore._earlier(tx, scope, batch)  # before this batch's texts are searchable
-        if units and units["rows"]:
+        earlier = Neo4jStore._earlier(tx, scope, batch, shaped)  # before this batch's texts are searchable
+        if units["rows"]:
             run(tx, "store/create_units", **units)
-            fresh = [row for u in batch.units if u.id not in touched
-                     for row in unit_entries(u, [], batch.vectors.get(u.id), False)]
-            if prop is not None and fresh:
-                run(tx, "entries/create_entries", rows=fresh, prop=prop)
+            if prop is not None and shaped.entries:
+                run(tx, "entries/create_entries", rows=shaped.entries, prop=prop)
         if decisions:
             linked = run(tx, "store/create_decisions", rows=decisions, scope=scope.key)[0]
             if linked["gone"]:
@@ -506,12 +563,15 @@ class Neo4jStore:
         Neo4jStore._mention(tx, scope, batch, earlier)
 
     @staticmethod
-    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch) -> tuple[Named, Named]:
+    def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, shaped: _Shaped) -> tuple[Named, Named]:
         """Stored units and episodes that name what the batch makes known, with those names:
-        among the texts its plan found, when they stand (``WriteBatch.held``), else as a search
-        finds them now."""
+        among the texts its plan found, when they stand (``WriteBatch.held``; found there when
+        it was staged), else as a search finds them now."""
         if not batch.anchors:
             return {}, {}
+        staged = shaped.named(batch)
+        if staged is not None:
+            return staged
         read = batch.texts_read or Neo4jStore._texts_naming(tx, scope, batch.anchors)
         return named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)
 
@@ -702,10 +762,7 @@ class Neo4jStore:
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
         """Delete an episode, its units and decisions, and apply the timeline ``rewrite`` that
         re-derives what they changed, in one transaction; None when not in the scope."""
-        add = rewrite.add
-        units = unit_rows(add.units)
-        decisions = [decision_row(d) for d in add.decisions]
-        invalidations = [invalidation_row(i) for i in add.invalidations]
+        add = self.stage(rewrite.add, scope)
 
         def work(tx: ManagedTransaction) -> Deletion | None:
             texts_changed(tx, [scope])
@@ -721,7 +778,7 @@ class Neo4jStore:
             record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
                                                  "decisions": rows[0]["decisions"]})
             run(tx, "store/put_deletion", props=deletion_props(record))
-            self._apply(tx, scope, units, decisions, invalidations, add, entries=False)
+            self._apply(tx, scope, add, entries=False)
             prop = _layout(tx, add) or vector_property(1)
             self._respan(tx, scope, [*rewrite.respan, *(u.id for u in add.units)], add.vectors, prop)
             if named:
@@ -878,12 +935,11 @@ class Neo4jStore:
         if kind == "episode":
             self._put_episodes(tx, records)
             if not with_units:
-                self._apply(tx, scope, None, [], [], derived)  # the entities they name
+                self._apply(tx, scope, derived)  # the entities they name
         elif kind == "unit":
-            self._apply(tx, scope, unit_rows(records), [], [], derived.model_copy(update={"units": tuple(records)}))
+            self._apply(tx, scope, derived.model_copy(update={"units": tuple(records)}))
         elif kind == "invalidation":
-            self._apply(tx, scope, None, [], [invalidation_row(i) for i in records],
-                        WriteBatch(invalidations=tuple(records), vectors=derived.vectors))
+            self._apply(tx, scope, WriteBatch(invalidations=tuple(records), vectors=derived.vectors))
         elif kind == "decision":
             # A decision may name a unit that is gone (deleted with its episode): its link
             # is left out here as it was where the decision comes from.

@@ -307,6 +307,8 @@ class _Committer:
             self.pending = (w, None)
             return
         self.executor = self.executor or ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit")
+        # Shaped here, while the commit before runs: the commit thread is the write's critical path.
+        w.batch = self.pipeline.store.stage(w.batch, w.scope)
         self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope, w.relink))
 
     def close(self) -> None:

@@ -81,6 +81,23 @@ def test_unit_written_once(store, scope):
     assert store.get_unit(u.id, scope).content == "Alice likes tea"
 
 
+def made(scope, u: MemoryUnit) -> Decision:
+    return decision(scope, Op.ADD).model_copy(update={"produced_id": u.id})
+
+
+def test_a_staged_batch_commits_what_it_holds_and_a_copy_with_other_records_is_shaped_again(store, scope):
+    """``stage`` shapes a commit ahead of it (a write stages the next batch while one commits).
+    A copy of the staged batch with other units and decisions commits those, not what was
+    staged; the staged batch itself then commits its own."""
+    first, other = unit(scope, "Alice likes tea"), unit(scope, "Alice likes coffee")
+    staged = store.stage(WriteBatch(units=(first,), decisions=(made(scope, first),)), scope)
+    store.commit(staged.model_copy(update={"units": (other,), "decisions": (made(scope, other),)}), scope)
+    assert [u.content for u in store.list_units(scope, UnitFilter())] == ["Alice likes coffee"]
+    store.commit(staged, scope)
+    assert sorted(u.content for u in store.list_units(scope, UnitFilter())) == ["Alice likes coffee", "Alice likes tea"]
+    assert {d.produced_id for d in store.list_decisions(scope)} == {first.id, other.id}
+
+
 def test_invalidation_is_an_edge_and_visibility_follows_both_axes(store, scope):
     old = unit(scope, "Alice lives in Paris", created=day(0), valid=day(0))
     new = unit(scope, "Alice lives in Berlin", created=day(10), valid=day(5))

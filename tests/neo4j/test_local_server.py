@@ -697,6 +697,14 @@ def test_conf_is_locked_down(tmp_path: Path) -> None:
         assert line in lines
     command = server.java_command("java")
     assert "-Xmx2g" in command and f"--home-dir={server.instance_dir}" in command
+    assert "-XX:G1HeapRegionSize=4m" in command
+
+
+@pytest.mark.parametrize(("heap", "mb"), [("256m", 4), ("2g", 4), ("8g", 4), ("9g", 4), ("16g", 8), ("48g", 16),
+                                          ("64g", 32), ("500g", 32), ("3000000k", 4)])
+def test_the_g1_region_is_g1s_own_choice_but_never_under_4_mb(heap: str, mb: int) -> None:
+    # G1 picks heap/2048 rounded down to a power of two, from 1 to 32 MB (JDK 17 to 25).
+    assert local.g1_region_mb(heap) == mb
 
 
 def test_bad_sizes_are_rejected() -> None:
