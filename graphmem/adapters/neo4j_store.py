@@ -368,8 +368,8 @@ def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | No
 @dataclass(frozen=True)
 class _Shaped:
     """A batch's commit parameters, shaped outside its transaction (``Neo4jStore.stage``), and
-    the records they were shaped from: a copy of the batch with other records is shaped again
-    (compared by identity: a copy with other mention links keeps these)."""
+    what they were shaped from: a copy of the batch with other records, names or texts (compared
+    by identity) is shaped again."""
 
     source: tuple[Any, ...]
     units: dict[str, list[dict[str, Any]]]
@@ -379,43 +379,32 @@ class _Shaped:
     #: The search entries of new units that no invalidation of the batch ends.
     entries: list[dict[str, Any]]
     #: Among ``texts_read``, the units and episodes naming ``anchors`` (``Neo4jStore._earlier``).
-    earlier: tuple[tuple[Any, ...], tuple[Named, Named]] | None
+    earlier: tuple[Named, Named] | None
 
     @staticmethod
     def _source(batch: WriteBatch) -> tuple[Any, ...]:
-        return batch.units, batch.decisions, batch.invalidations, batch.vectors, batch.guards
-
-    def fits(self, batch: WriteBatch) -> bool:
-        return all(a is b for a, b in zip(self.source, self._source(batch)))
+        return (batch.units, batch.decisions, batch.invalidations, batch.vectors, batch.guards, batch.anchors,
+                batch.texts_read)
 
     @classmethod
     def of(cls, batch: WriteBatch) -> _Shaped:
         """The batch's parameters: those it was staged with while they fit it, else shaped now."""
-        staged = batch.staged
-        return staged if isinstance(staged, cls) and staged.fits(batch) else cls.shape(batch, earlier=False)
-
-    @classmethod
-    def shape(cls, batch: WriteBatch, earlier: bool) -> _Shaped:
+        staged, source = batch.staged, cls._source(batch)
+        if isinstance(staged, cls) and all(a is b for a, b in zip(staged.source, source)):
+            return staged
         touched = {i.unit_id for i in batch.invalidations}
         read = batch.texts_read
         return cls(
-            source=cls._source(batch),
+            source=source,
             units=unit_rows(batch.units),
             decisions=[decision_row(d) for d in batch.decisions],
             invalidations=[invalidation_row(i) for i in batch.invalidations],
             guards=[{"group": g, "version": v} for g, v in sorted(batch.guards.items())],
             entries=[row for u in batch.units if u.id not in touched
                      for row in unit_entries(u, [], batch.vectors.get(u.id), False)],
-            earlier=((batch.anchors, read), (named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)))
-            if earlier and batch.anchors and read else None,
+            earlier=(named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes))
+            if batch.anchors and read else None,
         )
-
-    def named(self, batch: WriteBatch) -> tuple[Named, Named] | None:
-        """The earlier units and episodes naming the batch's names, when found among the texts
-        it has now (``batch.texts_read`` as it was staged)."""
-        if self.earlier is None or self.earlier[0][0] is not batch.anchors or self.earlier[0][1] is not batch.texts_read:
-            return None
-        return self.earlier[1]
 
 
 def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
@@ -486,18 +475,16 @@ class Neo4jStore:
 
     # -- writes ---------------------------------------------------------------------------
     def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
-        if isinstance(batch.staged, _Shaped) and batch.staged.fits(batch):
-            return batch
-        return batch.model_copy(update={"staged": _Shaped.shape(batch, earlier=True)})
+        shaped = _Shaped.of(batch)
+        return batch if shaped is batch.staged else batch.model_copy(update={"staged": shaped})
 
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
         for record in (*batch.units, *batch.decisions, *batch.reviews):
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
-        shaped = _Shaped.of(batch)
-        batch = batch.model_copy(update={"staged": shaped})
-        guards = shaped.guards
+        batch = self.stage(batch, scope)
+        guards = batch.staged.guards
 
         def work(tx: ManagedTransaction) -> None:
             # A retried attempt after a lost acknowledgement finds its own commit key and stops.
@@ -565,14 +552,13 @@ class Neo4jStore:
     @staticmethod
     def _earlier(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, shaped: _Shaped) -> tuple[Named, Named]:
         """Stored units and episodes that name what the batch makes known, with those names:
-        among the texts its plan found, when they stand (``WriteBatch.held``; found there when
-        it was staged), else as a search finds them now."""
+        among the texts its plan found, when they stand (``WriteBatch.held``; ``_Shaped``), else
+        as a search finds them now."""
         if not batch.anchors:
             return {}, {}
-        staged = shaped.named(batch)
-        if staged is not None:
-            return staged
-        read = batch.texts_read or Neo4jStore._texts_naming(tx, scope, batch.anchors)
+        if shaped.earlier is not None:
+            return shaped.earlier
+        read = Neo4jStore._texts_naming(tx, scope, batch.anchors)
         return named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)
 
     @staticmethod
