@@ -110,6 +110,10 @@ class Settings(LocalServerSettings):
         description="empty: the local server's password file, else no auth",
     )
     neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
+    neo4j_retry_seconds: float = Field(
+        30.0, ge=0, allow_inf_nan=False,
+        description="how long a transaction retries transient failures (a leader switch, a brief outage) before it fails",
+    )
 
     embedder: Literal["minilm", "hashing", "openai"] = "minilm"
     openai_base_url: str | None = Field(None, validation_alias=_named("openai_base_url"))

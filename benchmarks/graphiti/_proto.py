@@ -95,6 +95,15 @@ def read_facts(path: str) -> list[dict]:
     return [json.loads(line) for line in open(path, encoding="utf-8")]
 
 
+OCCURRED = datetime(2024, 1, 1, tzinfo=timezone.utc)  # when every fact's episode was told
+
+
+def episode_text(fact: dict) -> str:
+    """The episode a fact comes from, as both systems store it (its provenance)."""
+    until = f" to {fact['b']}" if fact["b"] is not None else ""
+    return f"{fact['s']} played for {fact['o']} from {fact['a']}{until}"
+
+
 def years(fact: dict) -> tuple[datetime, datetime | None]:
     """valid_at = 1 Jan of the first year; invalid_at = 1 Jan after the last year (None: open)."""
     valid = datetime(fact["a"], 1, 1, tzinfo=timezone.utc)

@@ -13,8 +13,10 @@ What it does (issue 7):
    invalid 1 Jan after the last), adds generated players/clubs with consecutive careers (so each
    (player, year) has one right club; some last careers are still open: "current" facts) up to
    each scale; embeds every text once (cached .npy) and gives both systems the same vectors;
-4. ingests the same facts into both (graphmem: GraphMem.ingest with structured facts; Graphiti:
-   EntityNode/EntityEdge objects saved with add_nodes_and_edges_bulk), each in its own process;
+4. ingests the same facts into both, each in its own process, each fact with the episode it came
+   from (the same text on both sides: provenance): graphmem with GraphMem.ingest (structured facts),
+   Graphiti with add_nodes_and_edges_bulk, saving what its own add_episode_bulk saves: the
+   EntityNodes first, then per batch the EpisodicNodes, their MENTIONS edges and the EntityEdges;
 5. asks the same questions to both, alternating query by query, and prints latency, accuracy,
    ingest time and peak memory.
 """

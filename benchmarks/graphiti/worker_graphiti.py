@@ -1,7 +1,9 @@
 """Graphiti side of benchmarks/graphiti/run.py (runs in the bench venv). Not meant to be run by hand.
 
-No LLM: nodes and edges are built directly and saved with graphiti_core's bulk API; the LLM and
-cross-encoder clients Graphiti insists on are stubs that count and raise if ever called.
+No LLM: nodes and edges are built directly and saved with graphiti_core's bulk API, as its own
+add_episode_bulk saves them: each fact's episode (the text graphmem is given), its MENTIONS edges to
+both entities and the fact's edge naming its episode. The LLM and cross-encoder clients Graphiti
+insists on are stubs that count and raise if ever called.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ from pathlib import Path
 os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _proto import VectorTable, current_rss_mb, peak_rss_mb, read_facts, serve, years  # noqa: E402
+from _proto import (  # noqa: E402
+    OCCURRED, VectorTable, current_rss_mb, episode_text, peak_rss_mb, read_facts, serve, years,
+)
 from graphiti_core import Graphiti  # noqa: E402
 from graphiti_core.cross_encoder.client import CrossEncoderClient  # noqa: E402
 from graphiti_core.driver.neo4j_driver import Neo4jDriver  # noqa: E402
-from graphiti_core.edges import EntityEdge  # noqa: E402
+from graphiti_core.edges import EntityEdge, EpisodicEdge  # noqa: E402
 from graphiti_core.embedder.client import EmbedderClient  # noqa: E402
 from graphiti_core.llm_client.client import LLMClient  # noqa: E402
 from graphiti_core.llm_client.config import LLMConfig  # noqa: E402
-from graphiti_core.nodes import EntityNode  # noqa: E402
+from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode  # noqa: E402
 from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF  # noqa: E402
 from graphiti_core.search.search_filters import ComparisonOperator, DateFilter, SearchFilters  # noqa: E402
 from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk  # noqa: E402
@@ -112,14 +116,20 @@ async def _ingest() -> int:
         await add_nodes_and_edges_bulk(g.driver, [], [], nodes, [], g.embedder)
     for start in range(0, len(facts), batch):
         chunk = facts[start : start + batch]
-        edges = []
+        episodes, mentions, edges = [], [], []
         for i, (f, v) in enumerate(zip(chunk, table.embed([f["content"] for f in chunk])), start):
             valid, invalid = years(f)
-            edges.append(EntityEdge(uuid=str(uuid.uuid5(NS, f"edge:{i}")), group_id=GROUP,
+            episode, edge = str(uuid.uuid5(NS, f"episode:{i}")), str(uuid.uuid5(NS, f"edge:{i}"))
+            episodes.append(EpisodicNode(uuid=episode, name=f"bench:{i}", group_id=GROUP, labels=[], created_at=now,
+                                         source=EpisodeType.text, source_description="benchmark",
+                                         content=episode_text(f), valid_at=OCCURRED, entity_edges=[edge]))
+            mentions += [EpisodicEdge(source_node_uuid=episode, target_node_uuid=node_uuid(n), group_id=GROUP,
+                                      created_at=now) for n in (f["s"], f["o"])]
+            edges.append(EntityEdge(uuid=edge, group_id=GROUP, episodes=[episode],
                                     source_node_uuid=node_uuid(f["s"]), target_node_uuid=node_uuid(f["o"]),
                                     created_at=now, name="PLAYS_FOR", fact=f["content"], fact_embedding=v,
                                     valid_at=valid, invalid_at=invalid))
-        await add_nodes_and_edges_bulk(g.driver, [], [], [], edges, g.embedder)
+        await add_nodes_and_edges_bulk(g.driver, episodes, mentions, [], edges, g.embedder)
     return len(names)
 
 

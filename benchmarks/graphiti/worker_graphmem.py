@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _proto import VectorTable, current_rss_mb, peak_rss_mb, read_facts, serve, years
+from _proto import OCCURRED, VectorTable, current_rss_mb, episode_text, peak_rss_mb, read_facts, serve, years
 from graphmem import GraphMem, Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
 from graphmem.models import Episode, Fact, Scope
@@ -43,15 +43,12 @@ def setup(msg: dict) -> dict:
 
 def ingest(msg: dict) -> dict:
     facts, batch = STATE["facts"], STATE["batch"]
-    occurred = datetime(2024, 1, 1, tzinfo=timezone.utc)
     started = time.perf_counter()
     episodes = []
     for i, f in enumerate(facts):
         valid, invalid = years(f)
-        until = f" to {f['b']}" if f["b"] is not None else ""
         episodes.append(Episode(
-            id=f"bench:{i}", scope=SCOPE, occurred_at=occurred, channel="document",
-            raw=f"{f['s']} played for {f['o']} from {f['a']}{until}",
+            id=f"bench:{i}", scope=SCOPE, occurred_at=OCCURRED, channel="document", raw=episode_text(f),
             facts=(Fact(subject=f["s"], predicate="plays_for_club", object=f["o"], content=f["content"],
                         valid_at=valid, invalid_at=invalid),),
         ))

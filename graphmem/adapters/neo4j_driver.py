@@ -39,8 +39,6 @@ SCHEMA_RACES = {
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
 }
 
-#: Bounds the driver's own retry loop for transient errors (seconds).
-MAX_RETRY_TIME = 30.0
 #: Seconds to open one connection: a server that does not answer in that time is down (the
 #: driver's default, 30 s, made a refused or unknown host take a minute to report).
 CONNECT_TIMEOUT = 5.0
@@ -205,7 +203,7 @@ class Neo4jConnection:
         self.driver = driver or GraphDatabase.driver(
             settings.neo4j_uri,
             auth=auth,
-            max_transaction_retry_time=MAX_RETRY_TIME,
+            max_transaction_retry_time=settings.neo4j_retry_seconds,
             connection_timeout=CONNECT_TIMEOUT,
             # Warnings such as "label does not exist yet" are noise on a fresh database.
             notifications_min_severity="OFF",
@@ -215,6 +213,9 @@ class Neo4jConnection:
         # read routing a read is served by a member that has seen this process's last write.
         self.bookmarks = GraphDatabase.bookmark_manager()
         self._packed: bool | None = None
+        # Set when a transaction found the server unreachable after its retries; cleared by
+        # the next connection that opens.
+        self._unreachable = False
 
     def close(self) -> None:
         self.driver.close()
@@ -235,12 +236,25 @@ class Neo4jConnection:
         return self.driver.session(database=self.database, bookmark_manager=self.bookmarks)
 
     def read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
-            return session.execute_read(_as("read", self._packs_vectors(), fn))
+        return self._transaction("read", fn, what)
 
     def write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
-            return session.execute_write(_as("write", self._packs_vectors(), fn))
+        return self._transaction("write", fn, what)
+
+    def _transaction(self, access: str, fn: Callable[[ManagedTransaction], T], what: str) -> T:
+        # While the server was last found unreachable, one connection attempt comes first: a
+        # server still down is reported at once, not after another retry loop (a long-running
+        # face such as `graphmem serve` would otherwise hold every request that long).
+        if self._unreachable:
+            self.verify()
+            self._unreachable = False
+        try:
+            with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
+                execute = session.execute_read if access == "read" else session.execute_write
+                return execute(_as(access, self._packs_vectors(), fn))
+        except Unavailable as exc:
+            self._unreachable = isinstance(exc.__cause__, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired))
+            raise
 
     def _packs_vectors(self) -> bool:
         """Whether the server takes an ``Embedding`` as bytes (Bolt 6.0 and later), asked once."""

@@ -26,7 +26,7 @@ ENV_NAMES = {
     "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY", "http_queue": "GRAPHMEM_HTTP_QUEUE",
     "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS", "mcp_token": "GRAPHMEM_MCP_TOKEN",
     "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS", "neo4j_port": "GRAPHMEM_NEO4J_PORT",
-    "neo4j_version": "GRAPHMEM_NEO4J_VERSION",
+    "neo4j_version": "GRAPHMEM_NEO4J_VERSION", "neo4j_retry_seconds": "GRAPHMEM_NEO4J_RETRY_SECONDS",
     "llm_base_url": "GRAPHMEM_LLM_BASE_URL", "llm_api_key": "GRAPHMEM_LLM_API_KEY",
     "embedding_base_url": "GRAPHMEM_EMBEDDING_BASE_URL", "embedding_api_key": "GRAPHMEM_EMBEDDING_API_KEY",
 }
@@ -37,7 +37,7 @@ VALUES = {
     "list_weights": '{"time": 2.0}',
     "http_max_body": "4096", "http_timeout": "2.5", "http_concurrency": "3", "http_queue": "7",
     "http_cors_origins": "http://a.test,http://b.test", "mcp_token": "t",
-    "trace_retention_days": "30.0", "neo4j_port": "7690", "neo4j_version": "5.26.30", "llm_base_url": "http://vllm:1/v1", "llm_api_key": "lk",
+    "trace_retention_days": "30.0", "neo4j_port": "7690", "neo4j_version": "5.26.30", "neo4j_retry_seconds": "4.5", "llm_base_url": "http://vllm:1/v1", "llm_api_key": "lk",
     "embedding_base_url": "http://ollama:1/v1", "embedding_api_key": "ek",
 }
 
