@@ -111,7 +111,9 @@ class Settings(LocalServerSettings):
     )
     neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
     neo4j_retry_seconds: float = Field(
-        30.0, ge=0, allow_inf_nan=False,
+        # At most two minutes: the driver's pause between attempts doubles, so a long budget
+        # leaves a thread asleep long after the server is back.
+        30.0, ge=0, le=120, allow_inf_nan=False,
         description="how long a transaction retries transient failures (a leader switch, a brief outage) before it fails",
     )
 

@@ -213,8 +213,8 @@ class Neo4jConnection:
         # read routing a read is served by a member that has seen this process's last write.
         self.bookmarks = GraphDatabase.bookmark_manager()
         self._packed: bool | None = None
-        # Set when a transaction found the server unreachable after its retries; cleared by
-        # the next connection that opens.
+        # Set when a transaction found the server unreachable after its retries; cleared when
+        # a connection opens again.
         self._unreachable = False
 
     def close(self) -> None:
@@ -253,7 +253,9 @@ class Neo4jConnection:
                 execute = session.execute_read if access == "read" else session.execute_write
                 return execute(_as(access, self._packs_vectors(), fn))
         except Unavailable as exc:
-            self._unreachable = isinstance(exc.__cause__, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired))
+            # Only a connection that opens clears it (above), never another error.
+            if isinstance(exc.__cause__, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)):
+                self._unreachable = True
             raise
 
     def _packs_vectors(self) -> bool:
