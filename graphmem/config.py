@@ -65,6 +65,12 @@ def _named(field: str) -> AliasChoices:
     return AliasChoices(field, field.upper())
 
 
+def setting_name(field: str) -> str:
+    """The one environment variable that sets ``field`` of Settings."""
+    alias = Settings.model_fields[field].validation_alias
+    return alias.choices[-1] if isinstance(alias, AliasChoices) else f"GRAPHMEM_{field.upper()}"
+
+
 class LocalServerSettings(BaseSettings):
     """The local server's settings, which `graphmem db` reads alone (an unrelated bad setting
     does not stop a server) and every other command reads as part of Settings."""

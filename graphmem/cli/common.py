@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, 
 
 import regex
 import typer
+from pydantic import ValidationError
 
-from graphmem.config import Settings
-from graphmem.errors import REPORTED, GraphMemError, error_line, exit_code
+from graphmem.config import Settings, setting_name
+from graphmem.errors import REPORTED, GraphMemError, InvalidInput, error_line, exit_code
 from graphmem.models import Scope
 from graphmem.times import parse_optional_time
 
@@ -118,11 +119,25 @@ def state(ctx: typer.Context) -> CliState:
     return ctx.find_root().ensure_object(CliState)
 
 
+#: The root options that set a setting; the others are set by their environment variable.
+_OPTION_OF = {"neo4j_uri": "--uri", "neo4j_user": "--user", "neo4j_password": "--password",
+              "neo4j_database": "--database"}
+
+
 def settings(ctx: typer.Context) -> Settings:
     current = state(ctx)
     if current.settings is None:
         with guard():
-            current.settings = Settings.from_env(**current.overrides)
+            try:
+                current.settings = Settings.from_env(**current.overrides)
+            except ValidationError as exc:
+                # Named as the user set it (the option, else the variable), not as the field.
+                loc = exc.errors()[0]["loc"]
+                field = str(loc[0]) if loc else ""
+                if field not in Settings.model_fields:
+                    raise
+                name = _OPTION_OF[field] if current.overrides.get(field) is not None else setting_name(field)
+                raise InvalidInput(error_line(exc).replace(field, name, 1)) from exc
     return current.settings
 
 

@@ -168,3 +168,20 @@ def test_the_cli_refuses_it_in_one_line(planted: Path) -> None:
         refused = run(*args)
         assert refused.exit_code == 1
         assert one_error_line(refused).startswith(f"error: {planted} refused: {planted} can be written")
+
+
+@pytest.mark.parametrize("env, args, named", [
+    ({"GRAPHMEM_RRF_K": "abc"}, [], "GRAPHMEM_RRF_K: Input should be a valid integer"),
+    ({"GRAPHMEM_NEO4J_RETRY_SECONDS": "nan"}, [], "GRAPHMEM_NEO4J_RETRY_SECONDS: Input should be a finite number"),
+    ({"GRAPHMEM_LIST_WEIGHTS": '{"time": -1}'}, [], "GRAPHMEM_LIST_WEIGHTS.time: Input should be greater"),
+    ({"NEO4J_URI": "http://db:1"}, [], "NEO4J_URI: 'http://db:1' is not a Bolt URI"),
+    ({}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
+    ({"NEO4J_URI": "bolt://db:1"}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
+])
+def test_the_cli_names_a_bad_setting_as_it_was_set(monkeypatch: pytest.MonkeyPatch, env, args, named) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused = invoker(CliState(factory=lambda settings, **options: pytest.fail("connected with a bad setting")))(
+        *args, "stats")
+    assert refused.exit_code == 2
+    assert one_error_line(refused).startswith(f"error: {named}")
