@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Mapping
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidInput, error_line
 from .fusion import RRF_K, WEIGHTS
 
 DEFAULT_BOLT_PORT = 7687
@@ -69,6 +69,16 @@ def setting_name(field: str) -> str:
     """The one environment variable that sets ``field`` of Settings."""
     alias = Settings.model_fields[field].validation_alias
     return alias.choices[-1] if isinstance(alias, AliasChoices) else f"GRAPHMEM_{field.upper()}"
+
+
+def bad_setting(exc: ValidationError, options: Mapping[str, str] | None = None) -> InvalidInput:
+    """``exc``, raised while building settings, as one line that names the bad setting as the
+    user set it: by its option when ``options`` (field: option) has it, else its variable."""
+    loc = exc.errors()[0]["loc"]
+    field = str(loc[0]) if loc else ""
+    if field not in Settings.model_fields:
+        return InvalidInput(error_line(exc))
+    return InvalidInput(error_line(exc).replace(field, (options or {}).get(field) or setting_name(field), 1))
 
 
 class LocalServerSettings(BaseSettings):

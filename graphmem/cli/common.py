@@ -28,8 +28,8 @@ import regex
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import Settings, setting_name
-from graphmem.errors import REPORTED, GraphMemError, InvalidInput, error_line, exit_code
+from graphmem.config import Settings, bad_setting
+from graphmem.errors import REPORTED, GraphMemError, error_line, exit_code
 from graphmem.models import Scope
 from graphmem.times import parse_optional_time
 
@@ -131,13 +131,8 @@ def settings(ctx: typer.Context) -> Settings:
             try:
                 current.settings = Settings.from_env(**current.overrides)
             except ValidationError as exc:
-                # Named as the user set it (the option, else the variable), not as the field.
-                loc = exc.errors()[0]["loc"]
-                field = str(loc[0]) if loc else ""
-                if field not in Settings.model_fields:
-                    raise
-                name = _OPTION_OF[field] if current.overrides.get(field) is not None else setting_name(field)
-                raise InvalidInput(error_line(exc).replace(field, name, 1)) from exc
+                given = {f: option for f, option in _OPTION_OF.items() if current.overrides.get(f) is not None}
+                raise bad_setting(exc, given) from exc
     return current.settings
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import DEFAULT_BOLT_PORT, LocalServerSettings
+from graphmem.config import DEFAULT_BOLT_PORT, LocalServerSettings, bad_setting
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
 
@@ -59,8 +59,7 @@ def _configured(ctx: typer.Context) -> None:
     try:
         local = LocalServerSettings()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        _fail(InvalidInput(f"GRAPHMEM_{str(first['loc'][0]).upper()}: {first['msg']}"))
+        _fail(bad_setting(exc))
     given = {"port": local.neo4j_port, "home": str(local.home), "version": local.neo4j_version}
     ctx.default_map = {command: given for command in ("start", "stop", "status")}
 

@@ -186,6 +186,8 @@ def g1_region_mb(heap: str) -> int:
     size = int(heap[:-1]) << {"k": 10, "m": 20, "g": 30}[heap[-1]]
     picked = 1 << min(25, max(20, (size // 2048).bit_length() - 1))
     return max(picked >> 20, MIN_REGION_MB)
+
+
 _VERSION = re.compile(r"5\.[0-9]+\.[0-9]+|20[0-9]{2}\.[0-9]{2}\.[0-9]+")
 _LOCAL_HOSTS = ("127.0.0.1", "localhost")
 _TCP_LISTEN = "0A"  # the LISTEN state in /proc/net/tcp

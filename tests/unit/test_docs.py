@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import AliasChoices
-
 from graphmem.cli.docs import render
-from graphmem.config import Settings
+from graphmem.config import Settings, setting_name
 from graphmem.episodes_io import EPISODE_KEYS
 from graphmem.models import Fact
 
@@ -20,13 +18,6 @@ def section(title: str) -> str:
     return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def env_name(field: str) -> str:
-    alias = Settings.model_fields[field].validation_alias
-    if isinstance(alias, AliasChoices):
-        return str(alias.choices[-1])
-    return f"GRAPHMEM_{field.upper()}"
-
-
 def test_docs_cli_md_is_generated_from_the_current_help():
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), \
         "docs/cli.md is stale: run python -m graphmem.cli.docs > docs/cli.md"
@@ -35,7 +26,7 @@ def test_docs_cli_md_is_generated_from_the_current_help():
 def test_every_setting_is_in_the_configuration_table():
     table = section("Configuration")
     named = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table))
-    assert {env_name(f) for f in Settings.model_fields} <= named
+    assert {setting_name(f) for f in Settings.model_fields} <= named
 
 
 def test_every_episode_and_fact_key_is_documented():
