@@ -200,15 +200,18 @@ class Neo4jConnection:
         else:
             self._refused = "asks for a password: set NEO4J_USER/NEO4J_PASSWORD"
         auth = (user, password) if password else None
-        self.driver = driver or GraphDatabase.driver(
-            settings.neo4j_uri,
-            auth=auth,
-            max_transaction_retry_time=settings.neo4j_retry_seconds,
-            connection_timeout=CONNECT_TIMEOUT,
-            # Warnings such as "label does not exist yet" are noise on a fresh database.
-            notifications_min_severity="OFF",
-            resolver=resolver,
-        )
+        try:
+            self.driver = driver or GraphDatabase.driver(
+                settings.neo4j_uri,
+                auth=auth,
+                max_transaction_retry_time=settings.neo4j_retry_seconds,
+                connection_timeout=CONNECT_TIMEOUT,
+                # Warnings such as "label does not exist yet" are noise on a fresh database.
+                notifications_min_severity="OFF",
+                resolver=resolver,
+            )
+        except neo4j_errors.ConfigurationError as exc:  # what the URI carries beyond host and port
+            raise ConfigurationError(f"Neo4j URI {settings.neo4j_uri}: {exc}") from exc
         # Every session of this connection shares one bookmark manager, so on a cluster with
         # read routing a read is served by a member that has seen this process's last write.
         self.bookmarks = GraphDatabase.bookmark_manager()

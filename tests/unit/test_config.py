@@ -185,3 +185,15 @@ def test_the_cli_names_a_bad_setting_as_it_was_set(monkeypatch: pytest.MonkeyPat
         *args, "stats")
     assert refused.exit_code == 2
     assert one_error_line(refused).startswith(f"error: {named}")
+
+
+@pytest.mark.parametrize("uri, refused", [
+    ("bolt://db:1?region=eu", "Routing context"),  # a routing context on a direct URI
+    ("neo4j://db:1?region", "Invalid parameters"),
+    ("bolt://alice:pw@db:1", "userinfo is not supported"),
+])
+def test_a_uri_the_driver_refuses_is_one_line_before_any_connection(monkeypatch: pytest.MonkeyPatch, uri, refused) -> None:
+    monkeypatch.setenv("NEO4J_URI", uri)
+    failed = invoker()("stats")
+    assert failed.exit_code != 0
+    assert one_error_line(failed).startswith(f"error: Neo4j URI {uri}: ") and refused in one_error_line(failed)
