@@ -361,6 +361,19 @@ class GraphMem:
             raise NotFound(f"no unit {unit_id} in scope {scope}")
         return self.writer.retract(unit, reason, actor=actor)
 
+    def end(self, unit_id: str, subject: SubjectLike, reason: str, at: Time = None, project: str | None = None,
+            actor: str | None = None) -> WriteReport:
+        """End a fact on an operator's word: true until ``at`` (default now) and no longer,
+        unlike ``retract`` (never true); an UPDATE decision with ``reason``, drawn through the
+        unit's timeline (``WritePipeline.end``). Raises ``NotFound``."""
+        scope = as_scope(subject, project)
+        if not reason.strip():
+            raise InvalidInput("reason: say why the fact ended")
+        unit = self.store.get_unit(unit_id, scope)
+        if unit is None:
+            raise NotFound(f"no unit {unit_id} in scope {scope}")
+        return self.writer.end(unit, at or utcnow(), reason, actor=actor)
+
     def prune_traces(self, subject: SubjectLike | None = None, project: str | None = None,
                      older_than_days: float | None = None, dry_run: bool = False,
                      now: datetime | None = None) -> dict[str, Any]:

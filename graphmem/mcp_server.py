@@ -124,7 +124,9 @@ class FactIn(BaseModel):
     valid_at: Optional[str] = Field(None, description="When it became true in the world (ISO 8601).")
     invalid_at: Optional[str] = Field(None, description="When it stopped being true (ISO 8601).")
     single_valued: bool = Field(False, strict=True, description="The predicate holds one object at a time (a new one supersedes).")
-    op: Literal["assert", "retract"] = Field("assert", description="assert the fact, or retract it.")
+    op: Literal["assert", "end", "retract"] = Field(
+        "assert", description="assert the fact; end it (true until invalid_at, default the episode's time, and no "
+                              "longer: the past stays); or retract it (it never was: a correction).")
     labels: list[str] = Field(default_factory=list, description="Free labels.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, strict=True, description="0..1.")
 

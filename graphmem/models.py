@@ -483,6 +483,9 @@ class MemoryBlock(Model):
     updated_at: UTCDatetime = Field(default_factory=utcnow)
 
 
+FactOp = Literal["assert", "end", "retract"]
+
+
 class Fact(Model):
     """A structured fact given with an episode (the README's episode lines)."""
 
@@ -495,11 +498,19 @@ class Fact(Model):
     invalid_at: WorldTime | None = None
     # Strict: a fact arrives as JSON (ingest lines, HTTP, MCP), where "yes" or "0.5" is a mistake.
     single_valued: Annotated[bool, Field(strict=True)] = False
-    op: Literal["assert", "retract"] = "assert"
+    #: assert: true from valid_at (until invalid_at); end: true until invalid_at (default: the
+    #: episode's time) and no longer; retract: never true (a correction).
+    op: FactOp = "assert"
     labels: Labels = ()
     confidence: Annotated[Confidence, Field(strict=True)] = 1.0
 
     _ordered = model_validator(mode="after")(_valid_before_invalid)
+
+    @model_validator(mode="after")
+    def _ending_time(self) -> "Fact":
+        if self.op == "end" and self.valid_at is not None:
+            raise ValueError("an ending gives invalid_at (when the fact stopped), not valid_at")
+        return self
 
     def text(self) -> str:
         """The fact as one sentence: its content, else subject, predicate and object."""
@@ -622,9 +633,10 @@ class Usage(Model):
 
 class TimelineEvent(Model):
     """What a decision put into its group's log (``graphmem.timeline.Event``): an assertion
-    with what its units show, a retraction of a value, or the retirement of an assertion."""
+    with what its units show, the ending of a value, a retraction of one, or the retirement
+    of an assertion."""
 
-    kind: Literal["assert", "retract", "retire"]
+    kind: Literal["assert", "end", "retract", "retire"]
     group: str
     single: bool
     value: str
@@ -688,7 +700,8 @@ class Invalidation(Model):
 
 
 class Candidate(Model):
-    """What an extractor proposes; the policy decides what becomes of it."""
+    """What an extractor proposes; the policy decides what becomes of it. ``op`` as for a
+    ``Fact``: an ending's time is its ``invalid_at``."""
 
     kind: MemoryKind = MemoryKind.semantic
     scope: Scope
@@ -698,9 +711,18 @@ class Candidate(Model):
     labels: tuple[str, ...] = ()
     confidence: Confidence = 1.0
     triple: Triple | None = None
-    retract: bool = False
+    op: FactOp = "assert"
 
     _ordered = model_validator(mode="after")(_valid_before_invalid)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_before_endings(cls, data: Any) -> Any:
+        # Candidates stored before endings existed say ``retract: true|false``.
+        if isinstance(data, dict) and "retract" in data:
+            data = {k: v for k, v in data.items() if k != "retract"} | (
+                {"op": "retract"} if data["retract"] else {})
+        return data
 
     @property
     def content_hash(self) -> str:

@@ -13,8 +13,11 @@ A *group* is a set of assertions that compete or merge on the world-time axis:
 A group's *log* is its events, each counting from its ``known`` system time:
 
 - ``assert``: a value from ``valid_at`` until its own ``end`` (None: open);
-- ``retract``: removes the assertions of its value that come before it in order (we no longer
-  believe they were ever true); later assertions of that value stand;
+- ``end``: the value stopped being true at its ``end``: every assertion of its value that
+  starts before then ends there at the latest, whatever order they came in (an ending is a
+  fact about the world: it holds until something starts again after it);
+- ``retract``: removes the assertions and endings of its value that come before it in order
+  (we no longer believe they were ever true); later ones of that value stand;
 - ``retire``: removes one assertion or retraction (re-extraction replaced its episode's facts).
 
 ``order`` is (the time the asserting episode was first extracted, the episode's place in that
@@ -45,7 +48,7 @@ _MIN = datetime.min.replace(tzinfo=timezone.utc)
 END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
 
 Order = tuple[datetime, int, int]
-EventKind = Literal["assert", "retract", "retire"]
+EventKind = Literal["assert", "end", "retract", "retire"]
 
 
 def _start(t: datetime | None) -> datetime:
@@ -124,7 +127,8 @@ def unit_id(owner: str, at: datetime, end: datetime | None) -> str:
 
 
 def active(events: Iterable[Event], at: datetime) -> list[Event]:
-    """The assertions that stand at system time ``at``."""
+    """The assertions that stand at system time ``at``, each cut at the first standing ending
+    of its value after its start."""
     known = [e for e in events if e.known <= at]
     retired = {e.target for e in known if e.kind == "retire"}
     known = [e for e in known if e.id not in retired]
@@ -132,7 +136,17 @@ def active(events: Iterable[Event], at: datetime) -> list[Event]:
     for e in known:
         if e.kind == "retract" and (e.value not in reach or e.order > reach[e.value]):
             reach[e.value] = e.order
-    return [a for a in known if a.kind == "assert" and not (a.value in reach and a.order < reach[a.value])]
+    standing = [e for e in known if not (e.value in reach and e.order < reach[e.value])]
+    ends: dict[str, list[datetime]] = {}
+    for e in standing:
+        if e.kind == "end" and e.end is not None:
+            ends.setdefault(e.value, []).append(e.end)
+    return [_cut(a, ends.get(a.value, ())) for a in standing if a.kind == "assert"]
+
+
+def _cut(a: Event, ends: Iterable[datetime]) -> Event:
+    end = min((t for t in ends if _start(a.valid_at) < t), default=END_OF_TIME)
+    return replace(a, end=end) if end < _end(a.end) else a
 
 
 def stretches(assertions: Sequence[Event], single: bool) -> list[Stretch]:

@@ -9,8 +9,11 @@ The rules:
   first step, then its place in the write, then the fact's place in the episode). It holds
   until that assertion's own end; a later start ends it earlier.
 - A multi-valued slot holds every standing assertion whose [valid_at, end) covers T.
-- A retraction removes the assertions of its (subject, predicate, object) that come before it
-  in order; later assertions of the same fact stand.
+- An ending of a (subject, predicate, object) at E (its end, else its episode's time) ends
+  every standing assertion of that fact that starts before E at E at the latest, in whatever
+  order they came.
+- A retraction removes the assertions and endings of its (subject, predicate, object) that
+  come before it in order; later ones of the same fact stand.
 - Re-extraction retires an episode's facts and writes them again at that step, keeping the
   episode's place in the order: where the extractors agree, the same value stands.
 - Deleting an episode removes all its assertions and retractions as if never written, at
@@ -32,7 +35,8 @@ class FactSpec:
     single: bool
     valid: datetime | None
     end: datetime | None = None
-    retract: bool = False
+    #: "assert", "end" (true until ``end``, else the episode's time) or "retract".
+    op: str = "assert"
 
     @property
     def content(self) -> str:
@@ -70,7 +74,10 @@ class TemporalModel:
     def _assert(self, eid: str, known: int) -> None:
         first, place, occurred, facts = self.episodes[eid]
         for i, f in enumerate(facts):
-            valid = f.valid if f.valid is not None else min(occurred, f.end or occurred)
+            if f.op == "end":
+                valid = f.end or occurred  # for an ending: when the fact stopped
+            else:
+                valid = f.valid if f.valid is not None else min(occurred, f.end or occurred)
             self.facts.append(_Assertion(eid, f, valid, (first, place, i), known))
 
     def reextract(self, version: str) -> None:
@@ -95,26 +102,34 @@ class TemporalModel:
         """(subject, predicate, object) of every fact true at world time ``t`` as known after
         ``step``."""
         known = [a for a in self.facts if a.known <= step and (a.retired is None or a.retired > step)]
+        def key(a: _Assertion) -> tuple[str, str, str]:
+            return a.fact.subject, a.fact.predicate, a.fact.object
+
         reach: dict[tuple[str, str, str], tuple[int, int, int]] = {}
         for r in known:
-            key = (r.fact.subject, r.fact.predicate, r.fact.object)
-            if r.fact.retract and (key not in reach or r.order > reach[key]):
-                reach[key] = r.order
-        standing = [a for a in known if not a.fact.retract and not (
-            (a.fact.subject, a.fact.predicate, a.fact.object) in reach
-            and a.order < reach[(a.fact.subject, a.fact.predicate, a.fact.object)])]
+            if r.fact.op == "retract" and (key(r) not in reach or r.order > reach[key(r)]):
+                reach[key(r)] = r.order
+        standing = [a for a in known if not (key(a) in reach and a.order < reach[key(a)])]
+        ends = [e for e in standing if e.fact.op == "end"]
+
+        def holds(a: _Assertion) -> bool:  # t is before the assertion's end and every ending after its start
+            cuts = [e.valid for e in ends if key(e) == key(a) and a.valid < e.valid]
+            return all(t < e for e in cuts + ([a.fact.end] if a.fact.end else []))
+
         out: set[tuple[str, str, str]] = set()
         slots: dict[tuple[str, str], list[_Assertion]] = {}
         for a in standing:
+            if a.fact.op != "assert":
+                continue
             if a.fact.single:
                 slots.setdefault((a.fact.subject, a.fact.predicate), []).append(a)
-            elif a.valid <= t and (a.fact.end is None or t < a.fact.end):
-                out.add((a.fact.subject, a.fact.predicate, a.fact.object))
+            elif a.valid <= t and holds(a):
+                out.add(key(a))
         for candidates in slots.values():
             started = [a for a in candidates if a.valid <= t]
             if not started:
                 continue
             latest = max(started, key=lambda a: (a.valid, a.order))
-            if latest.fact.end is None or t < latest.fact.end:
-                out.add((latest.fact.subject, latest.fact.predicate, latest.fact.object))
+            if holds(latest):
+                out.add(key(latest))
         return out

@@ -282,6 +282,7 @@ def decision_row(decision: Decision) -> dict[str, Any]:
         "decided_at": wire(decision.decided_at),
         "episode_id": decision.episode_id,
         "produced_id": decision.produced_id,
+        "invalid_at": wire(decision.invalid_at),
         "candidate": decision.candidate,
         "deletion_id": decision.deletion_id,
         "actor": decision.actor,

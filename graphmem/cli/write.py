@@ -184,6 +184,26 @@ def retract(
          f"nothing to retract: unit {unit_id} shows no current fact (a NOOP decision says so)")
 
 
+def end(
+    ctx: typer.Context,
+    unit_id: UnitArg,
+    subject: SubjectOpt,
+    reason: Annotated[str, typer.Option("--reason", help="Why: stored with the UPDATE decision.")],
+    at: Annotated[Optional[str], typer.Option("--at", help="When it stopped being true (ISO 8601) [default: now].")] = None,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """End a fact: true until --at and no longer (what was true before stays true), unlike
+    `retract` (never true); an UPDATE decision with your reason, drawn through its timeline."""
+    until = option_time(at, "--at")
+    with open_mem(ctx) as mem:
+        report = mem.end(unit_id, subject, reason, until, project, actor=ACTOR)
+    result = {"unit_id": unit_id, **views.write_report(report)}
+    done = result["decisions"]["UPDATE"] > 0
+    emit(result, as_json, f"ended {unit_id}" if done else
+         f"nothing to end: unit {unit_id} shows no fact true then (a NOOP decision says so)")
+
+
 def decisions(
     ctx: typer.Context,
     subject: SubjectOpt,

@@ -45,7 +45,7 @@ class FactsExtractor:
                 triple=Triple(
                     subject=f.subject, predicate=f.predicate, object=f.object, single_valued=f.single_valued
                 ),
-                retract=f.op == "retract",
+                op=f.op,
             )
             for f in episode.facts
         ]

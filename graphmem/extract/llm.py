@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from ..llm import strict_schema, structured
 from ..openai_api import probe
@@ -31,8 +31,15 @@ For each fact give:
 - content: the fact as one standalone sentence (no "I"/"me": name the speaker);
 - subject, predicate (snake_case, e.g. lives_in, works_at, likes, allergic_to), object (null if none);
 - single_valued: true when the subject holds one value at a time (lives_in, works_at, name, ...);
+- op: "assert" when the fact holds (or began); "end" when it was true and stopped ("no longer", \
+"not any more", "quit", "left", "moved out of", "stopped", "used to", "until ..."): the past \
+stays true; "retract" when the speaker corrects an earlier statement: it was never true \
+("actually I never ...", "that's wrong", "I was mistaken"). A changed opinion ("I no longer think \
+jazz is boring") is neither: it is an assertion about the new opinion, or nothing;
 - valid_at: the ISO date (YYYY-MM-DD) the fact became true when the message says or implies it \
-(resolve relative dates against the message date), else null;
+(resolve relative dates against the message date), else null; null for "end" and "retract";
+- ended_at: for "end", the ISO date it stopped being true (resolved the same way; null: the \
+message date), else null;
 - kind: "semantic" (a fact), "episodic" (an event that happened), "procedural" (an instruction \
 on how the assistant should behave);
 - confidence: 0 to 1.
@@ -53,6 +60,10 @@ class _Fact(BaseModel):
     valid_at: Annotated[datetime | None, WithJsonSchema({"type": ["string", "null"]})] = Field(
         None, description="ISO date the fact became true"
     )
+    op: Literal["assert", "end", "retract"] = Field("assert", description="holds, stopped being true, or never was")
+    ended_at: Annotated[datetime | None, WithJsonSchema({"type": ["string", "null"]})] = Field(
+        None, description="ISO date an ended fact stopped being true"
+    )
     kind: Literal["semantic", "episodic", "procedural"] = "semantic"
     confidence: float = 1.0
 
@@ -69,14 +80,14 @@ class _Fact(BaseModel):
             return value or None
         return value
 
-    @field_validator("valid_at", mode="before")
+    @field_validator("valid_at", "ended_at", mode="before")
     @classmethod
-    def _date(cls, value: Any) -> Any:
+    def _date(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         if not isinstance(value, str):
-            raise ValueError("valid_at must be an ISO date string or null")
-        return parse_time(value, "valid_at")
+            raise ValueError(f"{info.field_name} must be an ISO date string or null")
+        return parse_time(value, info.field_name)
 
     @field_validator("confidence", mode="after")
     @classmethod
@@ -102,7 +113,7 @@ class LLMExtractor:
         self.client = client
         self.model = model
         self.attempts = attempts
-        self.version = f"llm-{model}-1"
+        self.version = f"llm-{model}-2"  # 2: endings and corrections
 
     def ready(self) -> None:
         """Raise ``BackendError`` at once when the endpoint does not answer (before a write)."""
@@ -130,7 +141,10 @@ class LLMExtractor:
             kind=MemoryKind(fact.kind),
             scope=episode.scope,
             content=fact.content,
-            valid_at=fact.valid_at,
+            # An ending's time is when it stopped; when the fact began is another statement's.
+            valid_at=None if fact.op == "end" else fact.valid_at,
+            invalid_at=fact.ended_at if fact.op == "end" else None,
+            op=fact.op,
             confidence=fact.confidence,
             triple=Triple(subject=subject, predicate=predicate, object=fact.object,
                           single_valued=fact.single_valued),

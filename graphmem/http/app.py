@@ -211,6 +211,10 @@ class RetractIn(Body):
     reason: str = Field(min_length=1, max_length=2_000)
 
 
+class EndIn(RetractIn):
+    at: str | None = Field(None, description="When the fact stopped being true (ISO 8601) [default: now].")
+
+
 def episode_item(item: Any, scope: Scope) -> Episode:
     """One item of ``EpisodesIn.episodes`` as an Episode of ``scope``; ValueError if bad."""
     if isinstance(item, dict):
@@ -448,6 +452,17 @@ async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
 async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         report = caller.mem.retract(segment(unit_id), scope, body.reason, actor=caller.actor)
+        return {"unit_id": segment(unit_id), **views.write_report(report)}
+    return await caller.run(work)
+
+
+@v1.post("/subjects/{subject}/units/{unit_id}/end", tags=["read"],
+         summary="End a fact with a reason: true until `at` (default now) and no longer; an UPDATE decision")
+async def end(unit_id: str, body: EndIn, scope: Target, caller: CallerDep) -> dict:
+    at = parse_optional_time(body.at, "at")
+
+    def work() -> dict:
+        report = caller.mem.end(segment(unit_id), scope, body.reason, at, actor=caller.actor)
         return {"unit_id": segment(unit_id), **views.write_report(report)}
     return await caller.run(work)
 

@@ -458,13 +458,24 @@ class WritePipeline:
         ended holds again; the fact stays in history). Its DELETE decision carries ``reason``
         and belongs to no episode's log: neither re-extracting nor deleting the unit's episode
         (the candidate's provenance) undoes it. An assertion made later stands."""
+        return self._operator(unit, reason, actor, "retract", None)
+
+    def end(self, unit: MemoryUnit, at: datetime, reason: str, actor: str | None = None) -> WriteReport:
+        """End a stored fact at world time ``at`` on an operator's word: an ending of the unit's
+        value (true until ``at``, no longer after), logged as ``retract`` logs its retraction;
+        its UPDATE decision carries ``reason``. What was true before ``at`` stays true."""
+        return self._operator(unit, reason, actor, "end", at)
+
+    def _operator(self, unit: MemoryUnit, reason: str, actor: str | None, op: str,
+                  at: datetime | None) -> WriteReport:
         episode = self.store.get_episode(unit.source.episode_id, unit.scope)
         if episode is None:
             raise NotFound(f"episode {unit.source.episode_id} of unit {unit.id} no longer exists")
         events, _ = self.store.group_state(unit.scope, [unit.group] if unit.group else [])
         owner = next((d.event for d in events if d.id == unit.source.assertion_id), None)
-        candidate = Candidate(kind=unit.kind, scope=unit.scope, content=unit.content, valid_at=unit.time.valid_at,
-                              labels=unit.labels, confidence=unit.confidence, triple=unit.triple, retract=True)
+        candidate = Candidate(kind=unit.kind, scope=unit.scope, content=unit.content,
+                              valid_at=unit.time.valid_at if op == "retract" else None, invalid_at=at,
+                              labels=unit.labels, confidence=unit.confidence, triple=unit.triple, op=op)
         planned = _Planned(episode, candidate, "operator", (0, 0), operator=reason,
                            group=(owner.group, owner.value, owner.single) if owner else None)
         return self._run(unit.scope, [planned], [], WriteReport(), gated=False, actor=actor)
@@ -509,6 +520,8 @@ class WritePipeline:
     @staticmethod
     def _dated(c: Candidate, episode: Episode) -> Candidate:
         """A candidate without a world time is taken as true from when its episode happened."""
+        if c.op == "end":  # an ending without a time: the value stopped when the episode happened
+            return c if c.invalid_at is not None else c.model_copy(update={"invalid_at": episode.occurred_at})
         if c.valid_at is not None:
             return c
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
@@ -610,12 +623,21 @@ class WritePipeline:
         for i, (p, single, g, value) in enumerate(keyed):
             group, c = state[g], p.candidate
             ev: TimelineEvent | None = TimelineEvent(
-                kind="retract" if c.retract else "assert", group=g, single=single, value=value,
+                kind=c.op, group=g, single=single, value=value,
                 order_at=p.order_at or now, order_ep=p.position[0], order_fact=p.position[1],
                 valid_at=c.valid_at, end=c.invalid_at, candidate=c, extractor_version=p.extractor_version,
                 channel=p.episode.channel, occurred_at=p.episode.occurred_at)
             showing = self._showing(group, value, now)
-            if c.retract:  # stage 2: a retraction reaches the earlier assertions of its value
+            if c.op == "end":  # stage 2: an ending cuts what its value shows then
+                ended = self._ending(group, value, c.invalid_at, now)
+                reason = (f"{c.content!r}: {ended.content!r} ends {_day(c.invalid_at)}" if ended
+                          else f"{c.content!r} ends nothing known to be true then")
+                reason = f"{p.operator} ({reason})" if p.operator else reason
+                d = self._decision(Op.UPDATE if ended else Op.NOOP, reason, p, now,
+                                   target=ended.id if ended else None)
+                if ended:
+                    d = d.model_copy(update={"invalid_at": c.invalid_at})
+            elif c.op == "retract":  # stage 2: a retraction reaches the earlier assertions of its value
                 reason = (f"retraction of {c.content!r}" if showing
                           else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
                           if _retracts(ev, [e for e in group.events if e.decided_at == now])
@@ -693,6 +715,15 @@ class WritePipeline:
         showing = [g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners]
         pick = group.covering(now, owners) or showing
         return pick[0].id if pick else None
+
+    @staticmethod
+    def _ending(group: _Group, value: str, end: datetime | None, now: datetime) -> MemoryUnit | None:
+        """A unit alive now showing ``value`` over a stretch that ``end`` falls inside."""
+        owners = {d.id for d in group.events if d.event.value == value}
+        alive = group.alive(now)
+        return next((g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners
+                     and end is not None and timeline.covers(alive[g.unit.id], end - TICK)
+                     and timeline.covers(alive[g.unit.id], end)), None)
 
     @staticmethod
     def _shown_by(group: _Group, owner: str, now: datetime) -> str | None:

@@ -43,7 +43,8 @@ for someone who moved (target_id = that memory's id);
 (target_id = that memory's id);
 - NOOP: the candidate adds nothing (already known, or not worth remembering); target_id may \
 name the existing memory that already says it, else null.
-A candidate marked "retract" may only be DELETE or NOOP. target_id must be one of the ids shown. \
+A candidate with op "retract" (it was never true) may only be DELETE or NOOP; one with op \
+"end" (it stopped being true at invalid_at) only UPDATE or NOOP. target_id must be one of the ids shown. \
 Always give a short reason and a confidence from 0 to 1."""
 
 _MAX_REASON = 1_900
@@ -92,7 +93,8 @@ class LLMPolicy(BasePolicy):
                     "content": candidate.content,
                     "kind": candidate.kind.value,
                     "valid_at": when(candidate.valid_at),
-                    "retract": candidate.retract,
+                    "op": candidate.op,
+                    "invalid_at": when(candidate.invalid_at),
                     "triple": candidate.triple.model_dump(mode="json") if candidate.triple else None,
                 },
                 "existing_memories": [
@@ -131,9 +133,11 @@ class LLMPolicy(BasePolicy):
                 return decide(Op.NOOP, f"LLM named target {target}, not one of the neighbours shown")
         elif target not in shown:
             target = None  # ADD/NOOP: a target is only a pointer for the audit; drop invented ones
-        if candidate.retract and op in (Op.ADD, Op.UPDATE):
-            return decide(Op.NOOP, f"LLM chose {op.value} for a retraction; it said: {reason}")
+        allowed = {"retract": (Op.DELETE, Op.NOOP), "end": (Op.UPDATE, Op.NOOP)}.get(candidate.op)
+        if allowed and op not in allowed:
+            return decide(Op.NOOP, f"LLM chose {op.value} for {'a retraction' if candidate.op == 'retract' else 'an ending'}; it said: {reason}")
         if op is Op.ADD:
             target = None  # an ADD with a target means "bounded by it" to the pipeline; the LLM sets no bound
-        extra = {"invalid_at": candidate.valid_at} if op is Op.UPDATE else {}
+        ends = candidate.invalid_at if candidate.op == "end" else candidate.valid_at
+        extra = {"invalid_at": ends} if op is Op.UPDATE else {}
         return decide(op, reason, target, confidence, **extra)

@@ -25,7 +25,7 @@ def same_object(candidate: Candidate, unit: MemoryUnit) -> bool:
 
 
 class RulePolicy(BasePolicy):
-    """Exact or near duplicate → NOOP; retract → DELETE; same subject and single-valued
+    """Exact or near duplicate → NOOP; retract → DELETE; end → UPDATE ending it; same subject and single-valued
     predicate with a new object → UPDATE (or, when the candidate is older than the current
     fact, ADD bounded by it); else ADD."""
 
@@ -39,10 +39,15 @@ class RulePolicy(BasePolicy):
             )
 
         same = [n for n in neighbours if same_object(candidate, n) or n.content_hash == candidate.content_hash]
-        if candidate.retract:
+        if candidate.op == "retract":
             if same:
                 return decide(Op.DELETE, f"retraction of {same[0].content!r}", same[0])
             return decide(Op.NOOP, "retraction matched no current fact")
+        if candidate.op == "end":
+            if same:
+                return decide(Op.UPDATE, f"{candidate.content!r}: {same[0].content!r} ends", same[0],
+                              invalid_at=candidate.invalid_at)
+            return decide(Op.NOOP, "ending matched no current fact")
         if same:
             return decide(Op.NOOP, f"duplicate of {same[0].content!r}", same[0])
         if candidate.triple is None:

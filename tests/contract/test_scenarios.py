@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from graphmem.extract.rule import RuleExtractor
 from graphmem.errors import InvalidInput
 from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
@@ -153,7 +154,7 @@ def test_reextract_supersedes_old_units_with_reasons(mem):
     assert now == ["I like chess.", "I live in Porto."]
     gone = mem.store.get_unit(old.unit.id, s)
     assert gone.time.expired_at is not None
-    assert "re-extraction with rule-2" in mem.explain(old.unit.id, s)["incoming"][0]["reason"]
+    assert f"re-extraction with {RuleExtractor.version}" in mem.explain(old.unit.id, s)["incoming"][0]["reason"]
     assert mem.reextract(s, "rule").decisions == {}  # already at that version: nothing to do
 
 

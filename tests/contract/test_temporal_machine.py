@@ -1,4 +1,4 @@
-"""Stateful property test: random sequences of writes, restatements, retractions, episode
+"""Stateful property test: random sequences of writes, restatements, endings, retractions, episode
 deletions, re-extractions and archive operations, driven through the public API (GraphMem) on
 every adapter, compared after every step with the reference model (tests/temporal_model.py) at
 random (world time, system time) points, system times between earlier steps included.
@@ -58,7 +58,7 @@ def facts(draw) -> FactSpec:
 
 def to_fact(f: FactSpec) -> Fact:
     return Fact(subject=f.subject, predicate=f.predicate, object=f.object, content=f.content, valid_at=f.valid,
-                invalid_at=f.end, single_valued=f.single, op="retract" if f.retract else "assert")
+                invalid_at=f.end, single_valued=f.single, op=f.op)
 
 
 def value(unit) -> tuple[str, str, str]:
@@ -104,14 +104,22 @@ class TemporalMachine(RuleBasedStateMachine):
         self.check(data)
 
     @precondition(lambda self: self.specs)
-    @rule(data=st.data(), retract=st.booleans(), shift=st.sampled_from([None, 0, -2, 3]))
-    def restate_or_retract(self, data, retract: bool, shift) -> None:
+    @rule(data=st.data(), op=st.sampled_from(["assert", "retract"]), shift=st.sampled_from([None, 0, -2, 3]))
+    def restate_or_retract(self, data, op: str, shift) -> None:
         eid = data.draw(st.sampled_from(sorted(self.specs)))
         f = data.draw(st.sampled_from(self.specs[eid]))
         valid = f.valid if shift is None or f.valid is None else year(f.valid.year + shift)
         end = f.end if f.end is None or valid is None or f.end >= valid else None
-        spec = FactSpec(f.subject, f.predicate, f.object, f.single, valid, end, retract=retract)
+        spec = FactSpec(f.subject, f.predicate, f.object, f.single, valid, end, op=op)
         self._ingest([(year(2005), (spec,))])
+        self.check(data)
+
+    @rule(data=st.data(), subject=st.sampled_from(SUBJECTS), predicate=st.sampled_from(sorted(PREDICATES)),
+          obj=st.sampled_from(OBJECTS), at=st.none() | st.sampled_from(YEARS).map(year),
+          told=st.sampled_from(YEARS).map(year))
+    def end_a_fact(self, data, subject: str, predicate: str, obj: str, at, told) -> None:
+        # Any fact, known or not yet: an ending may come before what it ends.
+        self._ingest([(told, (FactSpec(subject, predicate, obj, PREDICATES[predicate], None, at, op="end"),))])
         self.check(data)
 
     @precondition(lambda self: self.model.episodes)

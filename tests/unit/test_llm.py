@@ -18,7 +18,7 @@ from graphmem.config import Settings
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.extract import FactsExtractor, NoneExtractor
-from graphmem.extract.llm import LLMExtractor
+from graphmem.extract.llm import FACTS_SCHEMA, LLMExtractor
 from graphmem.extract.rule import RuleExtractor
 from graphmem.llm import structured
 from graphmem.openai_api import make_client
@@ -99,11 +99,23 @@ def units(mem: GraphMem) -> list:
 # -- extractor --------------------------------------------------------------------------------
 
 
+def test_extractor_tells_an_ending_from_a_correction(server: _Server, client: openai.OpenAI) -> None:
+    ended = fact("alice no longer works at Siemens", "Siemens", "works_at", valid_at=None) | {
+        "op": "end", "ended_at": "2024-02-01"}
+    never = fact("alice never lived in Lyon", "Lyon", valid_at=None) | {"op": "retract", "ended_at": None}
+    server.push({"facts": [ended, never]})
+    episode = Episode(scope=ALICE, occurred_at=MARCH, raw="I left Siemens in February. I never lived in Lyon.")
+    end, retract = LLMExtractor(client, MODEL).extract(episode)
+    assert (end.op, end.valid_at, end.invalid_at) == ("end", None, datetime(2024, 2, 1, tzinfo=timezone.utc))
+    assert (retract.op, retract.valid_at, retract.invalid_at) == ("retract", None, None)
+    assert '"end"' in json.dumps(FACTS_SCHEMA)  # the schema the model is given offers the distinction
+
+
 def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai.OpenAI) -> None:
     server.push({"facts": [fact("alice lives in Berlin", "Berlin")]})
     episode = Episode(scope=ALICE, occurred_at=MARCH, raw="I moved to Berlin")
     extractor = LLMExtractor(client, MODEL)
-    assert extractor.version == "llm-test-model-1"
+    assert extractor.version == "llm-test-model-2"
     [c] = extractor.extract(episode)
     assert isinstance(c, Candidate)
     assert c.scope == ALICE and c.content == "alice lives in Berlin"
@@ -135,7 +147,7 @@ def test_extractor_through_the_pipeline(server: _Server, mem: GraphMem) -> None:
     assert report.decisions == {"ADD": 1} and not report.failed
     [u] = units(mem)
     assert u.content == "alice lives in Berlin"
-    assert u.source.extractor_version == "llm-test-model-1"
+    assert u.source.extractor_version == "llm-test-model-2"
     assert u.time.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc)
     [d] = mem.store.list_decisions(ALICE)
     assert (d.policy, d.reason, d.confidence) == ("llm", "new city", 0.8)
@@ -163,7 +175,7 @@ def test_always_invalid_output_keeps_the_episode_and_records_the_failure(server:
     assert units(mem) == []
     [d] = mem.store.list_decisions(ALICE)
     assert d.op is Op.NOOP and d.episode_id == "ep-1"
-    assert "llm-test-model-1 failed" in d.reason and "model output invalid after 3 attempts" in d.reason
+    assert "llm-test-model-2 failed" in d.reason and "model output invalid after 3 attempts" in d.reason
     assert report.failed and report.failed[0][0] == "ep-1"
 
 
@@ -255,7 +267,7 @@ def test_requests_carry_a_strict_json_schema(server: _Server, mem: GraphMem) -> 
     assert set(item["required"]) == set(item["properties"]) and item["additionalProperties"] is False
     assert item["properties"]["valid_at"]["type"] == ["string", "null"]
     # The schema is the validator's own: every field the validator reads is asked for.
-    assert set(item["properties"]) == {"content", "subject", "predicate", "object", "single_valued", "valid_at",
+    assert set(item["properties"]) == {"content", "subject", "predicate", "object", "single_valued", "valid_at", "op", "ended_at",
                                        "kind", "confidence"}
     assert item["properties"]["kind"]["enum"] == ["semantic", "episodic", "procedural"]
     assert not any(k in json.dumps(item) for k in ('"default"', '"minLength"', '"maxLength"', '"$ref"'))

@@ -33,8 +33,8 @@ def stored(city: str, valid: float) -> MemoryUnit:
     (lives("Paris", 5), [stored("Paris", 1)], Op.NOOP, 0),  # the same fact again
     (lives("Berlin", 5), [stored("Paris", 1)], Op.UPDATE, 0),  # one value at a time: supersedes
     (lives("Rome", 0), [stored("Paris", 1)], Op.ADD, 0),  # older than the current value: history bounded by it
-    (lives("Paris", retract=True), [stored("Paris", 1)], Op.DELETE, 0),
-    (lives("Oslo", retract=True), [stored("Paris", 1)], Op.NOOP, None),  # nothing to retract
+    (lives("Paris", op="retract"), [stored("Paris", 1)], Op.DELETE, 0),
+    (lives("Oslo", op="retract"), [stored("Paris", 1)], Op.NOOP, None),  # nothing to retract
     (Candidate(scope=ALICE, content="I like green tea a lot"), [unit(ALICE, "i like green tea a lot!")], Op.NOOP, 0),
     (Candidate(scope=ALICE, content="I like green tea"), [unit(ALICE, "I like black coffee")], Op.ADD, None),
 ])
@@ -58,15 +58,17 @@ def test_the_latest_of_several_current_values_is_the_target():
 CITIES = st.sampled_from(["Paris", "Berlin", "Rome", "Oslo"])
 
 
-@given(city=CITIES, valid=st.integers(0, 10), retract=st.booleans(),
+@given(city=CITIES, valid=st.integers(0, 10), op=st.sampled_from(["assert", "end", "retract"]),
        stored_cities=st.lists(st.tuples(CITIES, st.integers(0, 10)), max_size=4))
-def test_every_decision_has_a_reason_and_targets_a_neighbour(city, valid, retract, stored_cities):
+def test_every_decision_has_a_reason_and_targets_a_neighbour(city, valid, op, stored_cities):
     neighbours = [stored(c, v) for c, v in stored_cities]
-    decision = POLICY.reconcile(lives(city, valid, retract=retract), neighbours)
+    candidate = lives(city, op=op) if op == "end" else lives(city, valid, op=op)
+    decision = POLICY.reconcile(candidate, neighbours)
     assert decision.reason.strip()
     assert decision.target_id is None or decision.target_id in {n.id for n in neighbours}
-    if retract:
-        assert decision.op in (Op.DELETE, Op.NOOP)
+    if op != "assert":  # an ending ends what shows its value, a retraction withdraws it, or nothing
+        known = any(c == city for c, _ in stored_cities)
+        assert decision.op is ({"end": Op.UPDATE, "retract": Op.DELETE}[op] if known else Op.NOOP)
     elif any(c == city for c, _ in stored_cities):
         assert decision.op is Op.NOOP  # a value already held is never written twice
     elif neighbours:
