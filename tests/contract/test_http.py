@@ -32,6 +32,7 @@ SUBJECT_ROUTES = [
     ("GET", "/history?entity=Alice", None),
     ("GET", "/units/u1", None),
     ("POST", "/units/u1/retract", {"reason": "wrong"}),
+    ("POST", "/units/u1/end", {"reason": "moved"}),
     ("GET", "/traces/t1", None),
     ("GET", "/decisions", None),
     ("GET", "/blocks", None),
@@ -286,6 +287,11 @@ def test_subjects_retract_export_and_import(api):
     assert where(admin) == ["Alice lives in Paris"]  # erasing revoked the key that held only alice
     assert error(api, "POST", "/v1/import", 422, "invalid_input", headers={**admin, **NDJSON},
                  content='{"type": "unit"}\n') == "body:1: scope: must be a string TYPE:ID"
+    [paris] = api("POST", path(alice, "/recall"), admin, {"query": "where does Alice live?"})["hits"]
+    ended = api("POST", path(alice, f"/units/{paris['id']}/end"), admin, {"reason": "moved", "at": "2021-01-01"})
+    assert ended["decisions"]["UPDATE"] == 1 and where(admin) == []  # true until 2021, nothing after
+    assert error(api, "POST", path(alice, f"/units/{paris['id']}/end"), 422, "invalid_input", headers=admin,
+                 body={"reason": "x", "at": "soon"})
 
 
 def test_blocks(api):

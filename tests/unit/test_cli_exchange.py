@@ -200,6 +200,22 @@ def test_retract_json_and_errors(run, mem, moved):
     assert run("retract", berlin["id"], "--subject", s).exit_code == 2  # --reason is required
 
 
+def test_end_json_and_errors(run, moved):
+    s = subject(moved)
+    [berlin] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    doc = as_json(run("end", berlin["id"], "--subject", s, "--reason", "moved on", "--at", "2024-01-01", "--json"))
+    assert doc["unit_id"] == berlin["id"] and doc["decisions"]["UPDATE"] == 1
+    then = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-09-01", "--json"))["hits"]
+    assert [h["content"] for h in then] == ["Alice lives in Berlin"]  # before its end it stays true
+    after = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2024-06-01", "--json"))["hits"]
+    assert "Alice lives in Berlin" not in [h["content"] for h in after]
+    again = run("end", berlin["id"], "--subject", s, "--reason", "moved on", "--at", "2024-01-01")
+    assert again.exit_code == 0 and again.stdout.startswith("nothing to end")
+    bad = run("end", berlin["id"], "--subject", s, "--reason", "x", "--at", "soon")
+    assert bad.exit_code == 2 and "--at" in one_error_line(bad)
+    assert run("end", berlin["id"], "--subject", s).exit_code == 2  # --reason is required
+
+
 def test_subjects_and_units_show(run, moved):
     s = subject(moved)
     [row] = [r for r in as_json(run("subjects", "--json"))["subjects"] if r["scope"] == s]
