@@ -482,7 +482,7 @@ class GraphMem:
             mine = sorted((d for d in decisions if d.decided_at <= at.known
                            and (unit.id in (d.target_id, d.produced_id) or d.id in hung)),
                           key=lambda d: (d.decided_at, d.id))
-            entries.append({"unit": unit, "slot": slot_label(unit), "decisions": mine})
+            entries.append({"unit": unit, "slot": slot_label(unit), "decisions": mine, **belief(r, at.known)})
         entries.sort(key=lambda e: (normalise(e["slot"]), e["unit"].time.valid_at or e["unit"].time.created_at,
                                     e["unit"].time.created_at, e["unit"].id))
         return entries
@@ -529,6 +529,13 @@ class GraphMem:
             raise InvalidInput(f"unknown op {op!r}: use {'|'.join(o.value for o in Op)}") from None
         return self.store.list_decisions(as_scope(subject, project), episode_id=episode_id,
                                          op=chosen.value if chosen else None, limit=limit)
+
+    def fact_texts(self, decisions: Iterable[Decision], subject: SubjectLike,
+                   project: str | None = None) -> dict[str, str]:
+        """The text of every unit the decisions produced or targeted (ended, retracted,
+        superseded), by unit id, so each row of a decision log can name its facts."""
+        ids = sorted({i for d in decisions for i in (d.target_id, d.produced_id) if i})
+        return {r.unit.id: r.unit.content for r in self.store.unit_records(as_scope(subject, project), ids)}
 
     def episodes(self, subject: SubjectLike, project: str | None = None, offset: int = 0,
                  limit: int = 100) -> list[Episode]:
@@ -633,6 +640,21 @@ class GraphMem:
 def slot_label(unit: MemoryUnit) -> str:
     """The slot a unit's fact fills, as written: subject and predicate ("" without a triple)."""
     return f"{unit.triple.subject} {unit.triple.predicate}" if unit.triple else ""
+
+
+def belief(record: GroupUnit, known: datetime) -> dict[str, Any]:
+    """How a stored unit was believed up to ``known``, so history says what recall says: an
+    edge that only ends its world interval earlier leaves it believed (with the interval it
+    was believed to have before, in ``earlier``); only an edge without a world end (withdrawn,
+    or closed for a continuation) stops belief (``believed_until``). ``edges``: the raw edges."""
+    edges = sorted((e for e in record.edges if e.expired_at <= known), key=lambda e: e.expired_at)
+    closing = [e.expired_at for e in edges if e.invalid_at is None]
+    earlier, end = [], record.unit.time.invalid_at
+    for e in edges:
+        if e.invalid_at is not None and (end is None or e.invalid_at < end):
+            earlier.append({"until": e.expired_at, "invalid_at": end})
+            end = e.invalid_at
+    return {"believed_until": min(closing, default=None), "earlier": earlier, "edges": edges}
 
 
 def seen_at(record: GroupUnit, known: datetime) -> MemoryUnit:

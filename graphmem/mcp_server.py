@@ -356,8 +356,9 @@ class MemoryTools:
         limit: Annotated[int, Field(ge=1, le=1000, strict=True, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:
-        found = self.mem.decisions(self.config.scope_for(subject), episode_id=episode_id, op=op, limit=limit)
-        return {"decisions": [views.decision(d) for d in found]}
+        scope = self.config.scope_for(subject)
+        found = self.mem.decisions(scope, episode_id=episode_id, op=op, limit=limit)
+        return {"decisions": views.decision_log(found, self.mem.fact_texts(found, scope))}
 
 
 # -- the server -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .models import (
     ApiKey, AssembleTrace, Candidate, Decision, Deletion, Entity, Episode, Invalidation, MemoryBlock, MemoryUnit,
@@ -123,19 +123,29 @@ def ingest(report: WriteReport, episodes: int, failed: list[dict[str, Any]]) -> 
     return {**write_report(report), "episodes": episodes, "failed": failed}
 
 
-def decision(value: Decision) -> dict[str, Any]:
+def decision(value: Decision, texts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One decision of the log, with its reason; ``event`` says what it put into its timeline
-    (kind, group, value, world interval, order) without repeating the candidate."""
+    (kind, group, value, world interval, order) without repeating the candidate. With the
+    texts of units (``GraphMem.fact_texts``): ``produced_fact`` and ``target_fact``, the facts
+    it wrote and ended, retracted or superseded."""
     event = value.event
-    return _scoped(value, event=None if event is None else {
+    named = {} if texts is None else {"produced_fact": texts.get(value.produced_id or ""),
+                                      "target_fact": texts.get(value.target_id or "")}
+    return _scoped(value, **named, event=None if event is None else {
         **_plain(event.model_dump(exclude={"candidate", "order_at", "order_ep", "order_fact"})),
         "order": [time(event.order_at), event.order_ep, event.order_fact],
     })
 
 
+def decision_log(found: Sequence[Decision], texts: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Rows of a decision log (every face's), each naming its facts."""
+    return [decision(d, texts) for d in found]
+
+
 def history_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """One entry of ``GraphMem.history``: a unit on both time axes, the slot it fills, and its
-    decisions."""
+    """One entry of ``GraphMem.history``: a unit on both time axes, the slot it fills, whether
+    it is still believed (``believed_until`` when not; ``earlier``: the world ends it was
+    believed to have before), its raw edges (``expired_at``: the first of them) and decisions."""
     u, t = entry["unit"], entry["unit"].time
     return {
         "id": u.id,
@@ -146,6 +156,11 @@ def history_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         "invalid_at": time(t.invalid_at),
         "created_at": time(t.created_at),
         "expired_at": time(t.expired_at),
+        "believed": entry["believed_until"] is None,
+        "believed_until": time(entry["believed_until"]),
+        "earlier": [{"until": time(e["until"]), "invalid_at": time(e["invalid_at"])} for e in entry["earlier"]],
+        "edges": [{"expired_at": time(e.expired_at), "invalid_at": time(e.invalid_at), "decision_id": e.decision_id}
+                  for e in entry["edges"]],
         "episode_id": u.source.episode_id,
         "decisions": [decision(d) for d in entry["decisions"]],
         **scope(u.scope),

@@ -118,13 +118,18 @@ def history(
     def human() -> None:
         grid = table("valid (UTC)", "believed (UTC)", "fact, then the decisions that shaped it", "id")
         for entry in entries:
-            u, t = entry["unit"], entry["unit"].time
-            if t.expired_at is not None and t.expired_at == t.created_at:
+            u, t, until = entry["unit"], entry["unit"].time, entry["believed_until"]
+            if until is not None and until == t.created_at:
                 # Replaced by a later fact of the same write: never believed on its own.
                 believed = f"{stamp(t.created_at)}, replaced in the same write"
+            elif until is not None:
+                believed = f"{span(t.created_at, until)}, withdrawn"
             else:
-                believed = span(t.created_at, t.expired_at)
+                believed = f"since {stamp(t.created_at)}"
             add_row(grid, span(t.valid_at, t.invalid_at), believed, u.content, u.id)
+            for e in entry["earlier"]:  # what it was believed to be before an ending came to be known
+                add_row(grid, "", f"  until {stamp(e['until'])}",
+                        f"  believed {span(t.valid_at, e['invalid_at'])} until then", "", style="dim")
             for d in entry["decisions"]:
                 add_row(grid, "", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
         print_table(grid)

@@ -14,7 +14,7 @@ from graphmem.cli.common import (
 )
 from graphmem.episodes_io import parse_episode, read_lines
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
-from graphmem.models import Episode
+from graphmem.models import Episode, Op
 from graphmem.pipelines.write import WriteReport
 
 
@@ -216,6 +216,7 @@ def decisions(
     """The decision log of a subject, newest first."""
     with open_mem(ctx) as mem:
         found = mem.decisions(subject, project, episode_id=episode, op=op, limit=limit)
+        texts = mem.fact_texts(found, subject, project)
     # Newest first; decisions of one write share their time, so their id orders them.
     found = sorted(found, key=lambda d: (d.decided_at, d.id), reverse=True)
 
@@ -225,9 +226,17 @@ def decisions(
             produced = f" produced={d.produced_id}" if d.produced_id else ""
             # Ids too: an import keeps the ids its export names, whatever they hold.
             typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {shown(d.id + target + produced)}  {shown(d.reason)}")
+            for label, text in (("fact", texts.get(d.produced_id or "") or d.candidate),
+                                (TARGET_WORDS[d.op], texts.get(d.target_id or ""))):
+                if text and text not in d.reason:  # each row names its facts, once
+                    typer.echo(f"    {label}: {shown(text)}")
         if not found:
             typer.echo("no decisions")
-    emit({"decisions": [views.decision(d) for d in found]}, as_json, human)
+    emit({"decisions": views.decision_log(found, texts)}, as_json, human)
+
+
+#: What a decision did to the unit it targets, for the decision log.
+TARGET_WORDS = {Op.ADD: "bounded by", Op.UPDATE: "ends", Op.DELETE: "withdraws", Op.NOOP: "already shown by"}
 
 
 def _print_trace(trace: dict) -> None:

@@ -38,7 +38,7 @@ from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, sha
 from ..config import Settings
 from ..errors import GraphMemError, InvalidInput, error_line
 from ..keys import holds, subject_name
-from ..models import MAX_QUERY_CHARS, Episode, MemoryKind, Scope
+from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Scope
 from ..pipelines import exchange
 from ..times import parse_optional_time
 from .errors import ApiError, install, refusal_of
@@ -482,9 +482,12 @@ async def decisions(scope: Target, caller: CallerDep, op: Optional[str] = None, 
                     cursor: Optional[str] = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
     offset = offset_of(cursor)
     window = min(offset + limit + 1, DECISION_WINDOW)
-    found = await caller.run(lambda: caller.mem.decisions(scope, episode_id=episode, op=op, limit=window))
+    def work() -> tuple[list[Decision], dict[str, str]]:
+        found = caller.mem.decisions(scope, episode_id=episode, op=op, limit=window)
+        return found, caller.mem.fact_texts(found[offset:offset + limit], scope)
+    found, texts = await caller.run(work)
     more = len(found) > offset + limit
-    return {"decisions": [views.decision(d) for d in found[offset:offset + limit]],
+    return {"decisions": views.decision_log(found[offset:offset + limit], texts),
             "next_cursor": str(offset + limit) if more else None}
 
 

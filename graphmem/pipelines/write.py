@@ -638,7 +638,9 @@ class WritePipeline:
                 if ended:
                     d = d.model_copy(update={"invalid_at": c.invalid_at})
             elif c.op == "retract":  # stage 2: a retraction reaches the earlier assertions of its value
-                reason = (f"retraction of {c.content!r}" if showing
+                withdrawn = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
+                reason = (f"retraction of {c.content!r}" if showing and withdrawn == c.content
+                          else f"retraction of {c.content!r}: {withdrawn!r} was never true" if showing
                           else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
                           if _retracts(ev, [e for e in group.events if e.decided_at == now])
                           else "retraction matched no current fact")
@@ -648,8 +650,9 @@ class WritePipeline:
                 before = timeline.stretches(group.standing(now), single)
                 probe = [*map(as_event, group.events), _probe(ev, now)]
                 changed = before != timeline.stretches(timeline.active(probe, now), single)
+                known = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
                 d = self._decision(Op.ADD if changed else Op.NOOP,
-                                   "restates a known fact over another time" if changed else "restates a current fact",
+                                   f"restates {known!r} over another time" if changed else f"restates the current {known!r}",
                                    p, now, target=showing)
                 unarchive |= self._units_of_value(group, value, now) & group.archived
             else:  # stage 3: a new value
@@ -775,6 +778,7 @@ class WritePipeline:
                 cause = continuing[e.unit_id] if e.why == "continued" else by_id[e.cause]
                 edges.append(Invalidation(unit_id=e.unit_id, decision_id=cause.id, expired_at=now,
                                           invalid_at=e.invalid_at, reason=_edge_reason(e, cause)))
+            _tell(by_id, group, new_units, new_edges, owners, now)
         # A policy may have named an assertion of this batch as its target: name its unit.
         for did, d in by_id.items():
             if d.target_id in by_id:
@@ -903,6 +907,39 @@ def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> Memory
         triple=c.triple,
         group=ev.group,
     )
+
+
+def _tell(by_id: dict[str, Decision], group: _Group, new_units: Sequence[timeline.NewUnit],
+          new_edges: Sequence[timeline.NewEdge], owners: Mapping[str, Decision], now: datetime) -> None:
+    """Reasons that say what the timeline did, whatever order the facts came in: an assertion's
+    decision names the facts it ended and the one that bounds it ("'Globex' holds from
+    2021-09-01: 'Acme' ends then; until 2023-01-01, where 'Initech' begins"). A policy other
+    than the rules keeps its own words beside it."""
+    texts = {g.unit.id: g.unit.content for g in group.units}
+    shown: list[timeline.Shown | timeline.NewUnit] = [*timeline.shown(drawn(group.units), now), *new_units]
+    starts = {d.event.valid_at: d.event.candidate.content for d in owners.values()
+              if d.event and d.event.kind == "assert" and d.event.candidate and d.event.valid_at}
+    for nu in new_units:
+        d = by_id.get(nu.owner)
+        if d is None or d.produced_id != nu.id or d.event is None or d.event.candidate is None:
+            continue
+        ended = [e for e in new_edges if e.cause == d.id and e.why == "ended" and e.unit_id in texts]
+        if not ended and nu.end is None:
+            continue
+        story = f"{d.event.candidate.content!r} holds from {_day(nu.start)}"
+        story += "".join(f": {texts[e.unit_id]!r} ends {'then' if e.invalid_at == nu.start else _day(e.invalid_at)}"
+                         for e in ended)
+        # The target is what the timeline did: the fact it ended, else the one that bounds it.
+        update: dict = {"op": Op.UPDATE, "target_id": ended[0].unit_id, "invalid_at": ended[0].invalid_at} \
+            if ended else {}
+        if nu.end is not None:
+            after = starts.get(nu.end)
+            story += f"; until {_day(nu.end)}" + (f", where {after!r} begins" if after else "")
+            bound = next((u.id for u in shown if u.start == nu.end), None)
+            if not ended and bound:
+                update = {"op": Op.ADD, "target_id": bound, "invalid_at": nu.end}
+        update["reason"] = story if d.policy == "rule" else f"{story} ({d.reason})"
+        by_id[d.id] = d.model_copy(update=update)
 
 
 def _edge_reason(edge: timeline.NewEdge, cause: Decision) -> str:

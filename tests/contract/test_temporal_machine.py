@@ -190,6 +190,19 @@ class TemporalMachine(RuleBasedStateMachine):
             assert {value(u) for u in covering} == {v for v in expected if v[0] == subject}, ("history", t, step)
             slots = [value(u)[:2] for u in covering if u.triple.single_valued]
             assert len(slots) == len(set(slots)), ("overlap in a single-valued slot", t, step)
+        self.history_says_what_recall_says(known, archived)
+
+    def history_says_what_recall_says(self, known, archived) -> None:
+        """A unit history shows as believed at S with interval I is what a recall of its own
+        content returns at (a T in I, S); one it shows as no longer believed is not."""
+        for subject in SUBJECTS:
+            for e in self.mem.history(self.scope, entity=subject, known_at=known, include_expired=True):
+                u = e["unit"]
+                if u.id in archived or (u.time.valid_at and u.time.invalid_at and u.time.invalid_at <= u.time.valid_at):
+                    continue
+                t = u.time.valid_at or PROBES[0]
+                hits = {h.unit.id for h in self.mem.recall(u.content, self.scope, k=10, as_of=t, known_at=known)}
+                assert (u.id in hits) == (e["believed_until"] is None), ("history vs recall", u.content, t, known)
 
 
 def machine_for(make):

@@ -172,3 +172,17 @@ def test_a_fact_true_for_no_time_is_stored_as_nothing_and_its_decision_says_why(
     [decision] = mem.decisions(s)
     assert decision.op.value == "NOOP" and "true for no time" in decision.reason, decision.reason
     assert cities(mem, s, as_of=d("2020-01-01")) == []
+
+
+def test_history_shows_a_unit_ended_by_a_later_fact_as_believed_as_recall_finds_it(mem):
+    """Paris from 2024-03, then London (2022) and Tokyo (2025) in a later write: Paris ends at
+    Tokyo's start and is still believed; history said "believed ... -> ..." (withdrawn)."""
+    s = fresh_scope()
+    mem.remember("Paris", s, facts=[lives("Ken", "Paris", "2024-03-01")])
+    mem.remember("London and Tokyo", s, facts=[lives("Ken", "London", "2022-01-01"), lives("Ken", "Tokyo", "2025-01-01")])
+    [paris] = [e for e in mem.history(s, entity="Ken") if e["unit"].triple.object == "Paris"]
+    assert paris["believed_until"] is None
+    assert (paris["unit"].time.valid_at, paris["unit"].time.invalid_at) == (d("2024-03-01"), d("2025-01-01"))
+    assert [e["invalid_at"] for e in paris["earlier"]] == [None]  # believed open-ended until Tokyo came
+    [hit] = mem.recall("where does Ken live", s, as_of=d("2024-06-01"))
+    assert hit.unit.id == paris["unit"].id

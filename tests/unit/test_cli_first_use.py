@@ -308,7 +308,8 @@ def test_a_fact_replaced_in_its_own_write_says_so_in_history(run, mem, monkeypat
     gone = unit(scope, "Zed lives in Paris", created=EPOCH, valid=EPOCH)
     gone = gone.model_copy(update={"time": gone.time.model_copy(update={"expired_at": EPOCH})})
     monkeypatch.setattr(mem, "history", lambda **kwargs: [
-        {"unit": gone, "slot": "Zed lives_in", "decisions": [decision(scope, Op.UPDATE, gone.id)]}])
+        {"unit": gone, "slot": "Zed lives_in", "decisions": [decision(scope, Op.UPDATE, gone.id)],
+         "believed_until": EPOCH, "earlier": [], "edges": []}])
     human = run("history", "--entity", "Zed", "--subject", subject(scope))
     assert human.exit_code == 0 and "2020-01-01, replaced in the same write" in human.stdout
 

@@ -90,7 +90,8 @@ def test_a_line_break_in_a_table_cell_or_a_line_is_shown_escaped(run, mem):
     reason = f"wrong\n2024-01-01 ADD {OSC}"  # would pass for a decision of its own
     plain(run("retract", unit_id, "--subject", s, "--reason", reason))
     out = plain(run("decisions", "--subject", s), f"wrong\\u000a2024-01-01 ADD {SHOWN}")
-    assert len(out.splitlines()) == 2  # the ADD and the DELETE, one line each
+    rows = [line for line in out.splitlines() if not line.startswith("    ")]
+    assert len(rows) == 2  # the ADD and the DELETE, one line each (the facts they name indented below)
     assert any(d["reason"].startswith(reason) for d in as_json(run("decisions", "--subject", s, "--json"))["decisions"])
 
 

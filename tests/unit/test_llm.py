@@ -246,7 +246,7 @@ def test_exact_duplicate_never_reaches_the_model(server: _Server, mem: GraphMem)
     assert len(server.requests) == 1  # zero requests for the duplicate
     assert report.decisions == {"NOOP": 1}
     dup = next(d for d in mem.store.list_decisions(ALICE) if d.op is Op.NOOP)
-    assert dup.reason == "restates a current fact"
+    assert dup.reason == "restates the current 'I live in Paris'"
 
 
 def test_requests_carry_a_strict_json_schema(server: _Server, mem: GraphMem) -> None:

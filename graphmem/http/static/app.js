@@ -156,8 +156,8 @@ async function showExplanation(unitId) {
 // superseded: its world time ended (a later value began) or a redrawn stretch replaced it.
 function stateOf(entry) {
   const retracted = entry.decisions.some((d) => d.op === "DELETE" && d.target_id === entry.id);
-  if (retracted || (entry.expired_at && !entry.invalid_at)) return "retracted";
-  if (entry.expired_at || (entry.invalid_at && Date.parse(entry.invalid_at) <= Date.now())) return "superseded";
+  if (retracted || (!entry.believed && !entry.invalid_at)) return "retracted";
+  if (!entry.believed || (entry.invalid_at && Date.parse(entry.invalid_at) <= Date.now())) return "superseded";
   return "current";
 }
 
@@ -234,8 +234,9 @@ async function loadDecisions(more) {
     const body = $("decisions").tBodies[0];
     if (!more) body.replaceChildren();
     for (const d of page.decisions) {
+      const facts = [d.produced_fact || d.candidate, d.target_fact && `→ ${d.target_fact}`].filter(Boolean).join(" ");
       body.append(el("tr", {}, el("td", {}, d.decided_at.slice(0, 19).replace("T", " ")), el("td", {class: "op"}, d.op),
-                     el("td", {}, d.reason), el("td", {}, d.actor || "")));
+                     el("td", {}, facts), el("td", {}, d.reason), el("td", {}, d.actor || "")));
     }
     nextCursor = page.next_cursor;
     $("decisions-more").hidden = !nextCursor;
