@@ -191,10 +191,15 @@ def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Itera
     return out
 
 
-def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool) -> int:
+def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool,
+             began_first: bool = False) -> int:
     """How far an entry lies from a window (microseconds; 0: in it): an event by its start,
-    a state by the gap between its interval and the window."""
+    a state by the gap between its interval and the window. ``began_first`` (a question about
+    what happened then): a state that began before the window and holds into it lies as far as
+    it began before, so what began inside the asked time comes first."""
     w = (micros(window[0], MIN), micros(window[1], MAX))
     if event:
         return distance(t_from, w)
-    return w[0] - t_to + 1 if t_to <= w[0] else (t_from - w[1] + 1 if t_from >= w[1] else 0)
+    if t_to <= w[0]:
+        return w[0] - t_to + 1
+    return t_from - w[1] + 1 if t_from >= w[1] else (max(0, w[0] - t_from) if began_first else 0)

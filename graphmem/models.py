@@ -823,6 +823,9 @@ class SearchRequest(Model):
     during: tuple[UTCDatetime, UTCDatetime] | None = None
     #: A time the question names: a list of units true or told near it, closest first.
     window: tuple[UTCDatetime, UTCDatetime] | None = None
+    #: The question asks what happened in the window: in its time list, what began inside the
+    #: window comes before states that merely hold into it (``graphmem.entries.nearness``).
+    began_first: bool = False
     #: How many best units the fusion and the walk rank, of which the ``kept`` best are
     #: returned once each gains for the others told in its conversation (``graphmem.fusion.together``).
     k: Annotated[int, Field(ge=1, le=2000)]

@@ -1,9 +1,10 @@
 // mode: fragment
-// params: kinds, entity_lucene, words, window, s, t_lo, t_hi, fetch, lexical_fetch, k, keep, gap, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, began_first, s, t_lo, t_hi, fetch, lexical_fetch, k, keep, gap, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
-// state by the gap between its interval and the window: graphmem.entries.nearness; equal
+// state by the gap between its interval and the window (for a question about what happened
+// then, by how long before it began when it holds into it): graphmem.entries.nearness; equal
 // distances tie); the lexical and named-entity lists filtered right after their index calls;
 // the speaker list (which of those candidates someone the question names said);
 // reciprocal rank fusion (ties share a rank: scores within $tie, graphmem.fusion.TIE, are one),
@@ -17,7 +18,8 @@ CALL (near) {
   WITH n, CASE WHEN n.event THEN (CASE WHEN n.t_from < $window[0] THEN $window[0] - n.t_from
                                        WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1 ELSE 0 END)
                ELSE (CASE WHEN n.t_to <= $window[0] THEN $window[0] - n.t_to + 1
-                          WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1 ELSE 0 END) END AS distance
+                          WHEN n.t_from >= $window[1] THEN n.t_from - $window[1] + 1
+                          WHEN $began_first AND n.t_from < $window[0] THEN $window[0] - n.t_from ELSE 0 END) END AS distance
   ORDER BY distance, n.score DESC, n.id
   RETURN collect({id: n.id, score: -distance}) AS timed
 }

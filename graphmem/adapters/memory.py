@@ -820,7 +820,7 @@ class InMemoryIndex:
             for u in units:
                 t_from, t_to = micros(u.time.valid_at, MIN), micros(u.time.invalid_at, MAX)
                 if u.kind.value in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo:
-                    found.append((u, nearness(t_from, t_to, request.window, rule.event)))
+                    found.append((u, nearness(t_from, t_to, request.window, rule.event, request.began_first)))
         similar = {h.id: h.score for h in self._cosine(vector, [u for u, _ in found])}
         best = sorted((u for u, _ in found if u.id in similar), key=lambda u: (-similar[u.id], u.id))[: request.fetch]
         gap = {u.id: d for u, d in found}

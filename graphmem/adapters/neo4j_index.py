@@ -189,6 +189,7 @@ class Neo4jIndex:
             seeds=request.seeds, fanout=request.fanout, hops=request.hops, limit=request.frontier,
             hop_decay=request.hop_decay, prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
+            began_first=request.began_first,
         )
         world = (params["t_lo"], params["t_hi"])
         rules = near(request.window, world, params["kinds"]) if request.window else []

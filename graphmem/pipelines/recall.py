@@ -2,9 +2,12 @@
 through the entities the best hits are about.
 
 0. A time the question names ("on 19 March 2024", "last week": ``graphmem.timewords``) is taken
-   out of the question's words, adds a ranked list of units told or true near it, and, when no
-   as-of point is given, decides what is visible: units true at some point inside it (when
-   none is, the texts visible at the asked point, the time only ranking them: see ``recall``);
+   out of the question's words, adds a ranked list of units told or true near it (what began
+   inside it first), and, when no as-of point is given, decides what is visible: units true at
+   some point inside it (when none is, the texts visible at the asked point, the time only
+   ranking them: see ``recall``). A question asking what happened then counts that list
+   ``EVENT_TIME_BOOST`` times more; one asking what was true ("where did I live in March
+   2021?") does not;
 
    The names the question writes (its first ``UNNAMED``) are taken out too, each set of them
    embedded beside the question (``without_names``): the index reads the question without
@@ -41,6 +44,12 @@ from ..ports import MemoryIndex
 from ..timewords import TimeWindow, find_window
 
 MODES = ("hybrid", "semantic", "lexical")
+#: A question asking what happened, not what was true ("what did I do last week?", "anything
+#: new in May?"): in the time it names, its events are the answer.
+_EVENT_QUESTION = re.compile(r"\b(?:happen\w*|do|doing|done|went|up to|new|news|events?)\b", re.I)
+#: How much more the time list counts for such a question: in-window events outrank words
+#: that merely resemble it (the same "went for a run" told on other days).
+EVENT_TIME_BOOST = 10.0
 _POSSESSIVE = re.compile(r"(?:['’]s\b|['’](?!\w))?")
 _WORD_CHAR = re.compile(r"\w")
 
@@ -114,6 +123,9 @@ class Recaller:
         text = window.outside(query) if window is not None else query
         span = (window.start, window.end) if window is not None else None
         names = without_names(text) if mode == "hybrid" else {}
+        weights, happened = self.weights, window is not None and bool(_EVENT_QUESTION.search(text))
+        if happened:
+            weights = {**weights, "time": weights.get("time", 0.0) * EVENT_TIME_BOOST}
         vectors = self.index.vectors([text, *names.values()]) if mode != "lexical" else None
         return SearchRequest(
             scopes=tuple(scopes), at=at, k=2 * k, keep=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
@@ -123,8 +135,8 @@ class Recaller:
             names=tuple(sorted({n for key in names for n in key})),
             unnamed=tuple(Unnamed(names=key, vector=vector, terms=tuple(search_terms(rest)))
                           for (key, rest), vector in zip(names.items(), (vectors or [])[1:])),
-            window=span, during=None if fixed else span,
-            rrf_k=self.rrf_k, weights=self.weights, seeds=self.seeds, fanout=self.fanout,
+            window=span, began_first=happened, during=None if fixed else span,
+            rrf_k=self.rrf_k, weights=weights, seeds=self.seeds, fanout=self.fanout,
             hops=hops, frontier=self.frontier, hop_decay=self.hop_decay,
         )
 
