@@ -46,7 +46,7 @@ from ..timewords import TimeWindow, find_window
 MODES = ("hybrid", "semantic", "lexical")
 #: A question asking what happened, not what was true ("what did I do last week?", "anything
 #: new in May?"): in the time it names, its events are the answer.
-_EVENT_QUESTION = re.compile(r"\b(?:happen\w*|do|doing|done|went|up to|new|news|events?)\b", re.I)
+_EVENT_QUESTION = re.compile(r"\b(?:happen\w*|do|doing|done|went|up to|events?)\b", re.I)
 #: How much more the time list counts for such a question: in-window events outrank words
 #: that merely resemble it (the same "went for a run" told on other days).
 EVENT_TIME_BOOST = 10.0
