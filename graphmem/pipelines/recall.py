@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from itertools import combinations
-from typing import Sequence
+from typing import Collection, Sequence
 
 from pydantic import BaseModel
 
@@ -91,6 +91,33 @@ def without_names(text: str) -> dict[tuple[str, ...], str]:
                 at = max(at, end)
             out[norms] = " ".join("".join(kept + [text[at:]]).split())
     return out
+
+
+#: How many first hits a relation question looks for its bridge among.
+RELATION_POOL = 10
+#: "X's R ..." in a question: X a capitalised name, R the words after it.
+_RELATION = re.compile(r"\b((?-i:[A-Z][\w-]*(?: [A-Z][\w-]*)*))['’]s ((?:[a-z][\w-]* ?){1,3})")
+
+
+def _relation_of(query: str) -> tuple[str, int, list[str]] | None:
+    """(X, where "X's" starts, the words after it) of a question about "X's R"."""
+    m = _RELATION.search(query)
+    return (m.group(1), m.start(), m.group(2).split()) if m else None
+
+
+def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -> tuple[str, int] | None:
+    """(B, how many of the question's words after "X's" are R) for a text that states "X's R
+    is B" (R: the first of those words that the text has too; "my R" when X is the subject
+    the text belongs to: ``selves``), else None. B is the last name the text writes ("My
+    manager at Globex is Priya.")."""
+    lowered = text.casefold().replace("’", "'")
+    if f"{x.casefold()}'s" not in lowered and not (x.casefold() in selves and re.search(r"\bmy\b", lowered)):
+        return None
+    relation = 0
+    while relation < len(words) and re.search(rf"\b{re.escape(words[relation].casefold())}\b", lowered):
+        relation += 1
+    others = [m.name for m in written(text) if m.norm != x.casefold() and m.kind != "speaker"]
+    return (others[-1], relation) if relation and others else None
 
 
 class Recaller:
@@ -156,7 +183,10 @@ class Recaller:
         the question names then ranks, but does not decide visibility)."""
         at = at or AsOf.now()
         window = find_window(query, at.valid)
-        request = self.request(query, scopes, k, at, kinds, mode, window, fixed, hops)
+        # A relation question looks for its bridge among more hits than it returns.
+        relation = bool(hops) and _relation_of(query) is not None
+        request = self.request(query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window,
+                               fixed, hops)
         scored = self.index.recall(request)
         if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
             # Nothing is true inside the named time. A text is true from when it was told, so
@@ -166,5 +196,33 @@ class Recaller:
             request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
             scored = self.index.recall(request)
         recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
+        if relation:
+            recalled = Recalled(self._relation(query, recalled, scopes, k, at, kinds, mode, fixed)[:k])
         recalled.window = window
+        return recalled
+
+    def _relation(self, query: str, recalled: Recalled, scopes: Sequence[Scope], k: int, at: AsOf,
+                  kinds: Sequence[MemoryKind], mode: str, fixed: bool) -> Recalled:
+        """A question about "X's R" ("where does Anna's team lead live?") decomposed by rule: the
+        first hit naming X with R's words and one other name B is the bridge ("Anna's team lead
+        is Boris."); the question asked again of B ("where does Boris live?") gives what follows
+        it, ranked right after the bridge and reached through it. Same-shaped facts about other
+        people ("Quirin's team lead is Leopold.") then no longer crowd the path out."""
+        asked = _relation_of(query)
+        assert asked is not None
+        x, start, words = asked
+        for bridge in recalled:
+            found = _bridged(bridge.unit.content, x, words, {sc.subject_id.casefold() for sc in scopes})
+            if found is None:
+                continue
+            other, relation = found
+            # "Where does Anna's team lead live?" -> "Where does Boris live?"
+            end = start + len(f"{x}'s ") + len(" ".join(words[:relation]))
+            followed = self.recall(query[:start] + other + query[end:], scopes, k, at, 0, kinds, mode, fixed)
+            top = followed[0].score if followed else 1.0
+            through = [h.model_copy(update={"score": bridge.score * self.hop_decay * h.score / top, "hop": 1,
+                                            "path": [bridge.unit.id]})
+                       for h in followed if h.unit.id != bridge.unit.id]
+            seen = {bridge.unit.id} | {h.unit.id for h in through}
+            return Recalled([bridge, *through, *(h for h in recalled if h.unit.id not in seen)])
         return recalled
