@@ -221,7 +221,7 @@ class Recaller:
             followed = self.recall(query[:start] + other + query[end:], scopes, k, at, 0, kinds, mode, fixed)
             top = followed[0].score if followed else 1.0
             through = [h.model_copy(update={"score": bridge.score * self.hop_decay * h.score / top, "hop": 1,
-                                            "path": [bridge.unit.id]})
+                                            "path": [bridge.unit.content, other, h.unit.content]})
                        for h in followed if h.unit.id != bridge.unit.id]
             seen = {bridge.unit.id} | {h.unit.id for h in through}
             return Recalled([bridge, *through, *(h for h in recalled if h.unit.id not in seen)])

@@ -23,8 +23,9 @@ def test_my_managers_home_is_reached_through_my_manager(mem):
                       "Quirin's manager is Leopold.", "Leopold lives in Riga.", "Oda's manager is Jost.",
                       "Jost lives in Linz.", "I like my manager.", "My team meets on Mondays."])
     question = f"Where does {scope.subject_id.capitalize()}'s manager live?"
-    hits = [h.unit.content for h in mem.recall(question, scope, k=3, hops=2)]
-    assert hits[:2] == ["My manager at Globex is Priya.", "Priya lives in Graz."]
+    found = mem.recall(question, scope, k=3, hops=2)
+    assert [h.unit.content for h in found[:2]] == ["My manager at Globex is Priya.", "Priya lives in Graz."]
+    assert found[1].path == ["My manager at Globex is Priya.", "Priya", "Priya lives in Graz."]
 
 
 def test_the_chain_set_reaches_every_answer_with_hops_and_not_without(mem):
