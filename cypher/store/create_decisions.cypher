@@ -8,7 +8,7 @@ UNWIND $rows AS row
 CREATE (d:Decision)
 SET d = row.props, d.decided_at = datetime(row.props.decided_at), d.ev_order_at = datetime(row.props.ev_order_at),
     d.ev_valid_at = datetime(row.props.ev_valid_at), d.ev_end = datetime(row.props.ev_end),
-    d.ev_occurred_at = datetime(row.props.ev_occurred_at)
+    d.ev_occurred_at = datetime(row.props.ev_occurred_at), d.invalid_at = datetime(row.props.invalid_at)
 WITH d, row
 OPTIONAL MATCH (ep:Episode {scope: $scope, id: row.episode_id})
 OPTIONAL MATCH (del:Deletion {id: row.deletion_id}) WHERE del.scope = $scope
