@@ -129,7 +129,8 @@ def history(
             add_row(grid, span(t.valid_at, t.invalid_at), believed, u.content, u.id)
             for e in entry["earlier"]:  # what it was believed to be before an ending came to be known
                 add_row(grid, "", f"  until {stamp(e['until'])}",
-                        f"  believed {span(t.valid_at, e['invalid_at'])} until then", "", style="dim")
+                        f"  believed {stamp(t.valid_at) or 'always'} → {stamp(e['invalid_at']) or 'open'} until then",
+                        "", style="dim")
             for d in entry["decisions"]:
                 add_row(grid, "", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
         print_table(grid)
