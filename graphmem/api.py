@@ -353,26 +353,27 @@ class GraphMem:
         """Retract a fact on an operator's word: a DELETE decision with ``reason``, drawn
         through the unit's timeline as any retraction (what it had ended holds again); the
         fact stays in history (``WritePipeline.retract``). Raises ``NotFound``."""
-        scope = as_scope(subject, project)
-        if not reason.strip():
-            raise InvalidInput("reason: say why the fact is retracted")
-        unit = self.store.get_unit(unit_id, scope)
-        if unit is None:
-            raise NotFound(f"no unit {unit_id} in scope {scope}")
-        return self.writer.retract(unit, reason, actor=actor)
+        return self.writer.retract(self._operated(unit_id, subject, project, reason, "is retracted"), reason,
+                                   actor=actor)
 
     def end(self, unit_id: str, subject: SubjectLike, reason: str, at: Time = None, project: str | None = None,
             actor: str | None = None) -> WriteReport:
         """End a fact on an operator's word: true until ``at`` (default now) and no longer,
         unlike ``retract`` (never true); an UPDATE decision with ``reason``, drawn through the
         unit's timeline (``WritePipeline.end``). Raises ``NotFound``."""
+        return self.writer.end(self._operated(unit_id, subject, project, reason, "ended"), at or utcnow(), reason,
+                               actor=actor)
+
+    def _operated(self, unit_id: str, subject: SubjectLike, project: str | None, reason: str,
+                  what: str) -> MemoryUnit:
+        """The unit an operator's retraction or ending is about, once its reason is given."""
         scope = as_scope(subject, project)
         if not reason.strip():
-            raise InvalidInput("reason: say why the fact ended")
+            raise InvalidInput(f"reason: say why the fact {what}")
         unit = self.store.get_unit(unit_id, scope)
         if unit is None:
             raise NotFound(f"no unit {unit_id} in scope {scope}")
-        return self.writer.end(unit, at or utcnow(), reason, actor=actor)
+        return unit
 
     def prune_traces(self, subject: SubjectLike | None = None, project: str | None = None,
                      older_than_days: float | None = None, dry_run: bool = False,
