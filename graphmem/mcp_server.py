@@ -38,7 +38,7 @@ from typing import Annotated, Any, Callable, Literal, Optional
 
 import anyio
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
     from mcp.server.mcpserver import MCPServer as FastMCP
@@ -84,6 +84,13 @@ class McpConfig(BaseModel):
     @classmethod
     def _subject(cls, value: str) -> str:
         Scope.parse(value)  # ValueError: "subject 'x' is not TYPE:ID ..."
+        return value
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if "subject" in info.data:  # else the subject's own error is the one reported
+            Scope.parse(info.data["subject"], value)  # ValueError: "project 'null' reads as no project ..."
         return value
 
     @field_validator("allow_subjects")

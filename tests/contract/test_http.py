@@ -464,6 +464,19 @@ def test_counts_past_their_bounds_are_422(api):
                  body={"query": "x", "budget": 10**30}).startswith("budget: ")
 
 
+def test_a_project_that_reads_as_no_project_is_422_on_every_subject_route(api):
+    alice = fresh_scope()
+    key = api.key(alice)
+    for sent, project in (("null", "null"), ("None", "None"), ("NULL", "NULL"), ("undefined", "undefined"),
+                          ("", ""), ("%20", " "), ("%09none", "\tnone")):
+        for method, suffix, body in SUBJECT_ROUTES:
+            url = path(alice, suffix) + ("&" if "?" in suffix else "?") + f"project={sent}"
+            assert error(api, method, url, 422, "invalid_input", headers=key, body=body) == \
+                f"project {project!r} reads as no project: leave the project out for none", (method, url)
+    assert not [s for s in api.mem.subjects() if s["scope"].subject_id == alice.subject_id]  # nothing written
+    assert api("GET", path(alice, "/blocks?project=nullable"), key) == {"blocks": []}  # a name that holds one is one
+
+
 def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):
     """text/plain, a form or no type at all is what a page may send anywhere without asking
     first (a CORS-simple request): an import needs a type that asks (preflight)."""

@@ -180,6 +180,15 @@ def test_blocks_within_the_writable_rule(serve, mem):
     assert "Prefers short answers." in context["text"] and len(context["trace"]["resident_ids"]) == 2
 
 
+def test_a_server_project_that_reads_as_no_project_is_refused_when_configured():
+    from graphmem.errors import error_line
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        McpConfig(subject=ALICE, project="None")
+    assert error_line(info.value) == "project: project 'None' reads as no project: leave the project out for none"
+
+
 def test_fact_input_matches_the_fact_model():
     """`remember`'s structured facts carry exactly graphmem.models.Fact's fields."""
     assert list(FactIn.model_fields) == list(Fact.model_fields)
