@@ -168,6 +168,9 @@ class Settings(LocalServerSettings):
 
     # `graphmem serve` (graphmem.http): what one process accepts at once.
     http_max_body: int = Field(8 * 1024 * 1024, ge=1024, description="largest request body, bytes (else 413)")
+    # Far fewer than a body may hold: a request's episodes are written on one worker, so one
+    # key's long write would hold a place the others wait for.
+    http_max_episodes: int = Field(1_000, ge=1, description="episodes one POST .../episodes may carry (else 413)")
     http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503)")
     http_concurrency: int = Field(4, ge=1, description="requests worked on at once; the others wait in line")
     http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Callable, Literal, Optional
 
 import anyio
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
     from mcp.server.mcpserver import MCPServer as FastMCP
@@ -52,14 +52,14 @@ from starlette.responses import JSONResponse
 import graphmem
 from graphmem import views
 from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
-from graphmem.errors import REPORTED, InvalidInput, ScopeViolation, error_line, one_line
+from graphmem.errors import REPORTED, BackendError, InvalidInput, ScopeViolation, Unavailable, error_line, one_line
 from graphmem.keys import holds, subject_name
 from graphmem.models import ApiKey, Fact, MemoryKind, Scope
 from graphmem.times import parse_optional_time
 
 log = logging.getLogger("graphmem.mcp")
 
-__all__ = ["BearerAuth", "FactIn", "FastMCP", "McpConfig", "build_server", "run_server"]
+__all__ = ["BearerAuth", "FactIn", "FastMCP", "McpConfig", "build_server", "http_app", "run_server"]
 
 #: The API key of the HTTP request a tool call came with (None: the server's token, or stdio).
 #: The SDK hands each call the context of the request that sent it.
@@ -84,6 +84,13 @@ class McpConfig(BaseModel):
     @classmethod
     def _subject(cls, value: str) -> str:
         Scope.parse(value)  # ValueError: "subject 'x' is not TYPE:ID ..."
+        return value
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if "subject" in info.data:  # else the subject's own error is the one reported
+            Scope.parse(info.data["subject"], value)  # ValueError: "project 'null' reads as no project ..."
         return value
 
     @field_validator("allow_subjects")
@@ -448,7 +455,15 @@ class BearerAuth:
             await _unauthorized(send, "missing bearer token: send Authorization: Bearer <token>")
             return
         if not hmac.compare_digest(given.encode(), self.token.encode()):
-            key = await anyio.to_thread.run_sync(self.authenticate, given)
+            try:
+                key = await anyio.to_thread.run_sync(self.authenticate, given)
+            except BackendError as exc:
+                # The key is looked up outside the tools' error handling: a database that is
+                # down must still answer 503 with its one line, as the HTTP API does, not 500.
+                log.warning("key lookup failed: %s", error_line(exc))
+                status, code = (503, "unavailable") if isinstance(exc, Unavailable) else (502, "backend_error")
+                await _refuse(send, status, code, error_line(exc))
+                return
             if key is None:
                 await _unauthorized(send, "unknown bearer token or API key")
                 return
@@ -459,10 +474,13 @@ class BearerAuth:
             CALLER.reset(mark)
 
 
-async def _unauthorized(send: Callable, message: str) -> None:
-    response = JSONResponse({"error": {"code": "unauthorized", "message": message}}, status_code=401,
-                            headers={"WWW-Authenticate": "Bearer"})
+async def _refuse(send: Callable, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+    response = JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
     await response({"type": "http"}, None, send)
+
+
+async def _unauthorized(send: Callable, message: str) -> None:
+    await _refuse(send, 401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
 
 
 def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
@@ -476,6 +494,14 @@ def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
         return
     import uvicorn
 
+    config = uvicorn.Config(http_app(server, host, token, authenticate), host=host, port=port, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
+
+
+def http_app(server: FastMCP, host: str = "127.0.0.1", token: str | None = None,
+             authenticate: Callable[[str], ApiKey | None] | None = None) -> Callable:
+    """The ASGI app ``run_server`` serves over HTTP: the SDK's streamable HTTP app at /mcp,
+    behind ``BearerAuth`` when there is a ``token``."""
     if "host" in inspect.signature(server.streamable_http_app).parameters:  # mcp 2.x
         app = server.streamable_http_app(host=host)
     else:  # pragma: no cover - mcp 1.x keeps the host in its settings
@@ -483,5 +509,4 @@ def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
         app = server.streamable_http_app()
     if token is not None:
         app = BearerAuth(app, token, authenticate or (lambda _: None))
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
+    return app

@@ -224,6 +224,17 @@ class Op(str, Enum):
     NOOP = "NOOP"
 
 
+#: Project ids that read as no project (how JSON, Python, Go and JavaScript print a missing
+#: value, and nothing at all): one would be a project that every message shows as none.
+NO_PROJECT = frozenset({"", "null", "none", "nil", "undefined"})
+
+
+def check_new_project(project: str | None) -> None:
+    """ValueError when ``project``, given as a new project id, reads as no project."""
+    if project is not None and project.strip().casefold() in NO_PROJECT:
+        raise ValueError(f"project {quoted(project)} reads as no project: leave the project out for none")
+
+
 @lru_cache(maxsize=1 << 12)  # read for every row a write sends
 def _scope_key(subject_type: str, subject_id: str, project_id: str | None) -> str:
     return json.dumps([subject_type, subject_id, project_id])
@@ -259,7 +270,9 @@ class Scope(Model):
     def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> "Scope":
         """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``). A new id (not ``stored``: an
         export names what was stored then) holds nothing that shows as nothing (``_INVISIBLE``),
-        so two subjects cannot look alike."""
+        so two subjects cannot look alike, and a new project is none of ``NO_PROJECT``."""
+        if not stored:
+            check_new_project(project)
         kind, sep, ident = subject.partition(":")
         kind = kind.strip()
         if not sep or not ident.strip():

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from graphmem.config import Settings, bad_setting
 from graphmem.errors import REPORTED, GraphMemError, error_line, exit_code
-from graphmem.models import Scope
+from graphmem.models import Scope, check_new_project
 from graphmem.times import parse_optional_time
 
 if TYPE_CHECKING:
@@ -52,9 +52,19 @@ def _subject(value: str | None) -> str | None:
     return value
 
 
+def _project(value: str | None) -> str | None:
+    """A project that reads as no project is named as it is read, as a subject is."""
+    try:
+        check_new_project(value)
+    except ValueError as exc:
+        raise typer.BadParameter(error_line(exc)) from None
+    return value
+
+
 SubjectOpt = Annotated[str, typer.Option("--subject", "-s", callback=_subject,
                                          help="The subject, TYPE:ID (e.g. user:alice).")]
-ProjectOpt = Annotated[Optional[str], typer.Option("--project", help="Optional project id of the subject.")]
+ProjectOpt = Annotated[Optional[str], typer.Option("--project", callback=_project,
+                                                   help="Optional project id of the subject.")]
 
 #: The ``actor`` the CLI's writes record on their decisions and erasure records.
 ACTOR = "cli"

@@ -80,6 +80,7 @@ class HttpConfig(BaseModel):
 
     auth: bool = Field(True, description="API keys required (False: --insecure-no-auth).")
     max_body: int = Field(_default("max_body"), ge=1024)
+    max_episodes: int = Field(_default("max_episodes"), ge=1)
     timeout: float = Field(_default("timeout"), gt=0)
     concurrency: int = Field(_default("concurrency"), ge=1)
     queue: int = Field(_default("queue"), ge=0)
@@ -91,9 +92,9 @@ class HttpConfig(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> "HttpConfig":
         origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
-        return cls(auth=auth, max_body=settings.http_max_body, timeout=settings.http_timeout,
-                   concurrency=settings.http_concurrency, queue=settings.http_queue, cors_origins=origins,
-                   loopback=loopback)
+        return cls(auth=auth, max_body=settings.http_max_body, max_episodes=settings.http_max_episodes,
+                   timeout=settings.http_timeout, concurrency=settings.http_concurrency, queue=settings.http_queue,
+                   cors_origins=origins, loopback=loopback)
 
 
 # -- request context --------------------------------------------------------------------------
@@ -103,6 +104,7 @@ class Caller:
     def __init__(self, request: Request):
         self.mem: GraphMem = request.app.state.mem
         self.gate: Gate = request.app.state.gate
+        self.config: HttpConfig = request.app.state.config
         self.key = request.scope.get("state", {}).get("key")
 
     @property
@@ -171,9 +173,9 @@ class Body(BaseModel):
 
 
 class EpisodesIn(Body):
-    episodes: list[Any] = Field(max_length=10_000, description=(
-        "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it). "
-        "A bad item is reported by its index; the others are stored."))
+    episodes: list[Any] = Field(description=(
+        "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it), at most "
+        "GRAPHMEM_HTTP_MAX_EPISODES of them (else 413). A bad item is reported by its index; the others are stored."))
     extractor: Optional[str] = Field(None, description="facts|rule|llm|none [default: facts when an episode carries facts, else rule].")
 
 
@@ -367,6 +369,11 @@ async def subjects(caller: CallerDep) -> dict:
 
 @v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)")
 async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> dict:
+    cap = caller.config.max_episodes
+    if len(body.episodes) > cap:  # refused whole, before it takes a worker: nothing of it is stored
+        raise ApiError(413, "payload_too_large", f"{len(body.episodes)} episodes in one request, over the {cap} "
+                                                 "a request may carry: send them in several requests")
+
     def work() -> dict:
         episodes, indexes, failed = [], [], []
         for index, item in enumerate(body.episodes):

@@ -17,6 +17,7 @@ pytest.importorskip("fastapi")
 from starlette.testclient import TestClient  # noqa: E402
 
 from graphmem.api import MAX_OFFSET  # noqa: E402
+from graphmem.config import Settings  # noqa: E402
 from graphmem.errors import Unavailable  # noqa: E402
 from graphmem.http import HttpConfig, app as http_app, create_app  # noqa: E402
 from tests.conftest import fresh_scope  # noqa: E402
@@ -462,6 +463,36 @@ def test_counts_past_their_bounds_are_422(api):
     assert api("GET", path(alice, f"/episodes?cursor={MAX_OFFSET}"), key) == {"episodes": [], "next_cursor": None}
     assert error(api, "POST", path(alice, "/assemble"), 422, "invalid_input", headers=key,
                  body={"query": "x", "budget": 10**30}).startswith("budget: ")
+
+
+def test_a_project_that_reads_as_no_project_is_422_on_every_subject_route(api):
+    alice = fresh_scope()
+    key = api.key(alice)
+    for sent, project in (("null", "null"), ("None", "None"), ("NULL", "NULL"), ("undefined", "undefined"),
+                          ("", ""), ("%20", " "), ("%09none", "\tnone")):
+        for method, suffix, body in SUBJECT_ROUTES:
+            url = path(alice, suffix) + ("&" if "?" in suffix else "?") + f"project={sent}"
+            assert error(api, method, url, 422, "invalid_input", headers=key, body=body) == \
+                f"project {project!r} reads as no project: leave the project out for none", (method, url)
+    assert not [s for s in api.mem.subjects() if s["scope"].subject_id == alice.subject_id]  # nothing written
+    assert api("GET", path(alice, "/blocks?project=nullable"), key) == {"blocks": []}  # a name that holds one is one
+
+
+def test_episodes_past_the_per_request_cap_are_413_and_none_stored(api, mem):
+    alice = fresh_scope()
+    key = api.key(alice)
+    # The default cap, far below what the body cap lets through: 1,001 items are 5 KB.
+    assert error(api, "POST", path(alice, "/episodes"), 413, "payload_too_large", headers=key,
+                 body={"episodes": ["x"] * 1_001}) == \
+        "1001 episodes in one request, over the 1000 a request may carry: send them in several requests"
+    capped_config = HttpConfig.from_settings(Settings(http_max_episodes=2))  # GRAPHMEM_HTTP_MAX_EPISODES=2
+    with TestClient(create_app(lambda: mem, capped_config), raise_server_exceptions=False) as client:
+        capped = Api(client, mem)
+        three = [episode(f"{alice.subject_id}:{n}", "Paris", "2020-01-01") for n in range(3)]
+        assert error(capped, "POST", path(alice, "/episodes"), 413, "payload_too_large", headers=key,
+                     body={"episodes": three}).startswith("3 episodes in one request, over the 2 ")
+        assert mem.episodes(alice) == []  # refused whole
+        assert capped("POST", path(alice, "/episodes"), key, {"episodes": three[:2]})["new_episodes"] == 2
 
 
 def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):

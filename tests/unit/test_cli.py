@@ -283,6 +283,20 @@ def test_bad_subject_and_bad_op_are_one_line_exit_2(run):
                                              "'episodic', 'procedural'. (see `")
 
 
+@pytest.mark.parametrize("project", ["null", "None", "NULL", "undefined", "nil", "", " ", "\t", " none "])
+def test_a_project_that_reads_as_no_project_is_refused_before_anything_is_read(run, mem, tmp_path, project):
+    s = subject(fresh_scope())
+    message = f"project {project!r} reads as no project: leave the project out for none"
+    result = run("remember", "I like tea.", "--subject", s, "--project", project)
+    assert result.exit_code == 2 and one_error_line(result).startswith(f"error: Invalid value for '--project': {message}")
+    assert run.opened == []  # named as it is read: no connection tried
+    lines = tmp_path / "episodes.jsonl"
+    lines.write_text(json.dumps({"subject": s, "project": project, "occurred_at": "2024-01-01", "raw": "tea"}) + "\n")
+    doc = as_json(run("ingest", lines, "--json"), code=2)
+    assert doc["episodes"] == 0 and doc["failed"][0]["error"] == f"{lines}:1: {message}"
+    assert mem.subjects() == []
+
+
 def test_assemble_json_trace_and_explain_it(run, moved):
     s = subject(moved)
     assert run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "20",

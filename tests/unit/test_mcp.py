@@ -180,6 +180,15 @@ def test_blocks_within_the_writable_rule(serve, mem):
     assert "Prefers short answers." in context["text"] and len(context["trace"]["resident_ids"]) == 2
 
 
+def test_a_server_project_that_reads_as_no_project_is_refused_when_configured():
+    from graphmem.errors import error_line
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        McpConfig(subject=ALICE, project="None")
+    assert error_line(info.value) == "project: project 'None' reads as no project: leave the project out for none"
+
+
 def test_fact_input_matches_the_fact_model():
     """`remember`'s structured facts carry exactly graphmem.models.Fact's fields."""
     assert list(FactIn.model_fields) == list(Fact.model_fields)
@@ -271,3 +280,32 @@ def test_include_shared_reads_the_shared_subject_only_where_a_call_may_name_it(s
             f"include_shared: key {key.id} does not hold subject shared:global"
     finally:
         CALLER.reset(mark)
+
+
+def test_over_http_an_api_key_met_by_a_database_that_is_down_is_one_line_503(mem, monkeypatch, caplog):
+    """The key lookup runs before any tool, outside their error handling: Neo4j down is the
+    HTTP API's 503 with its one line, at once, never a 500 with a traceback."""
+    from starlette.testclient import TestClient
+
+    from graphmem.errors import Unavailable
+    from graphmem.mcp_server import http_app
+
+    key, token = mem.create_key([ALICE])
+
+    def down(key_id: str):
+        raise Unavailable("Neo4j at bolt://127.0.0.1:7687 is unreachable")
+
+    monkeypatch.setattr(mem.store, "get_key", down)
+    app = http_app(build_server(lambda: mem, McpConfig(subject=ALICE)), token="server-token",
+                   authenticate=mem.authenticate)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post("/mcp", json=initialize, headers=headers)
+        assert response.status_code == 503, response.text
+        assert response.json() == {"error": {"code": "unavailable",
+                                             "message": "Neo4j at bolt://127.0.0.1:7687 is unreachable"}}
+        assert client.post("/mcp", json=initialize, headers={**headers, "Authorization": "Bearer nope"}
+                           ).status_code == 401  # a token that is no key is not looked up
+    assert "Traceback" not in caplog.text
