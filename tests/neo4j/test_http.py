@@ -235,7 +235,9 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
             driver.find_element(By.ID, "decisions-go").click()
             wait.until(seen.text_to_be_present_in_element((By.ID, "status"), "decision(s)"))
             rows = driver.find_elements(By.CSS_SELECTOR, "#decisions tbody tr")
-            assert len(rows) >= 4 and {r.find_elements(By.TAG_NAME, "td")[3].text for r in rows} == {key["id"]}
+            cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+            assert len(rows) >= 4 and {c[4] for c in cells} == {key["id"]}
+            assert all(c[2] for c in cells)  # every row names its facts (decided at, op, facts, reason, by)
 
             # Memory text is shown as text: markup in it is never parsed into the page.
             hostile = '<img src=x onerror="document.title=\'pwned\'">'
