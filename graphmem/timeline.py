@@ -18,7 +18,8 @@ A group's *log* is its events, each counting from its ``known`` system time:
   fact about the world: it holds until something starts again after it);
 - ``retract``: removes the assertions and endings of its value that come before it in order
   (we no longer believe they were ever true); later ones of that value stand;
-- ``retire``: removes one assertion or retraction (re-extraction replaced its episode's facts).
+- ``retire``: removes one assertion, ending or retraction (re-extraction replaced its
+  episode's facts).
 
 ``order`` is (the time the asserting episode was first extracted, the episode's place in that
 write, the fact's place in the episode): it breaks ties of ``valid_at`` and decides what a

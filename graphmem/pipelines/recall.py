@@ -184,7 +184,7 @@ class Recaller:
         at = at or AsOf.now()
         window = find_window(query, at.valid)
         # A relation question looks for its bridge among more hits than it returns.
-        relation = bool(hops) and _relation_of(query) is not None
+        relation = _relation_of(query) if hops else None
         request = self.request(query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window,
                                fixed, hops)
         scored = self.index.recall(request)
@@ -197,19 +197,17 @@ class Recaller:
             scored = self.index.recall(request)
         recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
         if relation:
-            recalled = Recalled(self._relation(query, recalled, scopes, k, at, kinds, mode, fixed)[:k])
+            recalled = Recalled(self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)[:k])
         recalled.window = window
         return recalled
 
-    def _relation(self, query: str, recalled: Recalled, scopes: Sequence[Scope], k: int, at: AsOf,
-                  kinds: Sequence[MemoryKind], mode: str, fixed: bool) -> Recalled:
+    def _relation(self, query: str, asked: tuple[str, int, list[str]], recalled: Recalled, scopes: Sequence[Scope],
+                  k: int, at: AsOf, kinds: Sequence[MemoryKind], mode: str, fixed: bool) -> Recalled:
         """A question about "X's R" ("where does Anna's team lead live?") decomposed by rule: the
         first hit naming X with R's words and one other name B is the bridge ("Anna's team lead
         is Boris."); the question asked again of B ("where does Boris live?") gives what follows
         it, ranked right after the bridge and reached through it. Same-shaped facts about other
         people ("Quirin's team lead is Leopold.") then no longer crowd the path out."""
-        asked = _relation_of(query)
-        assert asked is not None
         x, start, words = asked
         for bridge in recalled:
             found = _bridged(bridge.unit.content, x, words, {sc.subject_id.casefold() for sc in scopes})

@@ -628,6 +628,7 @@ class WritePipeline:
                 valid_at=c.valid_at, end=c.invalid_at, candidate=c, extractor_version=p.extractor_version,
                 channel=p.episode.channel, occurred_at=p.episode.occurred_at)
             showing = self._showing(group, value, now)
+            shown_text = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
             if c.op == "end":  # stage 2: an ending cuts what its value shows then
                 ended = self._ending(group, value, c.invalid_at, now)
                 reason = (f"{c.content!r}: {ended.content!r} ends {_day(c.invalid_at)}" if ended
@@ -638,9 +639,8 @@ class WritePipeline:
                 if ended:
                     d = d.model_copy(update={"invalid_at": c.invalid_at})
             elif c.op == "retract":  # stage 2: a retraction reaches the earlier assertions of its value
-                withdrawn = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
-                reason = (f"retraction of {c.content!r}" if showing and withdrawn == c.content
-                          else f"retraction of {c.content!r}: {withdrawn!r} was never true" if showing
+                reason = (f"retraction of {c.content!r}" if showing and shown_text == c.content
+                          else f"retraction of {c.content!r}: {shown_text!r} was never true" if showing
                           else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
                           if _retracts(ev, [e for e in group.events if e.decided_at == now])
                           else "retraction matched no current fact")
@@ -650,9 +650,9 @@ class WritePipeline:
                 before = timeline.stretches(group.standing(now), single)
                 probe = [*map(as_event, group.events), _probe(ev, now)]
                 changed = before != timeline.stretches(timeline.active(probe, now), single)
-                known = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
                 d = self._decision(Op.ADD if changed else Op.NOOP,
-                                   f"restates {known!r} over another time" if changed else f"restates the current {known!r}",
+                                   f"restates {shown_text!r} over another time" if changed
+                                   else f"restates the current {shown_text!r}",
                                    p, now, target=showing)
                 unarchive |= self._units_of_value(group, value, now) & group.archived
             else:  # stage 3: a new value
@@ -778,7 +778,7 @@ class WritePipeline:
                 cause = continuing[e.unit_id] if e.why == "continued" else by_id[e.cause]
                 edges.append(Invalidation(unit_id=e.unit_id, decision_id=cause.id, expired_at=now,
                                           invalid_at=e.invalid_at, reason=_edge_reason(e, cause)))
-            _tell(by_id, group, new_units, new_edges, owners, now)
+            _tell(by_id, group, current, new_units, new_edges, owners)
         # A policy may have named an assertion of this batch as its target: name its unit.
         for did, d in by_id.items():
             if d.target_id in by_id:
@@ -909,14 +909,15 @@ def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> Memory
     )
 
 
-def _tell(by_id: dict[str, Decision], group: _Group, new_units: Sequence[timeline.NewUnit],
-          new_edges: Sequence[timeline.NewEdge], owners: Mapping[str, Decision], now: datetime) -> None:
+def _tell(by_id: dict[str, Decision], group: _Group, current: Sequence[timeline.Shown],
+          new_units: Sequence[timeline.NewUnit], new_edges: Sequence[timeline.NewEdge],
+          owners: Mapping[str, Decision]) -> None:
     """Reasons that say what the timeline did, whatever order the facts came in: an assertion's
     decision names the facts it ended and the one that bounds it ("'Globex' holds from
     2021-09-01: 'Acme' ends then; until 2023-01-01, where 'Initech' begins"). A policy other
     than the rules keeps its own words beside it."""
     texts = {g.unit.id: g.unit.content for g in group.units}
-    shown: list[timeline.Shown | timeline.NewUnit] = [*timeline.shown(drawn(group.units), now), *new_units]
+    shown: list[timeline.Shown | timeline.NewUnit] = [*current, *new_units]
     starts = {d.event.valid_at: d.event.candidate.content for d in owners.values()
               if d.event and d.event.kind == "assert" and d.event.candidate and d.event.valid_at}
     for nu in new_units:
