@@ -725,8 +725,8 @@ class WritePipeline:
         owners = {d.id for d in group.events if d.event.value == value}
         alive = group.alive(now)
         return next((g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners
-                     and end is not None and timeline.covers(alive[g.unit.id], end - TICK)
-                     and timeline.covers(alive[g.unit.id], end)), None)
+                     and end is not None and timeline.covers(alive[g.unit.id], end)
+                     and (alive[g.unit.id].start is None or alive[g.unit.id].start < end)), None)
 
     @staticmethod
     def _shown_by(group: _Group, owner: str, now: datetime) -> str | None:

@@ -60,3 +60,12 @@ def test_an_operator_ends_a_fact_at_a_time_and_what_was_before_stays(mem):
     assert answers(mem, scope, "where do I live?", "2025-06-01") == []
     [ending] = mem.decisions(scope, op="UPDATE")
     assert ending.reason.startswith("moved out, told by phone") and ending.policy == "operator"
+
+
+def test_an_ending_at_the_first_instant_ends_nothing_and_says_so(mem):
+    scope = fresh_scope()
+    mem.remember("I live in Graz.", scope, at=at("2024-01-01"))
+    [graz] = mem.recall("where do I live?", scope)
+    report = mem.end(graz.unit.id, scope, "a typo in the date", at=datetime(1, 1, 1, tzinfo=timezone.utc))
+    assert report.decisions[Op.NOOP.value] == 1
+    assert answers(mem, scope, "where do I live?", "2025-06-01") == ["I live in Graz."]
