@@ -1,4 +1,4 @@
-"""Ports for the throwaway Neo4j servers the tests start."""
+"""Ports for the throwaway servers the tests start, and a relay in front of one that a test can cut."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from typing import IO, Iterator
@@ -86,3 +87,69 @@ def _bindable(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+class Relay:
+    """Forwards connections to the server while up; while down, closes each one it accepts
+    (counted) and has closed the ones it was forwarding."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target, self.up, self.refused = target, True, 0
+        self._open: list[socket.socket] = []
+        self._lock = threading.RLock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                if not self.up:
+                    self.refused += 1
+                    client.close()
+                    continue
+                server = socket.create_connection(self.target)
+                self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        with self._lock:
+            self.up = False
+            self.drop()
+
+    def drop(self) -> None:
+        """Close the connections it forwards (a restarted proxy, an idle timeout), staying up."""
+        with self._lock:
+            for s in self._open:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._open.clear()
+
+    def restore(self) -> None:
+        with self._lock:
+            self.up = True
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()

@@ -1,10 +1,11 @@
 """The Neo4j connection: named queries, read/write routing, retries, error mapping.
 
 Reads go through ``execute_read`` and writes through ``execute_write``, so on a cluster or
-Aura (``neo4j+s://``) reads are routed to readers and writes to the leader. Both retry
-transient failures (deadlocks, leader switches, brief outages) with the driver's bounded
-exponential backoff; transaction functions here are pure functions of their inputs, so a
-retried attempt does exactly what the first would have.
+Aura (``neo4j+s://``) reads are routed to readers and writes to the leader. Both retry what
+the driver calls retryable (deadlocks, leader switches, a dropped connection) with bounded
+exponential backoff, but a server found gone fails at once (``Neo4jConnection._transaction``);
+transaction functions here are pure functions of their inputs, so a retried attempt does
+exactly what the first would have.
 
 A query file's ``mode`` is enforced: inside ``read``/``read_tx`` only read queries run, inside
 ``write``/``write_tx`` read and write queries, and schema files only through ``schema``; any
@@ -13,7 +14,9 @@ other use raises ``ConfigurationError`` naming the file before the query is sent
 
 from __future__ import annotations
 
+import random
 import re
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
@@ -38,6 +41,12 @@ SCHEMA_RACES = {
     "Neo.ClientError.Schema.IndexAlreadyExists",
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
 }
+
+#: A retried transaction's first pause, doubled after each attempt and varied by ``JITTER``
+#: (the driver's own defaults).
+FIRST_DELAY, JITTER = 1.0, 0.2
+#: What a server that cannot be reached raises.
+UNREACHABLE = (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)
 
 #: Seconds to open one connection: a server that does not answer in that time is down (the
 #: driver's default, 30 s, made a refused or unknown host take a minute to report).
@@ -89,7 +98,7 @@ def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) ->
         raise
     except neo4j_errors.ConstraintError as exc:
         raise Conflict(f"{what}: {exc.message}") from exc
-    except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+    except UNREACHABLE as exc:
         raise Unavailable(unreachable(uri, exc) if uri else f"{what}: Neo4j is unreachable ({exc})") from exc
     except neo4j_errors.AuthError as exc:
         raise Unavailable(f"{_who(what, uri)} {refused}") from exc
@@ -204,7 +213,9 @@ class Neo4jConnection:
             self.driver = driver or GraphDatabase.driver(
                 settings.neo4j_uri,
                 auth=auth,
-                max_transaction_retry_time=settings.neo4j_retry_seconds,
+                # One attempt per call: ``_transaction`` retries, as the driver would, but first
+                # asks whether the server is there at all.
+                max_transaction_retry_time=0,
                 connection_timeout=CONNECT_TIMEOUT,
                 # Warnings such as "label does not exist yet" are noise on a fresh database.
                 notifications_min_severity="OFF",
@@ -251,15 +262,37 @@ class Neo4jConnection:
         if self._unreachable:
             self.verify()
             self._unreachable = False
+        deadline = time.monotonic() + self.settings.neo4j_retry_seconds
+        delay = FIRST_DELAY
         try:
-            with mapped_errors(what, self.settings.neo4j_uri, self._refused), self._session() as session:
-                execute = session.execute_read if access == "read" else session.execute_write
-                return execute(_as(access, self._packs_vectors(), fn))
+            with mapped_errors(what, self.settings.neo4j_uri, self._refused):
+                while True:
+                    try:
+                        with self._session() as session:
+                            execute = session.execute_read if access == "read" else session.execute_write
+                            return execute(_as(access, self._packs_vectors(), fn))
+                    except (neo4j_errors.DriverError, neo4j_errors.Neo4jError) as exc:
+                        # The driver's retry loop cannot tell a server that is gone from one
+                        # that dropped a connection or switched leaders: it waited out the
+                        # whole budget (30 s) on every request after a crash. One connection
+                        # attempt tells them apart.
+                        gone = isinstance(exc, UNREACHABLE) and not self._reachable()
+                        if gone or not exc.is_retryable() or time.monotonic() + delay > deadline:
+                            raise
+                    time.sleep(delay * random.uniform(1 - JITTER, 1 + JITTER))
+                    delay *= 2
         except Unavailable as exc:
             # Only a connection that opens clears it (above), never another error.
-            if isinstance(exc.__cause__, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)):
+            if isinstance(exc.__cause__, UNREACHABLE):
                 self._unreachable = True
             raise
+
+    def _reachable(self) -> bool:
+        try:
+            self.driver.verify_connectivity()
+        except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError):
+            return False
+        return True
 
     def _packs_vectors(self) -> bool:
         """Whether the server takes an ``Embedding`` as bytes (Bolt 6.0 and later), asked once."""
