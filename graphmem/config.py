@@ -173,6 +173,9 @@ class Settings(LocalServerSettings):
     http_max_episodes: int = Field(1_000, ge=1, description="episodes one POST .../episodes may carry (else 413)")
     http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503)")
     http_concurrency: int = Field(4, ge=1, description="requests worked on at once; the others wait in line")
+    http_key_concurrency: int = Field(2, ge=1, description=(
+        "requests of one key worked on at once (at most http_concurrency): its others wait, and a freed place "
+        "goes to the key with the fewest running"))
     http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")
     http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
     #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).

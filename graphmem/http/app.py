@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import time
+import uuid
 from collections import OrderedDict
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -65,6 +66,8 @@ READY_FOR = 5.0
 #: Threads that look keys up, beside the gate's: a request with a made-up key never takes (or
 #: waits for) a place of keyed work.
 KEY_LOOKUPS = 2
+#: Jobs remembered (a write past its request's time; ``Jobs``).
+JOBS_KEPT = 1024
 #: Live tokens remembered for the lookups of their own (the most recently used).
 LIVE_TOKENS = 1024
 
@@ -83,6 +86,7 @@ class HttpConfig(BaseModel):
     max_episodes: int = Field(_default("max_episodes"), ge=1)
     timeout: float = Field(_default("timeout"), gt=0)
     concurrency: int = Field(_default("concurrency"), ge=1)
+    key_concurrency: int = Field(_default("key_concurrency"), ge=1)
     queue: int = Field(_default("queue"), ge=0)
     cors_origins: tuple[str, ...] = ()
     loopback: bool = Field(False, description=(
@@ -93,8 +97,48 @@ class HttpConfig(BaseModel):
     def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> "HttpConfig":
         origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
         return cls(auth=auth, max_body=settings.http_max_body, max_episodes=settings.http_max_episodes,
-                   timeout=settings.http_timeout, concurrency=settings.http_concurrency, queue=settings.http_queue,
+                   timeout=settings.http_timeout, concurrency=settings.http_concurrency,
+                   key_concurrency=settings.http_key_concurrency, queue=settings.http_queue,
                    cors_origins=origins, loopback=loopback)
+
+
+# -- jobs ---------------------------------------------------------------------------------------
+class Jobs:
+    """Writes still running when their request's time ran out, each answered 202 with a job to
+    poll instead of a 503 whose work goes on. Kept in this process, the ``JOBS_KEPT`` newest; a
+    job is seen only by the key that sent it (and admin keys). A write is idempotent by episode
+    id, so a lost job is completed by sending the same episodes again."""
+
+    def __init__(self) -> None:
+        self._jobs: OrderedDict[str, tuple[str, Scope, asyncio.Future]] = OrderedDict()
+
+    def add(self, owner: str, scope: Scope, running: asyncio.Future) -> JSONResponse:
+        job_id = uuid.uuid4().hex
+        self._jobs[job_id] = (owner, scope, running)
+        while len(self._jobs) > JOBS_KEPT:
+            self._jobs.popitem(last=False)
+        return JSONResponse(self.view(job_id), status_code=202, headers={"Location": f"/v1/jobs/{job_id}"})
+
+    def view(self, job_id: str) -> dict:
+        _, scope, running = self._jobs[job_id]
+        out: dict[str, Any] = {"id": job_id, "subject": subject_name(scope), "project": scope.project_id,
+                               "status": "running"}
+        if running.done():
+            failure = running.exception()
+            if failure is None:
+                out.update(status="done", result=running.result())
+            else:
+                refusal = refusal_of(failure) if isinstance(failure, (GraphMemError, ValueError)) else \
+                    ApiError(500, "internal", error_line(failure))
+                out.update(status="failed", **error_body(refusal.code, refusal.message))
+        return out
+
+    def get(self, job_id: str, caller: "Caller") -> dict:
+        found = self._jobs.get(job_id)
+        if found is None or not (caller.admin or found[0] == caller.actor):
+            raise ApiError(404, "not_found", f"no job {job_id} of this key (a job lives in the process that began "
+                                             f"it, among its newest {JOBS_KEPT})")
+        return self.view(job_id)
 
 
 # -- request context --------------------------------------------------------------------------
@@ -104,6 +148,7 @@ class Caller:
     def __init__(self, request: Request):
         self.mem: GraphMem = request.app.state.mem
         self.gate: Gate = request.app.state.gate
+        self.jobs: Jobs = request.app.state.jobs
         self.config: HttpConfig = request.app.state.config
         self.key = request.scope.get("state", {}).get("key")
 
@@ -116,8 +161,9 @@ class Caller:
     def admin(self) -> bool:
         return self.key is None or self.key.admin
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await self.gate.run(fn, *args)
+    async def run(self, fn: Callable[..., Any], *args: Any,
+                  on_time_out: Callable[[asyncio.Future], Any] | None = None) -> Any:
+        return await self.gate.run(fn, *args, who=self.actor, on_time_out=on_time_out)
 
     def check_shared(self, include_shared: bool) -> None:
         """Refuse (403) ``include_shared`` when the key does not hold the shared subject: it
@@ -233,7 +279,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     """The API, its probes and the browser page around the ``GraphMem`` that ``factory``
     returns (called once, at startup; the caller closes it after the server stops)."""
     config = config or HttpConfig()
-    gate = Gate(config.concurrency, config.timeout, config.queue)
+    gate = Gate(config.concurrency, config.timeout, config.queue, share=config.key_concurrency)
     keys = Gate(KEY_LOOKUPS, config.timeout, config.queue)
     # Tokens that were live when last looked up are looked up again (revocation is checked
     # every time) on threads of their own: a flood of made-up keys fills the line above, not
@@ -260,6 +306,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
                       "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
                       "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
     app.state.gate, app.state.config, app.state.readiness = gate, config, readiness
+    app.state.jobs = Jobs()
     install(app)
 
     async def authenticate(token: str) -> Any:
@@ -386,7 +433,13 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
         failed += [{"index": indexes[position], "error": why} for position, why in report.rejected]
         failed.sort(key=lambda f: f["index"])
         return views.ingest(report, len(episodes) - len(report.rejected), failed)
-    return await caller.run(work)
+    # Past its time the write becomes a job (202), never a 503 for work that then completes.
+    return await caller.run(work, on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
+
+
+@v1.get("/jobs/{job_id}", tags=["episodes"], summary="A write that outlived its request: running, done or failed")
+async def get_job(job_id: str, caller: CallerDep) -> dict:
+    return caller.jobs.get(segment(job_id), caller)
 
 
 @v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes")

@@ -12,8 +12,8 @@ import asyncio
 import ipaddress
 import logging
 import re
-import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, TypeVar
 from urllib.parse import unquote
@@ -35,42 +35,82 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 
 class Gate:
-    """At most ``concurrency`` requests worked on at once, each within ``timeout`` seconds.
+    """At most ``concurrency`` requests worked on at once, at most ``share`` of them one
+    caller's, each within ``timeout`` seconds.
 
-    The facade is synchronous, so work runs on a pool of ``concurrency`` threads; further
-    requests wait in the pool's line (at most ``queue`` of them: beyond that, 503 ``busy`` at
-    once). A request that is still waiting when its time is up is dropped before it runs; one
-    already running finishes in the background (a Neo4j transaction is not interrupted) and
-    keeps its thread until then, so the cap holds even for abandoned work.
+    The facade is synchronous, so work runs on a pool of ``concurrency`` threads. A request
+    that finds no place (all taken, or its caller's share) waits in line, at most ``queue`` of
+    them (beyond that, 503 ``busy`` at once); a freed place goes to the waiting caller with the
+    fewest requests running, the longest waiting among equals. So a caller flooding the server
+    holds at most its share and another's request starts at the next free place, not after the
+    flood. A request still waiting when its time is up is dropped before it runs; one already
+    running finishes in the background (a Neo4j transaction is not interrupted) and keeps its
+    place until then, so the cap holds even for abandoned work (``run``'s ``on_time_out`` says
+    what its caller is told).
     """
 
-    def __init__(self, concurrency: int, timeout: float, queue: int):
+    def __init__(self, concurrency: int, timeout: float, queue: int, share: int | None = None):
         self.timeout, self.queue, self.limit = timeout, queue, concurrency
+        self.share = min(share or concurrency, concurrency)
         self.pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="graphmem-http")
-        self._lock = threading.Lock()
-        self._pending = 0
+        self._running: Counter[str] = Counter()
+        self._line: list[tuple[str, asyncio.Future]] = []
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        with self._lock:
-            if self._pending >= self.limit + self.queue:
-                raise ApiError(503, "busy", f"{self._pending} requests in progress or waiting: retry shortly",
-                               {"Retry-After": "1"})
-            self._pending += 1
+    async def run(self, fn: Callable[..., T], *args: Any, who: str = "",
+                  on_time_out: Callable[[asyncio.Future], T] | None = None) -> T:
+        """``fn(*args)`` on the pool as ``who``'s request. When it is still running at the
+        timeout: ``on_time_out(its future)`` answers, else 503 saying it runs on."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        if not self._admits(who):
+            if len(self._line) >= self.queue:
+                raise ApiError(503, "busy", f"{sum(self._running.values()) + len(self._line)} requests in "
+                                            "progress or waiting: retry shortly", {"Retry-After": "1"})
+            place: asyncio.Future = loop.create_future()
+            self._line.append((who, place))
+            try:
+                await asyncio.wait_for(place, self.timeout)  # granted: the place is taken for it
+            except BaseException as exc:  # over time, or its client went away
+                if place.done() and not place.cancelled():
+                    self._release(who)  # granted as it gave up: the place goes on
+                else:
+                    self._line.remove((who, place))
+                if isinstance(exc, asyncio.TimeoutError):
+                    raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s; it did not "
+                                                   "start", {"Retry-After": "1"}) from None
+                raise
+        else:
+            self._running[who] += 1
         future = self.pool.submit(fn, *args)
-        future.add_done_callback(self._done)
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._release, who))
+        running = asyncio.wrap_future(future)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(running), max(0.0, self.timeout - (loop.time() - began)))
         except asyncio.TimeoutError:
-            # Still in line: it never runs. Running: it finishes unseen, so say what that means.
-            ran = not future.cancel()
-            more = ("; it runs on and may finish: a write sent again with the same episode ids completes it "
-                    "(what is stored is skipped)" if ran else "; it did not start")
-            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s{more}",
-                           {"Retry-After": "1"}) from None
+            if on_time_out is not None:
+                return on_time_out(running)
+            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s; it runs on and may "
+                                           "finish: a write sent again with the same episode ids completes it (what "
+                                           "is stored is skipped)", {"Retry-After": "1"}) from None
 
-    def _done(self, _: object) -> None:
-        with self._lock:
-            self._pending -= 1
+    def _admits(self, who: str) -> bool:
+        """Whether ``who`` may start now: a place is free and its share not used up. (Nobody
+        in line could take that place: ``_release`` hands each freed one on while it can.)"""
+        return sum(self._running.values()) < self.limit and self._running[who] < self.share
+
+    def _release(self, who: str) -> None:
+        self._running[who] -= 1
+        if not self._running[who]:
+            del self._running[who]
+        while self._line and sum(self._running.values()) < self.limit:
+            # A place cancelled at its timeout may still be in line until its request wakes.
+            waiting = [(self._running[w], i) for i, (w, place) in enumerate(self._line)
+                       if self._running[w] < self.share and not place.done()]
+            if not waiting:
+                break
+            who_next, place = self._line.pop(min(waiting)[1])
+            self._running[who_next] += 1
+            place.set_result(None)
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,5 @@
-"""The HTTP gate: a cap on work at once, a bounded line, and a timeout that drops what still
+"""The HTTP gate: a cap on work at once and on one caller's share of it, a bounded line whose
+freed places go to the caller with the least running, and a timeout that drops what still
 waits (it never runs) while work already running finishes on its thread. What needs no key
 (readiness probes, a made-up key) never takes a place in it."""
 
@@ -86,6 +87,71 @@ def test_at_most_the_cap_runs_at_once():
     assert peak[0] == 2
 
 
+def test_a_flooding_caller_holds_its_share_and_another_starts_at_once():
+    gate = Gate(concurrency=2, timeout=5, queue=20, share=1)
+    release, started = threading.Event(), []
+
+    def flood(n: int) -> None:
+        started.append(n)
+        release.wait(5)
+
+    async def scenario() -> None:
+        floods = [asyncio.ensure_future(gate.run(flood, n, who="a")) for n in range(5)]
+        await asyncio.sleep(0.05)
+        assert started == [0]  # one at a time: its share
+        began = time.monotonic()
+        assert await gate.run(lambda: "b", who="b") == "b" and time.monotonic() - began < 0.5
+        release.set()
+        await asyncio.gather(*floods)
+
+    asyncio.run(scenario())
+    gate.close()
+    assert sorted(started) == list(range(5))
+
+
+def test_a_freed_place_goes_to_the_caller_with_the_least_running():
+    gate = Gate(concurrency=2, timeout=5, queue=20)
+    releases = [threading.Event() for _ in range(2)]
+    order: list[str] = []
+
+    async def scenario() -> None:
+        held = [asyncio.ensure_future(gate.run(r.wait, 5, who="a")) for r in releases]
+        await asyncio.sleep(0.05)
+        queued = [asyncio.ensure_future(gate.run(order.append, "a", who="a")) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        queued.append(asyncio.ensure_future(gate.run(order.append, "b", who="b")))  # came last
+        await asyncio.sleep(0.05)
+        releases[0].set()
+        await asyncio.gather(*held[:1])
+        await asyncio.sleep(0.1)
+        assert order[0] == "b"  # "a" still has one running, "b" none
+        releases[1].set()
+        await asyncio.gather(*held, *queued)
+
+    asyncio.run(scenario())
+    gate.close()
+    assert sorted(order) == ["a", "a", "a", "b"]
+
+
+def test_a_request_whose_client_goes_away_in_line_leaves_no_place_taken():
+    gate = Gate(concurrency=1, timeout=5, queue=5)
+    release = threading.Event()
+
+    async def scenario() -> None:
+        first = asyncio.ensure_future(gate.run(release.wait, 5))
+        await asyncio.sleep(0.02)
+        gone = asyncio.ensure_future(gate.run(lambda: "never"))
+        await asyncio.sleep(0.02)
+        gone.cancel()
+        await asyncio.sleep(0.02)
+        release.set()
+        await first
+        assert await asyncio.wait_for(gate.run(lambda: "next"), 1) == "next"
+
+    asyncio.run(scenario())
+    gate.close()
+
+
 BLOCKS = "/v1/subjects/user%3Aalice/blocks"
 
 
@@ -158,3 +224,33 @@ def test_a_key_that_was_live_is_looked_up_beside_a_flood_of_made_up_keys(mem, mo
         assert client.get(BLOCKS, headers=keyed).status_code == 401  # revocation is still checked
         release.set()
         assert {f.result().status_code for f in flood} == {401}
+
+
+def test_a_write_past_its_time_becomes_a_job_to_poll_not_a_503(mem, monkeypatch):
+    release = threading.Event()
+    ingest = mem.ingest
+
+    def slow_ingest(*args, **kwargs):
+        release.wait(5)
+        return ingest(*args, **kwargs)
+
+    monkeypatch.setattr(mem, "ingest", slow_ingest)
+    _, token = mem.create_key(["user:alice"])
+    _, other = mem.create_key(["user:alice"])
+    auth = {"Authorization": f"Bearer {token}"}
+    episodes = {"episodes": [{"raw": "Alice likes green tea.", "occurred_at": "2026-01-01T00:00:00Z"}]}
+    with TestClient(create_app(lambda: mem, HttpConfig(timeout=0.3))) as client:
+        answer = client.post("/v1/subjects/user%3Aalice/episodes", json=episodes, headers=auth)
+        assert answer.status_code == 202 and answer.json()["status"] == "running"
+        job = answer.headers["Location"]
+        assert job == f"/v1/jobs/{answer.json()['id']}"
+        assert client.get(job, headers={"Authorization": f"Bearer {other}"}).status_code == 404  # not its job
+        release.set()
+        for _ in range(50):
+            polled = client.get(job, headers=auth).json()
+            if polled["status"] != "running":
+                break
+            time.sleep(0.1)
+        assert polled["status"] == "done" and polled["result"]["decisions"]["ADD"] == 1
+        recalled = client.post("/v1/subjects/user%3Aalice/recall", json={"query": "green tea"}, headers=auth)
+        assert recalled.json()["hits"][0]["content"] == "Alice likes green tea."
