@@ -34,8 +34,9 @@ import re
 from itertools import combinations
 from typing import Collection, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from .. import confidence
 from ..errors import InvalidInput
 from ..fusion import RRF_K, WEIGHTS
 from ..mentions import written
@@ -62,12 +63,17 @@ class RecallHit(BaseModel):
     #: The question's similarity with the unit, (1 + cos) / 2, when fusion read it (a direct
     #: hit of a recall with a question vector: ``graphmem.fusion.similar``).
     similarity: float | None = None
+    #: How likely the unit is what the question asks about (``graphmem.confidence``; not the
+    #: unit's own ``confidence``, its extraction's).
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class Recalled(list):
-    """Recall hits, best first, and the time window the question named (None if none)."""
+    """Recall hits, best first, the time window the question named (None if none), and whether
+    any hit is relevant (its confidence at least ``confidence.THRESHOLD``)."""
 
     window: TimeWindow | None = None
+    relevant: bool = False
 
 
 def without_names(text: str) -> dict[tuple[str, ...], str]:
@@ -118,6 +124,19 @@ def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -
         relation += 1
     others = [m.name for m in written(text) if m.norm != x.casefold() and m.kind != "speaker"]
     return (others[-1], relation) if relation and others else None
+
+
+def rated(hits: Sequence[RecallHit], stems: frozenset[str]) -> Recalled:
+    """``hits`` with their confidences (``stems``: the question's ``confidence.asked``), and
+    whether any is relevant. A hit a walk reached, with no similarity of its own, is as
+    confident as the direct hit its path starts from when that is among them (a path's first
+    step is that unit's content): what a relevant hit leads to is relevant as far as it is."""
+    rates = confidence.confidences(hits, stems)
+    start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
+    rates = [start.get(h.path[0], c) if h.hop and h.similarity is None and h.path else c for h, c in zip(hits, rates)]
+    out = Recalled(h.model_copy(update={"confidence": c}) for h, c in zip(hits, rates))
+    out.relevant = any(h.confidence >= confidence.THRESHOLD for h in out)
+    return out
 
 
 class Recaller:
@@ -198,6 +217,7 @@ class Recaller:
         recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
         if relation:
             recalled = Recalled(self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)[:k])
+        recalled = rated(recalled, confidence.asked(query, window))
         recalled.window = window
         return recalled
 
