@@ -107,9 +107,7 @@ async function search(event) {
     const list = $("hits");
     list.replaceChildren();
     // Below the threshold the hits are still listed, dimmed, under the verdict: nothing hidden.
-    if (hits.length && !relevant) {
-      list.append(el("li", {class: "verdict"}, "nothing relevant found; the closest hits:"));
-    }
+    $("verdict").hidden = relevant || !hits.length;
     for (const hit of hits) list.append(hitItem(hit, relevant));
     const when = body.as_of ? ` as of ${body.as_of}` : "";
     status(`${hits.length} hit(s)${when}${relevant ? "" : ", nothing relevant found"}`);
