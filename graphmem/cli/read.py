@@ -47,9 +47,9 @@ def recall(
 ) -> None:
     """The k best units visible at (as-of, known-at), best first.
 
-    Each hit shows its confidence: how likely it is what the question asks about (of hits shown
-    at 70%, about 70 in 100 answer their question; fitted on LoCoMo). When no hit reaches the
-    relevance threshold, "nothing relevant found" heads the list and the hits below it are
+    Each hit shows its confidence: how likely it is what the question asks about (of the hits
+    shown at about 30%, about 30 in 100 are, on the chat set it was fitted on). When no hit
+    reaches the relevance threshold, "nothing relevant found" heads the list and the hits below it are
     dimmed. --json gives "relevant" and, per hit, "confidence" (0..1), the raw fused "score"
     and each direct hit's "similarity" with the question. Nothing is filtered unless
     --min-confidence is given."""
