@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 STEM = 5
 #: A hit with no similarity (a walk reached it, or a lexical recall): as a question unlike it.
 NO_SIMILARITY = 0.5
-#: The logistic model: bias, then a weight per signal in ``SIGNALS`` order.
+#: The logistic model: bias, then a weight per signal in ``SIGNALS`` order. A rerun of the fit
+#: moves them in the third or fourth digit (unit ids are random, so ties among hits fall
+#: differently), the figures not at all at three decimals.
 SIGNALS = ("similarity", "coverage")
 BIAS = -10.6925
 WEIGHTS = (9.7456, 3.4591)
