@@ -47,6 +47,7 @@ def test_coverage_reads_stems_and_skips_who_is_speaking():
     stems = confidence.asked("What recipes did Alex share?")
     assert confidence.coverage("Sam: I shared my recipe for pie.", stems) == 2 / 3  # recip, share; not alex
     assert confidence.coverage("Alex: I shared my recipe for pie.", stems) == 1.0  # Alex speaks: the rest is asked
+    assert confidence.coverage("Bob likes tea", confidence.asked("what does Bob like")) == 1.0  # "like" begins "likes"
     assert confidence.coverage("anything", frozenset()) == 0.0
 
 
