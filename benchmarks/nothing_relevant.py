@@ -28,7 +28,7 @@ For a fit on one half reported on the other, both directions:
   answered  share of the askings with relevant true: own (categories 1-4), other, and
             category 5 (adversarial: its evidence exists, the asked detail does not) as the
             share answered "nothing relevant"
-Also reported: the constants shipped in graphmem/confidence.py on both halves. They are the
+Also reported: the constants shipped in graphmem/confidence.py for the embedder on both halves (FITTED). They are the
 ones the A -> B direction fits (half A chose them; half B only reports). Targets (issue 40):
 AUROC >= 0.9 on each half, ECE <= 0.1.
 The last stdout line is one JSON object with --json.
@@ -243,13 +243,14 @@ def direction(asked: list[Asked], fitting: str, reporting: str) -> dict:
             "reporting": report([a for a in asked if a.half == reporting], model, cut)}
 
 
-def measure(asked: list[Asked]) -> dict:
-    """Both directions, and the shipped constants on each half."""
-    shipped = (confidence.BIAS, confidence.WEIGHTS)
+def measure(asked: list[Asked], embedder: str) -> dict:
+    """Both directions, and the constants shipped for ``embedder`` on each half."""
+    model = confidence.FITTED[embedder]
+    shipped = (model.bias, model.weights)
     return {"targets": TARGETS, "directions": [direction(asked, "A", "B"), direction(asked, "B", "A")],
-            "shipped": {"bias": shipped[0], "weights": dict(zip(confidence.SIGNALS, shipped[1])),
-                        "threshold": confidence.THRESHOLD,
-                        **{half: report([a for a in asked if a.half == half], shipped, confidence.THRESHOLD)
+            "shipped": {"bias": model.bias, "weights": dict(zip(confidence.SIGNALS, model.weights)),
+                        "threshold": model.threshold,
+                        **{half: report([a for a in asked if a.half == half], shipped, model.threshold)
                            for half in ("A", "B")}}}
 
 
@@ -282,14 +283,15 @@ def main(argv: list[str] | None = None) -> int:
     mem.index.embedder.save()
     mem.close()
     result = {"benchmark": "nothing_relevant", "embedder": args.embedder, "conversations": len(convs),
-              **measure(asked)}
+              **measure(asked, args.embedder)}
     print(f"{len(asked)} askings of {len(convs)} conversations (embedder {args.embedder})")
     for d in result["directions"]:
         weights = ", ".join(f"{k} {v:.4f}" for k, v in d["weights"].items())
         print(f"\nfit on {d['fitted_on']}: bias {d['bias']:.4f}, {weights}; threshold {d['threshold']:.4f}")
         print_report(f"on {d['fitted_on']} (fitting half)", d["fitting"])
         print_report(f"on {d['reported_on']} (reporting half)", d["reporting"])
-    print(f"\nshipped constants (graphmem/confidence.py, threshold {confidence.THRESHOLD})")
+    print(f"\nshipped constants (graphmem/confidence.py FITTED[{args.embedder!r}], threshold "
+          f"{result['shipped']['threshold']})")
     for half in ("A", "B"):
         print_report(f"on {half}", result["shipped"][half])
     if args.json:

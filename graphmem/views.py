@@ -94,7 +94,7 @@ def confident(hits: Recalled, min_confidence: float | None = None) -> list[Recal
 
 def recall(hits: Recalled, min_confidence: float | None = None) -> dict[str, Any]:
     """What ``recall --json`` prints (and the HTTP API and MCP answer): whether anything
-    relevant was found (``relevant``: a hit's confidence reached ``confidence.THRESHOLD``), the
+    relevant was found (``relevant``: a hit's confidence reached the threshold), the
     hits, best first, each with its confidence, and the time window the question named when it
     named one."""
     out: dict[str, Any] = {"relevant": hits.relevant, "hits": [hit(h) for h in confident(hits, min_confidence)]}

@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
-from .. import confidence
 from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
 from ..models import (
     MAX_CONTENT_CHARS, AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, clean_text,
@@ -153,10 +152,10 @@ class Assembler:
             parts.append(section)
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
-        hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
+        found = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
         # A rule is in context once, as a rule; a unit below the confidence threshold not at all:
         # an agent reads every recalled line as memory about its question.
-        hits = [h for h in hits if h.unit.id not in rule_ids and h.confidence >= confidence.THRESHOLD]
+        hits = [h for h in found if h.unit.id not in rule_ids and h.confidence >= found.threshold]
         section, recalled = self._fill(RECALL_HEADER, [h.unit for h in hits], recall_budget)  # stage 4
         chosen = [h for h in hits if h.unit.id in set(recalled)]
         if chosen:

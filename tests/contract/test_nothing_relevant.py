@@ -1,7 +1,7 @@
-"""An honest "nothing known" through the facade, on the in-memory adapters (the confidence
-model was fitted with MiniLM; the hashing embedder still separates these): a question about
-something the subject never said finds nothing relevant, and one whose answer is stored finds
-it relevant, its confidence the highest; assembly leaves what is not relevant out."""
+"""An honest "nothing known" through the facade, on the in-memory adapters (hashing embedder,
+its own fitted model): a question about something the subject never said finds nothing
+relevant, and one whose answer is stored finds it relevant, its confidence the highest; assembly
+leaves what is not relevant out."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from graphmem import confidence
 from graphmem.models import Episode
 from tests.conftest import fresh_scope
 
@@ -31,7 +30,7 @@ def test_a_question_about_something_absent_finds_nothing_relevant(told, question
     mem, scope = told
     hits = mem.recall(question, scope)
     assert hits and not hits.relevant  # the closest are still returned, below the threshold
-    assert all(h.confidence < confidence.THRESHOLD for h in hits)
+    assert all(h.confidence < hits.threshold for h in hits)
 
 
 @pytest.mark.parametrize(("question", "answer"), [("Where do I work?", "I work at Siemens."),
@@ -41,7 +40,7 @@ def test_a_stored_answer_is_relevant_and_the_most_confident(told, question, answ
     mem, scope = told
     hits = mem.recall(question, scope)
     assert hits.relevant and hits[0].unit.content == answer
-    assert hits[0].confidence >= confidence.THRESHOLD and all(h.confidence < hits[0].confidence for h in hits[1:])
+    assert hits[0].confidence >= hits.threshold and all(h.confidence < hits[0].confidence for h in hits[1:])
 
 
 def test_assembly_leaves_out_what_is_not_relevant(told):

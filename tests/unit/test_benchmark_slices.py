@@ -1,8 +1,8 @@
 """Small slices of the issue-40 benchmarks, so CI holds their targets: the diary at 250
 episodes in memory with the hashing embedder (the full runs, MiniLM and 3,000 episodes, are
 `python benchmarks/diary_recall.py`); the first 12 questions of 4 LoCoMo conversations asked of
-their own and of another (hashing embedder: the shipped constants, fitted with MiniLM, must
-still tell them apart; the full run is `python benchmarks/nothing_relevant.py`)."""
+their own and of another (hashing embedder and the constants fitted for it; the full runs are
+`python benchmarks/nothing_relevant.py [--embedder hashing]`)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def test_the_nothing_relevant_slice_tells_own_from_other_conversations():
     mem = open_mem("hashing")
     for conv in convs:
         mem.ingest(episodes_of(conv, "stored"), extractor="none")
-    figures = measure(collect(mem, convs, questions=12))
+    figures = measure(collect(mem, convs, questions=12), "hashing")
     for half in ("A", "B"):
         shipped = figures["shipped"][half]
-        assert shipped["auroc"][0] >= 0.7 and shipped["ece"] <= 0.1, (half, shipped)  # 0.85 and 0.82, 0.03
+        assert shipped["auroc"][0] >= 0.7 and shipped["ece"] <= 0.1, (half, shipped)  # 0.81 and 0.80, 0.04 and 0.02
     assert [(d["fitted_on"], d["reported_on"]) for d in figures["directions"]] == [("A", "B"), ("B", "A")]

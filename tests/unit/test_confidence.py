@@ -1,10 +1,9 @@
 """The confidence of a recall hit (``graphmem.confidence``): a probability, higher for a unit
-more like the question or with more of its words, lower further down; a recall is relevant when
-any hit reaches the threshold."""
+more like the question or with more of its words, under each embedder's own fit; a recall is
+relevant when any hit reaches the threshold."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 
 from hypothesis import given, strategies as st
@@ -18,29 +17,35 @@ from tests.factories import unit
 SCOPE = Scope.parse("user:tester")
 AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
 unit_interval = st.floats(0.0, 1.0)
-ranks = st.integers(1, 1000)
+MINILM = confidence.FITTED["minilm"]
 
 
 def hit(content: str, similarity: float | None) -> RecallHit:
     return RecallHit(unit=unit(SCOPE, content), score=1.0, similarity=similarity)
 
 
-@given(unit_interval, unit_interval, ranks)
-def test_a_confidence_is_a_probability(similarity, coverage, rank):
-    assert 0.0 <= confidence.logistic((similarity, coverage, math.log(rank))) <= 1.0
+models = st.sampled_from(sorted(confidence.FITTED.items()))
 
 
-@given(unit_interval, unit_interval, unit_interval, ranks)
-def test_more_like_the_question_is_more_confident(low, high, coverage, rank):
-    low, high = sorted((low, high))
-    assert confidence.logistic((low, coverage, math.log(rank))) <= confidence.logistic((high, coverage, math.log(rank)))
+@given(models, unit_interval, unit_interval)
+def test_a_confidence_is_a_probability(named, similarity, coverage):
+    _, m = named
+    assert 0.0 <= confidence.logistic((similarity, coverage), m.bias, m.weights) <= 1.0
 
 
-@given(unit_interval, unit_interval, unit_interval, ranks, ranks)
-def test_more_of_the_question_and_a_better_rank_are_more_confident(similarity, low, high, first, second):
-    (low, high), (first, second) = sorted((low, high)), sorted((first, second))
-    rated_at = lambda covered, rank: confidence.logistic((similarity, covered, math.log(rank)))  # noqa: E731
-    assert rated_at(low, first) <= rated_at(high, first) and rated_at(low, second) <= rated_at(low, first)
+@given(models, unit_interval, unit_interval, unit_interval, unit_interval)
+def test_more_like_the_question_or_more_of_its_words_is_more_confident(named, low, high, lesser, more):
+    _, m = named
+    (low, high), (lesser, more) = sorted((low, high)), sorted((lesser, more))
+    rate = lambda similarity, coverage: confidence.logistic((similarity, coverage), m.bias, m.weights)  # noqa: E731
+    assert rate(low, lesser) <= rate(high, lesser) and rate(low, lesser) <= rate(low, more)
+
+
+def test_each_embedder_has_its_own_model_and_any_other_minilms():
+    assert confidence.fitted("hashing-384") is confidence.FITTED["hashing"]
+    assert confidence.fitted("all-MiniLM-L6-v2") is confidence.FITTED["minilm"]
+    assert confidence.fitted("text-embedding-3-small") is confidence.FITTED["minilm"]
+    assert confidence.FITTED["hashing"] != confidence.FITTED["minilm"]
 
 
 def test_coverage_reads_stems_and_skips_who_is_speaking():
@@ -59,11 +64,12 @@ def test_the_time_a_question_names_is_not_a_word_it_asks_for():
 def test_a_recall_is_relevant_when_a_hit_reaches_the_threshold():
     stems = confidence.asked("where do I work")
     near, far = hit("I work at Siemens.", 0.9), hit("My cat is called Miso.", 0.55)
-    both = rated([near, far], stems)
-    assert both.relevant and both[0].confidence >= confidence.THRESHOLD > both[1].confidence
-    alone = rated([far], stems)
-    assert not alone.relevant and alone[0].confidence < confidence.THRESHOLD
-    unread = rated([hit("I work at Siemens.", None)], stems)  # no similarity: as a question unlike it
+    both = rated([near, far], stems, MINILM)
+    assert both.relevant and both[0].confidence >= MINILM.threshold > both[1].confidence
+    assert both.threshold == MINILM.threshold
+    alone = rated([far], stems, MINILM)
+    assert not alone.relevant and alone[0].confidence < MINILM.threshold
+    unread = rated([hit("I work at Siemens.", None)], stems, MINILM)  # no similarity: as a question unlike it
     assert unread[0].confidence < both[0].confidence
 
 
@@ -71,7 +77,8 @@ def test_a_walked_hit_is_as_confident_as_the_hit_its_path_starts_from():
     seed = hit("My manager is Priya.", 0.9)
     walked = RecallHit(unit=unit(SCOPE, "Priya lives in Graz."), score=0.5, hop=1,
                        path=["My manager is Priya.", "Priya", "Priya lives in Graz."])
-    found = rated([seed, walked], confidence.asked("where does my manager live"))
+    stems = confidence.asked("where does my manager live")
+    found = rated([seed, walked], stems, MINILM)
     assert found[1].confidence == found[0].confidence
-    alone = rated([walked], confidence.asked("where does my manager live"))  # its start not among the hits
-    assert alone[0].confidence == confidence.confidences([walked], confidence.asked("where does my manager live"))[0]
+    alone = rated([walked], stems, MINILM)  # its start not among the hits
+    assert alone[0].confidence == confidence.confidences([walked], stems, MINILM)[0]
