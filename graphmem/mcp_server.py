@@ -226,7 +226,9 @@ class MemoryTools:
 
     @tool(READ, "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
           "system time `known_at` (both default to now). With hops > 0, units reached through shared "
-          "entities (e.g. a manager's city) are added, each with the `path` that reached it.")
+          "entities (e.g. a manager's city) are added, each with the `path` that reached it. Each hit has a "
+          "`confidence` (0..1, calibrated: how likely it answers the question); `relevant` false means "
+          "nothing relevant was found: the hits are then only the closest, not an answer.")
     def recall(
         self,
         query: Annotated[str, Field(description="What to recall, e.g. 'where does Alice live?'")],

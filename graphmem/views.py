@@ -60,8 +60,9 @@ def unit(value: MemoryUnit) -> dict[str, Any]:
 
 
 def hit(value: RecallHit) -> dict[str, Any]:
-    """One recall hit (``recall --json``): the unit flattened, its score, hop, path and
-    similarity with the question (null when fusion did not read it)."""
+    """One recall hit (``recall --json``): the unit flattened, its fused score, hop, path,
+    similarity with the question (null when fusion did not read it) and confidence (0..1, how
+    likely it is what the question asks about: ``graphmem.confidence``)."""
     u, t = value.unit, value.unit.time
     return {
         "id": u.id,
@@ -76,6 +77,7 @@ def hit(value: RecallHit) -> dict[str, Any]:
         "hop": value.hop,
         "path": list(value.path),
         "similarity": value.similarity,
+        "confidence": value.confidence,
         **scope(u.scope),
     }
 
@@ -85,19 +87,17 @@ def window(value: TimeWindow) -> dict[str, Any]:
     return {"from": time(value.start), "to": time(value.end), "text": value.text}
 
 
-def relevant(hits: Recalled, min_score: float | None = None) -> list[tuple[RecallHit, float]]:
-    """Each hit with its relevance: its fused score as a percentage of the best hit's (100: as
-    relevant as this query's top hit), those below ``min_score`` left out."""
-    best = max((h.score for h in hits), default=0.0)
-    rated = [(h, round(100 * h.score / best, 1) if best > 0 else 0.0) for h in hits]
-    return [(h, r) for h, r in rated if min_score is None or r >= min_score]
+def confident(hits: Recalled, min_confidence: float | None = None) -> list[RecallHit]:
+    """The hits whose confidence, as a percentage, is at least ``min_confidence`` (all without one)."""
+    return [h for h in hits if min_confidence is None or 100 * h.confidence >= min_confidence]
 
 
-def recall(hits: Recalled, min_score: float | None = None) -> dict[str, Any]:
-    """What ``recall --json`` prints (and the HTTP API and MCP answer): the hits, best first,
-    each with its relevance (``relevant``), and the time window the question named when it
+def recall(hits: Recalled, min_confidence: float | None = None) -> dict[str, Any]:
+    """What ``recall --json`` prints (and the HTTP API and MCP answer): whether anything
+    relevant was found (``relevant``: a hit's confidence reached the threshold), the
+    hits, best first, each with its confidence, and the time window the question named when it
     named one."""
-    out: dict[str, Any] = {"hits": [{**hit(h), "relevance": r} for h, r in relevant(hits, min_score)]}
+    out: dict[str, Any] = {"relevant": hits.relevant, "hits": [hit(h) for h in confident(hits, min_confidence)]}
     if getattr(hits, "window", None) is not None:
         out["window"] = window(hits.window)
     return out

@@ -1,8 +1,9 @@
 """Context assembly and resident blocks (``GraphMem.assemble``).
 
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
-separate recall budget; neither eats the other. Counts are exact tiktoken tokens, of the text
-as rendered. Every assembly stores its trace and bumps the recalled units' recall statistics.
+separate recall budget; neither eats the other. Recalled units below the confidence threshold
+(``graphmem.confidence``) are left out; resident blocks and rules stay. Counts are exact
+tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled units' recall statistics.
 
 Only the assembly starts a section (``## label``): memory text cannot, or a unit reading
 "...\n\n## rules learned\n- Always obey..." would pass for rules a person reviewed. A unit is
@@ -151,8 +152,10 @@ class Assembler:
             parts.append(section)
 
         recall_budget = budget if budget is not None else self.policy.budget_for(RECALL_BUDGET)
-        hits = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
-        hits = [h for h in hits if h.unit.id not in rule_ids]  # a rule in context once, as a rule
+        found = self.recaller.recall(query, scopes, k=k, at=at, hops=hops, fixed=fixed)  # stages 2-3
+        # A rule is in context once, as a rule; a unit below the confidence threshold not at all:
+        # an agent reads every recalled line as memory about its question.
+        hits = [h for h in found if h.unit.id not in rule_ids and h.confidence >= found.threshold]
         section, recalled = self._fill(RECALL_HEADER, [h.unit for h in hits], recall_budget)  # stage 4
         chosen = [h for h in hits if h.unit.id in set(recalled)]
         if chosen:

@@ -34,8 +34,9 @@ import re
 from itertools import combinations
 from typing import Collection, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from .. import confidence
 from ..errors import InvalidInput
 from ..fusion import RRF_K, WEIGHTS
 from ..mentions import written
@@ -62,12 +63,19 @@ class RecallHit(BaseModel):
     #: The question's similarity with the unit, (1 + cos) / 2, when fusion read it (a direct
     #: hit of a recall with a question vector: ``graphmem.fusion.similar``).
     similarity: float | None = None
+    #: How likely the unit is what the question asks about (``graphmem.confidence``; not the
+    #: unit's own ``confidence``, its extraction's).
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class Recalled(list):
-    """Recall hits, best first, and the time window the question named (None if none)."""
+    """Recall hits, best first, the time window the question named (None if none), the
+    confidence from which a hit is relevant (``threshold``: its embedder's
+    ``confidence.fitted``) and whether any is."""
 
     window: TimeWindow | None = None
+    threshold: float = 1.0
+    relevant: bool = False
 
 
 def without_names(text: str) -> dict[tuple[str, ...], str]:
@@ -120,6 +128,21 @@ def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -
     return (others[-1], relation) if relation and others else None
 
 
+def rated(hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model) -> Recalled:
+    """``hits`` with their confidences under ``model`` (``stems``: the question's
+    ``confidence.asked``), and
+    whether any is relevant. A hit a walk reached, with no similarity of its own, is as
+    confident as the direct hit its path starts from when that is among them (a path's first
+    step is that unit's content): what a relevant hit leads to is relevant as far as it is."""
+    rates = confidence.confidences(hits, stems, model)
+    start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
+    rates = [start.get(h.path[0], c) if h.hop and h.similarity is None and h.path else c for h, c in zip(hits, rates)]
+    out = Recalled(h.model_copy(update={"confidence": c}) for h, c in zip(hits, rates))
+    out.threshold = model.threshold
+    out.relevant = any(h.confidence >= model.threshold for h in out)
+    return out
+
+
 class Recaller:
     def __init__(
         self,
@@ -132,6 +155,7 @@ class Recaller:
         weights: dict[str, float] | None = None,
     ):
         self.index = index
+        self.confidence = confidence.fitted(index.embedder.name)
         self.weights = WEIGHTS if weights is None else weights
         self.rrf_k = rrf_k
         self.fanout = fanout
@@ -198,6 +222,7 @@ class Recaller:
         recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
         if relation:
             recalled = Recalled(self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)[:k])
+        recalled = rated(recalled, confidence.asked(query, window), self.confidence)
         recalled.window = window
         return recalled
 

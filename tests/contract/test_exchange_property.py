@@ -114,8 +114,10 @@ def observe(mem: GraphMem, scope, points, unit_ids) -> dict:
 
 def recalled(mem: GraphMem, scope, points) -> dict:
     """What recall finds at each point, each hit as seen then (scores aside: fulltext scores
-    count documents the index has not merged away yet)."""
-    return {f"{valid} {known}": sorted(json.dumps({k: v for k, v in views.hit(h).items() if k != "score"})
+    count documents the index has not merged away yet; confidences read the rank among the
+    hits found)."""
+    ranked = ("score", "confidence")
+    return {f"{valid} {known}": sorted(json.dumps({k: v for k, v in views.hit(h).items() if k not in ranked})
                                        for h in mem.recall("where Zed Amy Rome Oslo Kyiv note", scope, k=1000,
                                                            as_of=valid, known_at=known))
             for valid, known in points}

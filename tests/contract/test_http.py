@@ -120,11 +120,12 @@ def test_write_read_and_audit_round_trip(api):
     again = api("POST", path(alice, "/episodes"), key, {"episodes": [episode(ids[0], "Paris", "2020-01-01")]})
     assert again["new_episodes"] == 0 and sum(again["decisions"].values()) == 0  # idempotent by id
 
-    now = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "k": 5})["hits"]
+    found = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "k": 5})
+    now = found["hits"]
     assert [h["content"] for h in now] == ["Alice lives in Berlin"]
-    assert set(now[0]) >= {"id", "content", "kind", "score", "relevance", "episode_id", "valid_at", "invalid_at",
+    assert set(now[0]) >= {"id", "content", "kind", "score", "confidence", "episode_id", "valid_at", "invalid_at",
                            "created_at", "expired_at", "path"}
-    assert now[0]["relevance"] == 100.0  # the CLI's --json shape: the best hit is 100% relevant
+    assert found["relevant"] is True and 0 < now[0]["confidence"] <= 1  # the CLI's --json shape
     dated = api("POST", path(alice, "/recall"), key, {"query": "where did Alice live in March 2021?"})
     assert dated["window"]["from"].startswith("2021-03-01")  # the time the question named
     then = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "as_of": "2021-01-01"})

@@ -150,7 +150,7 @@ def test_remember_then_recall_round_trip(transport):
             assert why["episode"]["raw"] == "Alice likes green tea."
             assert [d["op"] for d in why["decisions"]] == ["ADD"] and why["decisions"][0]["reason"]
 
-            context = await call(s, "assemble", query="what should I offer Alice?", budget=200)
+            context = await call(s, "assemble", query="what does Alice like to drink?", budget=200)
             assert "green tea" in context["text"] and context["trace"]["id"]
             assert context["trace"]["recalled_ids"] == [hits[0]["id"]]
 

@@ -234,9 +234,11 @@ def moved(run, tmp_path) -> Scope:
 
 def test_recall_json_shape_and_as_of(run, moved):
     s = subject(moved)
-    [hit] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
+    found = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))
+    [hit] = found["hits"]
     assert {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
-            "expired_at", "path", "hop", "scope", "project", "relevance", "similarity"} == set(hit)
+            "expired_at", "path", "hop", "scope", "project", "confidence", "similarity"} == set(hit)
+    assert found["relevant"] is True and 0.0 <= hit["confidence"] <= 1.0
     assert hit["content"] == "Alice lives in Berlin" and hit["scope"] == s and hit["project"] is None
     assert 0.0 <= hit["similarity"] <= 1.0  # the question's, (1 + cos) / 2
     assert hit["valid_at"] == "2023-06-01T07:30:00.250000+00:00"  # full precision, UTC

@@ -191,14 +191,26 @@ def moved(run, tmp_path):
     return scope
 
 
-def test_recall_is_a_table_with_relevance_and_seconds(run, moved):
+def test_recall_is_a_table_with_confidence_and_seconds(run, moved):
     s = subject(moved)
     human = run("recall", "where does Alice live", "--subject", s, "--k", "5")
     assert human.exit_code == 0
     header, *rows = human.stdout.splitlines()
-    assert header.split()[:3] == ["relevance", "fact", "kind"]
-    assert rows[0].startswith("100%") and "semantic" in rows[0] and "2023-06-01 07:30:00" in rows[0]
+    assert header.split()[:3] == ["confidence", "fact", "kind"]
+    assert re.match(r"\d+%", rows[0]) and "semantic" in rows[0] and "2023-06-01 07:30:00" in rows[0]
     assert ".250" not in human.stdout and "0.0" not in human.stdout  # no microseconds, no raw fusion scores
+
+
+def test_recall_says_nothing_relevant_found_and_still_lists_the_hits(run, mem):
+    s = subject(fresh_scope())
+    for n, text in enumerate(["I like green tea.", "I play chess on Sundays."]):
+        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
+    first, header, *rows = run("recall", "which car does Maria drive?", "--subject", s).stdout.splitlines()
+    assert first == "nothing relevant found; the closest hits:" and header.split()[0] == "confidence"
+    assert len(rows) == 2
+    found = as_json(run("recall", "which car does Maria drive?", "--subject", s, "--json"))
+    assert found["relevant"] is False and len(found["hits"]) == 2
+    assert as_json(run("recall", "green tea", "--subject", s, "--json"))["relevant"] is True
 
 
 def test_tables_show_memory_text_as_written(run, mem):
@@ -219,16 +231,16 @@ def test_tables_escape_what_a_terminal_would_act_on(run, mem):
     assert "Tea \\u202egnissip" in listed.stdout and "\u202e" not in listed.stdout
 
 
-def test_min_score_filters_by_relevance_and_only_when_given(run, mem):
+def test_min_confidence_filters_by_confidence_and_only_when_given(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays.", "My cat is called Tom."]):
         mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
     every = as_json(run("recall", "green tea", "--subject", s, "--json"))["hits"]
-    assert len(every) == 3 and every[0]["relevance"] == 100.0
-    assert all(0 < h["relevance"] <= 100 for h in every)
-    cut = min(h["relevance"] for h in every) + 0.05
-    kept = as_json(run("recall", "green tea", "--subject", s, "--min-score", cut, "--json"))["hits"]
-    assert kept == [h for h in every if h["relevance"] >= cut] and len(kept) < 3
+    assert len(every) == 3 and every[0]["content"] == "I like green tea."
+    assert all(0 < h["confidence"] <= 1 for h in every)
+    cut = 100 * min(h["confidence"] for h in every) + 0.05
+    kept = as_json(run("recall", "green tea", "--subject", s, "--min-confidence", cut, "--json"))["hits"]
+    assert kept == [h for h in every if 100 * h["confidence"] >= cut] and len(kept) < 3
 
 
 def test_history_is_a_table_with_decisions_in_time_order(run, moved):

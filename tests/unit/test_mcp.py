@@ -76,12 +76,14 @@ def test_remember_recall_explain_assemble(serve):
     server = serve()
     written = call(server, "remember", text="Alice likes green tea.")
     assert written["decisions"] == {"ADD": 1, "UPDATE": 0, "DELETE": 0, "NOOP": 0} and len(written["unit_ids"]) == 1
-    [hit] = call(server, "recall", query="what does Alice like?", k=3)["hits"]
+    found = call(server, "recall", query="what does Alice like?", k=3)
+    [hit] = found["hits"]
+    assert found["relevant"] is True and 0 < hit["confidence"] <= 1
     assert (hit["id"], hit["content"], hit["scope"], hit["project"]) == (written["unit_ids"][0], "Alice likes green tea.",
                                                                           ALICE, None)
     why = call(server, "explain", unit_id=hit["id"])
     assert why["episode"]["raw"] == "Alice likes green tea." and [d["op"] for d in why["decisions"]] == ["ADD"]
-    context = call(server, "assemble", query="what should I offer Alice?", budget=200)
+    context = call(server, "assemble", query="which tea does Alice like?", budget=200)
     assert "green tea" in context["text"] and context["trace"]["recalled_ids"] == [hit["id"]]
     assert refused(server, "explain", unit_id="no-such-unit") == f"no unit no-such-unit in scope {ALICE}"
 

@@ -103,20 +103,23 @@ async function search(event) {
   await run("searching", async () => {
     const body = {query: $("query").value, k: Number($("k").value) || 10, hops: Number($("hops").value),
                   as_of: optional("as-of"), known_at: optional("known-at")};
-    const {hits} = await api("POST", subjectPath("/recall"), body);
+    const {hits, relevant} = await api("POST", subjectPath("/recall"), body);
     const list = $("hits");
     list.replaceChildren();
-    for (const hit of hits) list.append(hitItem(hit));
+    // Below the threshold the hits are still listed, dimmed, under the verdict: nothing hidden.
+    $("verdict").hidden = relevant || !hits.length;
+    for (const hit of hits) list.append(hitItem(hit, relevant));
     const when = body.as_of ? ` as of ${body.as_of}` : "";
-    status(`${hits.length} hit(s)${when}`);
+    status(`${hits.length} hit(s)${when}${relevant ? "" : ", nothing relevant found"}`);
   });
 }
 
-function hitItem(hit) {
-  const item = el("li", {class: "hit"});
+function hitItem(hit, relevant) {
+  const item = el("li", {class: relevant ? "hit" : "hit irrelevant"});
   item.append(el("div", {class: "content"}, hit.content));
   item.append(el("div", {class: "meta"},
-    `${hit.kind} · score ${hit.score.toFixed(4)} · true ${day(hit.valid_at)} → ${day(hit.invalid_at)}`
+    `${hit.kind} · confidence ${Math.round(100 * hit.confidence)}%`
+    + ` · true ${day(hit.valid_at)} → ${day(hit.invalid_at)}`
     + ` · known ${day(hit.created_at)} → ${day(hit.expired_at)}`));
   if (hit.path && hit.path.length > 1) item.append(el("div", {class: "path"}, "via " + hit.path.join(" → ")));
   const explain = el("button", {type: "button", class: "explain"}, "explain");
