@@ -95,11 +95,14 @@ def relevant(hits: Recalled, min_score: float | None = None) -> list[tuple[Recal
 
 def recall(hits: Recalled, min_score: float | None = None) -> dict[str, Any]:
     """What ``recall --json`` prints (and the HTTP API and MCP answer): the hits, best first,
-    each with its relevance (``relevant``), and the time window the question named when it
-    named one."""
+    each with its relevance (``relevant``), the time window the question named when it named
+    one, and ``incomplete`` when episodes of the subject are stored undecided (how many:
+    ``Recalled.incomplete``)."""
     out: dict[str, Any] = {"hits": [{**hit(h), "relevance": r} for h, r in relevant(hits, min_score)]}
     if getattr(hits, "window", None) is not None:
         out["window"] = window(hits.window)
+    if getattr(hits, "incomplete", 0):
+        out["incomplete"] = hits.incomplete
     return out
 
 

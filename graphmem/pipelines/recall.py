@@ -65,9 +65,12 @@ class RecallHit(BaseModel):
 
 
 class Recalled(list):
-    """Recall hits, best first, and the time window the question named (None if none)."""
+    """Recall hits, best first, the time window the question named (None if none), and how
+    many episodes of the scopes searched are stored undecided (``GraphMem.complete``): what
+    they teach is missing from the hits until they are decided."""
 
     window: TimeWindow | None = None
+    incomplete: int = 0
 
 
 def without_names(text: str) -> dict[tuple[str, ...], str]:
