@@ -269,9 +269,9 @@ class GraphMem:
         if not 1 <= k <= 1000:
             raise InvalidInput("k must be between 1 and 1000")
         at = point_in_time(as_of, known_at)
-        hits = self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode,
-                                    fixed=as_of is not None)
-        hits.incomplete = self.store.undecided_count(self.scopes(subject, project, include_shared))
+        scopes = self.scopes(subject, project, include_shared)
+        hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None)
+        hits.incomplete = self.store.undecided_count(scopes)  # what the hits may miss
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
