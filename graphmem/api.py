@@ -68,6 +68,8 @@ Progress = Callable[[int], None] | None
 MAX_OFFSET = 2**53
 MAX_BATCH = 1_000_000
 MAX_BUDGET = 10_000_000
+#: Writes of undecided episodes ``complete`` reads at a time.
+COMPLETE_WRITES = 20
 
 #: Arguments are checked strictly against the annotations: ``k="5"`` is a caller's bug to
 #: report, not a value to guess.
@@ -208,6 +210,28 @@ class GraphMem:
                 writes.append([episode])
         return self.writer.write_all(writes, extractor, actor, on_write)
 
+    def complete(self, subject: SubjectLike | None = None, project: str | None = None, extractor: str | None = None,
+                 on_write: Callable[[WriteReport, int], None] | None = None, actor: str | None = None) -> WriteReport:
+        """Decide the undecided episodes (of one subject, or of all): those a write stored but
+        never committed the decisions of, cut short by a crash or a lost server (``undecided``
+        counts them). Each write's undecided episodes are written again as that write, as a
+        re-run of its input would write them (``ingest`` skips what is decided), without the
+        input; ``extractor`` as for ``ingest``. Idempotent: a second run finds nothing. Run it
+        when no write is under way: the episodes of a write in flight are undecided too.
+        ``on_write(report, n)`` as for ``ingest``."""
+        if extractor is not None:
+            self._ready(extractor)
+        scope = as_scope(subject, project) if subject else None
+        report = WriteReport()
+        while writes := self.store.undecided_episodes(scope, limit=COMPLETE_WRITES):
+            report.merge(self.writer.write_all(writes, extractor, actor, on_write))
+        return report
+
+    def undecided(self, subject: SubjectLike | None = None, project: str | None = None) -> int:
+        """How many episodes of a subject (of all, without one) are stored undecided: what
+        ``complete`` would decide."""
+        return self.store.undecided_count([as_scope(subject, project)] if subject else None)
+
     def _ready(self, extractor: str) -> None:
         """Refuse an extractor that is unknown or not configured (InvalidInput), or whose
         endpoint does not answer (BackendError), before anything is written."""
@@ -245,8 +269,9 @@ class GraphMem:
         if not 1 <= k <= 1000:
             raise InvalidInput("k must be between 1 and 1000")
         at = point_in_time(as_of, known_at)
-        hits = self.recaller.recall(query, self.scopes(subject, project, include_shared), k, at, hops, kinds, mode,
-                                    fixed=as_of is not None)
+        scopes = self.scopes(subject, project, include_shared)
+        hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None)
+        hits.incomplete = self.store.undecided_count(scopes)  # what the hits may miss
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
@@ -616,7 +641,7 @@ class GraphMem:
         if settings.policy == "llm" or "llm" in self.extractors:
             purpose = "the llm policy" if settings.policy == "llm" else "the llm extractor"
             llm = lambda: (True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose))
-        return health.doctor(self.database, self.index.embedder, self.counter, llm)
+        return health.doctor(self.database, self.index.embedder, self.counter, llm, self.store.undecided_count)
 
     def index_status(self) -> dict:
         """The index's model, the embedder's, counts and index states (``Database.index_status``)."""

@@ -1,9 +1,10 @@
 """``graphmem doctor``: every health check run and reported, failures included.
 
 Checks the database (when there is one: reachable, migrations applied, search indexes
-online), the embedder (it embeds, and the index was built with it), the tokenizer, and the
-LLM endpoint when the settings use one. A check
-that raises is a failed check whose detail is the error's one line; the next check still runs.
+online), shows how many episodes are stored undecided (by a write cut short: never a failure),
+checks the embedder (it embeds, and the index was built with it), the tokenizer, and the LLM
+endpoint when the settings use one. A check that raises is a failed check whose detail is the
+error's one line; the next check still runs.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from .ports import Database, Embedder, TokenCounter
 Probe = Callable[[], tuple[bool, str]]
 
 
-def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter, llm: Probe | None = None) -> dict:
+def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter, llm: Probe | None = None,
+           undecided: Callable[[], int] | None = None) -> dict:
     """``{"ok": all passed, "checks": [{"check", "ok", "detail"}, ...]}`` in the order run;
-    ``llm`` probes the model endpoint when one is configured or needed."""
+    ``llm`` probes the model endpoint when one is configured or needed; ``undecided`` counts
+    the episodes stored undecided (``EpisodeStore.undecided_count``)."""
     checks: list[dict] = []
 
     def check(name: str, probe: Probe) -> bool:
@@ -37,6 +40,8 @@ def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter,
     if database is not None and connected:
         check("migrations", lambda: _migrations(database))
         check("indexes", lambda: _indexes(database))
+    if undecided is not None and (database is None or connected):
+        check("episodes", lambda: _episodes(undecided()))
     check("embedder", lambda: _embedder(embedder, database if connected else None))
     check("tokenizer", lambda: _tokenizer(counter))
     if llm is not None:
@@ -54,6 +59,15 @@ def _migrations(database: Database) -> tuple[bool, str]:
 def _indexes(database: Database) -> tuple[bool, str]:
     problems = database.index_problems()
     return not problems, ", ".join(problems) or "all online"
+
+
+def _episodes(undecided: int) -> tuple[bool, str]:
+    # Shown, never failed: the server answers as well (readiness), only those episodes' facts
+    # are missing, and a write under way holds some undecided for a moment.
+    if undecided:
+        return True, (f"{undecided} stored without their decisions (a write cut short, or one under way): "
+                      "recall misses what they teach; run `graphmem complete`")
+    return True, "all decided"
 
 
 def _embedder(embedder: Embedder, database: Database | None) -> tuple[bool, str]:

@@ -447,6 +447,9 @@ class WriteBatch(Model):
     #: The earlier texts naming ``anchors``, found while planning; a commit searches itself
     #: when there are none or they no longer stand (``TextsRead.stands``).
     texts_read: TextsRead | None = None
+    #: The episodes this batch decides (every candidate of theirs, or none was extracted):
+    #: stored undecided (``EpisodeStore.put_episodes``), they stop being so with its commit.
+    decided: tuple[str, ...] = ()
     #: What a store made ready for this batch's commit ahead of it (``UnitStore.stage``),
     #: opaque to all else (not dumped, not shown).
     staged: Any = Field(default=None, exclude=True, repr=False)

@@ -75,13 +75,18 @@ class EpisodeStore(Protocol):
 
     - storing an id its scope holds with the same fingerprint is a no-op; with another
       fingerprint the episode is reported, not stored;
-    - an episode is deleted only by ``TimelineStore.delete_episode`` and by an erasure.
+    - an episode is deleted only by ``TimelineStore.delete_episode`` and by an erasure;
+    - a new episode is stored undecided, and stays so until the commit that decides it
+      (``WriteBatch.decided``): a write cut short in between (a crash, a lost server) leaves
+      it undecided, for ``undecided_count`` to tell and ``undecided_episodes`` to complete.
+      An import's episodes come with their decisions: never undecided.
     """
 
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
-        """Store episodes in one transaction: how many were new, and the positions of those
-        whose scope holds other content under their id (not stored; the rest are). A repeated
-        id within ``episodes`` counts as stored by its first occurrence."""
+        """Store episodes in one transaction, the new ones undecided: how many were new, and
+        the positions of those whose scope holds other content under their id (not stored;
+        the rest are). A repeated id within ``episodes`` counts as stored by its first
+        occurrence."""
         ...
 
     def get_episode(self, episode_id: str, scope: Scope) -> Episode | None: ...
@@ -92,6 +97,17 @@ class EpisodeStore(Protocol):
 
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
         """The ids among ``ids`` whose candidates already have stored decisions."""
+        ...
+
+    def undecided_episodes(self, scope: Scope | None = None, limit: int = 100) -> list[list[Episode]]:
+        """Undecided episodes (of one scope, or of all), by the write that stored them: each
+        list holds one ``put_episodes`` call's undecided episodes in the order given there, the
+        lists in the order they were stored; at most ``limit`` lists."""
+        ...
+
+    def undecided_count(self, scopes: Sequence[Scope] | None = None) -> int:
+        """How many episodes of these scopes (of all, when None) are undecided: one cheap read,
+        as recall makes it."""
         ...
 
 

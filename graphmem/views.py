@@ -94,12 +94,15 @@ def confident(hits: Recalled, min_confidence: float | None = None) -> list[Recal
 
 def recall(hits: Recalled, min_confidence: float | None = None) -> dict[str, Any]:
     """What ``recall --json`` prints (and the HTTP API and MCP answer): whether anything
-    relevant was found (``relevant``: a hit's confidence reached the threshold), the
-    hits, best first, each with its confidence, and the time window the question named when it
-    named one."""
+    relevant was found (``relevant``: a hit's confidence reached the threshold), the hits, best
+    first, each with its confidence, the time window the question named when it named one, and
+    ``incomplete`` when episodes of the subject are stored undecided (how many:
+    ``Recalled.incomplete``)."""
     out: dict[str, Any] = {"relevant": hits.relevant, "hits": [hit(h) for h in confident(hits, min_confidence)]}
     if getattr(hits, "window", None) is not None:
         out["window"] = window(hits.window)
+    if getattr(hits, "incomplete", 0):
+        out["incomplete"] = hits.incomplete
     return out
 
 

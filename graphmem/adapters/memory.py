@@ -96,6 +96,9 @@ class _State:
     names: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
     #: scope -> (texts version, key of the last commit that changed the texts): ``earlier_texts``.
     texts: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
+    #: (scope key, episode id) -> (the write that stored it, its place there), while undecided.
+    undecided: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    writes: int = 0  # calls of put_episodes so far
 
 
 class InMemoryStore:
@@ -113,13 +116,19 @@ class InMemoryStore:
         self._keys: dict[str, ApiKey] = {}
 
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
+        return self._append(episodes, undecided=True)
+
+    def _append(self, episodes: Sequence[Episode], undecided: bool) -> Appended:
         with self._lock:
             new, conflicts = 0, []
+            self._state.writes += 1
             for position, episode in enumerate(episodes):
                 key = (episode.scope.key, episode.id)
                 existing = self._state.episodes.get(key)
                 if existing is None:
                     self._state.episodes[key] = episode.model_copy(update={"derived_ids": ()})
+                    if undecided:
+                        self._state.undecided[key] = (self._state.writes, position)
                     new += 1
                 elif existing.fingerprint != episode.fingerprint:
                     conflicts.append(position)
@@ -140,6 +149,20 @@ class InMemoryStore:
         with self._lock:
             decided = {d.episode_id for d in self._state.decisions.values() if d.scope == scope}
             return {i for i in ids if i in decided}
+
+    def undecided_episodes(self, scope: Scope | None = None, limit: int = 100) -> list[list[Episode]]:
+        with self._lock:
+            found = sorted((at, key) for key, at in self._state.undecided.items()
+                           if scope is None or key[0] == scope.key)
+            writes: dict[int, list[Episode]] = {}
+            for (write, _), key in found:
+                writes.setdefault(write, []).append(self._state.episodes[key])
+            return list(writes.values())[:limit]
+
+    def undecided_count(self, scopes: Sequence[Scope] | None = None) -> int:
+        keys = None if scopes is None else {s.key for s in scopes}
+        with self._lock:
+            return sum(1 for scope_key, _ in self._state.undecided if keys is None or scope_key in keys)
 
     def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
         return batch  # nothing to shape: a commit here is a copy under a lock
@@ -180,6 +203,8 @@ class InMemoryStore:
             state.decisions.update({d.id: d for d in batch.decisions})
             state.edges.extend(batch.invalidations)
             self._reviews.update({r.id: r for r in batch.reviews})
+            for eid in batch.decided:
+                state.undecided.pop((scope.key, eid), None)
             for uid in batch.unarchive:
                 self._archived.pop(uid, None)
             self._mention(scope, batch)
@@ -358,7 +383,7 @@ class InMemoryStore:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
             for table, kept in ((st.vectors, st.units), (self._archived, st.units), (st.unit_mentions, st.units),
-                                (st.episode_mentions, st.episodes)):
+                                (st.episode_mentions, st.episodes), (st.undecided, st.episodes)):
                 for k in [k for k in table if k not in kept]:
                     del table[k]
             for k in [k for k in st.trace_scores if k not in st.traces]:
@@ -459,6 +484,7 @@ class InMemoryStore:
             for k in decisions:
                 del st.decisions[k]
             del st.episodes[(scope.key, episode_id)]
+            st.undecided.pop((scope.key, episode_id), None)
             record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
             st.deletions[record.id] = record
         self.commit(rewrite.add, scope)
@@ -668,7 +694,7 @@ class InMemoryStore:
             if records.keys() & {"episode", "unit", "usage"}:  # new texts, archived ones
                 self._texts_changed(scope)
             if records.get("episode"):
-                self.put_episodes(records["episode"])
+                self._append(records["episode"], undecided=False)
             for kind in RECORD_KINDS:
                 for r in records.get(kind, ()) if kind != "episode" else ():
                     if kind == "invalidation":

@@ -4,6 +4,7 @@ Graph shape:
     (Episode)-[:DERIVED]->(Unit)-[:ABOUT {role}]->(Entity)
     (Episode)-[:DECIDED]->(Decision)-[:TARGET|PRODUCED]->(Unit)
     (Decision)-[:INVALIDATES {expired_at, invalid_at, reason, decision_id}]->(Unit)
+    (:Episode:Undecided {place})    stored by a write whose commit has not decided it yet
 
 Every node carries ``scope`` (the scope key) plus ``subject_type``/``subject_id``/``project_id``
 so erasure is one indexed filter. Units are created once and never SET again: recall statistics
@@ -448,10 +449,10 @@ class Neo4jStore:
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
         """Append episodes in one transaction under their (scope, id); those whose id their
         scope holds with other content are reported, not stored."""
-        return self.conn.write_tx(lambda tx: self._put_episodes(tx, episodes), what="put episodes")
+        return self.conn.write_tx(lambda tx: self._put_episodes(tx, episodes, undecided=True), what="put episodes")
 
     @staticmethod
-    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode]) -> Appended:
+    def _put_episodes(tx: ManagedTransaction, episodes: Sequence[Episode], undecided: bool) -> Appended:
         rows, prints = [], []
         for e in episodes:
             facts = [f.model_dump(mode="json") for f in e.facts]
@@ -459,7 +460,7 @@ class Neo4jStore:
             rows.append({"id": e.id, "occurred_at": wire(e.occurred_at),
                          "props": {**scope_props(e.scope), "scope_token": e.scope.token, "raw": e.raw,
                                    "channel": e.channel, "facts": json.dumps(facts), "fingerprint": prints[-1]}})
-        found = run(tx, "store/put_episodes", rows=rows, stored_at=wire(utcnow()))
+        found = run(tx, "store/put_episodes", rows=rows, stored_at=wire(utcnow()), undecided=undecided)
         conflicts = tuple(r["position"] for r in found if r["fingerprint"] != prints[r["position"]])
         new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
         return Appended(new=len(new), conflicts=conflicts)
@@ -473,6 +474,16 @@ class Neo4jStore:
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
         rows = self.conn.read("store/processed_episodes", ids=list(ids), scope=scope.key)
         return {r["id"] for r in rows}
+
+    def undecided_episodes(self, scope: Scope | None = None, limit: int = 100) -> list[list[Episode]]:
+        rows = self.conn.read("store/undecided_episodes", scope=scope.key if scope else None, limit=limit)
+        return [[_episode(e, Scope(subject_type=e["subject_type"], subject_id=e["subject_id"],
+                                   project_id=e["project_id"])) for e in r["episodes"]] for r in rows]
+
+    def undecided_count(self, scopes: Sequence[Scope] | None = None) -> int:
+        if scopes is None:
+            return self.conn.read("store/undecided_total")[0]["n"]
+        return self.conn.read("store/undecided_count", scopes=[s.key for s in scopes])[0]["n"]
 
     # -- writes ---------------------------------------------------------------------------
     def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
@@ -548,6 +559,8 @@ class Neo4jStore:
         if batch.unarchive:
             run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
             run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
+        if batch.decided:
+            run(tx, "store/decided_episodes", ids=list(batch.decided), scope=scope.key)
         Neo4jStore._mention(tx, scope, batch, earlier)
 
     @staticmethod
@@ -920,7 +933,7 @@ class Neo4jStore:
               derived: WriteBatch, with_units: bool) -> None:
         """One kind of ``load``; ``derived`` is written with the units, else with the episodes."""
         if kind == "episode":
-            self._put_episodes(tx, records)
+            self._put_episodes(tx, records, undecided=False)  # they come with their decisions
             if not with_units:
                 self._apply(tx, scope, derived)  # the entities they name
         elif kind == "unit":

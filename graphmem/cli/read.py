@@ -64,16 +64,19 @@ def recall(
     def human() -> None:
         if not kept:
             typer.echo(f"no hits: {subject} holds no episodes (check the subject)" if empty else "no hits")
-            return
-        if not hits.relevant:
-            typer.echo("nothing relevant found; the closest hits:")
-        grid = table("confidence", "fact", "kind", "valid (UTC)", "via", "id")
-        for h in kept:
-            via = "direct" if not h.hop else f"hop {h.hop}: " + " → ".join(h.path)
-            add_row(grid, f"{100 * h.confidence:.0f}%", h.unit.content, h.unit.kind.value,
-                    span(h.unit.time.valid_at, h.unit.time.invalid_at), via, h.unit.id,
-                    style=None if hits.relevant else "dim")
-        print_table(grid)
+        else:
+            if not hits.relevant:
+                typer.echo("nothing relevant found; the closest hits:")
+            grid = table("confidence", "fact", "kind", "valid (UTC)", "via", "id")
+            for h in kept:
+                via = "direct" if not h.hop else f"hop {h.hop}: " + " → ".join(h.path)
+                add_row(grid, f"{100 * h.confidence:.0f}%", h.unit.content, h.unit.kind.value,
+                        span(h.unit.time.valid_at, h.unit.time.invalid_at), via, h.unit.id,
+                        style=None if hits.relevant else "dim")
+            print_table(grid)
+        if hits.incomplete:
+            typer.echo(f"incomplete: {hits.incomplete} episode(s) stored without their decisions are not in "
+                       "these hits (run `graphmem complete`)")
     emit(doc, as_json, human)
 
 

@@ -1,4 +1,4 @@
-"""`graphmem ingest|remember|decisions|explain`: writing episodes and auditing decisions."""
+"""`graphmem ingest|complete|remember|decisions|explain`: writing episodes and auditing decisions."""
 
 from __future__ import annotations
 
@@ -122,6 +122,33 @@ def ingest(
         raise typer.Exit(130 if why == "interrupted" else broken.exit_code)
     if failed:
         raise typer.Exit(2)
+
+
+def complete(
+    ctx: typer.Context,
+    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    project: ProjectOpt = None,
+    extractor: ExtractorOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide the episodes a write stored but never decided (cut short by a crash or a lost
+    server: `doctor` counts them, recall says it is incomplete), as a re-run of its file would,
+    without the file. Run it when no ingest is under way."""
+    with open_mem(ctx) as mem, stderr_progress() as progress:
+        task = progress.add_task("completing", total=mem.undecided(subject, project))
+        report = mem.complete(subject, project, extractor, on_write=lambda _, n: progress.advance(task, n),
+                              actor=ACTOR)
+    result = views.write_report(report)
+
+    def human() -> None:
+        if not report.episodes:
+            typer.echo("nothing to complete: every episode is decided")
+            return
+        counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items())
+        typer.echo(f"completed {report.episodes} undecided episode(s); decisions: {counts}")
+        for item in result["extraction_failed"]:
+            typer.echo(f"extraction failed for episode {shown(item['episode_id'])}: {shown(item['error'])}")
+    emit(result, as_json, human)
 
 
 def spans(numbers: list[int]) -> str:

@@ -442,6 +442,12 @@ async def get_job(job_id: str, caller: CallerDep) -> dict:
     return caller.jobs.get(segment(job_id), caller)
 
 
+@v1.post("/subjects/{subject}/complete", tags=["episodes"],
+         summary="Decide the episodes a write stored but never decided (recall's `incomplete`)")
+async def complete(scope: Target, caller: CallerDep) -> dict:
+    return await caller.run(lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)))
+
+
 @v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes")
 async def list_episodes(scope: Target, caller: CallerDep, cursor: Optional[str] = None,
                         limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:

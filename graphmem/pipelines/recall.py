@@ -71,11 +71,14 @@ class RecallHit(BaseModel):
 class Recalled(list):
     """Recall hits, best first, the time window the question named (None if none), the
     confidence from which a hit is relevant (``threshold``: its embedder's
-    ``confidence.fitted``) and whether any is."""
+    ``confidence.fitted``) and whether any is, and how many episodes of the scopes searched are
+    stored undecided (``GraphMem.complete``): what they teach is missing from the hits until
+    they are decided."""
 
     window: TimeWindow | None = None
     threshold: float = 1.0
     relevant: bool = False
+    incomplete: int = 0
 
 
 def without_names(text: str) -> dict[tuple[str, ...], str]:

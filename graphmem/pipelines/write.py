@@ -1,6 +1,7 @@
 """The write pipeline.
 
-    0  persist the episodes           (a failing extractor or policy never loses them)
+    0  persist the episodes           (a failing extractor or policy never loses them), each new
+                                      one undecided until stage 4's commit decides it
     1  extract candidates
     0' gate: policy.should_write      (resident targets go to the human review queue)
     2  timelines first, for free: a candidate that restates a value its group already holds,
@@ -196,6 +197,8 @@ class _Write:
     ids: frozenset[str] = frozenset()
     size: int = 0
     episodes: Sequence[Episode] = ()
+    #: The episodes its commit decides (``WriteBatch.decided``).
+    decided: tuple[str, ...] = ()
     batch: WriteBatch | None = None
     held: list[str] = field(default_factory=list)
     #: Draws the batch's mention links again, for a commit that finds names made known since.
@@ -372,7 +375,7 @@ class WritePipeline:
         follows each commit, in order, its ``rejected`` positions counted within the batch; in
         the report returned they count across all batches. A failure is raised once the
         batches before it have committed; no batch after it is decided (its episodes may be
-        stored: a re-run completes them)."""
+        stored, undecided: a re-run or ``GraphMem.complete`` completes them)."""
         committer = _Committer(self, on_write)
         batches = [b for b in batches if b]
         # An erasure of a scope while its batches are written: the batch committing then fails
@@ -426,12 +429,13 @@ class WritePipeline:
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
         written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
         return _Write(scope, planned, failures, report, ids=frozenset(ids), size=len(episodes), episodes=written,
-                      actor=actor)
+                      decided=tuple(e.id for e in written), actor=actor)
 
     def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
                  failures: list[Decision]) -> list[Candidate]:
         """Stage 1. A failing extractor is recorded as a NOOP decision with its reason (the
-        episode is already stored), never raised."""
+        episode is already stored), never raised: the commit decides the episode like any
+        other (not undecided: its decision says what went wrong, ``reextract`` tries again)."""
         try:
             candidates = chosen.extract(episode)
         except Exception as exc:  # any extractor failure, by design
@@ -494,7 +498,7 @@ class WritePipeline:
             logged: dict[str, list[Decision]] = {}
             for d in self.store.episode_events(scope, ids):
                 logged.setdefault(d.episode_id or "", []).append(d)
-            planned, failures, retire = [], [], []
+            planned, failures, retire, extracted = [], [], [], []
             for place, episode in enumerate(episodes):
                 events = logged.get(episode.id, [])
                 retired = {d.event.target for d in events if d.event.kind == "retire"}
@@ -508,9 +512,10 @@ class WritePipeline:
                 candidates = self._extract(chosen, episode, report, failures)
                 planned += [_Planned(episode, c, chosen.version, (position, i), first.order_at if first else None)
                             for i, c in enumerate(candidates)]
+                extracted.append(episode.id)
             report.episodes += len(episodes)
             self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}",
-                      actor=actor)
+                      actor=actor, decided=tuple(extracted))
             if progress:
                 progress(len(episodes))
             page = Page(offset=page.offset + page.limit, limit=page.limit)
@@ -527,9 +532,11 @@ class WritePipeline:
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
 
     def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
-             retire: Sequence[Decision] = (), gated: bool = True, note: str = "", actor: str | None = None) -> WriteReport:
+             retire: Sequence[Decision] = (), gated: bool = True, note: str = "", actor: str | None = None,
+             decided: tuple[str, ...] = ()) -> WriteReport:
         """Plan and commit one batch that no other of this pipeline overlaps."""
-        w = _Write(scope, planned, failures, report, retire=retire, gated=gated, note=note, actor=actor)
+        w = _Write(scope, planned, failures, report, retire=retire, gated=gated, note=note, actor=actor,
+                   decided=decided)
         self._committed(w)
         return self._done(w)
 
@@ -546,7 +553,7 @@ class WritePipeline:
             read = ahead.texts(w.scope, self.store.earlier_texts(w.scope, batch.anchors))
             batch = batch.model_copy(update={"texts_read": read})
         w.relink = lambda known_names: drawn_links(known_names, units, episodes)
-        w.batch = batch.model_copy(update={"decisions": tuple(
+        w.batch = batch.model_copy(update={"decided": w.decided, "decisions": tuple(
             d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions)})
 
     def _committed(self, w: _Write) -> None:

@@ -140,7 +140,7 @@ def test_operator_calls(mem):
         for call in (mem.init, mem.stats, mem.index_status):
             with pytest.raises(ConfigurationError, match="no database"):
                 call()
-        assert [c["check"] for c in mem.doctor()["checks"]] == ["database", "embedder", "tokenizer"]
+        assert [c["check"] for c in mem.doctor()["checks"]] == ["database", "episodes", "embedder", "tokenizer"]
     else:
         assert mem.init()["applied"] == []  # the conn fixture migrated already
         report = mem.doctor()

@@ -211,3 +211,24 @@ def test_guards_detect_a_concurrent_writer(store, scope):
     third = unit(scope, "third")
     store.commit(WriteBatch(units=(third,), guards={group: 2, "slot:other": 0}), scope)
     store.commit(WriteBatch(units=(unit(scope, "fourth"),), guards={group: 2}), scope)
+
+
+def test_an_episode_is_undecided_until_the_commit_that_decides_it(store):
+    alice, bob, carol = fresh_scope(), fresh_scope(), fresh_scope()
+    first = [episode(alice, f"Alice note {i}", id=f"a{i}") for i in range(3)]
+    assert store.put_episodes(first) == Appended(new=3)
+    store.put_episodes([episode(bob, "Bob note", id="b0")])
+    store.put_episodes([first[0], episode(alice, "Alice again", id="a3")])  # a0 is not new: still its first write's
+    assert (store.undecided_count([alice]), store.undecided_count([alice, bob]), store.undecided_count([carol])) == (4, 5, 0)
+    assert store.undecided_count() >= 5
+    writes = store.undecided_episodes(alice)
+    assert [[e.id for e in w] for w in writes] == [["a0", "a1", "a2"], ["a3"]]  # by write, in the order given
+    assert (writes[0][1].raw, writes[0][1].scope, writes[0][1].occurred_at) == ("Alice note 1", alice,
+                                                                               first[1].occurred_at)
+    assert store.undecided_episodes(alice, limit=1) == writes[:1]
+    store.commit(WriteBatch(decided=("a1", "b0")), alice)  # b0 is bob's: not decided in alice's scope
+    assert [[e.id for e in w] for w in store.undecided_episodes(alice)] == [["a0", "a2"], ["a3"]]
+    assert store.undecided_count([bob]) == 1
+    # An import's episodes come with their decisions: never undecided.
+    store.load(carol, {"episode": [episode(carol, "Carol note", id="c0")]})
+    assert store.undecided_count([carol]) == 0 and store.undecided_episodes(carol) == []

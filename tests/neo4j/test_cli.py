@@ -29,7 +29,7 @@ def test_init_json_shape(run):
 def test_doctor_passes_every_check(run):
     doc = as_json(run("doctor", "--json"))
     assert doc["ok"], doc
-    assert [c["check"] for c in doc["checks"]] == ["connectivity", "migrations", "indexes", "embedder", "tokenizer"]
+    assert [c["check"] for c in doc["checks"]] == ["connectivity", "migrations", "indexes", "episodes", "embedder", "tokenizer"]
     assert "Neo4j" in doc["checks"][0]["detail"]
 
 

@@ -1,7 +1,8 @@
 """Faults: the Neo4j server or the client is killed (SIGKILL) in the middle of an ingest. No
 episode is half-written; re-running the same ingest completes it with no duplicates, and every
 unit is searchable (its search entries were written in its own transaction). When the server
-dies, the command reports which episodes were not stored and exits non-zero."""
+dies, the command reports which episodes were not stored and exits non-zero. The episodes a
+killed client stored but never decided are undecided until `graphmem complete` decides them."""
 
 from __future__ import annotations
 
@@ -32,11 +33,21 @@ def count(uri: str, query: str) -> int:
 
 
 def ingest(path: Path, uri: str) -> subprocess.Popen:
+    return graphmem(uri, "ingest", str(path), "--batch", "25", "--json")
+
+
+def graphmem(uri: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "NEO4J_URI": uri, "GRAPHMEM_EMBEDDER": "hashing"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli.main", "ingest", str(path), "--batch", "25", "--json"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    return subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(uri: str, *args: str, code: int = 0) -> dict:
+    """The JSON a graphmem command prints, once it exited with ``code``."""
+    run = graphmem(uri, *args, "--json")
+    out, err = run.communicate(timeout=600)
+    assert run.returncode == code, err
+    return json.loads(out)
 
 
 @pytest.mark.parametrize("victim", ["server", "client"])
@@ -72,10 +83,25 @@ def test_killed_mid_ingest(tmp_path: Path, spare_server, victim: str):
         # Atomic batches: every decided episode has exactly its one unit.
         half = count(uri, "MATCH (e:Episode)-[:DECIDED]->() WHERE NOT (e)-[:DERIVED]->() RETURN count(e)")
         assert half == 0
-        again = ingest(data, uri)
+        mine = f"'faults-{victim}'"
+        if victim == "client":
+            # The episodes it stored but never decided are marked so: doctor counts them,
+            # recall says it is incomplete, and `complete` decides them without the file.
+            undecided = count(uri, f"MATCH (e:Undecided) WHERE e.subject_id = {mine} RETURN count(e)")
+            bare = f"MATCH (e:Episode) WHERE e.subject_id = {mine} AND NOT (e)-[:DECIDED]->() RETURN count(e)"
+            assert undecided > 0 and undecided == count(uri, bare)
+            doctor = finished(uri, "doctor")
+            [shown] = [int(c["detail"].split()[0]) for c in doctor["checks"] if c["check"] == "episodes"]
+            assert shown >= undecided  # of every subject
+            subject = f"user:faults-{victim}"
+            assert finished(uri, "recall", "Club 3", "--subject", subject)["incomplete"] == undecided
+            assert finished(uri, "complete", "--subject", subject)["episodes"] == undecided
+            assert count(uri, bare) == 0 and "incomplete" not in finished(uri, "recall", "Club 3", "--subject", subject)
+            stored = count(uri, f"MATCH (e:Episode) WHERE e.subject_id = {mine} RETURN count(e)")
+            assert count(uri, f"MATCH (u:Unit) WHERE u.subject_id = {mine} RETURN count(u)") == stored
+        again = ingest(data, uri)  # what was never stored is still the file's to add
         out, err = again.communicate(timeout=600)
         assert again.returncode == 0, err
-        mine = f"'faults-{victim}'"
         assert count(uri, f"MATCH (e:Episode) WHERE e.subject_id = {mine} RETURN count(e)") == EPISODES
         assert count(uri, f"MATCH (u:Unit) WHERE u.subject_id = {mine} RETURN count(u)") == EPISODES  # no duplicates
         assert count(uri, "MATCH (e:Episode) WHERE count { (e)-[:DERIVED]->() } <> 1 RETURN count(e)") == 0

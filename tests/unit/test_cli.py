@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.errors import InvalidInput
-from graphmem.episodes_io import MAX_LINE_BYTES
+from graphmem.episodes_io import MAX_LINE_BYTES, parse_episode
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
@@ -421,7 +421,7 @@ def test_forget_needs_yes_and_counts_what_it_erased(run, moved):
 
 def test_operator_commands_need_a_database(run):
     doc = as_json(run("doctor", "--json"))
-    assert doc["ok"] and [c["check"] for c in doc["checks"]] == ["database", "embedder", "tokenizer"]
+    assert doc["ok"] and [c["check"] for c in doc["checks"]] == ["database", "episodes", "embedder", "tokenizer"]
     for command in (["init"], ["stats"], ["index", "status"]):
         result = run(*command)
         assert result.exit_code == 1 and "no database" in one_error_line(result), command
@@ -459,3 +459,28 @@ def test_episodes_show_prints_the_structured_facts_an_episode_carries(run, tmp_p
     lines = run("episodes", "show", "f1", "--subject", subject(scope)).stdout.splitlines()
     assert lines[1] == f"  fact: {fact['subject']} {fact['predicate']} {fact['object']}" + (
         f" (valid {fact['valid_at']} → …)" if fact["valid_at"] else "")
+
+
+def test_complete_decides_what_a_write_cut_short_left_undecided(run, mem):
+    """An episode stored but never decided (a write killed between the two): recall says so
+    under its table and in --json, doctor fails on it, and `complete` decides it, once."""
+    scope = fresh_scope()
+    run("remember", "I like green tea.", "--subject", subject(scope))
+    episode = parse_episode(fact_line(scope, "e1", "2023-01-01", "Paris"))
+    mem.store.put_episodes([episode])  # stage 0 of a write that never got further
+    shown = run("recall", "what does alice like?", "--subject", subject(scope))
+    assert shown.exit_code == 0 and "incomplete: 1 episode(s) stored without their decisions" in shown.stdout
+    assert as_json(run("recall", "tea", "--subject", subject(scope), "--json"))["incomplete"] == 1
+    doctor = as_json(run("doctor", "--json"))  # shown, not failed: the rest answers as well
+    assert [c["detail"] for c in doctor["checks"] if c["check"] == "episodes"] == [
+        "1 stored without their decisions (a write cut short, or one under way): recall misses what they teach; "
+        "run `graphmem complete`"]
+
+    done = as_json(run("complete", "--subject", subject(scope), "--json"))
+    assert (done["episodes"], done["decisions"]["ADD"]) == (1, 1)
+    assert units(mem, scope) == ["Alice lives in Paris", "I like green tea."]
+    assert "incomplete" not in as_json(run("recall", "tea", "--subject", subject(scope), "--json"))
+    assert "incomplete" not in run("recall", "tea", "--subject", subject(scope)).stdout
+    assert [c["detail"] for c in as_json(run("doctor", "--json"))["checks"] if c["check"] == "episodes"] == [
+        "all decided"]
+    assert run("complete").stdout.strip() == "nothing to complete: every episode is decided"
