@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from contextlib import asynccontextmanager
 from datetime import datetime
 from importlib.resources import files
@@ -36,7 +36,7 @@ from .. import views
 from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
 from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..config import Settings
-from ..errors import GraphMemError, InvalidInput, error_line
+from ..errors import GraphMemError, InvalidInput, error_line, quoted
 from ..keys import holds, subject_name
 from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
 from ..pipelines import exchange
@@ -69,10 +69,11 @@ KEY_LOOKUPS = 2
 #: Live tokens remembered for the lookups of their own (the most recently used).
 LIVE_TOKENS = 1024
 #: What a route may answer besides its success (``errors.answers``): every /v1 request is
-#: authenticated (401, or 503 when the keys cannot be read), one naming a subject is refused
+#: authenticated (401, or 503 when the keys cannot be read) and refused for a query parameter
+#: it does not take or given twice (422), one naming a subject is refused
 #: for a subject the key does not hold (403) or one that is not TYPE:ID (422), and one with a
 #: JSON body for a body that is not one (400), too large (413) or breaking the schema (422).
-KEYED = (401, 503)
+KEYED = (401, 422, 503)
 SUBJECT = (*KEYED, 403, 422)
 BODY = (400, 413, 422)
 #: Statuses of what writes, and of what embeds text or calls a model: a conflict, a backend failing.
@@ -215,7 +216,7 @@ class EpisodesIn(Body):
 
 
 class RecallIn(Body):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
     k: int = Field(10, ge=1, le=1000, strict=True)
     as_of: AsOf = None
     known_at: KnownAt = None
@@ -226,7 +227,7 @@ class RecallIn(Body):
 
 
 class AssembleIn(Body):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
     budget: Optional[int] = Field(None, ge=0, le=MAX_BUDGET, strict=True,
                                   description="Token budget of the recalled section (0: blocks only) [default: the policy's].")
     as_of: AsOf = None
@@ -392,8 +393,26 @@ async def docs() -> FileResponse:
     return FileResponse(STATIC / "docs.html")
 
 
+def query_names(dependant: Any) -> set[str]:
+    """The query parameters a route (its FastAPI dependant) takes, its dependencies' included."""
+    return {p.alias for p in dependant.query_params}.union(*(query_names(d) for d in dependant.dependencies))
+
+
+def plain_query(request: Request) -> None:
+    """Refuse a query parameter the route does not take (as a body's unknown field is: a
+    misspelt ``projet`` would read the subject without its project) or one given twice (none
+    is a list, and which value was meant, which project to erase, is not for the server to guess)."""
+    taken = query_names(request.scope["route"].dependant)
+    for name, times in Counter(name for name, _ in request.query_params.multi_items()).items():
+        shown = quoted(name) if name else "a parameter without a name"
+        if name not in taken:
+            raise ApiError(422, "invalid_input", f"{shown}: not a parameter of this operation")
+        if times > 1:
+            raise ApiError(422, "invalid_input", f"{shown}: given {times} times; give it once")
+
+
 # The middleware checks the key; declaring the scheme here shows it in /docs.
-v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False))])
+v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False)), Depends(plain_query)])
 
 
 @v1.get("/me", tags=["keys"], summary="The key this request carries (its id, subjects, admin)",

@@ -20,7 +20,9 @@ from graphmem import GraphMem  # noqa: E402
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
 from graphmem.embed import HashingEmbedder  # noqa: E402
 from graphmem.http import HttpConfig, create_app  # noqa: E402
+from graphmem.errors import one_line  # noqa: E402
 from graphmem.models import MemoryBlock, Scope  # noqa: E402
+from graphmem.pipelines.assemble import SECTIONS  # noqa: E402
 
 #: Generated requests per operation and phase: the whole run stays near a minute on 2 cores.
 EXAMPLES = 25
@@ -45,13 +47,19 @@ def takes(check, **values) -> bool:
     return True
 
 
+def label_taken(label: str) -> bool:
+    """A block label is visible text, and not the heading of one of the context's sections."""
+    return (takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=label, value="", token_budget=1)
+            and one_line(label).lstrip("# ").casefold() not in SECTIONS)
+
+
 @schema.hook
 def map_case(context, case):
     """A valid case also keeps the rules no schema can say: a subject id and a block label are
-    visible text (the id in one script), a project no word that reads as none, and the llm
+    visible text (the id in one script, the label no section's heading), a project no word that reads as none, and the llm
     extractor needs an endpoint (this server has none); history names one of entity and unit_id;
-    an erasure is confirmed; a block change is an admin's (a read-only block, a budget) and a
-    new block has a budget; an import is an export. Each rule's refusal is tested in
+    an erasure is confirmed; a block change is an admin's (a read-only block, a budget), and a
+    block has a small budget (a subject's blocks total at most 100,000 tokens); an import is an export. Each rule's refusal is tested in
     test_http.py; here a valid case is made to keep it, so its answer must be a success."""
     if case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE:
         return case
@@ -63,8 +71,7 @@ def map_case(context, case):
         except ValueError:
             path["subject"] = SUBJECT
             query.pop("project", None)
-    if "label" in path and not takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=unquote(path["label"]), value="",
-                                     token_budget=1):
+    if "label" in path and not label_taken(unquote(path["label"])):
         path["label"] = "persona"
     where = (case.method, case.path)
     if where == ("POST", "/v1/subjects/{subject}/episodes") and case.body.get("extractor") == "llm":
@@ -75,7 +82,7 @@ def map_case(context, case):
     elif where == ("DELETE", "/v1/subjects/{subject}"):
         query["confirm"] = True
     elif where == ("PUT", "/v1/subjects/{subject}/blocks/{label}"):
-        case.body = {**case.body, "admin": True, "truncate": True, "token_budget": case.body.get("token_budget") or 50}
+        case.body = {**case.body, "admin": True, "truncate": True, "token_budget": min(case.body.get("token_budget") or 50, 50)}
     elif where == ("DELETE", "/v1/subjects/{subject}/blocks/{label}"):
         query["admin"] = True
     elif where == ("POST", "/v1/import"):
