@@ -16,7 +16,7 @@ import json
 import math
 import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from contextlib import asynccontextmanager
 from datetime import datetime
 from importlib.resources import files
@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Optional
 from urllib.parse import unquote
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 import graphmem
 
@@ -37,12 +37,13 @@ from .. import views
 from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
 from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..config import Settings
-from ..errors import GraphMemError, InvalidInput, error_line
+from ..errors import GraphMemError, InvalidInput, error_line, quoted
 from ..keys import holds, subject_name
-from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Scope
+from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
 from ..pipelines import exchange
 from ..times import parse_optional_time
-from .errors import ApiError, install, refusal_of
+from . import schemas
+from .errors import ApiError, answers, install, refusal_of
 from .errors import body as error_body
 from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
 
@@ -70,6 +71,18 @@ KEY_LOOKUPS = 2
 JOBS_KEPT = 1024
 #: Live tokens remembered for the lookups of their own (the most recently used).
 LIVE_TOKENS = 1024
+#: What a route may answer besides its success (``errors.answers``): every /v1 request is
+#: authenticated (401, or 503 when the keys cannot be read) and refused for a query parameter
+#: it does not take or given twice (422), one naming a subject is refused
+#: for a subject the key does not hold (403) or one that is not TYPE:ID (422), and one with a
+#: JSON body for a body that is not one (400), too large (413) or breaking the schema (422).
+KEYED = (401, 422, 503)
+SUBJECT = (*KEYED, 403, 422)
+BODY = (400, 413, 422)
+#: A write still running at its request's timeout: a job to poll (``Jobs``).
+LATE = {"model": schemas.Job, "description": "Still running at GRAPHMEM_HTTP_TIMEOUT: poll Location, /v1/jobs/{id}."}
+#: Statuses of what writes, and of what embeds text or calls a model: a conflict, a backend failing.
+WRITE, MODEL = 409, 502
 
 
 def _default(name: str) -> Any:
@@ -173,7 +186,16 @@ class Caller:
                                              f"{subject_name(self.mem.shared)}: include_shared reads it")
 
 
-def target(subject: str, project: Annotated[Optional[str], Query(description="The subject's project.")] = None) -> Scope:
+#: What /openapi.json says of a subject in a path (documented only: the path is routed as sent,
+#: percent-encoded, and ``Scope.parse`` checks it, with rules no pattern can say).
+SUBJECT_SCHEMA = {"pattern": f"^({'|'.join(t.value for t in SubjectType)}):"}
+#: A time in a query or as text, read by ``parse_optional_time`` (blank: not given).
+TIME_SCHEMA = {"format": "date-time"}
+
+
+def target(subject: Annotated[str, PathParam(json_schema_extra=SUBJECT_SCHEMA, description=(
+               "TYPE:ID, percent-encoded (user%3Aalice); the id is visible text in one script."))],
+           project: Annotated[Optional[str], Query(description="The subject's project.")] = None) -> Scope:
     """The scope a path names: its URL-encoded ``TYPE:ID`` and the ``project`` parameter."""
     return as_scope(unquote(subject), project)
 
@@ -185,6 +207,11 @@ Target = Annotated[Scope, Depends(target)]
 def segment(value: str) -> str:
     """A path parameter as it was meant (sent URL-encoded, routed raw)."""
     return unquote(value)
+
+
+#: A page's cursor: the ``next_cursor`` of the page before (digits).
+Cursor = Annotated[Optional[str], Query(json_schema_extra={"pattern": f"^[0-9]{{0,{len(str(MAX_OFFSET)) - 1}}}$"},
+                                        description="The next_cursor of the page before.")]
 
 
 def offset_of(cursor: str | None) -> int:
@@ -213,20 +240,31 @@ Hops = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops fro
 IncludeShared = Annotated[bool, Field(strict=True, description="Also read the shared:global scope (the key must hold it).")]
 
 
+#: Text as ``models.clean_text`` takes it: no NUL; and not blank.
+PLAIN, WORDS = r"^[^\u0000]*$", r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+
+
 class Body(BaseModel):
     # Numbers and booleans are strict: "5" or "yes" is a mistake to name, not to guess at.
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _integral(cls, value: Any) -> Any:
+        # But JSON Schema's integers include 2.0: one is taken as 2 (no field of a body is a float).
+        return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 class EpisodesIn(Body):
     episodes: list[Any] = Field(description=(
         "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it), at most "
         "GRAPHMEM_HTTP_MAX_EPISODES of them (else 413). A bad item is reported by its index; the others are stored."))
-    extractor: Optional[str] = Field(None, description="facts|rule|llm|none [default: facts when an episode carries facts, else rule].")
+    extractor: Optional[Literal["facts", "rule", "llm", "none"]] = Field(None, description=(
+        "[default: facts when an episode carries facts, else rule]; llm needs an endpoint (GRAPHMEM_LLM_*)."))
 
 
 class RecallIn(Body):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
     k: int = Field(10, ge=1, le=1000, strict=True)
     as_of: AsOf = None
     known_at: KnownAt = None
@@ -237,7 +275,7 @@ class RecallIn(Body):
 
 
 class AssembleIn(Body):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
     budget: Optional[int] = Field(None, ge=0, le=MAX_BUDGET, strict=True,
                                   description="Token budget of the recalled section (0: blocks only) [default: the policy's].")
     as_of: AsOf = None
@@ -247,20 +285,21 @@ class AssembleIn(Body):
 
 
 class BlockIn(Body):
-    value: str
+    value: str = Field(pattern=PLAIN)
     token_budget: Optional[int] = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
-    description: Optional[str] = None
+    description: Optional[str] = Field(None, max_length=1000, pattern=PLAIN)
     writable: Optional[bool] = Field(None, strict=True, description="Change writability (admin key only).")
     truncate: bool = Field(False, strict=True, description="Cut a value over budget instead of refusing.")
     admin: bool = Field(False, strict=True, description="Change a read-only block (admin key only).")
 
 
 class RetractIn(Body):
-    reason: str = Field(min_length=1, max_length=2_000)
+    reason: str = Field(min_length=1, max_length=2_000, pattern=WORDS, description="Why (not blank).")
 
 
 class EndIn(RetractIn):
-    at: str | None = Field(None, description="When the fact stopped being true (ISO 8601) [default: now].")
+    at: str | None = Field(None, json_schema_extra=TIME_SCHEMA,
+                           description="When the fact stopped being true (ISO 8601) [default: now].")
 
 
 def episode_item(item: Any, scope: Scope) -> Episode:
@@ -279,22 +318,25 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     """The API, its probes and the browser page around the ``GraphMem`` that ``factory``
     returns (called once, at startup; the caller closes it after the server stops)."""
     config = config or HttpConfig()
-    gate = Gate(config.concurrency, config.timeout, config.queue, share=config.key_concurrency)
-    keys = Gate(KEY_LOOKUPS, config.timeout, config.queue)
-    # Tokens that were live when last looked up are looked up again (revocation is checked
-    # every time) on threads of their own: a flood of made-up keys fills the line above, not
-    # this one. Only the token's holder can put it here: it is found by its digest.
-    known = Gate(KEY_LOOKUPS, config.timeout, config.queue)
     live: OrderedDict[str, None] = OrderedDict()
-    readiness = Readiness(min(READY_WITHIN, config.timeout))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        app.state.mem = factory()
+        # Thread pools for one run: an app started again (a second test client over it) gets
+        # new ones, not the pools the last shutdown closed.
+        state = app.state
+        state.gate = Gate(config.concurrency, config.timeout, config.queue, share=config.key_concurrency)
+        state.keys = Gate(KEY_LOOKUPS, config.timeout, config.queue)
+        # Tokens that were live when last looked up are looked up again (revocation is checked
+        # every time) on threads of their own: a flood of made-up keys fills the line above, not
+        # this one. Only the token's holder can put it here: it is found by its digest.
+        state.known = Gate(KEY_LOOKUPS, config.timeout, config.queue)
+        state.readiness = Readiness(min(READY_WITHIN, config.timeout))
+        state.mem = factory()
         try:
             yield
         finally:
-            for pool in (gate, keys, known, readiness.gate):
+            for pool in (state.gate, state.keys, state.known, state.readiness.gate):
                 pool.close()
 
     # FastAPI's own /docs and /redoc pages load their scripts from a CDN (blank offline, and a
@@ -305,7 +347,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
                   redoc_url=None, description=(
                       "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
                       "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
-    app.state.gate, app.state.config, app.state.readiness = gate, config, readiness
+    app.state.config = config
     app.state.jobs = Jobs()
     install(app)
 
@@ -313,8 +355,9 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         # Keys are checked in a middleware, outside the routes' error handlers: a database that
         # is down must still answer 503, not 500.
         seen = hashlib.sha256(token.encode()).hexdigest()
+        state = app.state
         try:
-            key = await (known if seen in live else keys).run(app.state.mem.authenticate, token)
+            key = await (state.known if seen in live else state.keys).run(state.mem.authenticate, token)
         except GraphMemError as exc:
             raise refusal_of(exc) from exc
         if key is None:
@@ -337,8 +380,11 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     app.add_middleware(Headers)
     app.add_middleware(AccessLog)
 
-    app.get("/healthz", tags=["probes"], summary="200 while the process runs")(healthz)
-    app.get("/readyz", tags=["probes"], summary="200 when Neo4j answers and the index is usable, else 503")(readyz)
+    app.get("/healthz", tags=["probes"], summary="200 while the process runs", response_model=schemas.Health,
+            responses=answers())(healthz)
+    app.get("/readyz", tags=["probes"], summary="200 when Neo4j answers and the index is usable, else 503",
+            response_model=schemas.Ready, responses={**answers(), 503: {
+                "model": schemas.NotReady, "description": "Not ready, with the reason."}})(readyz)
     app.get("/", include_in_schema=False)(page)
     app.get("/docs", include_in_schema=False)(docs)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -396,16 +442,36 @@ async def docs() -> FileResponse:
     return FileResponse(STATIC / "docs.html")
 
 
+def query_names(dependant: Any) -> set[str]:
+    """The query parameters a route (its FastAPI dependant) takes, its dependencies' included."""
+    return {p.alias for p in dependant.query_params}.union(*(query_names(d) for d in dependant.dependencies))
+
+
+def plain_query(request: Request) -> None:
+    """Refuse a query parameter the route does not take (as a body's unknown field is: a
+    misspelt ``projet`` would read the subject without its project) or one given twice (none
+    is a list, and which value was meant, which project to erase, is not for the server to guess)."""
+    taken = query_names(request.scope["route"].dependant)
+    for name, times in Counter(name for name, _ in request.query_params.multi_items()).items():
+        shown = quoted(name) if name else "a parameter without a name"
+        if name not in taken:
+            raise ApiError(422, "invalid_input", f"{shown}: not a parameter of this operation")
+        if times > 1:
+            raise ApiError(422, "invalid_input", f"{shown}: given {times} times; give it once")
+
+
 # The middleware checks the key; declaring the scheme here shows it in /docs.
-v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False))])
+v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False)), Depends(plain_query)])
 
 
-@v1.get("/me", tags=["keys"], summary="The key this request carries (its id, subjects, admin)")
+@v1.get("/me", tags=["keys"], summary="The key this request carries (its id, subjects, admin)",
+        response_model=schemas.Me, responses=answers(*KEYED))
 async def me(caller: CallerDep) -> dict:
     return views.whoami(caller.key)
 
 
-@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts")
+@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts",
+        response_model=schemas.Subjects, responses=answers(*KEYED))
 async def subjects(caller: CallerDep) -> dict:
     def work() -> dict:
         held = None if caller.admin else set(caller.key.subjects)
@@ -414,7 +480,8 @@ async def subjects(caller: CallerDep) -> dict:
     return await caller.run(work)
 
 
-@v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)")
+@v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)",
+         response_model=schemas.Ingested, responses={**answers(*SUBJECT, *BODY, WRITE, MODEL), 202: LATE})
 async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> dict:
     cap = caller.config.max_episodes
     if len(body.episodes) > cap:  # refused whole, before it takes a worker: nothing of it is stored
@@ -437,19 +504,23 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
     return await caller.run(work, on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
 
 
-@v1.get("/jobs/{job_id}", tags=["episodes"], summary="A write that outlived its request: running, done or failed")
+@v1.get("/jobs/{job_id}", tags=["episodes"], summary="A write that outlived its request: running, done or failed",
+        response_model=schemas.Job, responses=answers(*KEYED, 404))
 async def get_job(job_id: str, caller: CallerDep) -> dict:
     return caller.jobs.get(segment(job_id), caller)
 
 
 @v1.post("/subjects/{subject}/complete", tags=["episodes"],
-         summary="Decide the episodes a write stored but never decided (recall's `incomplete`)")
+         summary="Decide the episodes a write stored but never decided (recall's `incomplete`)",
+         response_model=schemas.WriteReport, responses={**answers(*SUBJECT, WRITE, MODEL), 202: LATE})
 async def complete(scope: Target, caller: CallerDep) -> dict:
-    return await caller.run(lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)))
+    return await caller.run(lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)),
+                            on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
 
 
-@v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes")
-async def list_episodes(scope: Target, caller: CallerDep, cursor: Optional[str] = None,
+@v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes",
+        response_model=schemas.EpisodePage, responses=answers(*SUBJECT))
+async def list_episodes(scope: Target, caller: CallerDep, cursor: Cursor = None,
                         limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
     offset = offset_of(cursor)
     found = await caller.run(caller.mem.episodes, scope, None, offset, limit + 1)
@@ -458,18 +529,23 @@ async def list_episodes(scope: Target, caller: CallerDep, cursor: Optional[str] 
             "next_cursor": str(offset + limit) if more else None}
 
 
-@v1.get("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"], summary="One episode with its facts")
+@v1.get("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"], summary="One episode with its facts",
+        response_model=schemas.Episode, responses=answers(*SUBJECT, 404))
 async def get_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
     return views.episode(await caller.run(caller.mem.episode, segment(episode_id), scope))
 
 
 @v1.delete("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"],
-           summary="Remove an episode and what only it produced; what it invalidated is current again")
+           summary="Remove an episode and what only it produced; what it invalidated is current again",
+           response_model=schemas.EpisodeDeleted, responses=answers(*SUBJECT, 404, WRITE, MODEL))
 async def delete_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(lambda: caller.mem.delete_episode(segment(episode_id), scope, actor=caller.actor))
 
 
-@v1.post("/subjects/{subject}/recall", tags=["read"], summary="The k best units visible at (as_of, known_at)")
+# Unset fields stay out: the window is there only when the question named a time.
+@v1.post("/subjects/{subject}/recall", tags=["read"], summary="The k best units visible at (as_of, known_at)",
+         response_model=schemas.Recalled, response_model_exclude_unset=True,
+         responses=answers(*SUBJECT, *BODY, MODEL))
 async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
     caller.check_shared(body.include_shared)
 
@@ -481,7 +557,8 @@ async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(work)
 
 
-@v1.post("/subjects/{subject}/assemble", tags=["read"], summary="Resident blocks plus recalled units: the context")
+@v1.post("/subjects/{subject}/assemble", tags=["read"], summary="Resident blocks plus recalled units: the context",
+         response_model=schemas.Assembly, responses=answers(*SUBJECT, *BODY, MODEL))
 async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
     caller.check_shared(body.include_shared)
 
@@ -492,9 +569,11 @@ async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/history", tags=["read"], summary="The bi-temporal timeline of an entity or a unit")
-async def history(scope: Target, caller: CallerDep, entity: Optional[str] = None, unit_id: Optional[str] = None,
-                  known_at: Optional[str] = None, include_expired: Annotated[bool, Query(
+@v1.get("/subjects/{subject}/history", tags=["read"], summary="The bi-temporal timeline of an entity or a unit",
+        response_model=schemas.History, responses=answers(*SUBJECT, 404))
+async def history(scope: Target, caller: CallerDep, entity: Annotated[Optional[str], Query(min_length=1)] = None,
+                  unit_id: Annotated[Optional[str], Query(min_length=1)] = None,
+                  known_at: Annotated[Optional[str], Query(json_schema_extra=TIME_SCHEMA)] = None, include_expired: Annotated[bool, Query(
                       description="With entity: also the values no longer believed at known_at.")] = False) -> dict:
     if (entity is None) == (unit_id is None):
         raise ApiError(422, "invalid_input", "give exactly one of entity or unit_id")
@@ -508,13 +587,15 @@ async def history(scope: Target, caller: CallerDep, entity: Optional[str] = None
 
 
 @v1.get("/subjects/{subject}/units/{unit_id}", tags=["read"],
-        summary="A unit's provenance: episode, extractor, decisions, invalidations")
+        summary="A unit's provenance: episode, extractor, decisions, invalidations",
+        response_model=schemas.Explanation, responses=answers(*SUBJECT, 404))
 async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(lambda: views.explanation(caller.mem.explain(segment(unit_id), scope)))
 
 
 @v1.post("/subjects/{subject}/units/{unit_id}/retract", tags=["read"],
-         summary="Retract a fact with a reason: a DELETE decision, through its timeline")
+         summary="Retract a fact with a reason: a DELETE decision, through its timeline",
+         response_model=schemas.Operated, responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL))
 async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         report = caller.mem.retract(segment(unit_id), scope, body.reason, actor=caller.actor)
@@ -523,7 +604,8 @@ async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDe
 
 
 @v1.post("/subjects/{subject}/units/{unit_id}/end", tags=["read"],
-         summary="End a fact with a reason: true until `at` (default now) and no longer; an UPDATE decision")
+         summary="End a fact with a reason: true until `at` (default now) and no longer; an UPDATE decision",
+         response_model=schemas.Operated, responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL))
 async def end(unit_id: str, body: EndIn, scope: Target, caller: CallerDep) -> dict:
     at = parse_optional_time(body.at, "at")
 
@@ -533,7 +615,8 @@ async def end(unit_id: str, body: EndIn, scope: Target, caller: CallerDep) -> di
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/traces/{trace_id}", tags=["read"], summary="A stored assembly trace")
+@v1.get("/subjects/{subject}/traces/{trace_id}", tags=["read"], summary="A stored assembly trace",
+        response_model=schemas.TraceView, responses=answers(*SUBJECT, 404))
 async def trace(trace_id: str, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         found = caller.mem.trace(segment(trace_id), scope)
@@ -543,9 +626,10 @@ async def trace(trace_id: str, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/decisions", tags=["audit"], summary="The decision log, newest first")
-async def decisions(scope: Target, caller: CallerDep, op: Optional[str] = None, episode: Optional[str] = None,
-                    cursor: Optional[str] = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+@v1.get("/subjects/{subject}/decisions", tags=["audit"], summary="The decision log, newest first",
+        response_model=schemas.DecisionPage, responses=answers(*SUBJECT))
+async def decisions(scope: Target, caller: CallerDep, op: Optional[Op] = None, episode: Optional[str] = None,
+                    cursor: Cursor = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
     offset = offset_of(cursor)
     window = min(offset + limit + 1, DECISION_WINDOW)
     def work() -> tuple[list[Decision], dict[str, str]]:
@@ -557,17 +641,20 @@ async def decisions(scope: Target, caller: CallerDep, op: Optional[str] = None, 
             "next_cursor": str(offset + limit) if more else None}
 
 
-@v1.get("/subjects/{subject}/blocks", tags=["blocks"], summary="Every resident block")
+@v1.get("/subjects/{subject}/blocks", tags=["blocks"], summary="Every resident block",
+        response_model=schemas.Blocks, responses=answers(*SUBJECT))
 async def list_blocks(scope: Target, caller: CallerDep) -> dict:
     return {"blocks": [views.block(b) for b in await caller.run(caller.mem.list_blocks, scope)]}
 
 
-@v1.get("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="One block")
+@v1.get("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="One block",
+        response_model=schemas.Block, responses=answers(*SUBJECT, 404))
 async def get_block(label: str, scope: Target, caller: CallerDep) -> dict:
     return views.block(await caller.run(caller.mem.get_block, scope, segment(label)))
 
 
-@v1.put("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Create or replace a block within its budget")
+@v1.put("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Create or replace a block within its budget",
+        response_model=schemas.WrittenBlock, responses=answers(*SUBJECT, *BODY, WRITE))
 async def put_block(label: str, body: BlockIn, scope: Target, caller: CallerDep) -> dict:
     if (body.admin or body.writable is not None) and not caller.admin:
         raise ApiError(403, "forbidden", "changing writability or a read-only block needs an admin key")
@@ -580,7 +667,8 @@ async def put_block(label: str, body: BlockIn, scope: Target, caller: CallerDep)
     return await caller.run(work)
 
 
-@v1.delete("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Delete a block")
+@v1.delete("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Delete a block",
+           response_model=schemas.BlockDeleted, responses=answers(*SUBJECT, 404, WRITE))
 async def delete_block(label: str, scope: Target, caller: CallerDep, admin: Annotated[bool, Query(
                            description="Delete a read-only block (admin key only).")] = False) -> dict:
     if admin and not caller.admin:
@@ -590,7 +678,8 @@ async def delete_block(label: str, scope: Target, caller: CallerDep, admin: Anno
 
 
 @v1.delete("/subjects/{subject}", tags=["subjects"],
-           summary="Erase the subject (all its projects, or the one named); needs confirm=true")
+           summary="Erase the subject (all its projects, or the one named); needs confirm=true",
+           response_model=schemas.Erasure, responses=answers(*SUBJECT, 400, WRITE))
 async def forget(scope: Target, caller: CallerDep, confirm: bool = False) -> dict:
     if not confirm:
         raise ApiError(400, "bad_request", f"erasing {scope} is for good: add ?confirm=true")
@@ -598,7 +687,8 @@ async def forget(scope: Target, caller: CallerDep, confirm: bool = False) -> dic
 
 
 @v1.get("/subjects/{subject}/export", tags=["subjects"], summary="The subject as JSON Lines (`graphmem export`)",
-        response_class=Response, responses={200: {"content": {NDJSON: {}}}})
+        response_class=Response,
+        responses={200: {"content": {NDJSON: {"schema": {"type": "string"}}}}, **answers(*SUBJECT)})
 async def export(scope: Target, caller: CallerDep) -> Response:
     # Read whole within the gate (its concurrency cap and timeout hold for exports too).
     text = await caller.run(lambda: "".join(json.dumps(r) + "\n" for r in caller.mem.export(scope)))
@@ -606,7 +696,8 @@ async def export(scope: Target, caller: CallerDep) -> Response:
 
 
 @v1.post("/import", tags=["subjects"], summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)",
-         openapi_extra={"requestBody": {"required": True, "content": {t: {} for t in IMPORT_TYPES}}})
+         openapi_extra={"requestBody": {"required": True, "content": {t: {} for t in IMPORT_TYPES}}},
+         response_model=schemas.Imported, responses=answers(*KEYED, *BODY, 403, 415, WRITE, MODEL))
 async def import_(request: Request, caller: CallerDep,
                   force: Annotated[bool, Query(description="Import a subject erased from this database.")] = False
                   ) -> dict:

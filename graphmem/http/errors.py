@@ -15,11 +15,13 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from ..errors import (
     BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, NotFound, ScopeViolation, Unavailable,
     error_line,
 )
+from .schemas import ErrorBody
 
 log = logging.getLogger("graphmem.http")
 
@@ -41,6 +43,30 @@ STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 422: "invalid_input",
               501: "not_implemented", 503: "unavailable"}
+
+
+#: What each status a route may answer means, as /openapi.json says it.
+MEANINGS = {
+    400: "The body is not JSON or not a JSON object (an import: a line that is not), or a required confirmation "
+         "is missing.",
+    401: "Missing, unknown or revoked API key.",
+    403: "The key does not hold the subject (or shared:global, for include_shared), or the action needs an admin key.",
+    404: "No such record in the subject.",
+    409: "The write conflicts with what is stored (an episode id with other content, a subject erased meanwhile).",
+    413: "The body is over GRAPHMEM_HTTP_MAX_BODY bytes, or it carries more episodes than GRAPHMEM_HTTP_MAX_EPISODES.",
+    415: "The body's Content-Type is not one this operation takes.",
+    421: "On a loopback address: the Host header does not name this machine.",
+    422: "A value breaks the schema or a rule it cannot express (a subject that is not TYPE:ID, a time that is not "
+         "ISO 8601, a block over its budget).",
+    502: "A model backend (embeddings or an LLM) failed.",
+    503: "Neo4j unreachable, the server busy, or the request over GRAPHMEM_HTTP_TIMEOUT (Retry-After).",
+}
+
+
+def answers(*statuses: int) -> dict[int | str, dict]:
+    """A route's ``responses=``: each status it may answer besides its success, with the error
+    body (421 on every route: a loopback server checks every request's Host)."""
+    return {status: {"model": ErrorBody, "description": MEANINGS[status]} for status in sorted({421, *statuses})}
 
 
 class ApiError(Exception):
@@ -84,6 +110,17 @@ def validation_line(exc: RequestValidationError) -> str:
     return f"{'.'.join(loc) or 'body'}: {message}{more}"
 
 
+def allowed(request: Request) -> list[str]:
+    """Every method the request's path takes: Starlette's 405 names only those of the first
+    route on the path, and each method of a path is a route of its own."""
+    methods = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
 def install(app) -> None:
     """Register the handlers that turn every failure into the error body."""
 
@@ -101,9 +138,11 @@ def install(app) -> None:
         return respond(422, "invalid_input", validation_line(exc))
 
     @app.exception_handler(HTTPException)
-    async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        return respond(exc.status_code, HTTP_CODES.get(exc.status_code, "error"), str(exc.detail),
-                       getattr(exc, "headers", None))
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": ", ".join(allowed(request))}
+        return respond(exc.status_code, HTTP_CODES.get(exc.status_code, "error"), str(exc.detail), headers)
 
     for cls in (GraphMemError, ValueError):
         @app.exception_handler(cls)

@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, TypeVar
 from urllib.parse import unquote
 
+from starlette.routing import Match
+
 from ..errors import quoted
 from ..keys import holds
 from ..models import Scope
@@ -270,7 +272,7 @@ class Authenticate(Middleware):
             return
         # Set before the subject check, so the access log names the key a 403 refused.
         scope.setdefault("state", {})["key"] = key
-        refusal = self.refusal(key, path.split("?")[0].split("/"))
+        refusal = self.refusal(key, path.split("?")[0].split("/")) if routed(scope, path) else None
         if refusal:
             await _send_error(send, *refusal)
             return
@@ -290,6 +292,14 @@ class Authenticate(Middleware):
             if not holds(key, scope):
                 return 403, "forbidden", f"key {key.id} does not hold subject {subject}"
         return None
+
+
+def routed(scope: dict, path: str) -> bool:
+    """The request (its method and ``path`` as sent) reaches a route: only then is its subject
+    checked, so a method the path does not take is 405 and an unknown path 404 (after the key),
+    whatever the subject."""
+    probe = {**scope, "path": path}
+    return any(route.matches(probe)[0] is Match.FULL for route in scope["app"].router.routes)
 
 
 class Headers(Middleware):

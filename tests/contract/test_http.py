@@ -235,7 +235,7 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
     assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
                  body={"query": "x", "surprise": 1}).startswith("surprise: Extra inputs")
     assert error(api, "POST", url + "/episodes", 422, "invalid_input", headers=key,
-                 body={"episodes": [], "extractor": "magic"}).startswith("unknown extractor 'magic'")
+                 body={"episodes": [], "extractor": "magic"}).startswith("extractor: Input should be 'facts'")
     assert error(api, "GET", url + "/history", 422, "invalid_input", headers=key) == \
         "give exactly one of entity or unit_id"
     assert error(api, "GET", url + "/decisions?cursor=abc", 422, "invalid_input", headers=key)

@@ -1,0 +1,404 @@
+"""The HTTP API's answers as Pydantic models, for its OpenAPI description: each is what a
+``graphmem.views`` function gives (the CLI's ``--json`` shape), field by field, and each
+route validates its answer against its model, so ``/openapi.json`` cannot drift from what
+the API sends (a field added to a view and not here is a 500 in the contract tests).
+
+Times stay the strings the views write (``+00:00``, full precision) rather than datetimes,
+which Pydantic would write back as ``Z``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+
+from ..models import ERASED_KINDS, RECORD_KINDS, FactOp, MemoryKind, Op
+
+#: An instant as ``views.time`` writes it.
+Instant = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+
+
+class Out(BaseModel):
+    # Exact: an answer holding a field its model does not name fails validation (500).
+    model_config = ConfigDict(extra="forbid")
+
+
+class Problem(Out):
+    code: str = Field(description="Stable, machine-readable: e.g. not_found, invalid_input, unavailable.")
+    message: str = Field(description="One line naming what was wrong.")
+
+
+class ErrorBody(Out):
+    """Every refusal and failure: ``{"error": {"code", "message"}}``."""
+
+    error: Problem
+
+
+class Check(Out):
+    check: str
+    ok: bool
+
+
+class FailedCheck(Check):
+    detail: str
+
+
+class Ready(Out):
+    ok: Literal[True]
+    checks: list[Check]
+
+
+class NotReady(ErrorBody):
+    """/readyz's 503: the error body, and the checks when they finished (over time: none)."""
+
+    checks: Optional[list[FailedCheck]] = None
+
+
+class Health(Out):
+    status: Literal["ok"]
+
+
+class Scoped(Out):
+    scope: str = Field(description="The subject, TYPE:ID.")
+    project: Optional[str]
+
+
+# -- units, episodes, decisions -----------------------------------------------------------------
+class Source(Out):
+    episode_id: str
+    channel: str
+    extractor_version: str
+    assertion_id: Optional[str]
+    occurred_at: Optional[Instant]
+
+
+class Times(Out):
+    created_at: Instant
+    expired_at: Optional[Instant]
+    valid_at: Optional[Instant]
+    invalid_at: Optional[Instant]
+    last_recalled_at: Optional[Instant]
+    recall_count: int
+
+
+class Triple(Out):
+    subject: str
+    predicate: str
+    object: Optional[str]
+    single_valued: bool
+
+
+class Unit(Scoped):
+    id: str
+    kind: MemoryKind
+    content: str
+    summary: Optional[str]
+    content_hash: str
+    source: Source
+    time: Times
+    confidence: float
+    labels: list[str]
+    triple: Optional[Triple]
+    group: Optional[str]
+
+
+class Fact(Out):
+    subject: str
+    predicate: str
+    object: Optional[str]
+    content: Optional[str]
+    kind: MemoryKind
+    valid_at: Optional[Instant]
+    invalid_at: Optional[Instant]
+    single_valued: bool
+    op: FactOp
+    labels: list[str]
+    confidence: float
+
+
+class Episode(Scoped):
+    id: str
+    occurred_at: Instant
+    raw: str
+    channel: str
+    facts: list[Fact]
+    derived_ids: list[str]
+
+
+class Event(Out):
+    """What a decision put into its timeline (``views.decision``)."""
+
+    kind: Literal["assert", "end", "retract", "retire"]
+    group: str
+    single: bool
+    value: str
+    valid_at: Optional[Instant]
+    end: Optional[Instant]
+    target: Optional[str]
+    extractor_version: Optional[str]
+    channel: Optional[str]
+    occurred_at: Optional[Instant]
+    order: tuple[Instant, int, int] = Field(description="(first extracted at, place in that write, place in the episode).")
+
+
+class Decision(Scoped):
+    id: str
+    op: Op
+    target_id: Optional[str]
+    reason: str
+    confidence: float
+    policy: str
+    decided_at: Instant
+    episode_id: Optional[str]
+    produced_id: Optional[str]
+    invalid_at: Optional[Instant]
+    candidate: Optional[str]
+    event: Optional[Event]
+    deletion_id: Optional[str]
+    actor: Optional[str]
+
+
+class LoggedDecision(Decision):
+    """A row of the decision log: with the texts of the facts it wrote and ended."""
+
+    produced_fact: Optional[str]
+    target_fact: Optional[str]
+
+
+#: Decisions of a write, counted per op (0 included).
+Decisions = create_model("Decisions", __base__=Out, **{op.value: (int, ...) for op in Op})
+
+
+class ExtractionFailure(Out):
+    episode_id: str
+    error: str
+
+
+class WriteReport(Out):
+    episodes: int
+    new_episodes: int
+    decisions: Decisions  # type: ignore[valid-type]
+    unit_ids: list[str]
+    extraction_failed: list[ExtractionFailure]
+    reviews: list[str] = Field(description="Ids of the review items held.")
+
+
+class ItemFailure(Out):
+    index: int = Field(description="Where the item is in the request's episodes.")
+    error: str
+
+
+class Ingested(WriteReport):
+    episodes: int = Field(description="Episodes stored (new or already there).")
+    failed: list[ItemFailure]
+
+
+class Job(Out):
+    """A write still running when its request's time ran out (202), as ``GET /v1/jobs/{id}``
+    shows it: ``result`` once done, ``error`` once failed."""
+
+    id: str
+    subject: str
+    project: Optional[str]
+    status: Literal["running", "done", "failed"]
+    result: Optional[Ingested | WriteReport] = None
+    error: Optional[Problem] = None
+
+
+class Operated(WriteReport):
+    """A retraction's or an ending's write."""
+
+    unit_id: str
+
+
+# -- reads ---------------------------------------------------------------------------------------
+class Window(Out):
+    from_: Optional[Instant] = Field(alias="from")
+    to: Optional[Instant]
+    text: str
+
+
+class Hit(Scoped):
+    id: str
+    content: str
+    kind: MemoryKind
+    score: float
+    episode_id: str
+    valid_at: Optional[Instant]
+    invalid_at: Optional[Instant]
+    created_at: Instant
+    expired_at: Optional[Instant]
+    hop: int
+    path: list[str]
+    similarity: Optional[float]
+    relevance: float = Field(description="The score as a percentage of the best hit's.")
+
+
+class Recalled(Out):
+    hits: list[Hit]
+    window: Window = Field(None, description="The time the question named, when it named one (else absent).")
+
+
+class Trace(Scoped):
+    id: str
+    query: str
+    resident_ids: list[str]
+    recalled_ids: list[str]
+    tokens: int
+    rule_ids: list[str]
+    created_at: Instant
+
+
+class Assembly(Out):
+    text: str
+    trace: Trace
+
+
+class Block(Scoped):
+    id: str
+    label: str
+    value: str
+    token_budget: int
+    writable: bool
+    description: Optional[str]
+    updated_at: Instant
+
+
+class WrittenBlock(Block):
+    tokens: int = Field(description="The value's token count.")
+
+
+class TraceView(Out):
+    trace: Trace
+    resident: list[Block]
+    recalled: list[Unit]
+
+
+class Earlier(Out):
+    until: Instant
+    invalid_at: Optional[Instant]
+
+
+class Edge(Out):
+    expired_at: Instant
+    invalid_at: Optional[Instant]
+    decision_id: str
+
+
+class HistoryEntry(Scoped):
+    id: str
+    content: str
+    kind: MemoryKind
+    slot: str
+    valid_at: Optional[Instant]
+    invalid_at: Optional[Instant]
+    created_at: Instant
+    expired_at: Optional[Instant]
+    believed: bool
+    believed_until: Optional[Instant]
+    earlier: list[Earlier]
+    edges: list[Edge]
+    episode_id: str
+    decisions: list[Decision]
+
+
+class History(Out):
+    entries: list[HistoryEntry]
+
+
+class InvalidatedBy(Out):
+    decision_id: str
+    op: Op
+    produced_id: Optional[str]
+    expired_at: Instant
+    invalid_at: Optional[Instant]
+    reason: str
+
+
+class Superseded(Out):
+    unit_id: str
+    content: str
+    expired_at: Instant
+    invalid_at: Optional[Instant]
+    reason: str
+
+
+class Mention(Out):
+    name: str
+    how: str
+
+
+class Explanation(Out):
+    unit: Unit
+    episode: Optional[Episode]
+    extractor_version: str
+    decisions: list[Decision]
+    incoming: list[InvalidatedBy]
+    outgoing: list[Superseded]
+    entities: list[Mention]
+    episode_entities: list[Mention]
+
+
+class EpisodePage(Out):
+    episodes: list[Episode]
+    next_cursor: Optional[str]
+
+
+class DecisionPage(Out):
+    decisions: list[LoggedDecision]
+    next_cursor: Optional[str]
+
+
+class Blocks(Out):
+    blocks: list[Block]
+
+
+# -- keys, subjects, lifecycle -------------------------------------------------------------------
+class Key(Out):
+    id: str
+    subjects: list[str]
+    admin: bool
+    name: Optional[str]
+    created_at: Instant
+    revoked_at: Optional[Instant]
+
+
+class Me(Out):
+    key: Optional[Key] = Field(description="Null on a server run without keys.")
+
+
+class Subject(Scoped):
+    episodes: int
+    units: int
+    decisions: int
+
+
+class Subjects(Out):
+    subjects: list[Subject]
+
+
+class BlockDeleted(Out):
+    deleted: Literal[True]
+    label: str
+
+
+class EpisodeDeleted(Out):
+    deletion_id: str
+    units: int
+    decisions: int
+    restored: list[str] = Field(description="Units current again.")
+    rederived: int
+    actor: Optional[str]
+
+
+#: The erasure receipt: its id, who asked, records deleted per kind, keys revoked.
+Erasure = create_model("Erasure", __base__=Out, erasure_id=(str, ...), actor=(Optional[str], ...),
+                       revoked_keys=(list[str], ...), **{kind: (int, ...) for kind in ERASED_KINDS})
+#: Records per kind of an import.
+RecordCounts = create_model("RecordCounts", __base__=Out, **{kind: (int, ...) for kind in RECORD_KINDS})
+
+
+class Imported(Scoped):
+    imported: RecordCounts  # type: ignore[valid-type]
+    skipped: RecordCounts  # type: ignore[valid-type]
