@@ -232,12 +232,17 @@ class Hit(Scoped):
     hop: int
     path: list[str]
     similarity: Optional[float]
-    relevance: float = Field(description="The score as a percentage of the best hit's.")
+    confidence: float = Field(ge=0, le=1, description="How likely the unit is what the question asks about "
+                                                      "(calibrated: of hits at p, about a share p are).")
 
 
 class Recalled(Out):
+    relevant: bool = Field(description="Whether any hit reached the confidence threshold (false: nothing "
+                                       "relevant found, the hits are only the closest).")
     hits: list[Hit]
     window: Window = Field(None, description="The time the question named, when it named one (else absent).")
+    incomplete: int = Field(None, description="Episodes of the subject stored without their decisions, when "
+                                              "any (else absent): what they teach is not in the hits.")
 
 
 class Trace(Scoped):
