@@ -1,7 +1,7 @@
 """The HTTP API under load against the in-process Python API, on the same data.
 
     python benchmarks/http_load.py --uri bolt://127.0.0.1:7722 --port 8099 [--units 100000]
-        [--clients 16] [--seconds 60] [--write-share 0.2] [--reuse] [--json]
+        [--clients 16,32] [--seconds 60] [--write-share 0.1,0.5] [--reuse] [--json]
 
 WIPES THE TARGET DATABASE (unless --reuse finds it loaded). Point it at a dedicated server.
 
@@ -18,7 +18,10 @@ the server's RSS sampled every second (peak and last).
 
 Run 2, in process: the same mix with the same number of threads calling ``GraphMem.recall`` and
 ``GraphMem.ingest`` directly, for the same time. Each run follows --warmup seconds of the same
-load, not measured. ``--json`` prints one JSON object last.
+load, not measured. Both runs for each of --clients and each of --write-share (comma lists: a
+recall-heavy and a write-heavy mix by default), side by side, with HTTP's throughput as a share
+of in process's. Targets (issue 45): that share >= 0.8; recall p95 <= 300 ms over HTTP at 16
+clients. ``--json`` prints one JSON object last.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import sys
 import threading
 import time
 from datetime import datetime, timezone
+from typing import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -200,16 +204,23 @@ def serve(uri: str, port: int) -> subprocess.Popen:
     raise SystemExit("graphmem serve was not ready within 60 s")
 
 
+TARGETS = {"http_share": 0.8, "recall_p95_ms_at_16": 300}
+
+
+def numbers(kind: type) -> Callable[[str], list]:
+    return lambda text: [kind(x) for x in text.split(",")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7691"))
     ap.add_argument("--port", type=int, default=8099, help="the HTTP port of the server under test")
     ap.add_argument("--units", type=int, default=100_000)
     ap.add_argument("--subjects", type=int, default=100)
-    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--clients", type=numbers(int), default=[16, 32], help="comma list")
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--warmup", type=float, default=5, help="seconds of unmeasured load before each run")
-    ap.add_argument("--write-share", type=float, default=0.2)
+    ap.add_argument("--write-share", type=numbers(float), default=[0.1, 0.5], help="comma list")
     ap.add_argument("--reuse", action="store_true", help="keep the data when it already holds --units units")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
@@ -231,6 +242,28 @@ def main() -> None:
         print(f"loaded {units} units in {load_s:.0f} s ({units / load_s:.0f}/s)", file=sys.stderr)
     _, token = mem.create_key([], admin=True, name="http-load")
 
+    runs = [run(args, mem, token, names, clients, share) for clients in args.clients for share in args.write_share]
+    mem.close()
+    result = {"units": units, "subjects": args.subjects, "load_seconds": None if load_s is None else round(load_s),
+              "targets": TARGETS, "runs": runs}
+    print(f"{'clients':>7}{'writes':>7}  {'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}"
+          f"{'errors':>8}")
+    for r in runs:
+        for name, side in (("HTTP", r["http"]), ("in process", r["in_process"])):
+            for route, x in side["routes"].items():
+                print(f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{route:<10}{x['requests']:>7}{x['per_s']:>8}"
+                      f"{x['p50_ms']:>9}{x['p95_ms']:>9}{x['errors']:>8}")
+            print(f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{'all':<10}{'':>7}{side['throughput_per_s']:>8}")
+        rss = r["http"]["server_rss_mb"]
+        print(f"{'':16}HTTP/in process {r['http_share']:.2f}; server RSS idle {rss['idle']} MB, peak {rss['peak']} MB")
+        for line in r["http"]["first_errors"] + r["in_process"]["first_errors"]:
+            print(f"error: {line}")
+    if args.json:
+        print(json.dumps(result))
+
+
+def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], clients: int, share: float) -> dict:
+    """HTTP then in process, ``clients`` at once, writes ``share`` of the requests."""
     proc = serve(args.uri, args.port)
     samples: list[float] = []
     stop = threading.Event()
@@ -243,10 +276,10 @@ def main() -> None:
     try:
         idle_rss = rss_mb(proc.pid)
         sampler.start()
-        print(f"HTTP: {args.clients} clients for {args.seconds:g} s", file=sys.stderr)
-        step = http_step(args.port, token, names, args.write_share)
-        drive(args.clients, args.warmup, step)
-        rec, took = drive(args.clients, args.seconds, step)
+        print(f"HTTP: {clients} clients, writes {share:g}, for {args.seconds:g} s", file=sys.stderr)
+        step = http_step(args.port, token, names, share)
+        drive(clients, args.warmup, step)
+        rec, took = drive(clients, args.seconds, step)
         stop.set()
         sampler.join()
         over_http = {**rec.summary(took), "server_rss_mb": {"idle": round(idle_rss), "peak": round(max(samples)),
@@ -255,26 +288,13 @@ def main() -> None:
         proc.terminate()
         proc.wait(30)
 
-    print(f"in process: {args.clients} threads for {args.seconds:g} s", file=sys.stderr)
-    step = inproc_step(mem, names, args.write_share)
-    drive(args.clients, args.warmup, step)
-    rec, took = drive(args.clients, args.seconds, step)
+    print(f"in process: {clients} threads, writes {share:g}, for {args.seconds:g} s", file=sys.stderr)
+    step = inproc_step(mem, names, share)
+    drive(clients, args.warmup, step)
+    rec, took = drive(clients, args.seconds, step)
     in_process = {**rec.summary(took), "process_rss_mb": round(rss_mb(os.getpid()))}
-    mem.close()
-
-    result = {"units": units, "subjects": args.subjects, "clients": args.clients, "write_share": args.write_share,
-              "load_seconds": None if load_s is None else round(load_s), "http": over_http, "in_process": in_process}
-    print(f"{'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'errors':>8}")
-    for name, run in (("HTTP", over_http), ("in process", in_process)):
-        for route, r in run["routes"].items():
-            print(f"{name:<12}{route:<10}{r['requests']:>7}{r['per_s']:>8}{r['p50_ms']:>9}{r['p95_ms']:>9}{r['errors']:>8}")
-        print(f"{name:<12}{'all':<10}{'':>7}{run['throughput_per_s']:>8}")
-    rss = over_http["server_rss_mb"]
-    print(f"server RSS: idle {rss['idle']} MB, peak {rss['peak']} MB, last {rss['last']} MB")
-    for line in over_http["first_errors"] + in_process["first_errors"]:
-        print(f"error: {line}")
-    if args.json:
-        print(json.dumps(result))
+    return {"clients": clients, "write_share": share, "http": over_http, "in_process": in_process,
+            "http_share": round(over_http["throughput_per_s"] / in_process["throughput_per_s"], 3)}
 
 
 if __name__ == "__main__":
