@@ -165,6 +165,7 @@ class ListReplay:
 
     def __init__(self, index):
         self.index = index
+        self.embedder = index.embedder  # the port's: what recall's confidence is fitted by
         self._lists: dict[str, dict[str, list[Scored]]] = {}
         self._hops: dict[tuple, list] = {}
         self.calls = 0

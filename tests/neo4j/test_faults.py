@@ -89,12 +89,12 @@ def test_killed_mid_ingest(tmp_path: Path, spare_server, victim: str):
             # recall says it is incomplete, and `complete` decides them without the file.
             undecided = count(uri, f"MATCH (e:Undecided) WHERE e.subject_id = {mine} RETURN count(e)")
             bare = f"MATCH (e:Episode) WHERE e.subject_id = {mine} AND NOT (e)-[:DECIDED]->() RETURN count(e)"
-            assert undecided > 0 and undecided == count(uri, bare)
+            assert undecided == count(uri, bare)  # most kills leave some (none when one lands between writes)
             doctor = finished(uri, "doctor")
             [shown] = [int(c["detail"].split()[0]) for c in doctor["checks"] if c["check"] == "episodes"]
             assert shown >= undecided  # of every subject
             subject = f"user:faults-{victim}"
-            assert finished(uri, "recall", "Club 3", "--subject", subject)["incomplete"] == undecided
+            assert finished(uri, "recall", "Club 3", "--subject", subject).get("incomplete", 0) == undecided
             assert finished(uri, "complete", "--subject", subject)["episodes"] == undecided
             assert count(uri, bare) == 0 and "incomplete" not in finished(uri, "recall", "Club 3", "--subject", subject)
             stored = count(uri, f"MATCH (e:Episode) WHERE e.subject_id = {mine} RETURN count(e)")
