@@ -334,7 +334,7 @@ class GraphMem:
         episodes, units, entities, decisions, traces, blocks, review items. Returns the erasure
         receipt: its id, ``actor``, counts per kind, and ``revoked_keys``. Then no cache outside
         the store keeps its texts, and a database pushes the erased values out of its transaction
-        logs (``Database.flush_erased``); what stays on disk even so is in the README ("Erasure on
+        logs (``Database.flush_erased``); what stays on disk even so is in docs/security.md ("Erasure on
         disk").
 
         Erasing a whole subject first takes it out of every API key: a key that held only this

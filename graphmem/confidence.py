@@ -62,7 +62,7 @@ FITTED = {
     "hashing": Model(bias=-7.2810, weights=(3.1521, 5.6344), threshold=0.0732),
 }
 #: The embedders a model was fitted with: MiniLM by its name, the hashing one by its prefix.
-#: Any other (an OpenAI-compatible model) gets MiniLM's, uncalibrated there: README says so.
+#: Any other (an OpenAI-compatible model) gets MiniLM's, uncalibrated there: docs/recall.md says so.
 DEFAULT = "minilm"
 
 

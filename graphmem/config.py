@@ -99,16 +99,20 @@ class LocalServerSettings(BaseSettings):
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
 
     #: The local server's port (`graphmem db`), and so the default URI of every other command.
-    neo4j_port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535, description="the local server's Bolt port")
-    home: Path = Field(default_factory=default_home, description="Neo4j jars, instances, model files")
-    neo4j_version: str | None = Field(None, description="the Neo4j `graphmem db start` runs (None: by the Java found)")
+    neo4j_port: int = Field(DEFAULT_BOLT_PORT, ge=1, le=65535, description=(
+        "`graphmem db`'s port, and the port of the default NEO4J_URI of every other command"))
+    home: Path = Field(default_factory=default_home, description=(
+        "Neo4j jars, instances with their password files, model files"))
+    neo4j_version: str | None = Field(None, description=(
+        "the Neo4j `graphmem db start` runs (unset: 2026.02.2 with a Java 21+, else 5.26.30)"))
 
 
 class Settings(LocalServerSettings):
     """Everything configurable (environment names in the module docstring)."""
 
     neo4j_uri: str = Field(default_factory=lambda data: f"bolt://127.0.0.1:{data['neo4j_port']}",
-                           validation_alias=_named("neo4j_uri"))
+                           validation_alias=_named("neo4j_uri"),
+                           description="the Neo4j to use: bolt:// or neo4j://, each also +s or +ssc for TLS")
     @field_validator("neo4j_uri")
     @classmethod
     def _bolt(cls, uri: str) -> str:
@@ -119,13 +123,14 @@ class Settings(LocalServerSettings):
                              "or neo4j://, neo4j+s:// (a cluster or Aura)")
         return uri
 
-    neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"))
+    neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"), description="the Neo4j user")
     neo4j_password: SecretStr = Field(
         SecretStr(""),
         validation_alias=_named("neo4j_password"),
-        description="empty: the local server's password file, else no auth",
+        description=("empty: the local server's password file (the `neo4j` user's: another NEO4J_USER needs its own "
+                     "password), else no auth"),
     )
-    neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"))
+    neo4j_database: str = Field("neo4j", validation_alias=_named("neo4j_database"), description="the Neo4j database")
     neo4j_retry_seconds: float = Field(
         # At most two minutes: the driver's pause between attempts doubles, so a long budget
         # leaves a thread asleep long after the server is back.
@@ -133,26 +138,32 @@ class Settings(LocalServerSettings):
         description="how long a transaction retries transient failures (a leader switch, a brief outage) before it fails",
     )
 
-    embedder: Literal["minilm", "hashing", "openai"] = "minilm"
-    openai_base_url: str | None = Field(None, validation_alias=_named("openai_base_url"))
-    openai_api_key: SecretStr = Field(SecretStr(""), validation_alias=_named("openai_api_key"))
-    embedding_model: str = "text-embedding-3-small"
-    embedding_dimensions: int | None = None
-    llm_model: str = "gpt-4o-mini"
+    embedder: Literal["minilm", "hashing", "openai"] = Field("minilm", description=(
+        "`minilm` (offline), `openai` (any OpenAI-compatible endpoint) or `hashing` (tests)"))
+    openai_base_url: str | None = Field(None, validation_alias=_named("openai_base_url"), description=(
+        "the endpoint of both the model and the `openai` embedder unless their own is set (unset: api.openai.com)"))
+    openai_api_key: SecretStr = Field(SecretStr(""), validation_alias=_named("openai_api_key"),
+                                      description="the API key of that endpoint (empty: none)")
+    embedding_model: str = Field("text-embedding-3-small", description="the `openai` embedder's model")
+    embedding_dimensions: int | None = Field(None, description="the `openai` embedder's dimensions (unset: the model's own)")
+    llm_model: str = Field("gpt-4o-mini", description="the model of the `llm` extractor and policy")
     # The model and the embedder may live on different servers (a chat model on vLLM, embeddings
     # on Ollama); unset, each falls back to OPENAI_BASE_URL / OPENAI_API_KEY.
-    llm_base_url: str | None = None
-    llm_api_key: SecretStr = SecretStr("")
-    embedding_base_url: str | None = None
-    embedding_api_key: SecretStr = SecretStr("")
+    llm_base_url: str | None = Field(None, description="the `llm` extractor's and policy's endpoint (unset: OPENAI_BASE_URL)")
+    llm_api_key: SecretStr = Field(SecretStr(""), description="the API key of that endpoint (empty: OPENAI_API_KEY)")
+    embedding_base_url: str | None = Field(None, description="the `openai` embedder's endpoint (unset: OPENAI_BASE_URL)")
+    embedding_api_key: SecretStr = Field(SecretStr(""), description="the API key of that endpoint (empty: OPENAI_API_KEY)")
 
-    policy: Literal["rule", "llm"] = "rule"
-    rrf_k: int = Field(RRF_K, ge=1, description="reciprocal rank fusion constant")
+    policy: Literal["rule", "llm"] = Field("rule", description="`rule` (no LLM) or `llm`: the policy asks the model")
+    rrf_k: int = Field(RRF_K, ge=1, description=(
+        "the reciprocal rank fusion constant; smaller trusts the top of each list more"))
     #: Weight of each ranked list in the fusion (semantic, lexical, entities, time, speaker), of
     #: a walk's paths and of the question's similarity (``graphmem.fusion``; 1 when not named).
     #: GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
     list_weights: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
-        default_factory=lambda: dict(WEIGHTS), description="weight of each ranked list in the fusion")
+        default_factory=lambda: dict(WEIGHTS), description=(
+        "JSON weights of recall's ranked lists, of a walk's paths, of the question's similarity and of each other "
+        "best hit told in the same conversation (a list not named weighs 1, conversation 0)"))
 
     @field_validator("list_weights")
     @classmethod
@@ -171,7 +182,7 @@ class Settings(LocalServerSettings):
     # Far fewer than a body may hold: a request's episodes are written on one worker, so one
     # key's long write would hold a place the others wait for.
     http_max_episodes: int = Field(1_000, ge=1, description="episodes one POST .../episodes may carry (else 413)")
-    http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503)")
+    http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503; a write past it becomes a job)")
     http_concurrency: int = Field(4, ge=1, description="requests worked on at once; the others wait in line")
     http_key_concurrency: int = Field(2, ge=1, description=(
         "requests of one key worked on at once (at most http_concurrency): its others wait, and a freed place "
@@ -179,7 +190,8 @@ class Settings(LocalServerSettings):
     http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")
     http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
     #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).
-    mcp_token: SecretStr = SecretStr("")
+    mcp_token: SecretStr = Field(SecretStr(""), description=(
+        "the bearer token of `mcp serve --transport http` (empty: --token-file, else one generated)"))
 
     def endpoint(self, role: Literal["llm", "embedding"]) -> tuple[str | None, str]:
         """(base URL, API key) of the OpenAI-compatible endpoint for ``role``: its own

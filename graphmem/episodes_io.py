@@ -1,5 +1,5 @@
-"""Episode lines: the JSON Lines records ``graphmem ingest`` reads (the README's "Episode
-lines"), parsed by the one function every face uses.
+"""Episode lines: the JSON Lines records ``graphmem ingest`` reads (docs/episodes.md),
+parsed by the one function every face uses.
 
 Every line stands alone. Whatever a line holds (malformed or deeply nested JSON, a lone
 surrogate, a value of the wrong type, a time out of range, an over-long field), parsing it

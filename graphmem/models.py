@@ -503,7 +503,7 @@ FactOp = Literal["assert", "end", "retract"]
 
 
 class Fact(Model):
-    """A structured fact given with an episode (the README's episode lines)."""
+    """A structured fact given with an episode (docs/episodes.md)."""
 
     subject: Annotated[str, AfterValidator(_visible(500, "a fact's names"))]
     predicate: Annotated[str, AfterValidator(_visible(200, "a fact's names"))]

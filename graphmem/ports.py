@@ -7,7 +7,7 @@ adapters (``graphmem.adapters``) implement it on Neo4j and in memory. The contra
 ``tests/contract`` runs the same tests against every adapter, and checks that each adapter has
 every method of ``MemoryStore`` with its signature.
 
-Visibility (the README's "Bi-temporal visibility"), used wherever a method takes ``at: AsOf``
+Visibility (docs/concepts.md, "Bi-temporal visibility"), used wherever a method takes ``at: AsOf``
 (T = ``at.valid``, S = ``at.known``)::
 
     visible(u, T, S) :=  u.created_at <= S

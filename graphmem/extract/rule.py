@@ -17,7 +17,7 @@ What a sentence does (``Candidate.op``):
   ("since 2021", "last month"), else from the episode's time. A taste keeps its time words
   ("I like tea in summer" is a habit, not when the liking began).
 
-Limits (by design, documented in the README): English only; one fact per sentence; no
+Limits (by design, documented in docs/concepts.md): English only; one fact per sentence; no
 coreference beyond I/me/my ("he", "she", "they" are kept as written); "left X" and "quit X"
 read X as an employer, and only a capitalised one; an opinion that changes ("I no longer think
 jazz is boring") is no fact. Anything unmatched is not lost: an episode with no matching

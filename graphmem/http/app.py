@@ -1,4 +1,4 @@
-"""The HTTP API's routes (the README's "HTTP API"): each a few lines over one ``GraphMem``
+"""The HTTP API's routes (docs/http.md): each a few lines over one ``GraphMem``
 method, answered in a ``graphmem.views`` shape, run under the ``Gate`` (concurrency cap and
 timeout).
 

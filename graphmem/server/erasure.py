@@ -22,7 +22,7 @@ tests/neo4j/test_erasure_on_disk.py does this on every run), the string stays in
   segment until a merge.
 
 Nothing was found in logs/ (debug.log, security.log) or any other file. The strongest purge
-Community allows is a fresh store: the README's "Erasure on disk" gives the procedure.
+Community allows is a fresh store: docs/security.md ("A full purge") gives the procedure.
 """
 
 from __future__ import annotations

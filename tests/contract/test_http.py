@@ -1,4 +1,4 @@
-"""The HTTP API's contract (the README's "HTTP API"), in process over every adapter family:
+"""The HTTP API's contract (docs/http.md), in process over every adapter family:
 each endpoint's status and JSON shape, the key and subject checks made before anything is
 read, the error body, limits, and what a request leaves in the access log."""
 

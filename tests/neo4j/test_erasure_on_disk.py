@@ -2,7 +2,7 @@
 written (episode text, fact content, an entity name, a block, an assembly question), the
 subject is forgotten (which flushes), and every file of the instance is searched for them.
 
-The README's "Erasure on disk" states the result this test holds the server to: the words
+docs/security.md ("Erasure on disk") states the result this test holds the server to: the words
 leave the transaction logs; what remains is only in store files that keep freed records until
 a later write reuses them (the property string and array stores), in range-index pages, and in
 Lucene segments until a merge; never in logs or any other file. Run with ``-s`` to see where.

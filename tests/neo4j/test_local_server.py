@@ -308,7 +308,7 @@ def _admin(server: LocalNeo4j, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.neo4j
 @pytest.mark.slow
 def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_answer(tmp_path: Path) -> None:
-    """README "Upgrading": a store graphmem wrote on Neo4j 5.26, stopped, migrated with the 2026
+    """docs/operations.md "Upgrading": a store graphmem wrote on Neo4j 5.26, stopped, migrated with the 2026
     distribution's `neo4j-admin database migrate`, then started on 2026 gives the same answers."""
     from graphmem import GraphMem
     from graphmem.models import Fact
