@@ -49,8 +49,17 @@ def main() -> None:
     first = answers[1][:1] == [ANSWER]
     print(f"{QUESTION!r} with hops 1: {ANSWER!r} {'first' if first else 'NOT first'} ({args.embedder}, {settings})")
     if args.json:
-        print(json.dumps({"benchmark": "quickstart_recall", "embedder": args.embedder, "settings": settings,
-                          "hits": answers, "first": first}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "quickstart_recall",
+                    "embedder": args.embedder,
+                    "settings": settings,
+                    "hits": answers,
+                    "first": first,
+                }
+            )
+        )
     sys.exit(0 if first else 1)
 
 

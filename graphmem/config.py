@@ -48,8 +48,9 @@ def _trusted_env_file(path: Path) -> Path | None:
     # One that sets a password, token or key must be unreadable by others, as a token file is.
     secret = any(value and _SECRET.search(name) for name, value in dotenv_values(path).items())
     try:
-        trusted(path, secret=secret,
-                instead="remove the .env if you did not write it, or run graphmem from another folder")
+        trusted(
+            path, secret=secret, instead="remove the .env if you did not write it, or run graphmem from another folder"
+        )
     except ConfigurationError as exc:
         raise ConfigurationError(f"{path.absolute()} refused: {exc}") from None
     return path
@@ -91,8 +92,11 @@ class LocalServerSettings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         env_file = _trusted_env_file(Path(settings_cls.model_config["env_file"]))
@@ -107,16 +111,20 @@ class LocalServerSettings(BaseSettings):
 class Settings(LocalServerSettings):
     """Everything configurable (environment names in the module docstring)."""
 
-    neo4j_uri: str = Field(default_factory=lambda data: f"bolt://127.0.0.1:{data['neo4j_port']}",
-                           validation_alias=_named("neo4j_uri"))
+    neo4j_uri: str = Field(
+        default_factory=lambda data: f"bolt://127.0.0.1:{data['neo4j_port']}", validation_alias=_named("neo4j_uri")
+    )
+
     @field_validator("neo4j_uri")
     @classmethod
     def _bolt(cls, uri: str) -> str:
         # The driver also takes http:// (its query API, with an extra dependency) but graphmem
         # speaks Bolt only; say so instead of a missing-module error.
         if urlsplit(uri).scheme not in BOLT_SCHEMES:
-            raise ValueError(f"{uri!r} is not a Bolt URI: use bolt://HOST:PORT (one server) "
-                             "or neo4j://, neo4j+s:// (a cluster or Aura)")
+            raise ValueError(
+                f"{uri!r} is not a Bolt URI: use bolt://HOST:PORT (one server) "
+                "or neo4j://, neo4j+s:// (a cluster or Aura)"
+            )
         return uri
 
     neo4j_user: str = Field("neo4j", validation_alias=_named("neo4j_user"))
@@ -129,7 +137,10 @@ class Settings(LocalServerSettings):
     neo4j_retry_seconds: float = Field(
         # At most two minutes: the driver's pause between attempts doubles, so a long budget
         # leaves a thread asleep long after the server is back.
-        30.0, ge=0, le=120, allow_inf_nan=False,
+        30.0,
+        ge=0,
+        le=120,
+        allow_inf_nan=False,
         description="how long a transaction retries transient failures (a leader switch, a brief outage) before it fails",
     )
 
@@ -152,7 +163,8 @@ class Settings(LocalServerSettings):
     #: a walk's paths and of the question's similarity (``graphmem.fusion``; 1 when not named).
     #: GRAPHMEM_LIST_WEIGHTS as JSON, e.g. {"time": 3}.
     list_weights: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
-        default_factory=lambda: dict(WEIGHTS), description="weight of each ranked list in the fusion")
+        default_factory=lambda: dict(WEIGHTS), description="weight of each ranked list in the fusion"
+    )
 
     @field_validator("list_weights")
     @classmethod
@@ -162,6 +174,7 @@ class Settings(LocalServerSettings):
         if unknown:
             raise ValueError(f"unknown name {unknown[0]!r}: use {'|'.join(WEIGHTS)}")
         return weights
+
     trace_retention_days: float | None = Field(
         None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"
     )
@@ -173,9 +186,14 @@ class Settings(LocalServerSettings):
     http_max_episodes: int = Field(1_000, ge=1, description="episodes one POST .../episodes may carry (else 413)")
     http_timeout: float = Field(60.0, gt=0, description="seconds a request may wait and run (else 503)")
     http_concurrency: int = Field(4, ge=1, description="requests worked on at once; the others wait in line")
-    http_key_concurrency: int = Field(2, ge=1, description=(
-        "requests of one key worked on at once (at most http_concurrency): its others wait, and a freed place "
-        "goes to the key with the fewest running"))
+    http_key_concurrency: int = Field(
+        2,
+        ge=1,
+        description=(
+            "requests of one key worked on at once (at most http_concurrency): its others wait, and a freed place "
+            "goes to the key with the fewest running"
+        ),
+    )
     http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")
     http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
     #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).
@@ -184,8 +202,11 @@ class Settings(LocalServerSettings):
     def endpoint(self, role: Literal["llm", "embedding"]) -> tuple[str | None, str]:
         """(base URL, API key) of the OpenAI-compatible endpoint for ``role``: its own
         settings, each falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``."""
-        own_url, own_key = ((self.llm_base_url, self.llm_api_key) if role == "llm"
-                            else (self.embedding_base_url, self.embedding_api_key))
+        own_url, own_key = (
+            (self.llm_base_url, self.llm_api_key)
+            if role == "llm"
+            else (self.embedding_base_url, self.embedding_api_key)
+        )
         return own_url or self.openai_base_url, own_key.get_secret_value() or self.openai_api_key.get_secret_value()
 
     @classmethod

@@ -56,17 +56,25 @@ class Span:
 
     def props(self) -> dict[str, int | None]:
         """The span as the integer properties an entry node carries."""
-        return {"s_from": micros(self.s_from, MIN), "s_to": micros(self.s_to, MAX),
-                "t_from": micros(self.t_from, MIN), "t_to": micros(self.t_to, MAX),
-                "expired_at": self.expired_at}
+        return {
+            "s_from": micros(self.s_from, MIN),
+            "s_to": micros(self.s_to, MAX),
+            "t_from": micros(self.t_from, MIN),
+            "t_to": micros(self.t_to, MAX),
+            "expired_at": self.expired_at,
+        }
 
 
 def _empty(start: datetime | None, end: datetime | None) -> bool:
     return start is not None and end is not None and end <= start
 
 
-def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | None,
-          edges: Iterable[tuple[datetime, datetime | None]]) -> list[Span]:
+def spans(
+    created_at: datetime,
+    valid_at: datetime | None,
+    own_end: datetime | None,
+    edges: Iterable[tuple[datetime, datetime | None]],
+) -> list[Span]:
     """Every entry a unit has had, from its creation and its edges (expired_at, invalid_at):
     edges known at one system time change the interval once (an edge known before the unit
     counts from its creation); an edge without ``invalid_at`` ends the unit's entries."""
@@ -91,7 +99,6 @@ def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | N
             return out
     out.append(Span(start, None, valid_at, end, expired))
     return out
-
 
 
 def world_range(at, during: tuple[datetime, datetime] | None) -> tuple[int, int]:
@@ -152,8 +159,14 @@ class Near:
     to_lo: int
 
     def props(self) -> dict:
-        return {"kinds": list(self.kinds), "ranges": kind_ranges(self.kinds), "event": self.event,
-                "from_lo": self.from_lo, "from_hi": self.from_hi, "to_lo": self.to_lo}
+        return {
+            "kinds": list(self.kinds),
+            "ranges": kind_ranges(self.kinds),
+            "event": self.event,
+            "from_lo": self.from_lo,
+            "from_hi": self.from_hi,
+            "to_lo": self.to_lo,
+        }
 
     def is_world(self, world: tuple[int, int]) -> bool:
         """Whether the rule asks for no more than the request's own world range ``[lo, hi)``
@@ -161,8 +174,7 @@ class Near:
         return self.from_lo == MIN and self.from_hi == world[1] and self.to_lo == world[0]
 
 
-def vector_calls(kinds: Iterable[str], world: tuple[int, int],
-                 rules: Iterable[Near]) -> tuple[list[list], list[Near]]:
+def vector_calls(kinds: Iterable[str], world: tuple[int, int], rules: Iterable[Near]) -> tuple[list[list], list[Near]]:
     """The semantic list's index calls as ``[lo, hi, event]`` kind ranges, and the time-list
     rules that still need calls of their own. A rule asking for just the world range
     (``Near.is_world``) would search the semantic list's entries again: its candidates are
@@ -191,8 +203,7 @@ def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Itera
     return out
 
 
-def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool,
-             began_first: bool = False) -> int:
+def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool, began_first: bool = False) -> int:
     """How far an entry lies from a window (microseconds; 0: in it): an event by its start,
     a state by the gap between its interval and the window. ``began_first`` (a question about
     what happened then): a state that began before the window and holds into it lies as far as

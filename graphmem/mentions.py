@@ -132,7 +132,9 @@ _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 _NON_WORD = regex.compile(r"\W")
 _WORD_RUN = regex.compile(r"\w+")
 # ASCII characters str.split() splits on, but the blank (some, like "\x1f", are no \s to regex).
-_OTHER_SPACE = regex.compile("[" + regex.escape("".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")) + "]")
+_OTHER_SPACE = regex.compile(
+    "[" + regex.escape("".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")) + "]"
+)
 
 #: The most words a known name can have. A store finds the names a text may hold by looking up
 #: its runs of up to this many words (``name_spans``); longer names are ignored everywhere,
@@ -201,9 +203,13 @@ def _usable(norm: str) -> bool:
     """A known name worth matching: ``matchable``, and within what ``name_spans`` looks up (a
     word, at most ``MAX_NAME_WORDS`` words, at most ``_EDGE`` symbols at an end)."""
     runs = [m.span() for m in _WORD_RUN.finditer(norm)]
-    return (matchable(norm) and 0 < len(runs) <= MAX_NAME_WORDS
-            and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE
-            and norm in name_spans(norm))  # e.g. an edge symbol set apart by a space is not
+    return (
+        matchable(norm)
+        and 0 < len(runs) <= MAX_NAME_WORDS
+        and runs[0][0] <= _EDGE
+        and len(norm) - runs[-1][1] <= _EDGE
+        and norm in name_spans(norm)
+    )  # e.g. an edge symbol set apart by a space is not
 
 
 T = TypeVar("T")
@@ -228,9 +234,14 @@ def name_spans(text: str, edges: Edges | None = None) -> set[str]:
     folded = unicodedata.normalize("NFKC", text).casefold()
     runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
     if not folded.isascii():
-        found = {normalise(folded[a - len(p):b + len(q)]) for i, (a, _) in enumerate(runs)
-                 for j in range(i, min(i + MAX_NAME_WORDS, len(runs))) for b in (runs[j][1],)
-                 for p in _tails(_before(folded, a)) for q in _heads(_after(folded, b))}
+        found = {
+            normalise(folded[a - len(p) : b + len(q)])
+            for i, (a, _) in enumerate(runs)
+            for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
+            for b in (runs[j][1],)
+            for p in _tails(_before(folded, a))
+            for q in _heads(_after(folded, b))
+        }
         return found if edges is None else {s for s in found if _edged(s, edges)}
     # ASCII text folds to itself: a span from a word to a word is its own norm once its spaces
     # are single blanks (most are: only the gaps with other spacing are collapsed); one with
@@ -263,14 +274,15 @@ def name_spans(text: str, edges: Edges | None = None) -> set[str]:
             found.add(core)
             after = _after(folded, b)
             if before or after:
-                found.update(" ".join((p + core + q).split()).strip(NAME_EDGES)
-                             for p in _tails(before) for q in _heads(after))
+                found.update(
+                    " ".join((p + core + q).split()).strip(NAME_EDGES) for p in _tails(before) for q in _heads(after)
+                )
     return found
 
 
 def _before(folded: str, start: int) -> str:
     """The symbols a run starting at ``start`` may start with: up to ``_EDGE`` of those before it."""
-    return _SYMBOLS.match(folded[max(start - _EDGE, 0):start][::-1]).group()[::-1]
+    return _SYMBOLS.match(folded[max(start - _EDGE, 0) : start][::-1]).group()[::-1]
 
 
 def _after(folded: str, end: int) -> str:
@@ -313,7 +325,7 @@ def edge_words(text: str) -> set[str]:
 
 def _tails(symbols: str) -> list[str]:
     """What a span may start with of the symbols before its first word: none, or the last 1..n."""
-    return [symbols[len(symbols) - n:] for n in range(len(symbols) + 1)]
+    return [symbols[len(symbols) - n :] for n in range(len(symbols) + 1)]
 
 
 def _heads(symbols: str) -> list[str]:
@@ -423,8 +435,10 @@ class KnownNames:
         self._seen = {normalise(n) for n in seen}
 
     def find(self, text: str) -> list[Mention]:
-        by_fact = [m if text[m.start].isupper() and m.norm in self._seen else replace(m, kind="fact")
-                   for m in self.facts.find(text)]
+        by_fact = [
+            m if text[m.start].isupper() and m.norm in self._seen else replace(m, kind="fact")
+            for m in self.facts.find(text)
+        ]
         return by_fact + [m for m in self.seen.find(text) if text[m.start].isupper()]
 
 
@@ -509,8 +523,9 @@ def written(text: str) -> list[Mention]:
     return _speakers(text) + _propers(text)
 
 
-def mentions(text: str, known: NameMatcher | KnownNames | None = None,
-             shown: Sequence[Mention] | None = None) -> list[Mention]:
+def mentions(
+    text: str, known: NameMatcher | KnownNames | None = None, shown: Sequence[Mention] | None = None
+) -> list[Mention]:
     """Every mention in the text, deduplicated by norm (first occurrence kept), in text order.
 
     Args:

@@ -78,6 +78,7 @@ def _unicode(value: str) -> str:
 def clean_text(limit: int, blank: bool = False):
     """A check of text a user gives: Unicode without NUL, at most ``limit`` characters, not
     blank unless ``blank``; raises ValueError naming what is wrong."""
+
     def check(value: str) -> str:
         _unicode(value)
         if "\x00" in value:
@@ -132,6 +133,7 @@ def _visible(limit: int, what: str, blank: bool = False):
     fact's subject, predicate or object, an episode's channel, a label (a hidden or invisible
     character would make a second one that looks like the first). Read back (``STORED``), a
     record keeps what it was stored with."""
+
     def check(value: str, info: ValidationInfo) -> str:
         if not (info.context or {}).get("stored"):
             _shown(value, what)
@@ -144,8 +146,10 @@ def _shown(value: str, what: str) -> None:
     """ValueError when ``value`` holds a character that shows as nothing (``_INVISIBLE``)."""
     found = _INVISIBLE.search(value)
     if found:
-        raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
-                         f"ignorable or undecodable): not allowed in {what}")
+        raise ValueError(
+            f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
+            f"ignorable or undecodable): not allowed in {what}"
+        )
 
 
 #: Scripts whose letters look alike ("а" Cyrillic, "a" Latin, "α" Greek): a name mixing them
@@ -155,11 +159,19 @@ _CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
 
 def _one_script(value: str, what: str) -> None:
     """ValueError when ``value`` mixes letters of two of ``_CONFUSABLE_SCRIPTS``."""
-    scripts = sorted({name for c in value if c.isalpha()
-                      for name in [unicodedata.name(c, "").split(" ")[0]] if name in _CONFUSABLE_SCRIPTS})
+    scripts = sorted(
+        {
+            name
+            for c in value
+            if c.isalpha()
+            for name in [unicodedata.name(c, "").split(" ")[0]]
+            if name in _CONFUSABLE_SCRIPTS
+        }
+    )
     if len(scripts) > 1:
-        raise ValueError(f"mixes {' and '.join(s.title() for s in scripts)} letters, which look alike: "
-                         f"write {what} in one script")
+        raise ValueError(
+            f"mixes {' and '.join(s.title() for s in scripts)} letters, which look alike: write {what} in one script"
+        )
 
 
 def _identifier(value: str) -> str:
@@ -196,8 +208,9 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Name = Annotated[str, AfterValidator(normal_name)]
 EpisodeId = Annotated[str, AfterValidator(_identifier)]
 Channel = Annotated[str, AfterValidator(_visible(MAX_CHANNEL_CHARS, "a channel", blank=True))]
-Labels = Annotated[tuple[Annotated[str, AfterValidator(_visible(MAX_LABEL_CHARS, "a label"))], ...],
-                   Field(max_length=MAX_LABELS)]
+Labels = Annotated[
+    tuple[Annotated[str, AfterValidator(_visible(MAX_LABEL_CHARS, "a label"))], ...], Field(max_length=MAX_LABELS)
+]
 
 
 class Model(BaseModel):
@@ -375,8 +388,9 @@ class VersionRead(Model):
     def stands(self, version: int, last: str | None) -> bool:
         """Whether the count is now ``version``, its last commit ``last``, with no commit other
         than ``ahead`` counted since the read."""
-        return version == self.version or (version == self.version + 1 and self.ahead is not None
-                                           and last == self.ahead)
+        return version == self.version or (
+            version == self.version + 1 and self.ahead is not None and last == self.ahead
+        )
 
 
 class NamesRead(VersionRead):
@@ -471,8 +485,13 @@ class WriteBatch(Model):
         episodes (``episode_mentions`` holds every new episode), or unarchives units."""
         return bool(self.units or self.episode_mentions or self.unarchive)
 
-    def held(self, names: tuple[int, str | None], texts: tuple[int, str | None], relink: Relink | None,
-             known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":
+    def held(
+        self,
+        names: tuple[int, str | None],
+        texts: tuple[int, str | None],
+        relink: Relink | None,
+        known_names: Callable[[Collection[str]], dict[str, bool]],
+    ) -> "WriteBatch":
         """This batch as its commit writes it, holding the scope's names, whose names and texts
         versions (with their last commits) it found at ``names`` and ``texts``: its mention links
         drawn again by ``relink`` with ``known_names`` when another writer made names known since
@@ -551,8 +570,9 @@ class Episode(Model):
     @property
     def fingerprint(self) -> str:
         """What "the same content" means for an episode id."""
-        return fingerprint(self.scope, self.occurred_at, self.raw, self.channel,
-                           [f.model_dump(mode="json") for f in self.facts])
+        return fingerprint(
+            self.scope, self.occurred_at, self.raw, self.channel, [f.model_dump(mode="json") for f in self.facts]
+        )
 
 
 def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict]) -> str:
@@ -592,8 +612,20 @@ class SubjectCounts(Model):
 
 
 #: What an erasure deletes, kind by kind: the counts its record keeps.
-ERASED_KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits",
-                "usage", "deletions", "entries")
+ERASED_KINDS = (
+    "units",
+    "episodes",
+    "entities",
+    "decisions",
+    "traces",
+    "blocks",
+    "reviews",
+    "locks",
+    "commits",
+    "usage",
+    "deletions",
+    "entries",
+)
 
 
 class Erasure(Model):
@@ -736,8 +768,7 @@ class Candidate(Model):
     def _stored_before_endings(cls, data: Any) -> Any:
         # Candidates stored before endings existed say ``retract: true|false``.
         if isinstance(data, dict) and "retract" in data:
-            data = {k: v for k, v in data.items() if k != "retract"} | (
-                {"op": "retract"} if data["retract"] else {})
+            data = {k: v for k, v in data.items() if k != "retract"} | ({"op": "retract"} if data["retract"] else {})
         return data
 
     @property
@@ -1125,8 +1156,9 @@ class IndexStatus(Model):
 
 #: What an export holds, kind by kind, in the order it is written and imported: a record
 #: names only records of its own kind or of the kinds before it.
-RecordKind = Literal["entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block",
-                     "review", "trace"]
+RecordKind = Literal[
+    "entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block", "review", "trace"
+]
 RECORD_KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 
 

@@ -25,8 +25,13 @@ MAX_RETRIES = 4
 PROBE_TIMEOUT = 5.0
 
 
-def make_client(settings: "Settings", purpose: str, role: Literal["llm", "embedding"] = "llm",
-                timeout: float = 60.0, max_retries: int = MAX_RETRIES) -> "openai.OpenAI":
+def make_client(
+    settings: "Settings",
+    purpose: str,
+    role: Literal["llm", "embedding"] = "llm",
+    timeout: float = 60.0,
+    max_retries: int = MAX_RETRIES,
+) -> "openai.OpenAI":
     """A client for the endpoint ``settings.endpoint(role)`` names (no base URL: api.openai.com).
 
     Raises:
@@ -49,8 +54,10 @@ def make_client(settings: "Settings", purpose: str, role: Literal["llm", "embedd
 def missing_endpoint(purpose: str, role: Literal["llm", "embedding"]) -> str:
     """Why ``purpose`` cannot run: no endpoint for ``role``, and the settings that give one."""
     own = f"GRAPHMEM_{role.upper()}"
-    return (f"{purpose} needs an OpenAI-compatible endpoint: set {own}_BASE_URL or OPENAI_BASE_URL "
-            f"(a local server), or {own}_API_KEY or OPENAI_API_KEY (api.openai.com)")
+    return (
+        f"{purpose} needs an OpenAI-compatible endpoint: set {own}_BASE_URL or OPENAI_BASE_URL "
+        f"(a local server), or {own}_API_KEY or OPENAI_API_KEY (api.openai.com)"
+    )
 
 
 def probe(client: "openai.OpenAI", purpose: str) -> str:
@@ -82,6 +89,8 @@ def mapped_errors(what: str) -> Iterator[None]:
         # The server's own message when its error body has one (``exc.message`` prefixes it
         # with "Error code: NNN - ").
         body = exc.body if isinstance(exc.body, dict) else {}
-        raise BackendError(f"{what} failed ({exc.status_code}): {one_line(body.get('message') or exc.message)}") from exc
+        raise BackendError(
+            f"{what} failed ({exc.status_code}): {one_line(body.get('message') or exc.message)}"
+        ) from exc
     except openai.OpenAIError as exc:  # connection errors and timeouts included
         raise BackendError(f"{what} failed: {one_line(exc)}") from exc

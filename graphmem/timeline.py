@@ -213,8 +213,9 @@ def covers(unit: Shown, t: datetime) -> bool:
     return _start(unit.start) <= t < _end(unit.end)
 
 
-def step(current: Sequence[Shown], desired: Sequence[Stretch], at: datetime,
-         events: Sequence[Event]) -> tuple[list[NewUnit], list[NewEdge]]:
+def step(
+    current: Sequence[Shown], desired: Sequence[Stretch], at: datetime, events: Sequence[Event]
+) -> tuple[list[NewUnit], list[NewEdge]]:
     """The records that turn the units alive just before ``at`` into ``desired``, all at
     system time ``at``; ``events`` are the log entries of ``at`` (to name each edge's cause)."""
     by_owner = {(u.owner, u.start): u for u in current}

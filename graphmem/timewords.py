@@ -88,7 +88,7 @@ class TimeWindow:
     def outside(self, question: str) -> str:
         """The question without the phrase (what recall searches for): "What did I cook on
         19 March 2024?" -> "What did I cook ?"; the whole question if nothing else is left."""
-        return " ".join((question[: self.span[0]] + " " + question[self.span[1]:]).split()) or question
+        return " ".join((question[: self.span[0]] + " " + question[self.span[1] :]).split()) or question
 
 
 def find_window(question: str, anchor: datetime) -> TimeWindow | None:

@@ -11,6 +11,7 @@ import time
 from contextlib import contextmanager
 from typing import IO, Iterator
 
+
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on now (a server should take it at once).
 
@@ -46,8 +47,7 @@ def serving(argv: list[str], what: str, **popen) -> Iterator[Served]:
     connections (``popen``: env, cwd)."""
     port = free_port()
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([*argv, "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                **popen)
+        proc = subprocess.Popen([*argv, "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log, **popen)
         try:
             await_listening(proc, port, log, what)
             yield Served(port, log)

@@ -75,8 +75,10 @@ def unreachable(uri: str, exc: Exception) -> str:
 
 #: What a refused login says when the caller knows no more (Neo4jConnection says which
 #: password it sent).
-_REFUSED = ("refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's password is in "
-            "<GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)")
+_REFUSED = (
+    "refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's password is in "
+    "<GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
+)
 
 
 #: Neo4j's answer to any login after several refused ones in a row.
@@ -106,8 +108,10 @@ def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) ->
         raise InvalidInput(f"{what}: {exc.message}") from exc
     except neo4j_errors.Neo4jError as exc:
         if exc.code == _LOCKED_OUT:
-            raise Unavailable(f"{_who(what, uri)} refuses every login for a few seconds after several refused "
-                              f"ones in a row (try again; if it refuses again, it {refused})") from exc
+            raise Unavailable(
+                f"{_who(what, uri)} refuses every login for a few seconds after several refused "
+                f"ones in a row (try again; if it refuses again, it {refused})"
+            ) from exc
         raise BackendError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j_errors.DriverError as exc:
         raise BackendError(f"{what}: {exc}") from exc
@@ -173,6 +177,7 @@ def _name(query: str | Query) -> str:
 def _as(access: str, packed: bool, fn: Callable[[ManagedTransaction], T]) -> Callable[[ManagedTransaction], T]:
     """``fn`` run with ``access`` as the current transaction kind (checked by ``run``) and
     ``packed`` saying how it sends an ``Embedding``."""
+
     def work(tx: ManagedTransaction) -> T:
         access_token, packed_token = _ACCESS.set(access), _PACKED.set(packed)
         try:
@@ -180,6 +185,7 @@ def _as(access: str, packed: bool, fn: Callable[[ManagedTransaction], T]) -> Cal
         finally:
             _ACCESS.reset(access_token)
             _PACKED.reset(packed_token)
+
     return work
 
 
@@ -194,12 +200,15 @@ class Neo4jConnection:
         resolver = None
         elsewhere = "(a server started with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
         if password:
-            self._refused = ("refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): "
-                             "correct them")
+            self._refused = (
+                "refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): correct them"
+            )
         elif local := local_password(settings.neo4j_uri, settings.home):
             if user != "neo4j":  # the file holds the neo4j user's password, nobody else's
-                raise ConfigurationError(f"NEO4J_USER is {user} but no password is given: {kept} holds the "
-                                         "neo4j user's; set NEO4J_PASSWORD too, or leave NEO4J_USER unset")
+                raise ConfigurationError(
+                    f"NEO4J_USER is {user} but no password is given: {kept} holds the "
+                    "neo4j user's; set NEO4J_PASSWORD too, or leave NEO4J_USER unset"
+                )
             password = local  # a server from `graphmem db start` keeps it there
             self._refused = f"refused the password in {kept} {elsewhere}"
             # That server runs as this user: the password goes to no other user's listener.
@@ -304,8 +313,10 @@ class Neo4jConnection:
         """Run one schema statement in an auto-commit transaction (Neo4j requires it).
         Idempotent: when a concurrent process created the same index or constraint first,
         Neo4j reports an equivalent rule despite IF NOT EXISTS; that is success."""
-        with (mapped_errors(what, self.settings.neo4j_uri, self._refused),
-              self.driver.session(database=self.database) as session):
+        with (
+            mapped_errors(what, self.settings.neo4j_uri, self._refused),
+            self.driver.session(database=self.database) as session,
+        ):
             try:
                 session.run(text).consume()
             except neo4j_errors.ClientError as exc:

@@ -62,8 +62,14 @@ def index_name(generation: int) -> str:
 class Neo4jIndex:
     """MemoryIndex on Neo4j (see ``graphmem.ports.MemoryIndex``)."""
 
-    def __init__(self, conn: Neo4jConnection, embedder, exact_threshold: int = 2_000, batch_size: int = 1_000,
-                 cache_size: int = 4_096):
+    def __init__(
+        self,
+        conn: Neo4jConnection,
+        embedder,
+        exact_threshold: int = 2_000,
+        batch_size: int = 1_000,
+        cache_size: int = 4_096,
+    ):
         self.conn = conn
         self.embedder = embedder
         self.exact_threshold = exact_threshold
@@ -130,8 +136,10 @@ class Neo4jIndex:
         existing = self.conn.read("index/vector_dimension", name=index_name(generation))
         if existing and existing[0]["dimension"] != dimension:
             if self._model() is not None:
-                raise IndexMismatch(f"vector index {index_name(generation)} has {existing[0]['dimension']} dims, "
-                                    f"the embedder {dimension}: run `graphmem index rebuild`")
+                raise IndexMismatch(
+                    f"vector index {index_name(generation)} has {existing[0]['dimension']} dims, "
+                    f"the embedder {dimension}: run `graphmem index rebuild`"
+                )
             # Left by a database emptied by hand (no recorded model): nothing depends on it.
             self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
         elif existing and self.filtered and not existing[0]["filters"]:
@@ -151,11 +159,14 @@ class Neo4jIndex:
         model = self._model()
         mine = (self.embedder.name, self.embedder.dimension)
         if model is not None and model["next_model"] is not None:
-            raise IndexMismatch(f"an index rebuild to {model['next_model']} did not finish: "
-                                "run `graphmem index rebuild` to complete it")
+            raise IndexMismatch(
+                f"an index rebuild to {model['next_model']} did not finish: run `graphmem index rebuild` to complete it"
+            )
         if model is not None and (model["model"], model["dimension"]) != mine:
-            raise IndexMismatch(f"the index was built with {model['model']} ({model['dimension']} dims) but the "
-                                f"embedder is {mine[0]} ({mine[1]} dims): run `graphmem index rebuild`")
+            raise IndexMismatch(
+                f"the index was built with {model['model']} ({model['dimension']} dims) but the "
+                f"embedder is {mine[0]} ({mine[1]} dims): run `graphmem index rebuild`"
+            )
         generation = model["generation"] if model and model["generation"] else 1
         self._create_vector_index(generation, mine[1])
         if model is None or model["generation"] == 0:
@@ -168,26 +179,44 @@ class Neo4jIndex:
         at = request.at
         lo, hi = world_range(request.at, request.during)
         return {
-            "scopes": [s.key for s in request.scopes], "kinds": [k.value for k in request.kinds],
-            "vector": request.vector, "s": micros(at.known, MIN), "t_lo": lo, "t_hi": hi, "fetch": request.fetch,
+            "scopes": [s.key for s in request.scopes],
+            "kinds": [k.value for k in request.kinds],
+            "vector": request.vector,
+            "s": micros(at.known, MIN),
+            "t_lo": lo,
+            "t_hi": hi,
+            "fetch": request.fetch,
         }
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         params = self._search_params(request)
+
         def text_query(terms: tuple[str, ...] | None) -> str | None:
             return lucene_query(terms, request.scopes, "text") if terms else None
 
         params.update(
             names=[{"norm": n, "ids": [entity_ids(s, [n])[0] for s in request.scopes]} for n in request.names],
-            variants={"": {"vector": request.vector, "lucene": text_query(request.terms)},
-                      **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)}
-                         for u in request.unnamed}},
+            variants={
+                "": {"vector": request.vector, "lucene": text_query(request.terms)},
+                **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)} for u in request.unnamed},
+            },
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
-            words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k, keep=request.kept,
+            words=list(request.words or ()),
+            lexical_fetch=LEXICAL_OVERFETCH * request.fetch,
+            k=request.k,
+            keep=request.kept,
             gap=CONVERSATION_GAP // timedelta(microseconds=1),
-            depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, tie=TIE, weights=request.weights,
-            seeds=request.seeds, fanout=request.fanout, hops=request.hops, limit=request.frontier,
-            hop_decay=request.hop_decay, prop=vector_property(self.generation),
+            depth=request.depth,
+            pool=request.pool,
+            rrf_k=request.rrf_k,
+            tie=TIE,
+            weights=request.weights,
+            seeds=request.seeds,
+            fanout=request.fanout,
+            hops=request.hops,
+            limit=request.frontier,
+            hop_decay=request.hop_decay,
+            prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
             began_first=request.began_first,
         )
@@ -201,8 +230,10 @@ class Neo4jIndex:
             params.update(self._v5_vector(request))
         params["near"] = [n.props() for n in rules]
         rows = self.conn.read(query, **params)
-        return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"]), similarity=r["similarity"])
-                for r in rows]
+        return [
+            Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"]), similarity=r["similarity"])
+            for r in rows
+        ]
 
     def _rendered(self, name: str) -> Query:
         return load(name).rendered(index=index_name(self.generation))
@@ -217,35 +248,65 @@ class Neo4jIndex:
             cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
         in_scopes, total = cached[0], cached[1]
         fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
-        return {"index_name": index_name(self.generation), "exact": in_scopes <= self.exact_threshold,
-                "vector_fetch": min(max(total, 1), fetch)}
+        return {
+            "index_name": index_name(self.generation),
+            "exact": in_scopes <= self.exact_threshold,
+            "vector_fetch": min(max(total, 1), fetch),
+        }
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         params = self._search_params(request)
         del params["fetch"]
         through = list(step.through) + [None] * (len(step.frontier) - len(step.through))
-        rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier), through=through,
-                              prop=vector_property(self.generation), fanout=request.fanout,
-                              seen=sorted(step.seen), limit=step.limit, words=list(request.words or ()))
-        return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],
-                        similarity=r["similarity"]) for r in rows]
+        rows = self.conn.read(
+            "recall/hop",
+            **params,
+            frontier=list(step.frontier),
+            through=through,
+            prop=vector_property(self.generation),
+            fanout=request.fanout,
+            seen=sorted(step.seen),
+            limit=step.limit,
+            words=list(request.words or ()),
+        )
+        return [
+            Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"], similarity=r["similarity"])
+            for r in rows
+        ]
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         if not queries:
             return []
-        params = {"vectors": self.vectors(queries), "scope": scope.key, "s": micros(at.known, MIN),
-                  "t": micros(at.valid, MIN), "k": k}
+        params = {
+            "vectors": self.vectors(queries),
+            "scope": scope.key,
+            "s": micros(at.known, MIN),
+            "t": micros(at.valid, MIN),
+            "k": k,
+        }
         if self.filtered:
             rows = self.conn.read(self._rendered("recall/neighbours"), **params)
         else:
-            rows = self.conn.read("recall/neighbours_v5", **params, index_name=index_name(self.generation),
-                                  fetch=max(20 * k, 100))
+            rows = self.conn.read(
+                "recall/neighbours_v5", **params, index_name=index_name(self.generation), fetch=max(20 * k, 100)
+            )
         ids = tuple({r["id"] for r in rows})
         units = {}
         if ids:
-            found = self.conn.read("store/list_units", scope=scope.key, ids=list(ids), hashes=None, slots=None,
-                                   kind=None, labels=[], include_expired=False, valid=at.valid, known=at.known,
-                                   offset=0, limit=len(ids))
+            found = self.conn.read(
+                "store/list_units",
+                scope=scope.key,
+                ids=list(ids),
+                hashes=None,
+                slots=None,
+                kind=None,
+                labels=[],
+                include_expired=False,
+                valid=at.valid,
+                known=at.known,
+                offset=0,
+                limit=len(ids),
+            )
             units = {u.id: u for u in map(unit_from_row, found)}
         out: list[list[Scored]] = [[] for _ in queries]
         for r in rows:
@@ -281,16 +342,29 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
             texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
             fresh = iter(self.vectors(texts))
-            scopes = [Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
-                      for r in rows]
+            scopes = [
+                Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
+                for r in rows
+            ]
             entries = []
             for r, scope_of in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
                 edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
-                entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]),
-                                      to_datetime(r["occurred_at"]), span, vector, r["archived"])
-                            for span in spans(to_datetime(r["created_at"]), to_datetime(r["valid_at"]),
-                                              to_datetime(r["invalid_at"]), edges)]
+                entries += [
+                    entry_row(
+                        r["id"],
+                        scope_of,
+                        r["kind"],
+                        unit_text(r["content"], r["summary"]),
+                        to_datetime(r["occurred_at"]),
+                        span,
+                        vector,
+                        r["archived"],
+                    )
+                    for span in spans(
+                        to_datetime(r["created_at"]), to_datetime(r["valid_at"]), to_datetime(r["invalid_at"]), edges
+                    )
+                ]
             ids = [r["id"] for r in rows]
 
             def work(tx, ids=ids, entries=entries, scopes=scopes) -> None:
@@ -311,8 +385,10 @@ class Neo4jIndex:
     def _entity_words(self, scope_key: str | None) -> None:
         after = ""
         while rows := self.conn.read("index/entities_page", scope=scope_key, after=after, limit=self.batch_size):
-            self.conn.write("index/entity_words", rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))}
-                                                        for r in rows])
+            self.conn.write(
+                "index/entity_words",
+                rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))} for r in rows],
+            )
             after = rows[-1]["id"]
 
     def _switch(self, model: dict, progress: Progress | None) -> int:
@@ -324,8 +400,11 @@ class Neo4jIndex:
         prop, after, done = vector_property(new), "", 0
         while rows := self.conn.read("index/units_to_vector", prop=prop, after=after, limit=self.batch_size):
             vectors = self.vectors([r["content"] for r in rows])
-            self.conn.write("index/set_entry_vectors", prop=prop,
-                            rows=[{"id": r["id"], "vector": Embedding(v)} for r, v in zip(rows, vectors)])
+            self.conn.write(
+                "index/set_entry_vectors",
+                prop=prop,
+                rows=[{"id": r["id"], "vector": Embedding(v)} for r, v in zip(rows, vectors)],
+            )
             after = rows[-1]["id"]
             done += len(rows)
             if progress:
@@ -355,4 +434,3 @@ def _seen(row: dict) -> MemoryUnit:
     """A unit from a search row: its end and first invalidation as seen at the search's system
     time come from the entry that was live then."""
     return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})
-

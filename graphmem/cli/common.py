@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
+
+
 def _subject(value: str | None) -> str | None:
     """A subject is checked as it is read, so bad input is named before any connection is
     tried (with the server down it would otherwise be reported as the server's fault)."""
@@ -61,10 +63,12 @@ def _project(value: str | None) -> str | None:
     return value
 
 
-SubjectOpt = Annotated[str, typer.Option("--subject", "-s", callback=_subject,
-                                         help="The subject, TYPE:ID (e.g. user:alice).")]
-ProjectOpt = Annotated[Optional[str], typer.Option("--project", callback=_project,
-                                                   help="Optional project id of the subject.")]
+SubjectOpt = Annotated[
+    str, typer.Option("--subject", "-s", callback=_subject, help="The subject, TYPE:ID (e.g. user:alice).")
+]
+ProjectOpt = Annotated[
+    Optional[str], typer.Option("--project", callback=_project, help="Optional project id of the subject.")
+]
 
 #: The ``actor`` the CLI's writes record on their decisions and erasure records.
 ACTOR = "cli"
@@ -102,13 +106,19 @@ def connection_options(
     uri: Annotated[Optional[str], typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
     user: Annotated[Optional[str], typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
     password: Annotated[
-        Optional[str], typer.Option("--password", show_default=False,
-                                    help="Neo4j password; other local users can read it in the process list, so "
-                                         "prefer NEO4J_PASSWORD or the local server's password file.")
+        Optional[str],
+        typer.Option(
+            "--password",
+            show_default=False,
+            help="Neo4j password; other local users can read it in the process list, so "
+            "prefer NEO4J_PASSWORD or the local server's password file.",
+        ),
     ] = None,
     database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                          help="Print graphmem's version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print graphmem's version and exit."),
+    ] = False,
 ) -> None:
     """graphmem: temporal memory on Neo4j, for operators and scripts."""
     # The driver logs each transient failure it retries (deadlocks between concurrent
@@ -117,8 +127,11 @@ def connection_options(
     # said as one line (graphmem.adapters.neo4j_driver.mapped_errors), so keep stderr for that.
     logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     if password is not None:
-        typer.echo("warning: --password is visible to other local users (in the process list); "
-                   "set NEO4J_PASSWORD or use the local server's password file instead", err=True)
+        typer.echo(
+            "warning: --password is visible to other local users (in the process list); "
+            "set NEO4J_PASSWORD or use the local server's password file instead",
+            err=True,
+        )
     state = ctx.ensure_object(CliState)
     # Settings are built lazily (on first use) so a bad GRAPHMEM_* variable does not break
     # commands that never connect, such as `graphmem db status`.
@@ -130,8 +143,12 @@ def state(ctx: typer.Context) -> CliState:
 
 
 #: The root options that set a setting; the others are set by their environment variable.
-_OPTION_OF = {"neo4j_uri": "--uri", "neo4j_user": "--user", "neo4j_password": "--password",
-              "neo4j_database": "--database"}
+_OPTION_OF = {
+    "neo4j_uri": "--uri",
+    "neo4j_user": "--user",
+    "neo4j_password": "--password",
+    "neo4j_database": "--database",
+}
 
 
 def settings(ctx: typer.Context) -> Settings:
@@ -308,7 +325,9 @@ def echo_unit(unit: "MemoryUnit") -> None:
     """A unit for humans: its content, then both time axes as seen now."""
     t = unit.time
     typer.echo(f"unit {shown(unit.id)} ({unit.kind.value}): {shown(unit.content)}")
-    typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
+    typer.echo(
+        f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}"
+    )
 
 
 class Stop:
@@ -356,6 +375,11 @@ def stderr_progress():
 
     console = Console(stderr=True)
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
     )

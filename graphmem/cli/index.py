@@ -19,14 +19,17 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         current = mem.index_status()
 
     def human() -> None:
-        typer.echo(f"model: {current['model']} ({current['dimension']} dims); "
-                   f"embedder: {current['embedder']['model']} ({current['embedder']['dimension']} dims)")
+        typer.echo(
+            f"model: {current['model']} ({current['dimension']} dims); "
+            f"embedder: {current['embedder']['model']} ({current['embedder']['dimension']} dims)"
+        )
         if current.get("building"):
             typer.echo(f"rebuilding to {current['building']}: run `graphmem index rebuild` to finish")
         for key in ("units", "searchable_units", "entries", "entities"):
             typer.echo(f"{key}: {current.get(key)}")
         for row in current.get("indexes", []):
             typer.echo(f"index {row['name']} ({row['type']}): {row['state']} {row.get('populationPercent')}%")
+
     emit(current, as_json, human)
 
 

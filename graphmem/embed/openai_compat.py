@@ -25,8 +25,9 @@ class OpenAIEmbedder:
     ``embed`` makes one probe request).
     """
 
-    def __init__(self, client: "openai.OpenAI", model: str, *, dimensions: int | None = None,
-                 batch_size: int = 256) -> None:
+    def __init__(
+        self, client: "openai.OpenAI", model: str, *, dimensions: int | None = None, batch_size: int = 256
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.name = model

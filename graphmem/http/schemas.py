@@ -139,7 +139,9 @@ class Event(Out):
     extractor_version: Optional[str]
     channel: Optional[str]
     occurred_at: Optional[Instant]
-    order: tuple[Instant, int, int] = Field(description="(first extracted at, place in that write, place in the episode).")
+    order: tuple[Instant, int, int] = Field(
+        description="(first extracted at, place in that write, place in the episode)."
+    )
 
 
 class Decision(Scoped):
@@ -232,17 +234,26 @@ class Hit(Scoped):
     hop: int
     path: list[str]
     similarity: Optional[float]
-    confidence: float = Field(ge=0, le=1, description="How likely the unit is what the question asks about "
-                                                      "(calibrated: of hits at p, about a share p are).")
+    confidence: float = Field(
+        ge=0,
+        le=1,
+        description="How likely the unit is what the question asks about "
+        "(calibrated: of hits at p, about a share p are).",
+    )
 
 
 class Recalled(Out):
-    relevant: bool = Field(description="Whether any hit reached the confidence threshold (false: nothing "
-                                       "relevant found, the hits are only the closest).")
+    relevant: bool = Field(
+        description="Whether any hit reached the confidence threshold (false: nothing "
+        "relevant found, the hits are only the closest)."
+    )
     hits: list[Hit]
     window: Window = Field(None, description="The time the question named, when it named one (else absent).")
-    incomplete: int = Field(None, description="Episodes of the subject stored without their decisions, when "
-                                              "any (else absent): what they teach is not in the hits.")
+    incomplete: int = Field(
+        None,
+        description="Episodes of the subject stored without their decisions, when "
+        "any (else absent): what they teach is not in the hits.",
+    )
 
 
 class Trace(Scoped):
@@ -398,8 +409,14 @@ class EpisodeDeleted(Out):
 
 
 #: The erasure receipt: its id, who asked, records deleted per kind, keys revoked.
-Erasure = create_model("Erasure", __base__=Out, erasure_id=(str, ...), actor=(Optional[str], ...),
-                       revoked_keys=(list[str], ...), **{kind: (int, ...) for kind in ERASED_KINDS})
+Erasure = create_model(
+    "Erasure",
+    __base__=Out,
+    erasure_id=(str, ...),
+    actor=(Optional[str], ...),
+    revoked_keys=(list[str], ...),
+    **{kind: (int, ...) for kind in ERASED_KINDS},
+)
 #: Records per kind of an import.
 RecordCounts = create_model("RecordCounts", __base__=Out, **{kind: (int, ...) for kind in RECORD_KINDS})
 

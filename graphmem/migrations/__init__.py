@@ -54,8 +54,9 @@ def _statements(statements: Sequence[str], name: str, conn: "Neo4jConnection") -
 
 def migrations() -> list[Migration]:
     """Every migration, Cypher and Python, in number order."""
-    found = [Migration(m.number, m.name, functools.partial(_statements, m.statements, m.name))
-             for m in cypher_migrations()]
+    found = [
+        Migration(m.number, m.name, functools.partial(_statements, m.statements, m.name)) for m in cypher_migrations()
+    ]
     for entry in resources.files(__name__).iterdir():
         match = _MODULE.match(entry.name)
         if match:
@@ -81,8 +82,9 @@ def migrate(conn: "Neo4jConnection", available: Sequence[Migration] | None = Non
         notes = migration.run(conn) or []
         for note in notes:
             log.warning("%s: %s", migration.name, note)
-        conn.write("admin/record_migration", id=migration.number, name=migration.name, applied_at=utcnow(),
-                   notes=list(notes))
+        conn.write(
+            "admin/record_migration", id=migration.number, name=migration.name, applied_at=utcnow(), notes=list(notes)
+        )
         applied.append(migration.name)
     conn.schema(load("admin/await_indexes").text, what="awaiting indexes")
     return applied, already

@@ -60,9 +60,12 @@ from .write import mention_links
 #: give or take a clock ``SKEW`` between the exporting and the importing machine. (An archive
 #: time is not one: ``GraphMem.archive`` may be run for a later moment.)
 SYSTEM_TIMES: dict[str, Callable[[Any], list[datetime | None]]] = {
-    "unit": lambda r: [r.time.created_at], "decision": lambda r: [r.decided_at],
-    "invalidation": lambda r: [r.expired_at], "deletion": lambda r: [r.deleted_at],
-    "trace": lambda r: [r.created_at], "review": lambda r: [r.created_at, r.decided_at],
+    "unit": lambda r: [r.time.created_at],
+    "decision": lambda r: [r.decided_at],
+    "invalidation": lambda r: [r.expired_at],
+    "deletion": lambda r: [r.deleted_at],
+    "trace": lambda r: [r.created_at],
+    "review": lambda r: [r.created_at, r.decided_at],
 }
 SKEW = timedelta(days=1)
 
@@ -72,13 +75,28 @@ VERSION = 1
 BATCH = 500
 
 MODELS: dict[str, type[Model]] = {
-    "episode": Episode, "entity": Entity, "unit": MemoryUnit, "deletion": Deletion, "decision": Decision,
-    "invalidation": Invalidation, "usage": Usage, "block": MemoryBlock, "review": ReviewItem, "trace": StoredTrace,
+    "episode": Episode,
+    "entity": Entity,
+    "unit": MemoryUnit,
+    "deletion": Deletion,
+    "decision": Decision,
+    "invalidation": Invalidation,
+    "usage": Usage,
+    "block": MemoryBlock,
+    "review": ReviewItem,
+    "trace": StoredTrace,
 }
 VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "episode": views.episode, "entity": views.entity_record, "unit": views.unit, "deletion": views.deletion_record,
-    "decision": views.decision_record, "invalidation": views.invalidation_record, "usage": views.usage_record,
-    "block": views.block, "review": views.review, "trace": views.trace,
+    "episode": views.episode,
+    "entity": views.entity_record,
+    "unit": views.unit,
+    "deletion": views.deletion_record,
+    "decision": views.decision_record,
+    "invalidation": views.invalidation_record,
+    "usage": views.usage_record,
+    "block": views.block,
+    "review": views.review,
+    "trace": views.trace,
 }
 
 
@@ -121,7 +139,9 @@ def identity(kind: RecordKind, record: Record) -> Any:
 
 def describe(kind: RecordKind, record: Record) -> str:
     if kind == "invalidation":
-        return f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
+        return (
+            f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
+        )
     return f"{kind} {key(kind, record)}"
 
 
@@ -154,8 +174,11 @@ def parse(data: Any) -> tuple[str, Any]:
     except ValueError as exc:
         raise InvalidInput(error_line(exc)) from None
     if kind == "unit":
-        value = value.model_copy(update={"time": value.time.model_copy(
-            update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})})
+        value = value.model_copy(
+            update={
+                "time": value.time.model_copy(update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})
+            }
+        )
     elif kind == "episode":
         value = value.model_copy(update={"derived_ids": ()})
     return kind, value
@@ -209,8 +232,10 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     for kind, times in SYSTEM_TIMES.items():
         for where, r in plan.records[kind]:
             if (late := max((t for t in times(r) if t is not None), default=latest)) > latest:
-                raise InvalidInput(f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
-                                   "a record's system time is when it was stored")
+                raise InvalidInput(
+                    f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
+                    "a record's system time is when it was stored"
+                )
     units = {r.id for _, r in plan.records["unit"]}
     decisions = {r.id for _, r in plan.records["decision"]}
     for where, r in plan.records["invalidation"]:
@@ -246,11 +271,18 @@ def _keyed_by_its_scope(plan: Plan) -> Plan:
     moved = {old: new for old, new in moved.items() if old != new}
     if not moved:
         return plan
-    plan.records["unit"] = [(w, u.model_copy(update={"group": moved.get(u.group, u.group)}))
-                            for w, u in plan.records["unit"]]
+    plan.records["unit"] = [
+        (w, u.model_copy(update={"group": moved.get(u.group, u.group)})) for w, u in plan.records["unit"]
+    ]
     plan.records["decision"] = [
-        (w, d.model_copy(update={"event": d.event.model_copy(update={"group": moved[d.event.group]})})
-         if d.event is not None and d.event.group in moved else d) for w, d in plan.records["decision"]]
+        (
+            w,
+            d.model_copy(update={"event": d.event.model_copy(update={"group": moved[d.event.group]})})
+            if d.event is not None and d.event.group in moved
+            else d,
+        )
+        for w, d in plan.records["decision"]
+    ]
     return plan
 
 
@@ -258,8 +290,14 @@ class ImportStore(ExchangeStore, ErasureStore, BlockStore, UnitStore, Protocol):
     """What an import reads (erasures, stored records, block labels, known names) and loads."""
 
 
-def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool = False,
-                batch: int = BATCH, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def import_plan(
+    store: ImportStore,
+    index: MemoryIndex,
+    plan: Plan,
+    force: bool = False,
+    batch: int = BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Write a validated export (see the module docstring). Returns the scope and, per kind,
     how many records were ``imported`` and how many were already stored (``skipped``).
     ``progress`` is told how many records each write stored (skipped ones count at once).
@@ -270,8 +308,9 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
     """
     scope = plan.scope
     if not force and store.erased(scope):
-        raise Conflict(f"{scope} was erased from this database: import it again only with force (--force, "
-                       "force=true over HTTP)")
+        raise Conflict(
+            f"{scope} was erased from this database: import it again only with force (--force, force=true over HTTP)"
+        )
     fresh, skipped = _new(store, plan, batch)
     if progress:
         progress(sum(skipped.values()))
@@ -286,18 +325,25 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
             derived, anchors = WriteBatch(anchors=anchors), ()
         if part.get("unit"):  # search entries are written with their units: embed first
             units = part["unit"]
-            derived = derived.model_copy(update={
-                "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
-                "vector_model": index.embedder.name,
-                "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units}})
+            derived = derived.model_copy(
+                update={
+                    "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
+                    "vector_model": index.embedder.name,
+                    "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units},
+                }
+            )
         if part.get("episode"):
-            derived = derived.model_copy(update={
-                "episode_mentions": {e.id: links["episode_mentions"][e.id] for e in part["episode"]}})
+            derived = derived.model_copy(
+                update={"episode_mentions": {e.id: links["episode_mentions"][e.id] for e in part["episode"]}}
+            )
         store.load(scope, part, derived)
         if progress:
             progress(sum(map(len, part.values())))
-    return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
-            "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+    return {
+        **views.scope(scope),
+        "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
+        "skipped": {k: skipped[k] for k in RECORD_KINDS},
+    }
 
 
 #: Record kinds that say together what is true: a unit, the decisions that made or ended it,
@@ -327,7 +373,7 @@ def _chunks(fresh: dict[str, list[Record]], kinds: Iterable[str], batch: int) ->
     """The records of each of ``kinds``, ``batch`` at a time, one kind a part."""
     for kind in kinds:
         for start in range(0, len(fresh[kind]), batch):
-            yield {kind: fresh[kind][start:start + batch]}
+            yield {kind: fresh[kind][start : start + batch]}
 
 
 def _components(fresh: dict[str, list[Record]]) -> list[list[tuple[RecordKind, Record]]]:
@@ -351,8 +397,13 @@ def _components(fresh: dict[str, list[Record]]) -> list[list[tuple[RecordKind, R
         if kind == "unit":
             join(("unit", r.id), ("group", r.group))
         elif kind == "decision":
-            join(("decision", r.id), ("unit", r.target_id), ("unit", r.produced_id), ("deletion", r.deletion_id),
-                 ("group", r.event.group if r.event else None))
+            join(
+                ("decision", r.id),
+                ("unit", r.target_id),
+                ("unit", r.produced_id),
+                ("deletion", r.deletion_id),
+                ("group", r.event.group if r.event else None),
+            )
         elif kind == "invalidation":
             join(("unit", r.unit_id), ("decision", r.decision_id))
         elif kind == "usage":
@@ -377,7 +428,7 @@ def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Rec
         stored: dict[Any, Record] = {}
         keys = sorted({key(kind, r) for _, r in items})
         for start in range(0, len(keys), batch):
-            found, elsewhere = store.lookup(scope, kind, keys[start:start + batch])
+            found, elsewhere = store.lookup(scope, kind, keys[start : start + batch])
             if elsewhere:
                 raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
             stored.update((identity(kind, r), r) for r in found)

@@ -34,8 +34,14 @@ class RulePolicy(BasePolicy):
     def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
         def decide(op: Op, reason: str, target: MemoryUnit | None = None, **extra) -> Decision:
             return Decision(
-                op=op, reason=reason, target_id=target.id if target else None, scope=candidate.scope,
-                policy=self.name, confidence=candidate.confidence, candidate=candidate.content, **extra,
+                op=op,
+                reason=reason,
+                target_id=target.id if target else None,
+                scope=candidate.scope,
+                policy=self.name,
+                confidence=candidate.confidence,
+                candidate=candidate.content,
+                **extra,
             )
 
         same = [n for n in neighbours if same_object(candidate, n) or n.content_hash == candidate.content_hash]
@@ -45,8 +51,12 @@ class RulePolicy(BasePolicy):
             return decide(Op.NOOP, "retraction matched no current fact")
         if candidate.op == "end":
             if same:
-                return decide(Op.UPDATE, f"{candidate.content!r}: {same[0].content!r} ends", same[0],
-                              invalid_at=candidate.invalid_at)
+                return decide(
+                    Op.UPDATE,
+                    f"{candidate.content!r}: {same[0].content!r} ends",
+                    same[0],
+                    invalid_at=candidate.invalid_at,
+                )
             return decide(Op.NOOP, "ending matched no current fact")
         if same:
             return decide(Op.NOOP, f"duplicate of {same[0].content!r}", same[0])

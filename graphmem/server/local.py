@@ -82,8 +82,16 @@ from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
 from graphmem.trust import private_dir, private_tree, trusted, user_name
 
-__all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password",
-           "password_file"]
+__all__ = [
+    "LocalNeo4j",
+    "Status",
+    "LATEST",
+    "FALLBACK",
+    "default_version",
+    "find_java",
+    "local_password",
+    "password_file",
+]
 
 LATEST = "2026.02.2"
 """The Neo4j run when a Java 21+ is installed."""
@@ -502,8 +510,7 @@ class LocalNeo4j(BaseModel):
                 ).returncode
             except subprocess.TimeoutExpired:
                 raise ConfigurationError(
-                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; "
-                    f"see {self.mvn_log}"
+                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; see {self.mvn_log}"
                 ) from None
         if rc != 0:
             reason = _first_maven_error(self.mvn_log)
@@ -606,9 +613,7 @@ class LocalNeo4j(BaseModel):
         with _locked(self.instance_dir / ".start.lock"):
             pid = self._running_pid()
             if pid is not None and fresh:
-                raise ConfigurationError(
-                    f"Neo4j (pid {pid}) is running on {self.uri}; stop it before a fresh start"
-                )
+                raise ConfigurationError(f"Neo4j (pid {pid}) is running on {self.uri}; stop it before a fresh start")
             if pid is not None:
                 deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
@@ -730,8 +735,14 @@ class LocalNeo4j(BaseModel):
             version = self._stored_version() or self.version
         else:
             version = self._server_version() or self.version
-        return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file,
-                      port_in_use=pid is None and not _port_free(self.port))
+        return Status(
+            running=pid is not None,
+            uri=self.uri,
+            version=version,
+            pid=pid,
+            password_file=password_file,
+            port_in_use=pid is None and not _port_free(self.port),
+        )
 
     # ----------------------------------------------------------------------------- internals
 
@@ -751,8 +762,7 @@ class LocalNeo4j(BaseModel):
         password never appears in the process list, which every local user can read.
         """
         argfile = self.instance_dir / ".set-password.args"
-        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", "--",
-                self.password or ""]
+        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", "--", self.password or ""]
         _write_private(argfile, "\n".join(_argfile_quote(arg) for arg in args) + "\n")
         env = {**os.environ, "NEO4J_HOME": str(self.instance_dir), "NEO4J_CONF": str(self.conf_file.parent)}
         try:
@@ -919,7 +929,7 @@ def _first_maven_error(log: Path) -> str | None:
     for line in lines:
         line = _strip_ansi(line).strip()
         if line.startswith("[ERROR]") and len(line) > len("[ERROR] "):
-            return line[len("[ERROR] "):][:200]
+            return line[len("[ERROR] ") :][:200]
     return None
 
 

@@ -40,11 +40,18 @@ def test_a_correction_says_the_fact_never_was(mem):
 
 def test_an_ending_told_before_what_it_ends_still_ends_it(mem):
     scope = fresh_scope()
-    ended = Fact(subject="Ken", predicate="lives_in", object="Paris", single_valued=True, op="end",
-                 invalid_at=at("2025-01-01"))
+    ended = Fact(
+        subject="Ken", predicate="lives_in", object="Paris", single_valued=True, op="end", invalid_at=at("2025-01-01")
+    )
     mem.remember("Ken left Paris at new year.", scope, at=at("2025-02-01"), facts=[ended], extractor="facts")
-    began = Fact(subject="Ken", predicate="lives_in", object="Paris", content="Ken lives in Paris", single_valued=True,
-                 valid_at=at("2024-03-01"))
+    began = Fact(
+        subject="Ken",
+        predicate="lives_in",
+        object="Paris",
+        content="Ken lives in Paris",
+        single_valued=True,
+        valid_at=at("2024-03-01"),
+    )
     mem.remember("Ken lives in Paris.", scope, at=at("2024-03-01"), facts=[began], extractor="facts")
     assert answers(mem, scope, "where does Ken live?", "2024-06-01") == ["Ken lives in Paris"]
     assert answers(mem, scope, "where does Ken live?", "2025-06-01") == []

@@ -22,11 +22,24 @@ def subject_nodes(mem, scope) -> int:
     store = mem.store
     if isinstance(store, InMemoryStore):
         st_ = store._state
-        tables = (st_.units.values(), st_.episodes.values(), st_.decisions.values(), st_.traces.values(), st_.blocks.values())
-        return sum(1 for t in tables for x in t if (x.scope.subject_type, x.scope.subject_id) == (scope.subject_type, scope.subject_id))
+        tables = (
+            st_.units.values(),
+            st_.episodes.values(),
+            st_.decisions.values(),
+            st_.traces.values(),
+            st_.blocks.values(),
+        )
+        return sum(
+            1
+            for t in tables
+            for x in t
+            if (x.scope.subject_type, x.scope.subject_id) == (scope.subject_type, scope.subject_id)
+        )
     records, _, _ = store.conn.driver.execute_query(
         "MATCH (n) WHERE n.subject_type = $t AND n.subject_id = $i RETURN count(n) AS n",
-        t=scope.subject_type.value, i=scope.subject_id)
+        t=scope.subject_type.value,
+        i=scope.subject_id,
+    )
     return records[0]["n"]
 
 
@@ -61,8 +74,15 @@ def test_an_erasure_during_a_write_leaves_nothing_derived_from_the_episodes_it_e
     no unit, decision or link of the subject outlives the erasure."""
     s = fresh_scope()
     at = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
-                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(4)]
+    episodes = [
+        Episode(
+            scope=s,
+            occurred_at=at,
+            raw=f"Zed{i} lives in Oslo.",
+            facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),),
+        )
+        for i in range(4)
+    ]
     erased = []
 
     def erase_once(report, size):
@@ -82,8 +102,15 @@ def test_a_write_stores_nothing_more_of_a_subject_erased_while_it_runs(mem, monk
     miss them), and the one planned fails at its commit."""
     s = fresh_scope()
     at = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
-                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(6)]
+    episodes = [
+        Episode(
+            scope=s,
+            occurred_at=at,
+            raw=f"Zed{i} lives in Oslo.",
+            facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),),
+        )
+        for i in range(6)
+    ]
     put, stored = mem.store.put_episodes, []
 
     def erased_after_the_first(batch):
@@ -145,8 +172,14 @@ def test_erasure_records_key_the_subject_by_hmac(mem):
 
 
 def lives(city: str, valid: str) -> Fact:
-    return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                single_valued=True, valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc))
+    return Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object=city,
+        content=f"Alice lives in {city}",
+        single_valued=True,
+        valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc),
+    )
 
 
 def test_deleting_an_episode_restores_what_it_invalidated(mem):

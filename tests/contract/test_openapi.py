@@ -49,8 +49,10 @@ def takes(check, **values) -> bool:
 
 def label_taken(label: str) -> bool:
     """A block label is visible text, and not the heading of one of the context's sections."""
-    return (takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=label, value="", token_budget=1)
-            and one_line(label).lstrip("# ").casefold() not in SECTIONS)
+    return (
+        takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=label, value="", token_budget=1)
+        and one_line(label).lstrip("# ").casefold() not in SECTIONS
+    )
 
 
 @schema.hook
@@ -82,7 +84,12 @@ def map_case(context, case):
     elif where == ("DELETE", "/v1/subjects/{subject}"):
         query["confirm"] = True
     elif where == ("PUT", "/v1/subjects/{subject}/blocks/{label}"):
-        case.body = {**case.body, "admin": True, "truncate": True, "token_budget": min(case.body.get("token_budget") or 50, 50)}
+        case.body = {
+            **case.body,
+            "admin": True,
+            "truncate": True,
+            "token_budget": min(case.body.get("token_budget") or 50, 50),
+        }
     elif where == ("DELETE", "/v1/subjects/{subject}/blocks/{label}"):
         query["admin"] = True
     elif where == ("POST", "/v1/import"):

@@ -26,8 +26,10 @@ OTHERS, SCOPES, BATCH = int(os.environ.get("GRAPHMEM_SCALE_UNITS", 100_000)), 10
 def put(store, model, scope, texts, vectors, hub=None):
     triple = (lambda i: Triple(subject=hub, predicate="rel", object=f"thing {i}")) if hub else (lambda i: None)
     units = [unit(scope, t, triple=triple(i)) for i, t in enumerate(texts)]
-    store.commit(WriteBatch(units=tuple(units), vectors={u.id: v.tolist() for u, v in zip(units, vectors)},
-                            vector_model=model), scope)
+    store.commit(
+        WriteBatch(units=tuple(units), vectors={u.id: v.tolist() for u, v in zip(units, vectors)}, vector_model=model),
+        scope,
+    )
     return units
 
 
@@ -49,11 +51,21 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
         per_scope = OTHERS // SCOPES
         for start in range(0, per_scope, BATCH):
             size = min(BATCH, per_scope - start)
-            put(store, embedder.name, scope, [f"alpha common words item {n}-{start + i}" for i in range(size)],
-                unit_vectors(rng, size, dim), hub="Hub" if scope == mid else None)  # mid: all about one hub
+            put(
+                store,
+                embedder.name,
+                scope,
+                [f"alpha common words item {n}-{start + i}" for i in range(size)],
+                unit_vectors(rng, size, dim),
+                hub="Hub" if scope == mid else None,
+            )  # mid: all about one hub
     tiny = fresh_scope()
-    tiny_ids = {u.id for u in put(store, embedder.name, tiny, [f"alpha common words tiny {i}" for i in range(5)],
-                                  unit_vectors(rng, 5, dim))}
+    tiny_ids = {
+        u.id
+        for u in put(
+            store, embedder.name, tiny, [f"alpha common words tiny {i}" for i in range(5)], unit_vectors(rng, 5, dim)
+        )
+    }
 
     def ask(scope, vector=None, terms=None):
         request = recaller.request("alpha", [scope], 10, AsOf.now(), (), "semantic")

@@ -17,7 +17,9 @@ from graphmem.tokens import TiktokenCounter
 from tests.conftest import fresh_scope
 
 counter = TiktokenCounter()
-text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=300).filter(str.strip)
+text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=300
+).filter(str.strip)
 
 
 @settings(max_examples=60, deadline=None)
@@ -30,12 +32,14 @@ text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=
 )
 def test_budgets_are_never_exceeded(blocks, facts, rules, recall_budget, rules_budget):
     store = InMemoryStore()
-    mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()),
-                   policy=RulePolicy(PolicyConfig(budgets={"rules": rules_budget})))
+    mem = GraphMem(
+        store, InMemoryIndex(store, HashingEmbedder()), policy=RulePolicy(PolicyConfig(budgets={"rules": rules_budget}))
+    )
     scope = fresh_scope()
     for rule in rules:  # approved procedural rules are assembled within the rules budget
-        held = mem.remember(rule, scope, facts=[Fact(subject="assistant", predicate="rule", content=rule,
-                                                     kind=MemoryKind.procedural)])
+        held = mem.remember(
+            rule, scope, facts=[Fact(subject="assistant", predicate="rule", content=rule, kind=MemoryKind.procedural)]
+        )
         for review_id in held.reviews:
             mem.review(review_id, approve=True)
     for i, (value, budget) in enumerate(blocks):

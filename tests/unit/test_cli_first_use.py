@@ -56,14 +56,17 @@ def test_help_shows_every_bracketed_text_of_its_options(run, path):
             assert flat(bracketed) in flat(result.stdout), (param.name, bracketed)
 
 
-@pytest.mark.parametrize("args", [
-    ["recall"],                                   # missing argument
-    ["recall", "x", "--subject", "user:a", "--k", "many"],  # bad value
-    ["bogus"],                                    # unknown command
-    ["recall", "x", "-s", "user:a", "--frobnicate"],  # unknown option
-    ["blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"],
-    ["review", "list", "--status", "bogus"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall"],  # missing argument
+        ["recall", "x", "--subject", "user:a", "--k", "many"],  # bad value
+        ["bogus"],  # unknown command
+        ["recall", "x", "-s", "user:a", "--frobnicate"],  # unknown option
+        ["blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"],
+        ["review", "list", "--status", "bogus"],
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(run, args):
     result = run(*args)
     assert result.exit_code == 2 and result.stdout == ""
@@ -74,7 +77,8 @@ def test_a_zero_block_budget_says_what_is_wrong(mem):
     with pytest.raises(InvalidInput, match="must be > 0"):
         mem.set_block("user:a", "persona", "Be brief.", token_budget=0)
     result = invoker(CliState(factory=lambda s, **o: mem))(
-        "blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0")
+        "blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"
+    )
     assert "--budget': Input should be greater than or equal to 1" in one_error_line(result)
 
 
@@ -106,22 +110,35 @@ def test_llm_extractor_without_an_endpoint_names_the_settings(run):
 def test_llm_extractor_with_its_endpoint_down_fails_and_stores_nothing(embedder):
     store = InMemoryStore()
     down = make_client(Settings(llm_base_url="http://127.0.0.1:9/v1"), "test", timeout=2, max_retries=0)
-    mem = GraphMem(store, InMemoryIndex(store, embedder),
-                   extractors={"llm": LLMExtractor(down, "m"), "rule": RuleExtractor()})
+    mem = GraphMem(
+        store, InMemoryIndex(store, embedder), extractors={"llm": LLMExtractor(down, "m"), "rule": RuleExtractor()}
+    )
     result = invoker(CliState(factory=lambda s, **o: mem))(
-        "remember", "I live in Oslo.", "--subject", "user:a", "--extractor", "llm")
+        "remember", "I live in Oslo.", "--subject", "user:a", "--extractor", "llm"
+    )
     assert result.exit_code == 1 and "127.0.0.1:9" in one_error_line(result)
     assert result.stdout == "" and mem.episodes("user:a") == []
 
 
 def test_each_role_has_its_own_endpoint_falling_back_to_openai(monkeypatch):
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_API_KEY",
-                 "GRAPHMEM_EMBEDDING_BASE_URL", "GRAPHMEM_EMBEDDING_API_KEY"):
+    for name in (
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "GRAPHMEM_LLM_BASE_URL",
+        "GRAPHMEM_LLM_API_KEY",
+        "GRAPHMEM_EMBEDDING_BASE_URL",
+        "GRAPHMEM_EMBEDDING_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     shared = Settings(openai_base_url="http://shared/v1", openai_api_key="k")
     assert shared.endpoint("llm") == shared.endpoint("embedding") == ("http://shared/v1", "k")
-    split = Settings(openai_base_url="http://shared/v1", openai_api_key="k", llm_base_url="http://vllm/v1",
-                     embedding_base_url="http://ollama/v1", embedding_api_key="e")
+    split = Settings(
+        openai_base_url="http://shared/v1",
+        openai_api_key="k",
+        llm_base_url="http://vllm/v1",
+        embedding_base_url="http://ollama/v1",
+        embedding_api_key="e",
+    )
     assert split.endpoint("llm") == ("http://vllm/v1", "k")
     assert split.endpoint("embedding") == ("http://ollama/v1", "e")
     assert str(make_client(split, "t", "embedding").base_url) == "http://ollama/v1/"
@@ -185,8 +202,12 @@ def moved(run, tmp_path):
     """Alice lived in Paris from 2023-01-01, then in Berlin from 2023-06-01 09:30:00.250+02:00."""
     scope = fresh_scope()
     path = tmp_path / "moved.jsonl"
-    path.write_text(fact_line(scope, "p", "2023-01-01", "Paris") + "\n"
-                    + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin") + "\n")
+    path.write_text(
+        fact_line(scope, "p", "2023-01-01", "Paris")
+        + "\n"
+        + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin")
+        + "\n"
+    )
     assert run("ingest", path, "--json").exit_code == 0
     return scope
 
@@ -296,8 +317,12 @@ def test_ingest_progress_moves_during_a_file(monkeypatch, run, tmp_path):
     monkeypatch.setattr(write, "stderr_progress", Recorder)
     s = subject(fresh_scope())
     path = tmp_path / "many.jsonl"
-    path.write_text("".join(json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": f"I like tea {n}."}) + "\n"
-                            for n in range(300)))
+    path.write_text(
+        "".join(
+            json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": f"I like tea {n}."}) + "\n"
+            for n in range(300)
+        )
+    )
     assert run("ingest", path, "--extractor", "none").exit_code == 0
     assert sum(advanced) == 300 and len(advanced) >= 10
 
@@ -319,9 +344,20 @@ def test_a_fact_replaced_in_its_own_write_says_so_in_history(run, mem, monkeypat
     scope = fresh_scope()
     gone = unit(scope, "Zed lives in Paris", created=EPOCH, valid=EPOCH)
     gone = gone.model_copy(update={"time": gone.time.model_copy(update={"expired_at": EPOCH})})
-    monkeypatch.setattr(mem, "history", lambda **kwargs: [
-        {"unit": gone, "slot": "Zed lives_in", "decisions": [decision(scope, Op.UPDATE, gone.id)],
-         "believed_until": EPOCH, "earlier": [], "edges": []}])
+    monkeypatch.setattr(
+        mem,
+        "history",
+        lambda **kwargs: [
+            {
+                "unit": gone,
+                "slot": "Zed lives_in",
+                "decisions": [decision(scope, Op.UPDATE, gone.id)],
+                "believed_until": EPOCH,
+                "earlier": [],
+                "edges": [],
+            }
+        ],
+    )
     human = run("history", "--entity", "Zed", "--subject", subject(scope))
     assert human.exit_code == 0 and "2020-01-01, replaced in the same write" in human.stdout
 

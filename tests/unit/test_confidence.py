@@ -75,8 +75,12 @@ def test_a_recall_is_relevant_when_a_hit_reaches_the_threshold():
 
 def test_a_walked_hit_is_as_confident_as_the_hit_its_path_starts_from():
     seed = hit("My manager is Priya.", 0.9)
-    walked = RecallHit(unit=unit(SCOPE, "Priya lives in Graz."), score=0.5, hop=1,
-                       path=["My manager is Priya.", "Priya", "Priya lives in Graz."])
+    walked = RecallHit(
+        unit=unit(SCOPE, "Priya lives in Graz."),
+        score=0.5,
+        hop=1,
+        path=["My manager is Priya.", "Priya", "Priya lives in Graz."],
+    )
     stems = confidence.asked("where does my manager live")
     found = rated([seed, walked], stems, MINILM)
     assert found[1].confidence == found[0].confidence

@@ -19,8 +19,9 @@ def section(title: str) -> str:
 
 
 def test_docs_cli_md_is_generated_from_the_current_help():
-    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), \
+    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), (
         "docs/cli.md is stale: run python -m graphmem.cli.docs > docs/cli.md"
+    )
 
 
 def test_every_setting_is_in_the_configuration_table():
@@ -43,7 +44,10 @@ def test_the_readme_names_nothing_a_reader_cannot_see():
 def test_set_up_is_two_commands_with_their_prerequisites():
     setup = section("Set up")
     [block] = re.findall(r"```bash\n(.*?)```", setup, re.DOTALL)
-    assert [line.split("#")[0].strip() for line in block.splitlines()] == ["bash scripts/quickstart", "bash scripts/test"]
+    assert [line.split("#")[0].strip() for line in block.splitlines()] == [
+        "bash scripts/quickstart",
+        "bash scripts/test",
+    ]
     assert "Java 21+" in setup and "Maven" in setup and "docker-compose.yml" in setup
     assert "docs/cli.md" in README
 

@@ -49,7 +49,10 @@ class _Server(StubOpenAI):
         if isinstance(item, tuple):
             return error(*item)
         return 200, {
-            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": item}}],
         }
 
@@ -82,10 +85,25 @@ def mem(client: openai.OpenAI):
     return GraphMem(store, index, policy=LLMPolicy(client, MODEL), extractors=extractors)
 
 
-def fact(content: str, obj: str | None, predicate: str = "lives_in", subject: str = "I",
-         valid_at: str | None = "2024-03-01", kind: str = "semantic", single: bool = True) -> dict:
-    return {"content": content, "subject": subject, "predicate": predicate, "object": obj,
-            "single_valued": single, "valid_at": valid_at, "kind": kind, "confidence": 0.9}
+def fact(
+    content: str,
+    obj: str | None,
+    predicate: str = "lives_in",
+    subject: str = "I",
+    valid_at: str | None = "2024-03-01",
+    kind: str = "semantic",
+    single: bool = True,
+) -> dict:
+    return {
+        "content": content,
+        "subject": subject,
+        "predicate": predicate,
+        "object": obj,
+        "single_valued": single,
+        "valid_at": valid_at,
+        "kind": kind,
+        "confidence": 0.9,
+    }
 
 
 def answer(op: str, target: str | None = None, reason: str = "because", confidence: float = 0.8) -> dict:
@@ -101,7 +119,9 @@ def units(mem: GraphMem) -> list:
 
 def test_extractor_tells_an_ending_from_a_correction(server: _Server, client: openai.OpenAI) -> None:
     ended = fact("alice no longer works at Siemens", "Siemens", "works_at", valid_at=None) | {
-        "op": "end", "ended_at": "2024-02-01"}
+        "op": "end",
+        "ended_at": "2024-02-01",
+    }
     never = fact("alice never lived in Lyon", "Lyon", valid_at=None) | {"op": "retract", "ended_at": None}
     server.push({"facts": [ended, never]})
     episode = Episode(scope=ALICE, occurred_at=MARCH, raw="I left Siemens in February. I never lived in Lyon.")
@@ -121,7 +141,11 @@ def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai
     assert c.scope == ALICE and c.content == "alice lives in Berlin"
     assert c.triple is not None
     assert (c.triple.subject, c.triple.predicate, c.triple.object, c.triple.single_valued) == (
-        "alice", "lives_in", "Berlin", True)
+        "alice",
+        "lives_in",
+        "Berlin",
+        True,
+    )
     assert c.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc) and c.valid_at.tzinfo is not None
     assert c.confidence == 0.9
     user = json.loads(server.requests[0]["body"]["messages"][1]["content"])
@@ -132,8 +156,14 @@ def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai
 def test_extractor_defaults_and_clamps(server: _Server, client: openai.OpenAI) -> None:
     loose = fact("Bob likes tea", "tea", predicate="Likes", subject="Bob", valid_at=None, single=False)
     loose["confidence"] = 7
-    server.push({"facts": [loose, fact("alice moved", None, valid_at="2024-03-02T10:00:00+02:00",
-                                       kind="episodic", predicate="moved")]})
+    server.push(
+        {
+            "facts": [
+                loose,
+                fact("alice moved", None, valid_at="2024-03-02T10:00:00+02:00", kind="episodic", predicate="moved"),
+            ]
+        }
+    )
     a, b = LLMExtractor(client, MODEL).extract(Episode(scope=ALICE, occurred_at=MARCH, raw="stuff"))
     assert a.valid_at is None and a.confidence == 1.0 and a.triple.predicate == "likes"
     assert a.triple.subject == "Bob"
@@ -154,8 +184,11 @@ def test_extractor_through_the_pipeline(server: _Server, mem: GraphMem) -> None:
 
 
 def test_invalid_json_twice_then_valid_succeeds_with_three_requests(server: _Server, client: openai.OpenAI) -> None:
-    server.push("not json at all", json.dumps({"facts": [{"content": "x"}]}),
-                {"facts": [fact("alice lives in Berlin", "Berlin")]})
+    server.push(
+        "not json at all",
+        json.dumps({"facts": [{"content": "x"}]}),
+        {"facts": [fact("alice lives in Berlin", "Berlin")]},
+    )
     [c] = LLMExtractor(client, MODEL).extract(Episode(scope=ALICE, occurred_at=MARCH, raw="I moved to Berlin"))
     assert c.triple.object == "Berlin"
     assert len(server.requests) == 3
@@ -168,8 +201,7 @@ def test_invalid_json_twice_then_valid_succeeds_with_three_requests(server: _Ser
 
 def test_always_invalid_output_keeps_the_episode_and_records_the_failure(server: _Server, mem: GraphMem) -> None:
     server.push("nope", "still nope", "{broken")
-    report = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH, extractor="llm",
-                          episode_id="ep-1")
+    report = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH, extractor="llm", episode_id="ep-1")
     assert len(server.requests) == 3
     assert mem.store.get_episode("ep-1", ALICE) is not None
     assert units(mem) == []
@@ -267,8 +299,18 @@ def test_requests_carry_a_strict_json_schema(server: _Server, mem: GraphMem) -> 
     assert set(item["required"]) == set(item["properties"]) and item["additionalProperties"] is False
     assert item["properties"]["valid_at"]["type"] == ["string", "null"]
     # The schema is the validator's own: every field the validator reads is asked for.
-    assert set(item["properties"]) == {"content", "subject", "predicate", "object", "single_valued", "valid_at", "op", "ended_at",
-                                       "kind", "confidence"}
+    assert set(item["properties"]) == {
+        "content",
+        "subject",
+        "predicate",
+        "object",
+        "single_valued",
+        "valid_at",
+        "op",
+        "ended_at",
+        "kind",
+        "confidence",
+    }
     assert item["properties"]["kind"]["enum"] == ["semantic", "episodic", "procedural"]
     assert not any(k in json.dumps(item) for k in ('"default"', '"minLength"', '"maxLength"', '"$ref"'))
 
