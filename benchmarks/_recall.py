@@ -13,10 +13,10 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 

@@ -20,17 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from diary_recall import open_mem  # noqa: E402
+from diary_recall import open_mem
 
 from graphmem.models import Episode, Scope
 
 DATA = Path(__file__).resolve().parent / "data" / "chains" / "chains.jsonl"
 SCOPE = Scope(subject_type="user", subject_id="chains")
-START = datetime(2026, 6, 1, 9, tzinfo=timezone.utc)
+START = datetime(2026, 6, 1, 9, tzinfo=UTC)
 TARGETS = {"hit3_hops2": 0.9, "gain": 0.3}
 
 

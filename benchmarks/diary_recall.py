@@ -32,7 +32,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,7 +43,7 @@ from graphmem.models import Episode, Scope
 from graphmem.wiring import make_embedder
 
 SCOPE = Scope(subject_type="user", subject_id="diarist")
-FIRST_DAY = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday
+FIRST_DAY = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday
 TARGETS = {
     "day_hit1": 0.8,
     "day_hit5": 0.95,
@@ -136,7 +136,7 @@ def diary(days: int, per_day: int, seed: int = 7) -> list[Episode]:
     episodes = [
         Episode(
             scope=SCOPE,
-            occurred_at=datetime.fromisoformat(when).replace(tzinfo=timezone.utc) + timedelta(hours=9),
+            occurred_at=datetime.fromisoformat(when).replace(tzinfo=UTC) + timedelta(hours=9),
             raw=text,
         )
         for text, when in FACTS

@@ -36,16 +36,16 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, pct, wipe  # noqa: E402
+from _common import median, pct, wipe
 
-from graphmem import GraphMem  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.models import Episode, Fact, Scope  # noqa: E402
+from graphmem import GraphMem
+from graphmem.config import Settings
+from graphmem.models import Episode, Fact, Scope
 
 PREDICATES = ("likes", "visited", "works_with", "owns", "reads", "plays")
 WORDS = (
@@ -91,7 +91,7 @@ def fact(rng: random.Random, serial: int) -> Fact:
 
 
 def load(mem: GraphMem, n: int, names: list[str], seed: int) -> float:
-    rng, at = random.Random(seed), datetime(2024, 1, 1, tzinfo=timezone.utc)
+    rng, at = random.Random(seed), datetime(2024, 1, 1, tzinfo=UTC)
     started, serial, per_subject = time.perf_counter(), 0, n // len(names)
     for name in names:
         scope = Scope.parse(name)
@@ -205,7 +205,7 @@ def inproc_step(mem: GraphMem, names: list[str], write_share: float):
                     [
                         Episode(
                             scope=scope,
-                            occurred_at=datetime(2024, 6, 1, tzinfo=timezone.utc),
+                            occurred_at=datetime(2024, 6, 1, tzinfo=UTC),
                             raw=f.content,
                             facts=(f,),
                         )

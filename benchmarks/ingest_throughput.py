@@ -28,10 +28,9 @@ import json
 import random
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, median, wipe
-
 from neo4j.vector import Vector
 
 from graphmem import GraphMem, Settings
@@ -103,14 +102,14 @@ def read_facts(path: str, n: int, seed: int) -> list[Fact]:
     for s, p, o in keys[:n]:
         span = years[(s, p, o)]
         since, until = span.get("occursSince"), span.get("occursUntil")
-        valid = datetime(since, 1, 1, tzinfo=timezone.utc) if since else None
-        invalid = datetime(until + 1, 1, 1, tzinfo=timezone.utc) if until and since and until >= since else None
+        valid = datetime(since, 1, 1, tzinfo=UTC) if since else None
+        invalid = datetime(until + 1, 1, 1, tzinfo=UTC) if until and since and until >= since else None
         facts.append(Fact(subject=s, predicate=p, object=o, valid_at=valid, invalid_at=invalid))
     return facts
 
 
 def episodes_of(facts: list[Fact], scope: Scope) -> list[Episode]:
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     return [
         Episode(
             scope=scope, occurred_at=at, raw=f"facts {i}..{i + 9}", channel="document", facts=tuple(facts[i : i + 10])

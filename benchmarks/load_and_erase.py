@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, wipe
 
@@ -54,7 +54,7 @@ def pool(scope_no: int) -> list[Fact]:
                     predicate="lives_in",
                     object=f"City {rng.randrange(30)}",
                     single_valued=True,
-                    valid_at=datetime(2000 + i % 20, 1, 1, tzinfo=timezone.utc),
+                    valid_at=datetime(2000 + i % 20, 1, 1, tzinfo=UTC),
                 )
             )
         else:
@@ -88,7 +88,7 @@ def load(settings: Settings) -> dict:
                 batch = [
                     Episode(
                         scope=scopes[scope_no],
-                        occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
+                        occurred_at=datetime(2024, 1, 1, tzinfo=UTC),
                         raw=f"writer {n} batch {i}",
                         facts=(f,),
                     )

@@ -39,12 +39,12 @@ import math
 import re
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
-from _recall import (  # noqa: E402
+from _common import default_uri, wipe
+from _recall import (
     MODES,
     Question,
     ask,
@@ -72,9 +72,57 @@ REFERENCE_TITLE = f"{'BM25 R@5':>10}{'R@10':>7}{'all@10':>8}"
 FORMS = ("stored", "dated")
 #: The reference's stopwords (bench-data/README.md).
 BM25_STOPWORDS = frozenset(
-    "a an the of to in on at for and or is are was were be been did do does what when where "
-    "who whom which how why with from by as that this it its i you he she they we her his "
-    "their our my me your".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "did",
+        "do",
+        "does",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "how",
+        "why",
+        "with",
+        "from",
+        "by",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "her",
+        "his",
+        "their",
+        "our",
+        "my",
+        "me",
+        "your",
+    ]
 )
 BM25_K1, BM25_B = 1.2, 0.75
 MEASURES = metrics((1, 5, 10))
@@ -86,7 +134,7 @@ def parse_date(text: str) -> datetime:
     text = " ".join(text.split())
     for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
         try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             pass
     raise ValueError(f"unparsed session date {text!r}")

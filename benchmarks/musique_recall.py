@@ -29,12 +29,12 @@ import json
 import math
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
-from _recall import (  # noqa: E402
+from _common import default_uri, wipe
+from _recall import (
     MODES,
     Question,
     ask,
@@ -66,7 +66,7 @@ class Corpus:
 
     def __init__(self, data: Path):
         scope = Scope.parse(SUBJECT)
-        at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+        at = datetime(2024, 1, 1, tzinfo=UTC)
         self.key: dict[str, str] = {}
         self.episodes = []
         for i, p in enumerate(json.loads((data / "corpus.json").read_text())):

@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _recall import RESAMPLES, SEED, DiskVectors  # noqa: E402
-from locomo_recall import asked_at, doc_of, episodes_of, normalise_evidence, subject_of  # noqa: E402
+from _recall import RESAMPLES, SEED, DiskVectors
+from locomo_recall import asked_at, doc_of, episodes_of, normalise_evidence, subject_of
 
 from graphmem import GraphMem, confidence
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore

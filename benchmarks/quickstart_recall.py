@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
+from _common import default_uri, wipe
 
 from graphmem import GraphMem
-from graphmem.episodes_io import parse_episode
 from graphmem.config import Settings
+from graphmem.episodes_io import parse_episode
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.jsonl"
 QUESTION = "Where does Alice's manager live?"

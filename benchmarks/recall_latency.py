@@ -40,13 +40,13 @@ import hashlib
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, timed, vocabulary, wipe  # noqa: E402
+from _common import default_uri, median, pct, timed, vocabulary, wipe
 
 from graphmem import GraphMem
 from graphmem.adapters.neo4j_driver import Listed, Neo4jConnection
@@ -129,7 +129,7 @@ def load(uri: str, n: int, seed: int, vocab: list[str], reuse: bool = False):
     scopes = [Scope.parse(f"user:bench-{i:02d}") for i in range(N_SCOPES)]
     sizes = scope_sizes(n)
     names_by_scope: list[list[str]] = []
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     t0 = time.perf_counter()
     serial = 0
     for no, (scope, size) in enumerate(zip(scopes, sizes)):

@@ -31,11 +31,11 @@ import string
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, wipe  # noqa: E402
+from _common import default_uri, median, pct, wipe
 
 from graphmem import GraphMem
 from graphmem.config import Settings
@@ -51,7 +51,7 @@ def parse_date(text: str) -> datetime:
     text = " ".join(text.replace(",", ", ").split()).replace(" ,", ",")
     for fmt in ("%Y", "%B %d, %Y", "%B %Y", "%b %d, %Y", "%b %Y", "%Y-%m-%d", "%Y-%m"):
         try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             pass
     raise ValueError(f"unparsed date {text!r}")

@@ -37,10 +37,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import locomo_recall  # noqa: E402
-import musique_recall  # noqa: E402
-from _common import default_uri, wipe  # noqa: E402
-from _recall import ListReplay, ask, cache_vectors, covered_at, figures, print_table, recall_at, score  # noqa: E402
+import locomo_recall
+import musique_recall
+from _common import default_uri, wipe
+from _recall import ListReplay, ask, cache_vectors, covered_at, figures, print_table, recall_at, score
 
 from graphmem import GraphMem
 from graphmem.config import Settings

@@ -18,7 +18,7 @@ import re
 import time
 import uuid
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, wipe
 
@@ -60,7 +60,7 @@ def main() -> None:
         Episode(
             id=f"{scope.subject_id}:{i}",
             scope=scope,
-            occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
+            occurred_at=datetime(2024, 1, 1, tzinfo=UTC),
             raw=f"{name(p)} played for {name(c)} from {a} to {b}",
             channel="document",
             facts=(
@@ -69,8 +69,8 @@ def main() -> None:
                     predicate="plays_for_club",
                     object=name(c),
                     content=f"{name(p)} plays for {name(c)}",
-                    valid_at=datetime(a, 1, 1, tzinfo=timezone.utc),
-                    invalid_at=datetime(b + 1, 1, 1, tzinfo=timezone.utc),
+                    valid_at=datetime(a, 1, 1, tzinfo=UTC),
+                    invalid_at=datetime(b + 1, 1, 1, tzinfo=UTC),
                 ),
             ),
         )
@@ -97,7 +97,7 @@ def main() -> None:
                 f"which club did {player} play for in {year}?",
                 scope,
                 k=5,
-                as_of=datetime(year, 7, 1, tzinfo=timezone.utc),
+                as_of=datetime(year, 7, 1, tzinfo=UTC),
             )
             latencies.append(time.perf_counter() - t0)
             clubs = {h.unit.triple.object for h in hits if h.unit.triple and h.unit.triple.subject == player}

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
 
-from . import health, openai_api, wiring
+from . import health, openai_api, timeline, wiring
 from .config import Settings
-from . import timeline
+from .errors import ConfigurationError, Conflict, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .extract.llm import LLMExtractor
-from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .keys import matches, new_key, split, subject_name
 from .models import (
     MAX_QUERY_CHARS,
@@ -193,7 +193,7 @@ class GraphMem:
         embedder: Embedder | None = None,
         check_index: bool = True,
         **kwargs,
-    ) -> "GraphMem":
+    ) -> GraphMem:
         """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
         migrations, and check the index was built with this embedder (``settings.embedder``
         unless an Embedder object is given). Keyword arguments go to ``GraphMem(...)``.
@@ -205,7 +205,7 @@ class GraphMem:
         if self.database is not None:
             self.database.close()
 
-    def __enter__(self) -> "GraphMem":
+    def __enter__(self) -> GraphMem:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -520,7 +520,7 @@ class GraphMem:
         try:
             before = (now or utcnow()) - timedelta(days=days)
         except OverflowError:  # older than the calendar reaches: no trace is
-            before = datetime.min.replace(tzinfo=timezone.utc)
+            before = datetime.min.replace(tzinfo=UTC)
         scope = as_scope(subject, project) if subject else None
         return {"traces": self.store.prune_traces(scope, before, dry_run), "before": before, "dry_run": dry_run}
 

@@ -25,8 +25,9 @@ fits the hashing embedder's model the same way (``FITTED``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .mentions import written
 from .models import search_terms, terms

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, Mapping
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -39,9 +40,9 @@ def _trusted_env_file(path: Path) -> Path | None:
     """``path`` if it is a file nobody but this user (or root) could have written, None if
     there is none (then none is read, even one another user makes a moment later); raises
     ConfigurationError naming it otherwise."""
-    from .trust import trusted  # here, not above: graphmem.trust reads default_home from this module
-
     from dotenv import dotenv_values  # pydantic-settings' own .env reader
+
+    from .trust import trusted  # here, not above: graphmem.trust reads default_home from this module
 
     if not path.is_file():
         return None
@@ -210,6 +211,6 @@ class Settings(LocalServerSettings):
         return own_url or self.openai_base_url, own_key.get_secret_value() or self.openai_api_key.get_secret_value()
 
     @classmethod
-    def from_env(cls, **overrides: object) -> "Settings":
+    def from_env(cls, **overrides: object) -> Settings:
         """``Settings(**overrides)`` with None overrides dropped (unset CLI options)."""
         return cls(**{k: v for k, v in overrides.items() if v is not None})

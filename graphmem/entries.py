@@ -14,13 +14,13 @@ microseconds since the epoch, ``MIN``/``MAX`` stand for "no start"/"no end".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from datetime import UTC, datetime, timedelta
 
 MIN = -(2**62)
 MAX = 2**62
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def micros(t: datetime | None, open_end: int) -> int:

@@ -21,7 +21,8 @@ same decoding: a line no decoder can read is one ``InvalidInput`` naming it, nev
 from __future__ import annotations
 
 import json
-from typing import Any, BinaryIO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Callable, Mapping, Sequence
 
 from .models import Hit, Reached, Scored, SearchRequest, Step
 

@@ -9,7 +9,7 @@ error's one line; the next check still runs.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import error_line
 from .ports import Database, Embedder, TokenCounter

@@ -50,7 +50,7 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def structured(
-    client: "openai.OpenAI",
+    client: openai.OpenAI,
     model: str,
     system: str,
     user: str,

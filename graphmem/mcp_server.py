@@ -33,11 +33,11 @@ import inspect
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import anyio
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
@@ -75,7 +75,7 @@ class McpConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     subject: str = Field(description="The default subject (TYPE:ID) of every call.")
-    project: Optional[str] = Field(None, description="Optional project id of every subject.")
+    project: str | None = Field(None, description="Optional project id of every subject.")
     allow_subjects: tuple[str, ...] = Field((), description="Other subjects a call may name.")
     allow_any_subject: bool = Field(False, description="A call may name any subject.")
     name: str = "graphmem"
@@ -125,11 +125,11 @@ class FactIn(BaseModel):
 
     subject: str = Field(description="The entity the fact is about, e.g. 'Alice'.")
     predicate: str = Field(description="The relation, e.g. 'lives_in'.")
-    object: Optional[str] = Field(None, description="The other entity or value, e.g. 'Berlin'.")
-    content: Optional[str] = Field(None, description="The fact as a sentence [default: subject predicate object].")
+    object: str | None = Field(None, description="The other entity or value, e.g. 'Berlin'.")
+    content: str | None = Field(None, description="The fact as a sentence [default: subject predicate object].")
     kind: MemoryKind = Field(MemoryKind.semantic, description="semantic | episodic | procedural.")
-    valid_at: Optional[str] = Field(None, description="When it became true in the world (ISO 8601).")
-    invalid_at: Optional[str] = Field(None, description="When it stopped being true (ISO 8601).")
+    valid_at: str | None = Field(None, description="When it became true in the world (ISO 8601).")
+    invalid_at: str | None = Field(None, description="When it stopped being true (ISO 8601).")
     single_valued: bool = Field(
         False, strict=True, description="The predicate holds one object at a time (a new one supersedes)."
     )
@@ -153,7 +153,7 @@ class FactIn(BaseModel):
 
 
 Subject = Annotated[
-    Optional[str],
+    str | None,
     Field(
         description="The subject, TYPE:ID (e.g. user:alice) [default: the server's subject]; "
         "another subject is refused unless the server allows it."
@@ -230,9 +230,7 @@ class MemoryTools:
     def remember(
         self,
         text: Annotated[str, Field(description="The episode text, e.g. 'I moved to Berlin last month.'")],
-        facts: Annotated[
-            Optional[list[FactIn]], Field(description="Structured facts that came with the episode.")
-        ] = None,
+        facts: Annotated[list[FactIn] | None, Field(description="Structured facts that came with the episode.")] = None,
         at: Annotated[Time, Field(description="When it happened, ISO 8601 [default: now].")] = None,
         channel: Annotated[str, Field(description="Where it came from (chat, email, ...).")] = "chat",
         subject: Subject = None,
@@ -284,7 +282,7 @@ class MemoryTools:
         self,
         query: Annotated[str, Field(description="What the context is for.")],
         budget: Annotated[
-            Optional[int],
+            int | None,
             Field(
                 ge=0,
                 le=MAX_BUDGET,
@@ -319,8 +317,8 @@ class MemoryTools:
     )
     def history(
         self,
-        entity: Annotated[Optional[str], Field(description="An entity name, e.g. 'Alice'.")] = None,
-        unit_id: Annotated[Optional[str], Field(description="A unit id (from recall).")] = None,
+        entity: Annotated[str | None, Field(description="An entity name, e.g. 'Alice'.")] = None,
+        unit_id: Annotated[str | None, Field(description="A unit id (from recall).")] = None,
         known_at: KnownAtArg = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
@@ -370,9 +368,9 @@ class MemoryTools:
         label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
         value: Annotated[str, Field(description="The new value.")],
         token_budget: Annotated[
-            Optional[int], Field(gt=0, le=100_000, strict=True, description="Token budget (required for a new block).")
+            int | None, Field(gt=0, le=100_000, strict=True, description="Token budget (required for a new block).")
         ] = None,
-        description: Annotated[Optional[str], Field(description="What the block is for.")] = None,
+        description: Annotated[str | None, Field(description="What the block is for.")] = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
         # Never admin, never a writability change: the writable rule stays with operators.
@@ -430,8 +428,8 @@ class MemoryTools:
     )
     def decisions(
         self,
-        op: Annotated[Optional[Literal["ADD", "UPDATE", "DELETE", "NOOP"]], Field(description="Only this op.")] = None,
-        episode_id: Annotated[Optional[str], Field(description="Only this episode's decisions.")] = None,
+        op: Annotated[Literal["ADD", "UPDATE", "DELETE", "NOOP"] | None, Field(description="Only this op.")] = None,
+        episode_id: Annotated[str | None, Field(description="Only this episode's decisions.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, strict=True, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import json
+import re
 import unicodedata
 import uuid
-from functools import lru_cache
-from datetime import datetime, timezone
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Any, Callable, Collection, Iterable, Literal, Mapping, get_args
+from functools import lru_cache
+from typing import Annotated, Any, Literal, get_args
 
 import regex
 from pydantic import (
@@ -50,7 +51,7 @@ MAX_LABELS = 64
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -59,7 +60,7 @@ def new_id() -> str:
 
 def _utc(value: datetime) -> datetime:
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:  # year 1 at +14:00 is year 0 in UTC, year 9999 at -14:00 year 10000
         raise ValueError(f"{value.isoformat()} is outside the years 1..9999 once in UTC") from None
 
@@ -280,7 +281,7 @@ class Scope(Model):
         return _scope_token(self.key)
 
     @classmethod
-    def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> "Scope":
+    def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> Scope:
         """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``). A new id (not ``stored``: an
         export names what was stored then) holds nothing that shows as nothing (``_INVISIBLE``),
         so two subjects cannot look alike, and a new project is none of ``NO_PROJECT``."""
@@ -345,7 +346,7 @@ class Triple(Model):
     object: Annotated[str, AfterValidator(clean_text(500))] | None = None
     single_valued: bool = False
 
-    def slot(self, scope: "Scope") -> str:
+    def slot(self, scope: Scope) -> str:
         """The (scope, subject, predicate) key: a single-valued predicate holds one current
         object per slot."""
         key = f"{scope.key}\x1f{normalise(self.subject)}\x1f{normalise(self.predicate)}"
@@ -436,9 +437,9 @@ class WriteBatch(Model):
     """
 
     units: tuple[MemoryUnit, ...] = ()
-    decisions: tuple["Decision", ...] = ()
-    invalidations: tuple["Invalidation", ...] = ()
-    reviews: tuple["ReviewItem", ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    invalidations: tuple[Invalidation, ...] = ()
+    reviews: tuple[ReviewItem, ...] = ()
     guards: dict[str, int] = Field(default_factory=dict)
     #: Archived units a write of their fact makes searchable again.
     unarchive: tuple[str, ...] = ()
@@ -491,7 +492,7 @@ class WriteBatch(Model):
         texts: tuple[int, str | None],
         relink: Relink | None,
         known_names: Callable[[Collection[str]], dict[str, bool]],
-    ) -> "WriteBatch":
+    ) -> WriteBatch:
         """This batch as its commit writes it, holding the scope's names, whose names and texts
         versions (with their last commits) it found at ``names`` and ``texts``: its mention links
         drawn again by ``relink`` with ``known_names`` when another writer made names known since
@@ -528,7 +529,7 @@ class Fact(Model):
     predicate: Annotated[str, AfterValidator(_visible(200, "a fact's names"))]
     object: Annotated[str, AfterValidator(_visible(500, "a fact's names"))] | None = None
     content: Content | None = None
-    kind: "MemoryKind" = MemoryKind.semantic
+    kind: MemoryKind = MemoryKind.semantic
     valid_at: WorldTime | None = None
     invalid_at: WorldTime | None = None
     # Strict: a fact arrives as JSON (ingest lines, HTTP, MCP), where "yes" or "0.5" is a mistake.
@@ -542,7 +543,7 @@ class Fact(Model):
     _ordered = model_validator(mode="after")(_valid_before_invalid)
 
     @model_validator(mode="after")
-    def _ending_time(self) -> "Fact":
+    def _ending_time(self) -> Fact:
         if self.op == "end" and self.valid_at is not None:
             raise ValueError("an ending gives invalid_at (when the fact stopped), not valid_at")
         return self
@@ -673,7 +674,7 @@ class Usage(Model):
     archived_at: UTCDatetime | None = None
 
     @model_validator(mode="after")
-    def _counted(self) -> "Usage":
+    def _counted(self) -> Usage:
         if self.recall_count and self.last_recalled_at is None:
             raise ValueError("a recall count needs last_recalled_at")
         return self
@@ -729,7 +730,7 @@ class Decision(Model):
     actor: str | None = None
 
     @model_validator(mode="after")
-    def _target(self) -> "Decision":
+    def _target(self) -> Decision:
         if self.op in (Op.UPDATE, Op.DELETE) and not self.target_id:
             raise ValueError(f"{self.op.value} decision needs a target_id")
         return self
@@ -866,7 +867,7 @@ class SearchRequest(Model):
     ``at.known`` (a question that names a time and no as-of point)."""
 
     scopes: tuple[Scope, ...]
-    at: "AsOf"
+    at: AsOf
     during: tuple[UTCDatetime, UTCDatetime] | None = None
     #: A time the question names: a list of units true or told near it, closest first.
     window: tuple[UTCDatetime, UTCDatetime] | None = None
@@ -978,7 +979,7 @@ class AsOf(Model):
     known: UTCDatetime
 
     @classmethod
-    def now(cls) -> "AsOf":
+    def now(cls) -> AsOf:
         t = utcnow()
         return cls(valid=t, known=t)
 
@@ -1008,9 +1009,57 @@ def words(text: str) -> list[str]:
 #: Words too common to tell texts apart. A lexical query drops them: BM25 would weight them
 #: low, but across many of them the low weights still add up to noise.
 STOPWORDS = frozenset(
-    "a an the of to in on at for and or is are was were be been did do does what when where who "
-    "whom which how why with from by as that this it its i you he she they we her his their our "
-    "my me your".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "did",
+        "do",
+        "does",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "how",
+        "why",
+        "with",
+        "from",
+        "by",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "her",
+        "his",
+        "their",
+        "our",
+        "my",
+        "me",
+        "your",
+    ]
 )
 
 
@@ -1197,7 +1246,7 @@ class Rewrite(Model):
     #: Edges to drop, by (unit id, decision id, expired_at): one decision may hang several
     #: edges on one unit, at different system times.
     drop_edges: tuple[tuple[str, str, UTCDatetime], ...] = ()
-    add: "WriteBatch" = Field(default_factory=lambda: WriteBatch())
+    add: WriteBatch = Field(default_factory=lambda: WriteBatch())
     #: Kept units whose edges changed: their search entries are recomputed.
     respan: tuple[str, ...] = ()
 

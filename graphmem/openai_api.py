@@ -8,8 +8,9 @@ the client's exception.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import BackendError, ConfigurationError
 
@@ -26,12 +27,12 @@ PROBE_TIMEOUT = 5.0
 
 
 def make_client(
-    settings: "Settings",
+    settings: Settings,
     purpose: str,
     role: Literal["llm", "embedding"] = "llm",
     timeout: float = 60.0,
     max_retries: int = MAX_RETRIES,
-) -> "openai.OpenAI":
+) -> openai.OpenAI:
     """A client for the endpoint ``settings.endpoint(role)`` names (no base URL: api.openai.com).
 
     Raises:
@@ -60,7 +61,7 @@ def missing_endpoint(purpose: str, role: Literal["llm", "embedding"]) -> str:
     )
 
 
-def probe(client: "openai.OpenAI", purpose: str) -> str:
+def probe(client: openai.OpenAI, purpose: str) -> str:
     """Check that the endpoint answers (its model list, one attempt of a few seconds) before
     work that would fail half-way without it; returns a line saying so.
 

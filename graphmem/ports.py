@@ -23,8 +23,9 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Protocol, Union, runtime_checkable
 
 from .models import (
     ApiKey,

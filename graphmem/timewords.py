@@ -58,13 +58,13 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from .errors import InvalidInput
 
 __all__ = ["TimeWindow", "find_window"]
 
-UTC = timezone.utc
+UTC = UTC
 _OPEN_START = datetime.min.replace(tzinfo=UTC)
 _OPEN_END = datetime.max.replace(tzinfo=UTC)
 

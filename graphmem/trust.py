@@ -29,9 +29,10 @@ import pwd
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from graphmem.config import default_home
 from graphmem.errors import ConfigurationError

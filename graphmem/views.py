@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .models import (
     ApiKey,
@@ -31,16 +32,15 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from .pipelines.recall import Recalled
-    from .timewords import TimeWindow
     from .pipelines.assemble import Assembly
-    from .pipelines.recall import RecallHit
+    from .pipelines.recall import Recalled, RecallHit
     from .pipelines.write import WriteReport
+    from .timewords import TimeWindow
 
 
 def time(value: datetime | None) -> str | None:
     """An instant as ISO 8601 UTC (``2023-05-08T13:56:00.123456+00:00``), or None."""
-    return value.astimezone(timezone.utc).isoformat() if value is not None else None
+    return value.astimezone(UTC).isoformat() if value is not None else None
 
 
 def scope(value: Scope) -> dict[str, str | None]:

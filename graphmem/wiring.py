@@ -62,7 +62,7 @@ def connect(
     check_index: bool = True,
     embedder: Embedder | None = None,
     **kwargs,
-) -> "GraphMem":
+) -> GraphMem:
     """A ``GraphMem`` on the Neo4j that ``settings`` name (default: ``Settings()``).
 
     Args:

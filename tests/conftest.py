@@ -21,7 +21,6 @@ from graphmem.config import Settings
 from graphmem.errors import Unavailable
 from graphmem.models import Scope
 
-
 NEO4J = pytest.param("neo4j", marks=pytest.mark.neo4j)
 
 

@@ -11,8 +11,8 @@ import json
 import os
 import resource
 import sys
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def read_facts(path: str) -> list[dict]:
     return [json.loads(line) for line in open(path, encoding="utf-8")]
 
 
-OCCURRED = datetime(2024, 1, 1, tzinfo=timezone.utc)  # when every fact's episode was told
+OCCURRED = datetime(2024, 1, 1, tzinfo=UTC)  # when every fact's episode was told
 
 
 def episode_text(fact: dict) -> str:
@@ -106,6 +106,6 @@ def episode_text(fact: dict) -> str:
 
 def years(fact: dict) -> tuple[datetime, datetime | None]:
     """valid_at = 1 Jan of the first year; invalid_at = 1 Jan after the last year (None: open)."""
-    valid = datetime(fact["a"], 1, 1, tzinfo=timezone.utc)
-    invalid = datetime(fact["b"] + 1, 1, 1, tzinfo=timezone.utc) if fact["b"] is not None else None
+    valid = datetime(fact["a"], 1, 1, tzinfo=UTC)
+    invalid = datetime(fact["b"] + 1, 1, 1, tzinfo=UTC) if fact["b"] is not None else None
     return valid, invalid

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -55,16 +55,114 @@ LAST_YEAR = 2025  # "now" for generated careers; open facts run on past it
 K = 5
 BATCH = 1000  # facts per ingest call / bulk save, both systems
 
-FIRST = (
-    "Adam Alan Aleks Andrei Anton Ben Bruno Carl Carlos Dani David Diego Emil Enzo Erik Felix Filip Gustav "
-    "Hugo Igor Ivan Jakob Jan Joel Jonas Jorge Juan Karl Kevin Lars Leo Liam Luca Lukas Marco Marek Mario "
-    "Mats Max Milan Nico Niels Oscar Otto Pablo Paul Pedro Petr Rafael Rui Sami Sergio Simon Stefan Tomas "
-    "Victor Viktor Yann Yuri Zoran"
-).split()
-SYL = (
-    "ba bel ber bo bran da dor du fal fen gar gor hal han holm kar kel kov lan ler lind mar mer mon nes nor "
-    "ov pet ric rin ros sal sen sky son stad ten tor vak var vel vik win zel"
-).split()
+FIRST = [
+    "Adam",
+    "Alan",
+    "Aleks",
+    "Andrei",
+    "Anton",
+    "Ben",
+    "Bruno",
+    "Carl",
+    "Carlos",
+    "Dani",
+    "David",
+    "Diego",
+    "Emil",
+    "Enzo",
+    "Erik",
+    "Felix",
+    "Filip",
+    "Gustav",
+    "Hugo",
+    "Igor",
+    "Ivan",
+    "Jakob",
+    "Jan",
+    "Joel",
+    "Jonas",
+    "Jorge",
+    "Juan",
+    "Karl",
+    "Kevin",
+    "Lars",
+    "Leo",
+    "Liam",
+    "Luca",
+    "Lukas",
+    "Marco",
+    "Marek",
+    "Mario",
+    "Mats",
+    "Max",
+    "Milan",
+    "Nico",
+    "Niels",
+    "Oscar",
+    "Otto",
+    "Pablo",
+    "Paul",
+    "Pedro",
+    "Petr",
+    "Rafael",
+    "Rui",
+    "Sami",
+    "Sergio",
+    "Simon",
+    "Stefan",
+    "Tomas",
+    "Victor",
+    "Viktor",
+    "Yann",
+    "Yuri",
+    "Zoran",
+]
+SYL = [
+    "ba",
+    "bel",
+    "ber",
+    "bo",
+    "bran",
+    "da",
+    "dor",
+    "du",
+    "fal",
+    "fen",
+    "gar",
+    "gor",
+    "hal",
+    "han",
+    "holm",
+    "kar",
+    "kel",
+    "kov",
+    "lan",
+    "ler",
+    "lind",
+    "mar",
+    "mer",
+    "mon",
+    "nes",
+    "nor",
+    "ov",
+    "pet",
+    "ric",
+    "rin",
+    "ros",
+    "sal",
+    "sen",
+    "sky",
+    "son",
+    "stad",
+    "ten",
+    "tor",
+    "vak",
+    "var",
+    "vel",
+    "vik",
+    "win",
+    "zel",
+]
 TOWN_SUFFIX = ("F.C.", "United", "City", "Athletic", "Rovers", "Wanderers", "SC", "FK", "Town", "Albion")
 
 
@@ -126,7 +224,7 @@ def build_questions(facts: list[dict], n: int, seed: int):
             "kind": "as-of",
             "q": f"which club did {p} play for in {y}?",
             "player": p,
-            "as_of": datetime(y, 7, 1, tzinfo=timezone.utc).isoformat(),
+            "as_of": datetime(y, 7, 1, tzinfo=UTC).isoformat(),
             "truth": sorted(truth[(p, y)]),
         }
         for p, y in keys
@@ -148,7 +246,7 @@ def build_questions(facts: list[dict], n: int, seed: int):
 
 def searched(q: dict) -> str:
     """What graphmem embeds for a question: without the time phrase it names, if any."""
-    anchor = datetime.fromisoformat(q["as_of"]) if q["as_of"] else datetime.now(timezone.utc)
+    anchor = datetime.fromisoformat(q["as_of"]) if q["as_of"] else datetime.now(UTC)
     window = find_window(q["q"], anchor)
     return window.outside(q["q"]) if window else q["q"]
 

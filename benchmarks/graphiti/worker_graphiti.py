@@ -13,13 +13,13 @@ import os
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _proto import (  # noqa: E402
+from _proto import (
     OCCURRED,
     VectorTable,
     current_rss_mb,
@@ -29,17 +29,17 @@ from _proto import (  # noqa: E402
     serve,
     years,
 )
-from graphiti_core import Graphiti  # noqa: E402
-from graphiti_core.cross_encoder.client import CrossEncoderClient  # noqa: E402
-from graphiti_core.driver.neo4j_driver import Neo4jDriver  # noqa: E402
-from graphiti_core.edges import EntityEdge, EpisodicEdge  # noqa: E402
-from graphiti_core.embedder.client import EmbedderClient  # noqa: E402
-from graphiti_core.llm_client.client import LLMClient  # noqa: E402
-from graphiti_core.llm_client.config import LLMConfig  # noqa: E402
-from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode  # noqa: E402
-from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF  # noqa: E402
-from graphiti_core.search.search_filters import ComparisonOperator, DateFilter, SearchFilters  # noqa: E402
-from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk  # noqa: E402
+from graphiti_core import Graphiti
+from graphiti_core.cross_encoder.client import CrossEncoderClient
+from graphiti_core.driver.neo4j_driver import Neo4jDriver
+from graphiti_core.edges import EntityEdge, EpisodicEdge
+from graphiti_core.embedder.client import EmbedderClient
+from graphiti_core.llm_client.client import LLMClient
+from graphiti_core.llm_client.config import LLMConfig
+from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode
+from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF
+from graphiti_core.search.search_filters import ComparisonOperator, DateFilter, SearchFilters
+from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk
 
 GROUP = "bench"
 NS = uuid.UUID("6f1c1b1e-8d3a-4a53-9d0e-5b1f3a2c7e10")
@@ -121,7 +121,7 @@ def setup(msg: dict) -> dict:
 
 async def _ingest() -> int:
     g, table, facts, names, batch = STATE["g"], STATE["table"], STATE["facts"], STATE["names"], STATE["batch"]
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for start in range(0, len(names), batch):
         chunk = names[start : start + batch]
         nodes = [
@@ -192,7 +192,7 @@ def as_of_filter(t: datetime) -> SearchFilters:
 
 def ask(msg: dict) -> dict:
     # No date in the question ("current"): Graphiti has no implicit "now", so the same filter at now.
-    t = datetime.fromisoformat(msg["as_of"]) if msg.get("as_of") else datetime.now(timezone.utc)
+    t = datetime.fromisoformat(msg["as_of"]) if msg.get("as_of") else datetime.now(UTC)
     g = STATE["g"]
     t0 = time.perf_counter()
     res = LOOP.run_until_complete(

@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _proto import OCCURRED, VectorTable, current_rss_mb, episode_text, peak_rss_mb, read_facts, serve, years
+
 from graphmem import GraphMem, Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
 from graphmem.models import Episode, Fact, Scope

@@ -8,7 +8,7 @@ nothing can raise. Every query is restricted to scopes by the scope tokens index
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..models import Scope
 

@@ -7,12 +7,15 @@ import math
 import secrets
 import threading
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import Callable, Collection, Iterable, Mapping, Sequence
 
+from ..entries import MAX, MIN, micros, near, nearness, spans, unit_text, world_range
 from ..errors import Conflict, NotFound, episodes_gone
+from ..fusion import rrf, similar, together, walk
+from ..mentions import digest, named_in, names_in
 from ..models import (
     RECORD_KINDS,
     ApiKey,
@@ -60,9 +63,6 @@ from ..models import (
     utcnow,
     words,
 )
-from ..entries import MAX, MIN, micros, near, nearness, spans, unit_text, world_range
-from ..fusion import rrf, similar, together, walk
-from ..mentions import digest, named_in, names_in
 from ..ports import Record
 
 

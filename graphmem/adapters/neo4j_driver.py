@@ -17,9 +17,10 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import neo4j
@@ -29,8 +30,8 @@ from neo4j.vector import Vector
 
 from ..config import DEFAULT_BOLT_PORT, Settings
 from ..cypher import Query, load
+from ..errors import BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, Unavailable
 from ..migrations import migrate
-from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
 from ..server.local import local_password, own_port, password_file
 
 T = TypeVar("T")
@@ -243,7 +244,7 @@ class Neo4jConnection:
     def close(self) -> None:
         self.driver.close()
 
-    def __enter__(self) -> "Neo4jConnection":
+    def __enter__(self) -> Neo4jConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:

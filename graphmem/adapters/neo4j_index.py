@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Callable, Sequence
 
 from ..cypher import Query, load
 from ..entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range

@@ -17,18 +17,23 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, from_micros, micros, spans, unit_text
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episodes_gone
+from ..errors import ConfigurationError, Conflict, IndexMismatch, NotFound, episodes_gone
+from ..mentions import Named, digest, edge_words, name_edges, named_in, runs_in
 from ..models import (
+    ERASED_KINDS,
+    RECORD_KINDS,
+    STORED,
     ApiKey,
     Appended,
     AsOf,
@@ -39,7 +44,6 @@ from ..models import (
     Edge,
     Entity,
     Episode,
-    ERASED_KINDS,
     Erasure,
     Fact,
     GroupUnit,
@@ -50,13 +54,11 @@ from ..models import (
     NamesRead,
     Page,
     RecallStats,
-    RECORD_KINDS,
     RecordKind,
     Relink,
     ReviewItem,
     Rewrite,
     Scope,
-    STORED,
     SourceRef,
     StoredTrace,
     SubjectCounts,
@@ -77,10 +79,9 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import Named, digest, edge_words, name_edges, named_in, runs_in
 from ..ports import Record
-from .neo4j_driver import Embedding, Neo4jConnection, run
 from .lucene import lucene_phrases
+from .neo4j_driver import Embedding, Neo4jConnection, run
 
 #: Traces deleted per transaction when pruning: bounds one transaction's size.
 TRACE_BATCH = 1_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -49,11 +49,11 @@ def set_(
     subject: SubjectOpt,
     project: ProjectOpt = None,
     budget: Annotated[
-        Optional[int], typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")
+        int | None, typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")
     ] = None,
-    description: Annotated[Optional[str], typer.Option("--description", help="What the block is for.")] = None,
+    description: Annotated[str | None, typer.Option("--description", help="What the block is for.")] = None,
     read_only: Annotated[
-        Optional[bool], typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")
+        bool | None, typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")
     ] = None,
     truncate: Annotated[bool, typer.Option("--truncate", help="Cut a value over budget instead of refusing.")] = False,
     admin: Annotated[bool, typer.Option("--admin", help="Operator override: change a read-only block.")] = False,

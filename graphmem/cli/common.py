@@ -18,11 +18,13 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, time as dt_time, timezone
+from datetime import UTC, datetime
+from datetime import time as dt_time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NoReturn
 
 import regex
 import typer
@@ -67,7 +69,7 @@ SubjectOpt = Annotated[
     str, typer.Option("--subject", "-s", callback=_subject, help="The subject, TYPE:ID (e.g. user:alice).")
 ]
 ProjectOpt = Annotated[
-    Optional[str], typer.Option("--project", callback=_project, help="Optional project id of the subject.")
+    str | None, typer.Option("--project", callback=_project, help="Optional project id of the subject.")
 ]
 
 #: The ``actor`` the CLI's writes record on their decisions and erasure records.
@@ -77,7 +79,7 @@ ACTOR = "cli"
 MemFactory = Callable[..., "GraphMem"]
 
 
-def _connect(settings: Settings, **options: Any) -> "GraphMem":
+def _connect(settings: Settings, **options: Any) -> GraphMem:
     from graphmem.wiring import connect  # imported on first use: it loads every adapter
 
     return connect(settings, **options)
@@ -103,10 +105,10 @@ def _print_version(value: bool) -> None:
 # -- connection -------------------------------------------------------------------------------
 def connection_options(
     ctx: typer.Context,
-    uri: Annotated[Optional[str], typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
-    user: Annotated[Optional[str], typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
+    uri: Annotated[str | None, typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
     password: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--password",
             show_default=False,
@@ -114,7 +116,7 @@ def connection_options(
             "prefer NEO4J_PASSWORD or the local server's password file.",
         ),
     ] = None,
-    database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
+    database: Annotated[str | None, typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
     version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=_print_version, help="Print graphmem's version and exit."),
@@ -164,7 +166,7 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator["GraphMem"]:
+def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator[GraphMem]:
     """A GraphMem from the context's factory, closed afterwards; errors become `fail`.
     ``migrate`` applies pending migrations first; ``check_index`` refuses an index built
     with another embedder (both off: nothing touches the database until the first call);
@@ -255,7 +257,7 @@ def stamp(value: datetime | None) -> str:
     date alone at midnight (how dates are usually given); blank when open."""
     if value is None:
         return ""
-    value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    value = value.astimezone(UTC).replace(tzinfo=None)
     # isoformat, not strftime: the C library writes year 1 as "1", not "0001".
     return value.date().isoformat() if value.time() == dt_time() else value.isoformat(sep=" ", timespec="seconds")
 
@@ -265,7 +267,7 @@ def span(start: datetime | None, end: datetime | None) -> str:
     return f"{stamp(start) or 'always'} → {stamp(end)}".rstrip()
 
 
-def table(*columns: str) -> "Table":
+def table(*columns: str) -> Table:
     """A rich table for human output on stdout; long text wraps inside its cell."""
     from rich.table import Table
 
@@ -290,7 +292,7 @@ def shown(text: str, lines: bool = False) -> str:
     return (_UNSHOWN_IN_LINES if lines else _UNSHOWN).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
+def add_row(grid: Table, *cells: str, style: str | None = None) -> None:
     """A row of plain text: memory text such as "[bold]" is shown as written, never read as
     rich markup, and what a terminal would act on is escaped (``shown``)."""
     from rich.text import Text
@@ -298,7 +300,7 @@ def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
     grid.add_row(*(Text(shown(cell)) for cell in cells), style=style)
 
 
-def print_table(grid: "Table") -> None:
+def print_table(grid: Table) -> None:
     """Print on stdout: as wide as the terminal, or 160 columns into a pipe or file (rich's
     80 would wrap every id)."""
     from rich.console import Console
@@ -321,7 +323,7 @@ def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
         typer.echo(human)
 
 
-def echo_unit(unit: "MemoryUnit") -> None:
+def echo_unit(unit: MemoryUnit) -> None:
     """A unit for humans: its content, then both time axes as seen now."""
     t = unit.time
     typer.echo(f"unit {shown(unit.id)} ({unit.kind.value}): {shown(unit.content)}")

@@ -7,7 +7,7 @@ import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -32,7 +32,7 @@ def export(
     ctx: typer.Context,
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here [default: stdout].")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here [default: stdout].")] = None,
 ) -> None:
     """Every record of a subject as JSON Lines (header first): episodes, units, entities,
     decisions, invalidations, usage, deletions, blocks, review items and traces."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -36,7 +36,7 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 @app.command()
 def rebuild(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="Only this subject (TYPE:ID).")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="Only this subject (TYPE:ID).")] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,11 +18,11 @@ app = typer.Typer(
 def create(
     ctx: typer.Context,
     subject: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--subject", "-s", help="A subject the key may read and write, TYPE:ID (repeatable)."),
     ] = None,
     admin: Annotated[bool, typer.Option("--admin", help="The key holds every subject (and may import).")] = False,
-    name: Annotated[Optional[str], typer.Option("--name", help="A label for listings.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A label for listings.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Make a key and print it once: it cannot be shown again."""

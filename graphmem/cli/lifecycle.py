@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -133,12 +133,10 @@ def delete_episode(
 
 def archive(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would move; change nothing.")] = False,
-    now: Annotated[
-        Optional[str], typer.Option("--now", help="Judge as of this time (ISO 8601) [default: now].")
-    ] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Judge as of this time (ISO 8601) [default: now].")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Move units the policy's should_archive picks out of search; they stay in the store."""
@@ -179,7 +177,7 @@ def restore(
 @review.command("list")
 def review_list(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     status: Annotated[ReviewStatus, typer.Option("--status", help="Which items.")] = ReviewStatus.pending,
     as_json: JsonOpt = False,
@@ -216,7 +214,7 @@ def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None,
 def review_approve(
     ctx: typer.Context,
     review_id: Annotated[str, typer.Argument(help="The review item id.")],
-    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write the held candidate (past the gate, still deduplicated and reconciled)."""
@@ -227,7 +225,7 @@ def review_approve(
 def review_reject(
     ctx: typer.Context,
     review_id: Annotated[str, typer.Argument(help="The review item id.")],
-    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Drop the held candidate."""
@@ -258,14 +256,14 @@ def reextract(
 @traces.command("prune")
 def prune_traces(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     older_than: Annotated[
-        Optional[float], typer.Option("--older-than", help="Age in days [default: GRAPHMEM_TRACE_RETENTION_DAYS].")
+        float | None, typer.Option("--older-than", help="Age in days [default: GRAPHMEM_TRACE_RETENTION_DAYS].")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would go; delete nothing.")] = False,
     now: Annotated[
-        Optional[str], typer.Option("--now", help="Judge ages as of this time (ISO 8601) [default: now].")
+        str | None, typer.Option("--now", help="Judge ages as of this time (ISO 8601) [default: now].")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -13,7 +13,7 @@ import os
 import secrets
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -85,14 +85,14 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTP port.")] = 8765,
     project: ProjectOpt = None,
     allow_subject: Annotated[
-        Optional[list[str]], typer.Option("--allow-subject", help="Another subject a call may name (repeatable).")
+        list[str] | None, typer.Option("--allow-subject", help="Another subject a call may name (repeatable).")
     ] = None,
     allow_any_subject: Annotated[
         bool,
         typer.Option("--allow-any-subject", help="Let a call name any subject (default: only the configured ones)."),
     ] = False,
     token_file: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--token-file",
             dir_okay=False,

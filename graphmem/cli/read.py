@@ -4,7 +4,7 @@ time axes, and what it holds."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -31,8 +31,8 @@ from graphmem.models import MemoryKind
 
 units = typer.Typer(help="Memory units: one as stored, with its usage.", no_args_is_help=True)
 
-AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
-KnownAtOpt = Annotated[Optional[str], typer.Option("--known-at", help="System time S (ISO 8601) [default: now].")]
+AsOfOpt = Annotated[str | None, typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
+KnownAtOpt = Annotated[str | None, typer.Option("--known-at", help="System time S (ISO 8601) [default: now].")]
 SharedOpt = Annotated[bool, typer.Option("--include-shared", help="Also read the shared:global scope.")]
 
 
@@ -51,11 +51,11 @@ def recall(
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
     hops: Annotated[int, typer.Option("--hops", help="Graph hops from the top hits (0..3).")] = 0,
-    kind: Annotated[Optional[list[MemoryKind]], typer.Option("--kind", help="Only this kind (repeatable).")] = None,
+    kind: Annotated[list[MemoryKind] | None, typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     include_shared: SharedOpt = False,
     mode: Annotated[Mode, typer.Option("--mode", help="hybrid|semantic|lexical.")] = Mode.hybrid,
     min_confidence: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--min-confidence",
             min=0,
@@ -126,7 +126,7 @@ def assemble(
     subject: SubjectOpt,
     project: ProjectOpt = None,
     budget: Annotated[
-        Optional[int], typer.Option("--budget", min=0, help="Token budget of the recalled section (0: blocks only).")
+        int | None, typer.Option("--budget", min=0, help="Token budget of the recalled section (0: blocks only).")
     ] = None,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
@@ -153,8 +153,8 @@ def assemble(
 def history(
     ctx: typer.Context,
     subject: SubjectOpt,
-    unit: Annotated[Optional[str], typer.Option("--unit", help="A unit id: it and what it superseded.")] = None,
-    entity: Annotated[Optional[str], typer.Option("--entity", help="An entity name: its facts over time.")] = None,
+    unit: Annotated[str | None, typer.Option("--unit", help="A unit id: it and what it superseded.")] = None,
+    entity: Annotated[str | None, typer.Option("--entity", help="An entity name: its facts over time.")] = None,
     project: ProjectOpt = None,
     known_at: KnownAtOpt = None,
     include_expired: Annotated[

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,12 +30,11 @@ from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
 from graphmem.models import Episode, Op
 from graphmem.pipelines.write import WriteReport
 
-
 #: The fewest episodes per write when the progress bar asks for smaller writes.
 PROGRESS_STEP_MIN = 25
 
 ExtractorOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
 ]
 
@@ -148,7 +147,7 @@ def ingest(
 
 def complete(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     extractor: ExtractorOpt = None,
     as_json: JsonOpt = False,
@@ -189,7 +188,7 @@ def remember(
     text: Annotated[str, typer.Argument(help="The episode text.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="When it happened (ISO 8601) [default: now].")] = None,
+    at: Annotated[str | None, typer.Option("--at", help="When it happened (ISO 8601) [default: now].")] = None,
     channel: Annotated[str, typer.Option("--channel", help="Where it came from.")] = "chat",
     extractor: ExtractorOpt = None,
     as_json: JsonOpt = False,
@@ -249,7 +248,7 @@ def end(
     subject: SubjectOpt,
     reason: Annotated[str, typer.Option("--reason", help="Why: stored with the UPDATE decision.")],
     at: Annotated[
-        Optional[str], typer.Option("--at", help="When it stopped being true (ISO 8601) [default: now].")
+        str | None, typer.Option("--at", help="When it stopped being true (ISO 8601) [default: now].")
     ] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
@@ -274,8 +273,8 @@ def decisions(
     ctx: typer.Context,
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    episode: Annotated[Optional[str], typer.Option("--episode", help="Only this episode's decisions.")] = None,
-    op: Annotated[Optional[str], typer.Option("--op", help="ADD|UPDATE|DELETE|NOOP.")] = None,
+    episode: Annotated[str | None, typer.Option("--episode", help="Only this episode's decisions.")] = None,
+    op: Annotated[str | None, typer.Option("--op", help="ADD|UPDATE|DELETE|NOOP.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="At most this many, newest first.")] = 100,
     as_json: JsonOpt = False,
 ) -> None:

@@ -21,8 +21,8 @@ import threading
 import uuid
 import zipfile
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

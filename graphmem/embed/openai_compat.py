@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BackendError
 from graphmem.openai_api import mapped_errors
@@ -26,7 +27,7 @@ class OpenAIEmbedder:
     """
 
     def __init__(
-        self, client: "openai.OpenAI", model: str, *, dimensions: int | None = None, batch_size: int = 256
+        self, client: openai.OpenAI, model: str, *, dimensions: int | None = None, batch_size: int = 256
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")

@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from ..llm import strict_schema, structured
-from ..openai_api import probe
 from ..models import Candidate, Episode, MemoryKind, Triple
+from ..openai_api import probe
 from ..times import parse_time
 
 SCHEMA_NAME = "extracted_facts"

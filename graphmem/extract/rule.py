@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
 from ..models import Candidate, Episode, FactOp, MemoryKind, Triple
 from ..timewords import find_window

@@ -17,14 +17,16 @@ import math
 import time
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
-from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
@@ -35,8 +37,8 @@ import graphmem
 
 from .. import views
 from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
-from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..config import Settings
+from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..errors import GraphMemError, InvalidInput, error_line, quoted
 from ..keys import holds, subject_name
 from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
@@ -111,7 +113,7 @@ class HttpConfig(BaseModel):
     )
 
     @classmethod
-    def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> "HttpConfig":
+    def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> HttpConfig:
         origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
         return cls(
             auth=auth,
@@ -164,7 +166,7 @@ class Jobs:
                 out.update(status="failed", **error_body(refusal.code, refusal.message))
         return out
 
-    def get(self, job_id: str, caller: "Caller") -> dict:
+    def get(self, job_id: str, caller: Caller) -> dict:
         found = self._jobs.get(job_id)
         if found is None or not (caller.admin or found[0] == caller.actor):
             raise ApiError(
@@ -226,7 +228,7 @@ def target(
             description=("TYPE:ID, percent-encoded (user%3Aalice); the id is visible text in one script."),
         ),
     ],
-    project: Annotated[Optional[str], Query(description="The subject's project.")] = None,
+    project: Annotated[str | None, Query(description="The subject's project.")] = None,
 ) -> Scope:
     """The scope a path names: its URL-encoded ``TYPE:ID`` and the ``project`` parameter."""
     return as_scope(unquote(subject), project)
@@ -243,7 +245,7 @@ def segment(value: str) -> str:
 
 #: A page's cursor: the ``next_cursor`` of the page before (digits).
 Cursor = Annotated[
-    Optional[str],
+    str | None,
     Query(
         json_schema_extra={"pattern": f"^[0-9]{{0,{len(str(MAX_OFFSET)) - 1}}}$"},
         description="The next_cursor of the page before.",
@@ -271,7 +273,7 @@ def _text_time(value: Any) -> Any:
     return parse_optional_time(value)
 
 
-TextTime = Annotated[Optional[datetime], BeforeValidator(_text_time)]
+TextTime = Annotated[datetime | None, BeforeValidator(_text_time)]
 AsOf = Annotated[TextTime, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAt = Annotated[TextTime, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
 Hops = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits (0..3).")]
@@ -302,7 +304,7 @@ class EpisodesIn(Body):
             "GRAPHMEM_HTTP_MAX_EPISODES of them (else 413). A bad item is reported by its index; the others are stored."
         )
     )
-    extractor: Optional[Literal["facts", "rule", "llm", "none"]] = Field(
+    extractor: Literal["facts", "rule", "llm", "none"] | None = Field(
         None,
         description=(
             "[default: facts when an episode carries facts, else rule]; llm needs an endpoint (GRAPHMEM_LLM_*)."
@@ -323,7 +325,7 @@ class RecallIn(Body):
 
 class AssembleIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
-    budget: Optional[int] = Field(
+    budget: int | None = Field(
         None,
         ge=0,
         le=MAX_BUDGET,
@@ -338,9 +340,9 @@ class AssembleIn(Body):
 
 class BlockIn(Body):
     value: str = Field(pattern=PLAIN)
-    token_budget: Optional[int] = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
-    description: Optional[str] = Field(None, max_length=1000, pattern=PLAIN)
-    writable: Optional[bool] = Field(None, strict=True, description="Change writability (admin key only).")
+    token_budget: int | None = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
+    description: str | None = Field(None, max_length=1000, pattern=PLAIN)
+    writable: bool | None = Field(None, strict=True, description="Change writability (admin key only).")
     truncate: bool = Field(False, strict=True, description="Cut a value over budget instead of refusing.")
     admin: bool = Field(False, strict=True, description="Change a read-only block (admin key only).")
 
@@ -732,9 +734,9 @@ async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
 async def history(
     scope: Target,
     caller: CallerDep,
-    entity: Annotated[Optional[str], Query(min_length=1)] = None,
-    unit_id: Annotated[Optional[str], Query(min_length=1)] = None,
-    known_at: Annotated[Optional[str], Query(json_schema_extra=TIME_SCHEMA)] = None,
+    entity: Annotated[str | None, Query(min_length=1)] = None,
+    unit_id: Annotated[str | None, Query(min_length=1)] = None,
+    known_at: Annotated[str | None, Query(json_schema_extra=TIME_SCHEMA)] = None,
     include_expired: Annotated[
         bool, Query(description="With entity: also the values no longer believed at known_at.")
     ] = False,
@@ -822,8 +824,8 @@ async def trace(trace_id: str, scope: Target, caller: CallerDep) -> dict:
 async def decisions(
     scope: Target,
     caller: CallerDep,
-    op: Optional[Op] = None,
-    episode: Optional[str] = None,
+    op: Op | None = None,
+    episode: str | None = None,
     cursor: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict:

@@ -14,8 +14,9 @@ import logging
 import re
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from starlette.routing import Match
@@ -99,7 +100,7 @@ class Gate:
         running = asyncio.wrap_future(future)
         try:
             return await asyncio.wait_for(asyncio.shield(running), max(0.0, self.timeout - (loop.time() - began)))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if on_time_out is not None:
                 return on_time_out(running)
             raise ApiError(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from datetime import timezone
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
@@ -171,7 +171,7 @@ def _move(tx: ManagedTransaction, old: tuple, new: Scope) -> list[str]:
                 "props": {
                     "fingerprint": fingerprint(
                         new,
-                        to_datetime(e["occurred_at"]).astimezone(timezone.utc),
+                        to_datetime(e["occurred_at"]).astimezone(UTC),
                         e["raw"],
                         e["channel"],
                         json.loads(e["facts"] or "[]"),

@@ -14,8 +14,9 @@ line naming no section of the assembly.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
 from ..models import (

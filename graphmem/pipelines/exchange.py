@@ -24,9 +24,10 @@ reviews and traces. So an import cut short shows only units as true as they are 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -47,8 +48,8 @@ from ..models import (
     ReviewItem,
     Scope,
     StoredTrace,
-    UTCDatetime,
     Usage,
+    UTCDatetime,
     WriteBatch,
     entity_id,
     utcnow,

@@ -31,8 +31,8 @@ through the entities the best hits are about.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from itertools import combinations
-from typing import Collection, Sequence
 
 from pydantic import BaseModel, Field
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable
 
 from ..models import RecallStats, Scope
 from ..ports import UnitStore

@@ -26,11 +26,12 @@ import gc
 import hashlib
 import threading
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from .. import timeline
 from ..entries import unit_text
@@ -47,8 +48,8 @@ from ..models import (
     MemoryUnit,
     NamesRead,
     Op,
-    Relink,
     Page,
+    Relink,
     ReviewItem,
     Scope,
     SourceRef,
@@ -81,7 +82,7 @@ class WriteReport:
     #: Episodes not stored, by position in the episodes written, with why (one line each).
     rejected: list[tuple[int, str]] = field(default_factory=list)
 
-    def merge(self, other: "WriteReport") -> None:
+    def merge(self, other: WriteReport) -> None:
         self.episodes += other.episodes
         self.new_episodes += other.new_episodes
         self.decisions.update(other.decisions)
@@ -321,7 +322,7 @@ class _Committer:
     to one of its groups) is planned and committed again when it is settled, and ``retried``
     says so: the batch planned meanwhile must be planned again too."""
 
-    def __init__(self, pipeline: "WritePipeline", on_write: Callable[[WriteReport, int], None] | None):
+    def __init__(self, pipeline: WritePipeline, on_write: Callable[[WriteReport, int], None] | None):
         self.pipeline, self.on_write = pipeline, on_write
         self.executor: ThreadPoolExecutor | None = None
         self.pending: tuple[_Write, Future | None] | None = None
@@ -843,7 +844,7 @@ class WritePipeline:
         single = self.policy.is_single_valued(p.candidate)
         return (single, *group_of(p.candidate, single))
 
-    def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
+    def _load(self, scope: Scope, state: dict[str, _Group], group: str) -> None:
         events, units = self.store.group_state(scope, [group])
         single = events[0].event.single if events else False
         state[group] = _Group(single=single, events=events, units=units)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..models import Candidate, Decision, MemoryUnit, Op, normalise
 from . import BasePolicy

@@ -67,10 +67,11 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from neo4j import Address, GraphDatabase
@@ -472,7 +473,7 @@ class LocalNeo4j(BaseModel):
                     {
                         "version": self.version,
                         "jars": jars,
-                        "provisioned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "provisioned_at": datetime.now(UTC).isoformat(timespec="seconds"),
                     }
                 )
                 + "\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.models import Fact, UnitFilter
 from tests.conftest import fresh_scope
@@ -19,7 +19,7 @@ def test_concurrent_duplicate_writers(mem):
         object="Berlin",
         content="Alice lives in Berlin",
         single_valued=True,
-        valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc),
+        valid_at=datetime(2023, 4, 1, tzinfo=UTC),
     )
 
     def write(i: int):
@@ -42,7 +42,7 @@ def test_concurrent_single_valued_writers_leave_one_current_value(mem):
             predicate="lives_in",
             object=city,
             single_valued=True,
-            valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc),
+            valid_at=datetime(2023, 4, 1, tzinfo=UTC),
         )
         return mem.remember(f"I live in {city}", scope, facts=[fact])
 

@@ -4,7 +4,7 @@ and every decision log row carries the text of the facts it produced and ended."
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem import views
 from graphmem.models import Fact, Op
@@ -12,7 +12,7 @@ from tests.conftest import fresh_scope
 
 
 def d(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def works(employer: str, valid: str) -> Fact:

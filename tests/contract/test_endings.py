@@ -3,14 +3,14 @@ from then on and keeps its past; a correction says it never was; an operator can
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.models import Fact, Op
 from tests.conftest import fresh_scope
 
 
 def at(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def answers(mem, scope, question: str, day: str) -> list[str]:
@@ -73,6 +73,6 @@ def test_an_ending_at_the_first_instant_ends_nothing_and_says_so(mem):
     scope = fresh_scope()
     mem.remember("I live in Graz.", scope, at=at("2024-01-01"))
     [graz] = mem.recall("where do I live?", scope)
-    report = mem.end(graz.unit.id, scope, "a typo in the date", at=datetime(1, 1, 1, tzinfo=timezone.utc))
+    report = mem.end(graz.unit.id, scope, "a typo in the date", at=datetime(1, 1, 1, tzinfo=UTC))
     assert report.decisions[Op.NOOP.value] == 1
     assert answers(mem, scope, "where do I live?", "2025-06-01") == ["I live in Graz."]

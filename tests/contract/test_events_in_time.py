@@ -5,13 +5,13 @@ still finds the state."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from tests.conftest import fresh_scope
 
-NOW = datetime(2026, 12, 3, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 3, 12, tzinfo=UTC)
 FACTS = [
     "Maria works at Initech.",
     "Maria lives in Vienna.",
@@ -33,9 +33,9 @@ def diary(mem):
     facts told in 2019."""
     scope = fresh_scope()
     for i, text in enumerate(FACTS):
-        mem.remember(text, scope, at=datetime(2019, 1 + i, 1, tzinfo=timezone.utc))
+        mem.remember(text, scope, at=datetime(2019, 1 + i, 1, tzinfo=UTC))
     for day in range(28):
-        when = datetime(2026, 11, 5, 19, tzinfo=timezone.utc) + timedelta(days=day)
+        when = datetime(2026, 11, 5, 19, tzinfo=UTC) + timedelta(days=day)
         mem.remember(ROUTINE[day % 3], scope, at=when)
     events = {
         "Maria went skiing with her sister.": "2026-11-08",
@@ -46,7 +46,7 @@ def diary(mem):
         "Fixed the kitchen sink.": "2026-12-02",
     }
     for text, day in events.items():
-        mem.remember(text, scope, at=datetime.fromisoformat(day).replace(hour=20, tzinfo=timezone.utc))
+        mem.remember(text, scope, at=datetime.fromisoformat(day).replace(hour=20, tzinfo=UTC))
     return scope
 
 
@@ -70,7 +70,7 @@ def test_what_someone_did_in_a_month_is_above_what_holds_all_month(mem, diary):
 
 def test_what_i_did_last_week_is_that_week(mem, diary):
     hits = mem.recall("What did I do last week?", diary, as_of=NOW)
-    week = (datetime(2026, 11, 23, tzinfo=timezone.utc), datetime(2026, 11, 30, tzinfo=timezone.utc))
+    week = (datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 30, tzinfo=UTC))
     assert all(week[0] <= h.unit.time.valid_at < week[1] for h in hits[:7])
 
 

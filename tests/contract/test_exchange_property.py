@@ -10,26 +10,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMem, views
-from graphmem.pipelines import exchange
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.models import Fact, MemoryKind, UnitFilter, utcnow
+from graphmem.pipelines import exchange
 from tests.conftest import fresh_scope
 
 ENTITIES = ("Zed", "Amy")
 PREDICATES = {"lives_in": True, "likes": False}
 OBJECTS = ("Rome", "Oslo", "Kyiv")
 #: World times probed: before, inside and after the years facts start in.
-PROBES = [datetime(y, 6, 1, tzinfo=timezone.utc) for y in range(1999, 2010)]
+PROBES = [datetime(y, 6, 1, tzinfo=UTC) for y in range(1999, 2010)]
 
 
 def year(y: int) -> datetime:
-    return datetime(y, 1, 1, tzinfo=timezone.utc)
+    return datetime(y, 1, 1, tzinfo=UTC)
 
 
 facts = st.builds(

@@ -14,13 +14,14 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from graphmem.api import MAX_OFFSET  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.errors import Unavailable  # noqa: E402
-from graphmem.http import HttpConfig, app as http_app, create_app  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
+from graphmem.api import MAX_OFFSET
+from graphmem.config import Settings
+from graphmem.errors import Unavailable
+from graphmem.http import HttpConfig, create_app
+from graphmem.http import app as http_app
+from tests.conftest import fresh_scope
 
 #: Every /v1 route of the contract that names a subject: (method, path after the subject, body).
 SUBJECT_ROUTES = [

@@ -4,7 +4,6 @@ filtered by the search itself; query text is plain words; named entities come al
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -73,7 +73,7 @@ def test_an_erasure_during_a_write_leaves_nothing_derived_from_the_episodes_it_e
     stored and planned) takes those episodes; that batch's commit then fails, saying so, and
     no unit, decision or link of the subject outlives the erasure."""
     s = fresh_scope()
-    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 5, 1, tzinfo=UTC)
     episodes = [
         Episode(
             scope=s,
@@ -101,7 +101,7 @@ def test_a_write_stores_nothing_more_of_a_subject_erased_while_it_runs(mem, monk
     the batches after it store nothing (each checks before storing, where the erasure would
     miss them), and the one planned fails at its commit."""
     s = fresh_scope()
-    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 5, 1, tzinfo=UTC)
     episodes = [
         Episode(
             scope=s,
@@ -178,7 +178,7 @@ def lives(city: str, valid: str) -> Fact:
         object=city,
         content=f"Alice lives in {city}",
         single_valued=True,
-        valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc),
+        valid_at=datetime.fromisoformat(valid).replace(tzinfo=UTC),
     )
 
 

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -22,7 +22,7 @@ CITIES = ["Porto", "Lyon", "Graz", "Turku", "Cork", "Bergen", "Genoa", "Leeds"]
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def test_a_walk_through_names_in_free_text_reaches_the_answer(mem):
@@ -349,7 +349,7 @@ def test_a_question_naming_a_speaker_ranks_what_they_said_above_what_was_said_to
 def test_a_name_learnt_after_a_text_was_archived_links_it_too(mem):
     s = fresh_scope()
     text = mem.remember("met zed today", s, extractor="none").unit_ids[0]
-    assert mem.archive(s, now=datetime.now(timezone.utc) + timedelta(days=400))[str(s)]  # out of search
+    assert mem.archive(s, now=datetime.now(UTC) + timedelta(days=400))[str(s)]  # out of search
     mem.remember("Zed's taste", s, facts=[Fact(subject="Zed", predicate="likes", object="Rome")])
     assert {(normalise(n), how) for n, how in mem.explain(text, s)["entities"]} == {("zed", "fact")}
 

@@ -5,14 +5,14 @@ leaves what is not relevant out."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from graphmem.models import Episode
 from tests.conftest import fresh_scope
 
-T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
 SAID = [
     "I work at Siemens.",
     "My cat is called Miso.",

@@ -5,7 +5,7 @@ accepted, invalid data refused; auth not ignored; undeclared methods 405...): 0 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import unquote
 
 import pytest
@@ -19,8 +19,8 @@ from schemathesis import GenerationMode  # noqa: E402
 from graphmem import GraphMem  # noqa: E402
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
 from graphmem.embed import HashingEmbedder  # noqa: E402
-from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.errors import one_line  # noqa: E402
+from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.pipelines.assemble import SECTIONS  # noqa: E402
 
@@ -33,7 +33,7 @@ _store = InMemoryStore()
 MEM = GraphMem(_store, InMemoryIndex(_store, HashingEmbedder()))
 _, TOKEN = MEM.create_key([], admin=True)
 for when, city in ((2020, "Paris"), (2022, "Berlin")):
-    MEM.remember(f"Alice lives in {city}.", SUBJECT, at=datetime(when, 1, 1, tzinfo=timezone.utc))
+    MEM.remember(f"Alice lives in {city}.", SUBJECT, at=datetime(when, 1, 1, tzinfo=UTC))
 #: An import body: the first record of the subject's export (its header), taken as it is.
 EXPORT = next(iter(MEM.export(SUBJECT)))
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(lambda: MEM, HttpConfig(max_body=64 * 1024)))

@@ -3,7 +3,7 @@ usage, the subjects a database holds, and trace retention."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -23,7 +23,7 @@ def lives(city: str, valid: str) -> Fact:
         object=city,
         content=f"Alice lives in {city}",
         single_valued=True,
-        valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc),
+        valid_at=datetime.fromisoformat(valid).replace(tzinfo=UTC),
     )
 
 

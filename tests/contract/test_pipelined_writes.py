@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +27,7 @@ from tests.conftest import NEO4J, fresh_scope
 
 PEOPLE = ["Ann", "Bob"]
 CITIES = ["Paris", "Rome", "Oslo"]
-DAYS = [None, datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2022, 6, 1, tzinfo=timezone.utc)]
+DAYS = [None, datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 6, 1, tzinfo=UTC)]
 
 
 class HeldCommits:
@@ -148,7 +148,7 @@ def as_batches(
     """The episodes, each in the scope its number names and those at ``again`` positions sent
     once more, in the writes ``GraphMem.ingest`` makes of them: runs of one scope, at most
     ``size`` episodes each."""
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     episodes = [
         Episode(scope=scopes[where], occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
         for i, ((raw, facts), where) in enumerate(drawn)

@@ -4,13 +4,13 @@ near it; and the facts of the chain set all do (benchmarks/chains_recall.py, has
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from benchmarks.chains_recall import DATA, load
 from graphmem.models import Episode, Scope
 from tests.conftest import fresh_scope
 
-T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def told(mem, scope, texts) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.extract.rule import RuleExtractor
 from graphmem.errors import InvalidInput
+from graphmem.extract.rule import RuleExtractor
 from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def lives(city: str, valid: str, **kw) -> Fact:

@@ -12,7 +12,7 @@ within a single-valued slot).
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -33,7 +33,7 @@ class FactsAgain(FactsExtractor):
 
 
 def year(y: int) -> datetime:
-    return datetime(y, 1, 1, tzinfo=timezone.utc)
+    return datetime(y, 1, 1, tzinfo=UTC)
 
 
 SUBJECTS = ("Zed", "Amy")

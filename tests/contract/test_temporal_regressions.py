@@ -3,7 +3,7 @@ lost facts in active use, each through the public API on every adapter."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def lives(who: str, city: str, valid: str, **kw) -> Fact:

@@ -3,7 +3,7 @@ the units told or true near it, and (with no as-of point) decides what is visibl
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -27,7 +27,7 @@ MEALS = [
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def test_a_named_day_finds_that_days_entry_among_near_identical_ones(mem):

@@ -6,7 +6,7 @@ says why (``reextract`` tries again)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -18,7 +18,7 @@ from graphmem.wiring import make_extractors
 from tests.conftest import NEO4J, fresh_scope
 from tests.contract.test_pipelined_writes import HeldCommits, build, memory_of
 
-AT = datetime(2024, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def lives(scope, id: str, city: str, year: int) -> Episode:
@@ -26,7 +26,7 @@ def lives(scope, id: str, city: str, year: int) -> Episode:
         subject="Ann",
         predicate="lives_in",
         object=city,
-        valid_at=datetime(year, 1, 1, tzinfo=timezone.utc),
+        valid_at=datetime(year, 1, 1, tzinfo=UTC),
         single_valued=True,
     )
     return Episode(scope=scope, id=id, occurred_at=AT, raw=f"Ann lives in {city}.", facts=(fact,))

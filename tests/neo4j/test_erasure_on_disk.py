@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -55,7 +55,7 @@ def test_what_an_erased_subject_leaves_on_disk(spare_server):
     ]
     name = f"subject{tag}"  # the subject's id: every node carries it
     victim, other = f"user:{name}", f"user:other-{tag}"
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     with GraphMem.connect(Settings.from_env(neo4j_uri=spare_server.uri, embedder="hashing")) as mem:
         mem.remember(
             texts[0], victim, at=at, facts=[Fact(subject=texts[2], predicate="likes", object="tea", content=texts[1])]

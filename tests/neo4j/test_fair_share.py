@@ -18,9 +18,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.neo4j.test_http import ROOT, cli, env  # noqa: E402
-from tests.ports import serving  # noqa: E402
+from tests.conftest import fresh_scope
+from tests.neo4j.test_http import ROOT, cli, env
+from tests.ports import serving
 
 pytestmark = pytest.mark.neo4j
 

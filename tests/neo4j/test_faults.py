@@ -21,7 +21,6 @@ from graphmem.config import default_home
 from graphmem.entries import MAX
 from graphmem.server import local_password
 
-
 pytestmark = pytest.mark.neo4j
 
 EPISODES = 600

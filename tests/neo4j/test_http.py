@@ -20,9 +20,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from graphmem.config import Settings  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import free_port, serving  # noqa: E402
+from graphmem.config import Settings
+from tests.conftest import fresh_scope
+from tests.ports import free_port, serving
 
 pytestmark = pytest.mark.neo4j
 
@@ -134,9 +134,10 @@ def test_serve_answers_over_http_and_erasure_revokes_the_key(alice):
 
 
 def test_readyz_is_503_at_once_while_neo4j_cannot_be_reached():
+    from starlette.testclient import TestClient
+
     from graphmem.api import GraphMem
     from graphmem.http import HttpConfig, create_app
-    from starlette.testclient import TestClient
 
     port = free_port()
     settings = Settings.from_env(neo4j_uri=f"bolt://127.0.0.1:{port}", embedder="hashing")

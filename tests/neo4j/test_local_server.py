@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import secrets
 import shutil
+import signal
+import socket
 import stat
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -358,7 +358,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
             predicate="lives_in",
             object=city,
             content=f"Alice lives in {city}",
-            valid_at=datetime(year, 1, 1, tzinfo=timezone.utc),
+            valid_at=datetime(year, 1, 1, tzinfo=UTC),
             single_valued=True,
         )
 
@@ -372,7 +372,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
         return {
             "now": contents(),
             "lexical": contents(mode="lexical"),
-            "as_of": [contents(as_of=datetime(year, 6, 1, tzinfo=timezone.utc)) for year in (2019, 2020, 2022)],
+            "as_of": [contents(as_of=datetime(year, 6, 1, tzinfo=UTC)) for year in (2019, 2020, 2022)],
             "history": [
                 (e["unit"].content, e["unit"].time.valid_at, e["unit"].time.invalid_at)
                 for e in mem.history("user:alice", entity="Alice", include_expired=True)
@@ -385,7 +385,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
         with GraphMem.connect(
             Settings(neo4j_uri=old.uri, neo4j_password=old.password or "", embedder="hashing")
         ) as mem:
-            day = datetime(2021, 1, 1, tzinfo=timezone.utc)
+            day = datetime(2021, 1, 1, tzinfo=UTC)
             mem.remember("I live in Paris.", "user:alice", day, facts=[moved(2019, "Paris")])
             mem.remember("I moved to Berlin.", "user:alice", day, facts=[moved(2021, "Berlin")])
             mem.remember(

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import urllib.error
-import urllib.request
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -19,11 +19,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import anyio  # noqa: E402  (installed with mcp)
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 try:  # mcp 2.x
     from mcp.client.streamable_http import streamable_http_client
@@ -39,9 +38,9 @@ except ImportError:  # pragma: no cover - mcp 1.x
         return streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"})
 
 
-import graphmem  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import serving  # noqa: E402
+import graphmem
+from tests.conftest import fresh_scope
+from tests.ports import serving
 
 pytestmark = pytest.mark.neo4j
 
@@ -118,10 +117,9 @@ async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN)
                     yield session
     else:
         with http_server(args) as url:
-            async with http_client(url, token) as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
-                    session.info = await session.initialize()
-                    yield session
+            async with http_client(url, token) as streams, ClientSession(streams[0], streams[1]) as session:
+                session.info = await session.initialize()
+                yield session
 
 
 async def call(session: ClientSession, name: str, **arguments) -> dict:

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from graphmem.config import default_home  # noqa: E402
-from graphmem.server import local_password  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import Relay, serving  # noqa: E402
+from graphmem.config import default_home
+from graphmem.server import local_password
+from tests.conftest import fresh_scope
+from tests.ports import Relay, serving
 
 pytestmark = pytest.mark.neo4j
 

@@ -4,7 +4,7 @@ so as-of comparisons in Cypher never meet text."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -28,7 +28,7 @@ RETURN DISTINCT t[0] AS owner, t[1] AS key, t[2] AS type
 @pytest.mark.parametrize("mem", ["neo4j"], indirect=True)
 def test_every_stored_time_is_a_datetime(mem, conn):
     scope = fresh_scope()
-    at = datetime(2024, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc)
+    at = datetime(2024, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
     mem.ingest(
         [
             Episode(
@@ -42,7 +42,7 @@ def test_every_stored_time_is_a_datetime(mem, conn):
                         predicate="lives_in",
                         object="Paris",
                         single_valued=True,
-                        valid_at=datetime(2020, 1, 1, tzinfo=timezone.utc),
+                        valid_at=datetime(2020, 1, 1, tzinfo=UTC),
                     ),
                 ),
             ),
@@ -57,7 +57,7 @@ def test_every_stored_time_is_a_datetime(mem, conn):
                         predicate="lives_in",
                         object="Berlin",
                         single_valued=True,
-                        valid_at=datetime(2023, 6, 1, tzinfo=timezone.utc),
+                        valid_at=datetime(2023, 6, 1, tzinfo=UTC),
                     ),
                 ),
             ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -31,7 +31,7 @@ def lives(city: str, year: int) -> Fact:
         object=city,
         content=f"Alice lives in {city}",
         single_valued=True,
-        valid_at=datetime(year, 1, 1, tzinfo=timezone.utc),
+        valid_at=datetime(year, 1, 1, tzinfo=UTC),
     )
 
 
@@ -42,7 +42,7 @@ def contents(mem: GraphMem, subject: str, **options) -> list[str]:
 def test_stored_spellings_move_to_the_normal_subject(conn, settings):
     tag = uuid.uuid4().hex[:8]
     jose = f"user:Jos\u00e9-{tag}"
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     with GraphMem.connect(settings) as mem:
         # an earlier graphmem wrote these three spellings of one subject as three subjects
         mem.remember(
@@ -84,7 +84,7 @@ def test_stored_spellings_move_to_the_normal_subject(conn, settings):
         bob = f"user:bob-{tag}"
         mem.remember("I moved to Berlin.", bob, facts=[lives("Berlin", 2023)])
         assert contents(mem, bob) == ["Alice lives in Berlin"]  # the timeline continues: Paris ended
-        assert contents(mem, bob, as_of=datetime(2021, 1, 1, tzinfo=timezone.utc)) == ["Alice lives in Paris"]
+        assert contents(mem, bob, as_of=datetime(2021, 1, 1, tzinfo=UTC)) == ["Alice lives in Paris"]
 
         assert contents(mem, f"user:eve<U+200B>-{tag}") == ["I like jazz."]  # kept apart from user:eve-...
         assert contents(mem, f"user:eve-{tag}") == []

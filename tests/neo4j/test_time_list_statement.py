@@ -5,7 +5,7 @@ the same statement with every rule making its own calls."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +30,7 @@ notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(PLACES), YEAR
 
 
 def jan(year: int) -> datetime:
-    return datetime(year, 1, 1, tzinfo=timezone.utc)
+    return datetime(year, 1, 1, tzinfo=UTC)
 
 
 def own_calls(kinds, world, rules):
@@ -67,10 +67,8 @@ def test_a_time_rule_read_from_the_semantic_calls_ranks_as_its_own_calls(
     ]
     index_mem.remember("facts", scope, facts=lived)
     for who, place, y, month in notes:
-        index_mem.remember(
-            f"{who} went to {place}.", scope, at=datetime(y, month, 1, tzinfo=timezone.utc), extractor="none"
-        )
-    at = AsOf(valid=jan(as_of) if as_of else datetime.now(timezone.utc), known=datetime.now(timezone.utc))
+        index_mem.remember(f"{who} went to {place}.", scope, at=datetime(y, month, 1, tzinfo=UTC), extractor="none")
+    at = AsOf(valid=jan(as_of) if as_of else datetime.now(UTC), known=datetime.now(UTC))
     question = f"where did {name} live in {year}?"
     request = Recaller(index_mem.index).request(
         question,

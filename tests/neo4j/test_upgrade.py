@@ -14,7 +14,7 @@ import base64
 import importlib
 import json
 import struct
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -124,7 +124,7 @@ def upgraded(spare_server, dump):
 
 
 def at(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def contents(mem: GraphMem, question: str, **options) -> list[str]:
@@ -245,7 +245,7 @@ def lives(mem: GraphMem, **options) -> list[str]:
 
 def test_new_writes_continue_the_release_s_timelines(upgraded):
     mem, _ = upgraded
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     # A later value of a slot the release wrote ends the release's current value...
     mem.remember(
         "I moved to Lisbon.",

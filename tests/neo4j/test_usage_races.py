@@ -12,7 +12,7 @@ it does not wait, after it), so whatever the order the locks allow, the outcome 
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -24,7 +24,7 @@ from ..conftest import fresh_scope
 
 pytestmark = pytest.mark.neo4j
 
-AT = datetime(2024, 5, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 5, 1, tzinfo=UTC)
 
 
 def usage_nodes(conn, unit_ids: list[str]) -> int:

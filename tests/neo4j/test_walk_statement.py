@@ -5,7 +5,7 @@ random walk settings."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +30,7 @@ facts = st.lists(
 #: Free-text notes, each told some multiple of 40 minutes after the facts: chains of them one
 #: conversation (less than an hour apart), others apart.
 notes = st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(WORDS), st.integers(0, 5)), max_size=5)
-TOLD = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
+TOLD = datetime(2024, 5, 1, 9, tzinfo=UTC)
 
 
 def row(s):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
-from graphmem.errors import InvalidInput
 from graphmem.episodes_io import MAX_LINE_BYTES, parse_episode
+from graphmem.errors import InvalidInput
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
@@ -551,11 +551,7 @@ def test_naive_datetimes_are_refused_by_the_api(mem):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    valid_at=st.datetimes(
-        min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(timezone.utc)
-    )
-)
+@given(valid_at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)))
 def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     scope = fresh_scope()  # each example its own subject: the in-memory store is shared
     when = valid_at.isoformat()
@@ -564,7 +560,7 @@ def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     table = run("recall", "Paris", "--subject", subject(scope), "--as-of", when).stdout
     shown = table.splitlines()[1].split("  semantic  ")[1].split(" →")[0].strip()
     # Zero-padded years and the second it falls in: the table reads back as the stored time.
-    assert datetime.fromisoformat(shown).replace(tzinfo=timezone.utc) == valid_at.replace(microsecond=0)
+    assert datetime.fromisoformat(shown).replace(tzinfo=UTC) == valid_at.replace(microsecond=0)
 
 
 def test_episodes_show_prints_the_structured_facts_an_episode_carries(run, tmp_path):

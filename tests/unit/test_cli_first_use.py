@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.main import get_command
 
 from graphmem import __version__
@@ -18,8 +19,8 @@ from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
 from graphmem.config import Settings
-from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.embed import HashingEmbedder
+from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.extract.llm import LLMExtractor
 from graphmem.extract.rule import RuleExtractor
 from graphmem.openai_api import make_client
@@ -225,7 +226,7 @@ def test_recall_is_a_table_with_confidence_and_seconds(run, moved):
 def test_recall_says_nothing_relevant_found_and_still_lists_the_hits(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays."]):
-        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
+        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=UTC))
     first, header, *rows = run("recall", "which car does Maria drive?", "--subject", s).stdout.splitlines()
     assert first == "nothing relevant found; the closest hits:" and header.split()[0] == "confidence"
     assert len(rows) == 2
@@ -236,7 +237,7 @@ def test_recall_says_nothing_relevant_found_and_still_lists_the_hits(run, mem):
 
 def test_tables_show_memory_text_as_written(run, mem):
     s = subject(fresh_scope())
-    mem.remember("Remember [bold]this[/bold] and [default: that].", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    mem.remember("Remember [bold]this[/bold] and [default: that].", s, at=datetime(2024, 1, 1, tzinfo=UTC))
     human = run("recall", "remember this", "--subject", s)
     assert "[bold]this[/bold] and [default: that]" in human.stdout
 
@@ -244,7 +245,7 @@ def test_tables_show_memory_text_as_written(run, mem):
 def test_tables_escape_what_a_terminal_would_act_on(run, mem):
     # A right-to-left override in memory text reversed the rest of the table's line.
     s = subject(fresh_scope())
-    mem.remember("Tea \u202egnissip\u202c with Bob\u200b.", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    mem.remember("Tea \u202egnissip\u202c with Bob\u200b.", s, at=datetime(2024, 1, 1, tzinfo=UTC))
     human = run("recall", "tea with Bob", "--subject", s)
     assert "Tea \\u202egnissip\\u202c with Bob\\u200b." in human.stdout
     assert not any(c in human.stdout for c in "\u202e\u202c\u200b")
@@ -255,7 +256,7 @@ def test_tables_escape_what_a_terminal_would_act_on(run, mem):
 def test_min_confidence_filters_by_confidence_and_only_when_given(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays.", "My cat is called Tom."]):
-        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
+        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=UTC))
     every = as_json(run("recall", "green tea", "--subject", s, "--json"))["hits"]
     assert len(every) == 3 and every[0]["content"] == "I like green tea."
     assert all(0 < h["confidence"] <= 1 for h in every)
@@ -283,7 +284,7 @@ def test_decisions_are_listed_newest_first_then_by_id(run, moved):
 @given(st.integers(1, 9999), st.one_of(st.none(), st.integers(1, 12)))
 def test_a_year_or_a_month_is_its_start_in_utc(year, month):
     text = f"{year:04d}" if month is None else f"{year:04d}-{month:02d}"
-    assert parse_time(text) == datetime(year, month or 1, 1, tzinfo=timezone.utc)
+    assert parse_time(text) == datetime(year, month or 1, 1, tzinfo=UTC)
 
 
 def test_partial_dates_work_as_cli_options(run, moved):

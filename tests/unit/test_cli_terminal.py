@@ -6,7 +6,7 @@ Over the in-memory adapters (the factory in the context object)."""
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -17,7 +17,7 @@ from tests.conftest import fresh_scope
 #: Sets the terminal's title: ESC ] 0 ; ... BEL.
 OSC = "\x1b]0;TITLE-PWNED\x07"
 SHOWN = "\\u001b]0;TITLE-PWNED\\u0007"
-AT = datetime(2024, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def acted_on(output: str) -> list[str]:

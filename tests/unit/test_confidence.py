@@ -4,9 +4,10 @@ relevant when any hit reaches the threshold."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphmem import confidence
 from graphmem.models import Scope
@@ -15,7 +16,7 @@ from graphmem.timewords import find_window
 from tests.factories import unit
 
 SCOPE = Scope.parse("user:tester")
-AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 unit_interval = st.floats(0.0, 1.0)
 MINILM = confidence.FITTED["minilm"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphmem.fusion import CONVERSATION_GAP, together
 from graphmem.models import Scope, Scored, SourceRef

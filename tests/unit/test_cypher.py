@@ -142,7 +142,7 @@ class _Session:
     def __init__(self, sent: list[str]):
         self.tx = _Tx(sent)
 
-    def __enter__(self) -> "_Session":
+    def __enter__(self) -> _Session:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
 from graphmem.config import Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder
 from graphmem.embed import minilm as minilm_module

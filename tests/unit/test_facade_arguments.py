@@ -5,7 +5,7 @@ mode, hidden characters in a subject), either answers or raises a GraphMemError 
 from __future__ import annotations
 
 import inspect
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,7 +28,7 @@ ANYTHING = st.one_of(
     st.floats(),
     st.text(max_size=12),
     st.datetimes(),
-    st.datetimes(timezones=st.just(timezone.utc)),
+    st.datetimes(timezones=st.just(UTC)),
     st.sampled_from(
         [
             "user:alice",
@@ -124,5 +124,5 @@ def test_traces_older_than_the_calendar_reaches_are_none(mem):
     mem.assemble("where does Alice live?", "user:alice")
     for days in (739_951.0, float("inf")):
         assert mem.prune_traces(older_than_days=days, dry_run=True)["traces"] == 0
-    tomorrow = datetime.now(timezone.utc) + timedelta(days=1)
+    tomorrow = datetime.now(UTC) + timedelta(days=1)
     assert mem.prune_traces(older_than_days=0.5, now=tomorrow, dry_run=True)["traces"] == 1

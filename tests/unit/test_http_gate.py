@@ -14,11 +14,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from graphmem.http import HttpConfig, create_app  # noqa: E402
-from graphmem.http.errors import ApiError  # noqa: E402
-from graphmem.http.guard import Gate  # noqa: E402
+from graphmem.http import HttpConfig, create_app
+from graphmem.http.errors import ApiError
+from graphmem.http.guard import Gate
 
 
 def test_work_waiting_past_the_timeout_never_runs_and_running_work_finishes():

@@ -11,7 +11,7 @@ from graphmem.models import MemoryKind
 
 
 def test_the_kind_names_are_every_kind_in_string_order():
-    assert KINDS == tuple(sorted(k.value for k in MemoryKind))
+    assert tuple(sorted(k.value for k in MemoryKind)) == KINDS
 
 
 @given(st.sets(st.sampled_from(KINDS)))

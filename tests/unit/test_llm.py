@@ -5,12 +5,11 @@ model says."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import openai
 import pytest
-
 
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
@@ -21,15 +20,15 @@ from graphmem.extract import FactsExtractor, NoneExtractor
 from graphmem.extract.llm import FACTS_SCHEMA, LLMExtractor
 from graphmem.extract.rule import RuleExtractor
 from graphmem.llm import structured
-from graphmem.openai_api import make_client
-from graphmem.wiring import make_extractors, make_policy
 from graphmem.models import Candidate, Episode, Op, Scope, UnitFilter
+from graphmem.openai_api import make_client
 from graphmem.policy.llm import LLMPolicy
+from graphmem.wiring import make_extractors, make_policy
 from tests.stub_openai import StubOpenAI, error
 
 MODEL = "test-model"
 ALICE = Scope.parse("user:alice")
-MARCH = datetime(2024, 3, 15, 12, 0, tzinfo=timezone.utc)
+MARCH = datetime(2024, 3, 15, 12, 0, tzinfo=UTC)
 
 
 class _Server(StubOpenAI):
@@ -126,7 +125,7 @@ def test_extractor_tells_an_ending_from_a_correction(server: _Server, client: op
     server.push({"facts": [ended, never]})
     episode = Episode(scope=ALICE, occurred_at=MARCH, raw="I left Siemens in February. I never lived in Lyon.")
     end, retract = LLMExtractor(client, MODEL).extract(episode)
-    assert (end.op, end.valid_at, end.invalid_at) == ("end", None, datetime(2024, 2, 1, tzinfo=timezone.utc))
+    assert (end.op, end.valid_at, end.invalid_at) == ("end", None, datetime(2024, 2, 1, tzinfo=UTC))
     assert (retract.op, retract.valid_at, retract.invalid_at) == ("retract", None, None)
     assert '"end"' in json.dumps(FACTS_SCHEMA)  # the schema the model is given offers the distinction
 
@@ -146,7 +145,7 @@ def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai
         "Berlin",
         True,
     )
-    assert c.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc) and c.valid_at.tzinfo is not None
+    assert c.valid_at == datetime(2024, 3, 1, tzinfo=UTC) and c.valid_at.tzinfo is not None
     assert c.confidence == 0.9
     user = json.loads(server.requests[0]["body"]["messages"][1]["content"])
     assert user["message"] == "I moved to Berlin" and user["speaker"] == "alice"
@@ -167,7 +166,7 @@ def test_extractor_defaults_and_clamps(server: _Server, client: openai.OpenAI) -
     a, b = LLMExtractor(client, MODEL).extract(Episode(scope=ALICE, occurred_at=MARCH, raw="stuff"))
     assert a.valid_at is None and a.confidence == 1.0 and a.triple.predicate == "likes"
     assert a.triple.subject == "Bob"
-    assert b.valid_at == datetime(2024, 3, 2, 8, 0, tzinfo=timezone.utc)
+    assert b.valid_at == datetime(2024, 3, 2, 8, 0, tzinfo=UTC)
     assert b.kind.value == "episodic" and b.triple.object is None
 
 
@@ -178,7 +177,7 @@ def test_extractor_through_the_pipeline(server: _Server, mem: GraphMem) -> None:
     [u] = units(mem)
     assert u.content == "alice lives in Berlin"
     assert u.source.extractor_version == "llm-test-model-2"
-    assert u.time.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc)
+    assert u.time.valid_at == datetime(2024, 3, 1, tzinfo=UTC)
     [d] = mem.store.list_decisions(ALICE)
     assert (d.policy, d.reason, d.confidence) == ("llm", "new city", 0.8)
 
@@ -216,7 +215,7 @@ def test_always_invalid_output_keeps_the_episode_and_records_the_failure(server:
 
 def test_policy_update_with_a_real_neighbour_supersedes(server: _Server, mem: GraphMem) -> None:
     server.push(answer("ADD", reason="first home"))
-    first = mem.remember("I live in Paris", subject="user:alice", at=datetime(2023, 1, 1, tzinfo=timezone.utc))
+    first = mem.remember("I live in Paris", subject="user:alice", at=datetime(2023, 1, 1, tzinfo=UTC))
     [old_id] = first.unit_ids
     server.push(answer("UPDATE", target=old_id, reason="alice moved from Paris to Berlin", confidence=1.5))
     second = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH)

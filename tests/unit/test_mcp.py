@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import anyio  # noqa: E402  (installed with mcp)
+import anyio
 
-from graphmem.api import GraphMem  # noqa: E402
-from graphmem.mcp_server import FactIn, McpConfig, build_server  # noqa: E402
-from graphmem.models import Fact, MemoryBlock, Scope  # noqa: E402
+from graphmem.api import GraphMem
+from graphmem.mcp_server import FactIn, McpConfig, build_server
+from graphmem.models import Fact, MemoryBlock, Scope
 
 TOOLS = [
     "remember",
@@ -232,8 +232,9 @@ def test_blocks_within_the_writable_rule(serve, mem):
 
 
 def test_a_server_project_that_reads_as_no_project_is_refused_when_configured():
-    from graphmem.errors import error_line
     from pydantic import ValidationError
+
+    from graphmem.errors import error_line
 
     with pytest.raises(ValidationError) as info:
         McpConfig(subject=ALICE, project="None")

@@ -4,7 +4,7 @@ of fusion settings run over it chooses what the real recall would do."""
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -16,7 +16,7 @@ from graphmem.embed import HashingEmbedder
 from graphmem.pipelines.recall import Recaller
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from _recall import ListReplay  # noqa: E402
+from _recall import ListReplay
 
 SUBJECT = "user:replay"
 PEOPLE = ["Ines", "Tomas", "Greta", "Omar"]
@@ -33,7 +33,7 @@ QUESTIONS = [
 def memory() -> GraphMem:
     store = InMemoryStore()
     mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
-    start = datetime(2024, 3, 1, 9, tzinfo=timezone.utc)
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
     for n in range(30):
         person, other, place = PEOPLE[n % 4], PEOPLE[(n + 1) % 4], PLACES[n % 3]
         text = [

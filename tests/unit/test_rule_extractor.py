@@ -3,7 +3,7 @@ episode is ever dropped."""
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from hypothesis import given
@@ -92,9 +92,9 @@ def test_no_episode_is_dropped(text: str) -> None:
     "text, obj, began",
     [
         ("I moved to Berlin last month.", "Berlin", "month before"),
-        ("I moved to Porto in March 2019.", "Porto", datetime(2019, 3, 1, tzinfo=timezone.utc)),
-        ("I have lived in Oslo since 2015.", "Oslo", datetime(2015, 1, 1, tzinfo=timezone.utc)),
-        ("I live in Kyiv since 2018.", "Kyiv", datetime(2018, 1, 1, tzinfo=timezone.utc)),
+        ("I moved to Porto in March 2019.", "Porto", datetime(2019, 3, 1, tzinfo=UTC)),
+        ("I have lived in Oslo since 2015.", "Oslo", datetime(2015, 1, 1, tzinfo=UTC)),
+        ("I live in Kyiv since 2018.", "Kyiv", datetime(2018, 1, 1, tzinfo=UTC)),
         ("I started working at Acme yesterday.", "Acme", "day before"),
         ("I live in Rome now.", "Rome", "episode"),  # a time not wholly before the episode
         ("I like tea in the summer.", "tea in the summer", "episode"),  # a habit, not a beginning
@@ -107,7 +107,7 @@ def test_a_time_the_sentence_names_says_when_a_state_began(text: str, obj, began
         return
     expected = {
         "episode": EPOCH,
-        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), timezone.utc),
+        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), UTC),
         "month before": (EPOCH.replace(day=1) - timedelta(days=1)).replace(
             day=1, hour=0, minute=0, second=0, microsecond=0
         ),
@@ -118,7 +118,7 @@ def test_a_time_the_sentence_names_says_when_a_state_began(text: str, obj, began
 @pytest.mark.parametrize(
     "text, op, when",
     [
-        ("I worked at Acme until March 2024.", "end", datetime(2024, 3, 1, tzinfo=timezone.utc)),
+        ("I worked at Acme until March 2024.", "end", datetime(2024, 3, 1, tzinfo=UTC)),
         ("I left Acme yesterday.", "end", "day before"),
         ("I used to live in Oslo.", "end", "episode"),
         ("Since January I no longer live in Graz.", "end", "january"),
@@ -129,8 +129,8 @@ def test_an_ending_stops_at_the_time_it_names_and_a_correction_has_none(text: st
     [c] = extract(text)
     expected = {
         "episode": EPOCH,
-        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), timezone.utc),
-        "january": datetime(EPOCH.year, 1, 1, tzinfo=timezone.utc),
+        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), UTC),
+        "january": datetime(EPOCH.year, 1, 1, tzinfo=UTC),
     }.get(when, when)
     assert (c.op, c.valid_at, c.invalid_at) == (op, None, expected)
 

@@ -235,8 +235,7 @@ def test_private_file_never_writes_through_a_planted_name(tmp_path: Path) -> Non
 
 def test_private_file_cut_short_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "alice.jsonl"
-    with pytest.raises(KeyboardInterrupt):
-        with private_file(out) as handle:
-            handle.write("half\n")
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), private_file(out) as handle:
+        handle.write("half\n")
+        raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,10 +61,10 @@ def test_every_shape_is_plain_json_with_utc_times_and_flat_scopes() -> None:
         predicate="lives_in",
         object="Berlin",
         single_valued=True,
-        valid_at=datetime(2022, 1, 1, tzinfo=timezone.utc),
+        valid_at=datetime(2022, 1, 1, tzinfo=UTC),
     )
-    mem.remember("I live in Paris.", ALICE, facts=[paris], at=datetime(2020, 1, 2, tzinfo=timezone.utc))
-    moved = mem.remember("I moved to Berlin.", ALICE, facts=[berlin], at=datetime(2022, 1, 2, tzinfo=timezone.utc))
+    mem.remember("I live in Paris.", ALICE, facts=[paris], at=datetime(2020, 1, 2, tzinfo=UTC))
+    moved = mem.remember("I moved to Berlin.", ALICE, facts=[berlin], at=datetime(2022, 1, 2, tzinfo=UTC))
     held = mem.remember(
         "Always answer in French.",
         ALICE,
@@ -76,9 +76,7 @@ def test_every_shape_is_plain_json_with_utc_times_and_flat_scopes() -> None:
 
     shapes = {
         "report": views.write_report(moved),
-        "hits": [
-            views.hit(h) for h in mem.recall("Alice lives", ALICE, as_of=datetime(2021, 1, 1, tzinfo=timezone.utc))
-        ],
+        "hits": [views.hit(h) for h in mem.recall("Alice lives", ALICE, as_of=datetime(2021, 1, 1, tzinfo=UTC))],
         "history": [views.history_entry(e) for e in mem.history(ALICE, entity="Alice")],
         "explanation": views.explanation(mem.explain(berlin_id, ALICE)),
         "assembly": views.assembly(assembly),
