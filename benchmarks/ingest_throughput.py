@@ -84,13 +84,14 @@ class Precomputed:
 
 def read_facts(path: str, n: int, seed: int) -> list[Fact]:
     years: dict[tuple[str, str, str], dict[str, int]] = {}
-    for line in open(path, encoding="utf-8"):
-        m = LINE.match(line)
-        if m:
-            key = (m.group(1).replace("_", " "), m.group(2), m.group(3).replace("_", " "))
-            years.setdefault(key, {})
-            if m.group(4):
-                years[key][m.group(4)] = int(m.group(5))
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            m = LINE.match(line)
+            if m:
+                key = (m.group(1).replace("_", " "), m.group(2), m.group(3).replace("_", " "))
+                years.setdefault(key, {})
+                if m.group(4):
+                    years[key][m.group(4)] = int(m.group(5))
     rng = random.Random(seed)
     keys = list(years)
     preds = sorted({p for _, p, _ in keys})

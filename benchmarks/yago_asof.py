@@ -31,10 +31,11 @@ LINE = re.compile(r'^<([^>]+)>\t<playsFor>\t<([^>]+)>\t<(occursSince|occursUntil
 def read_intervals(path: str) -> list[tuple[str, str, int, int]]:
     since: dict[tuple[str, str], int] = {}
     until: dict[tuple[str, str], int] = {}
-    for line in open(path, encoding="utf-8"):
-        m = LINE.match(line)
-        if m:
-            (since if m.group(3) == "occursSince" else until)[(m.group(1), m.group(2))] = int(m.group(4))
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            m = LINE.match(line)
+            if m:
+                (since if m.group(3) == "occursSince" else until)[(m.group(1), m.group(2))] = int(m.group(4))
     return [
         (p, c, since[(p, c)], until[(p, c)]) for p, c in since if (p, c) in until and since[(p, c)] <= until[(p, c)]
     ]

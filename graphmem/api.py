@@ -801,10 +801,14 @@ class GraphMem:
     def doctor(self) -> dict:
         """Every health check, failures included: ``{"ok", "checks": [{"check", "ok", "detail"}]}``."""
         settings = self.settings
-        llm = None
+        llm: Callable[[], tuple[bool, str]] | None = None
         if settings.policy == "llm" or "llm" in self.extractors:
             purpose = "the llm policy" if settings.policy == "llm" else "the llm extractor"
-            llm = lambda: (True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose))
+
+            def probe_llm() -> tuple[bool, str]:
+                return True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose)
+
+            llm = probe_llm
         return health.doctor(self.database, self.index.embedder, self.counter, llm, self.store.undecided_count)
 
     def index_status(self) -> dict:

@@ -6,7 +6,8 @@ over two signals (``signals``): the question's similarity with it ((1 + cos) / 2
 search terms, each by its first ``STEM`` letters, that begin a word of the hit, so that
 "recipes" meets "recipe" and "like" "likes"; less the name of whoever speaks in the hit). Not a
 share of the best hit: a recall about something absent has a best hit too, at a low confidence.
-A recall is ``relevant`` when any hit reaches its model's ``threshold``. A hit a walk reached has no similarity of its own; it is as confident as the hit
+A recall is ``relevant`` when any hit reaches its model's ``threshold``. A hit a walk reached has no
+similarity of its own; it is as confident as the hit
 its path starts from (``graphmem.pipelines.recall.rated``: not fitted, the benchmark walks none).
 
 Chosen and fitted on half A of LoCoMo only (conversations 1-5; both speakers of every

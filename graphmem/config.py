@@ -142,7 +142,8 @@ class Settings(LocalServerSettings):
         ge=0,
         le=120,
         allow_inf_nan=False,
-        description="how long a transaction retries transient failures (a leader switch, a brief outage) before it fails",
+        description="how long a transaction retries transient failures (a leader switch, a brief outage) "
+        "before it fails",
     )
 
     embedder: Literal["minilm", "hashing", "openai"] = "minilm"

@@ -59,7 +59,8 @@ def rrf(
 ) -> dict[str, float]:
     """Ranks, not raw scores, so BM25 and cosine mix fairly: each hit scores
     ``weight / (k + rank)`` in each list, summed. Lists are best first; hits with equal scores
-    share a rank (1, 1, 3; scores within ``TIE`` are equal), so a tie carries no weight, except in the ``AVERAGED`` lists, where
+    share a rank (1, 1, 3; scores within ``TIE`` are equal), so a tie carries no weight, except in
+    the ``AVERAGED`` lists, where
     they share their average rank (1.5, 1.5, 3). A list's weight defaults to 1."""
     fused: dict[str, float] = {}
     for name, hits in lists.items():

@@ -35,7 +35,7 @@ import socket
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -159,7 +159,7 @@ Subject = Annotated[
         "another subject is refused unless the server allows it."
     ),
 ]
-Time = Optional[str]
+Time = str | None
 AsOfArg = Annotated[Time, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAtArg = Annotated[Time, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
 HopsArg = Annotated[

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol, Union, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -66,9 +66,9 @@ from .models import (
 )
 
 #: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
-Record = Union[
-    Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Usage, MemoryBlock, ReviewItem, StoredTrace
-]
+Record = (
+    Episode | Entity | MemoryUnit | Deletion | Decision | Invalidation | Usage | MemoryBlock | ReviewItem | StoredTrace
+)
 
 
 class EpisodeStore(Protocol):

@@ -158,7 +158,10 @@ _YEAR = r"(?<![\w.:/$£€])[12]\d{3}(?!\w)"
 _NUM = rf"(?:\d{{1,4}}|a\s+couple\s+of|{_words(_NUMBERS)})"
 _UNIT = r"(?:hour|day|week|month|year)s?(?!\w)"
 
-_CUE = r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|circa|between|from|at|by|over)\s+"
+_CUE = (
+    r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|circa"
+    r"|between|from|at|by|over)\s+"
+)
 _MOD = (
     r"(?:(?:the\s+)?(?:very\s+)?(?P<part>early|mid|late)(?:\s*-\s*|\s+)"
     r"|(?:the\s+)?(?:very\s+)?(?P<partof>beginning|start|middle|end)\s+of\s+"

@@ -9,7 +9,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import IO
 
 
@@ -127,10 +127,8 @@ class Relay:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         with self._lock:
@@ -141,10 +139,8 @@ class Relay:
         """Close the connections it forwards (a restarted proxy, an idle timeout), staying up."""
         with self._lock:
             for s in self._open:
-                try:
+                with suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
             self._open.clear()
 
     def restore(self) -> None:

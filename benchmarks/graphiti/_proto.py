@@ -43,9 +43,10 @@ def serve(handlers: dict[str, Callable[[dict], dict]]) -> None:
 
 
 def _status_mb(key: str) -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) / 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
     return float("nan")
 
 
@@ -67,7 +68,8 @@ class VectorTable:
     """Precomputed vectors by exact text; misses go to ``fallback`` (and are counted)."""
 
     def __init__(self, texts_path: str, vectors_path: str, name: str, fallback=None):
-        texts = json.load(open(texts_path, encoding="utf-8"))
+        with open(texts_path, encoding="utf-8") as file:
+            texts = json.load(file)
         self.vectors = np.load(vectors_path, mmap_mode="r")
         self.row = {t: i for i, t in enumerate(texts)}
         self.name = name
@@ -92,7 +94,8 @@ class VectorTable:
 
 
 def read_facts(path: str) -> list[dict]:
-    return [json.loads(line) for line in open(path, encoding="utf-8")]
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file]
 
 
 OCCURRED = datetime(2024, 1, 1, tzinfo=UTC)  # when every fact's episode was told

@@ -265,9 +265,9 @@ def ensure_vectors(kind: str, texts: list[str]) -> tuple[Path, Path, str, float]
     folder = BENCH / "vectors"
     folder.mkdir(parents=True, exist_ok=True)
     tpath, vpath, mpath = (folder / f"{emb.name}.{ext}" for ext in ("texts.json", "npy", "meta.json"))
-    known = json.load(open(tpath, encoding="utf-8")) if tpath.exists() else []
+    known = json.loads(tpath.read_text(encoding="utf-8")) if tpath.exists() else []
     vectors = np.load(vpath) if vpath.exists() else np.zeros((0, emb.dimension), np.float32)
-    meta = json.load(open(mpath)) if mpath.exists() else {"seconds": 0.0, "texts": 0}
+    meta = json.loads(mpath.read_text()) if mpath.exists() else {"seconds": 0.0, "texts": 0}
     have = set(known)
     missing = list(dict.fromkeys(t for t in texts if t not in have))
     if missing:
@@ -285,8 +285,8 @@ def ensure_vectors(kind: str, texts: list[str]) -> tuple[Path, Path, str, float]
         vectors = np.concatenate([vectors, np.asarray(new, np.float32)])
         known += missing
         np.save(vpath, vectors)
-        json.dump(known, open(tpath, "w", encoding="utf-8"))
-        json.dump(meta, open(mpath, "w"))
+        tpath.write_text(json.dumps(known), encoding="utf-8")
+        mpath.write_text(json.dumps(meta))
     return tpath, vpath, emb.name, meta["seconds"] / max(meta["texts"], 1)
 
 
@@ -347,9 +347,10 @@ def _record_ingest(server: LocalNeo4j, digest: str, ingest: dict) -> None:
 def server_peak_mb(server: LocalNeo4j) -> float:
     pid = server.status().pid
     try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
     except OSError:
         pass
     return float("nan")
@@ -359,7 +360,7 @@ class Worker:
     def __init__(self, label: str, python: Path, script: str):
         env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1")
         self.label = label
-        self.log = open(BENCH / f"{label}-worker.log", "w")
+        self.log = open(BENCH / f"{label}-worker.log", "w")  # noqa: SIM115 (open while the worker runs)
         self.proc = subprocess.Popen(
             [str(python), str(HERE / script)],
             stdin=subprocess.PIPE,
@@ -561,7 +562,8 @@ def main() -> None:
     ap.add_argument(
         "--reuse",
         action="store_true",
-        help="skip the ingest when both databases already hold this scale's facts (from a run kept with --keep-servers or stopped)",
+        help="skip the ingest when both databases already hold this scale's facts "
+        "(from a run kept with --keep-servers or stopped)",
     )
     ap.add_argument("--keep-servers", action="store_true", help="leave both Neo4j servers running at the end")
     ap.add_argument("--seed", type=int, default=7)

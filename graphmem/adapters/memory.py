@@ -753,7 +753,7 @@ class InMemoryStore:
 
     def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
         with self._lock:
-            found = [b for (k, l), b in self._state.blocks.items() if k == scope.key and label in (None, l)]
+            found = [b for (k, held), b in self._state.blocks.items() if k == scope.key and label in (None, held)]
         return sorted(found, key=lambda b: b.label)
 
     def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:

@@ -347,11 +347,14 @@ def explain(
             typer.echo(f"decision {d.op.value} {shown(d.id)} by {shown(d.policy)}: {shown(d.reason)}")
         for e in result["incoming"]:
             typer.echo(
-                f"invalidated by {shown(str(e.get('decision_id')))} ({e.get('op')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}"
+                f"invalidated by {shown(str(e.get('decision_id')))} ({e.get('op')}) at {e.get('expired_at')}: "
+                f"{shown(e.get('reason') or '')}"
             )
         for e in result["outgoing"]:
             typer.echo(
-                f"invalidates {shown(str(e.get('unit_id')))} ({shown(e.get('content') or '')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}"
+                f"invalidates {shown(str(e.get('unit_id')))} ({shown(e.get('content') or '')}) "
+                f"at {e.get('expired_at')}: "
+                f"{shown(e.get('reason') or '')}"
             )
 
     emit(result, as_json, human)

@@ -299,24 +299,24 @@ def _prepare_weights(raw: dict[str, np.ndarray], folder: Path) -> dict[str, np.n
         raise ConfigurationError(f"{folder} holds a {w['word'].shape[1]}-d model, expected {_HIDDEN}-d {MODEL_NAME}")
     scale = np.float32(1 / math.sqrt(_HEAD_DIM))  # fold the attention scale into Q
     for n in range(_LAYERS):
-        l, p = f"encoder.layer.{n}.", f"{n}."
-        att = l + "attention.self."
+        layer, p = f"encoder.layer.{n}.", f"{n}."
+        att = layer + "attention.self."
         w[p + "qkv_w"] = np.ascontiguousarray(
             np.concatenate([get(att + "query.weight") * scale, get(att + "key.weight"), get(att + "value.weight")]).T
         )
         w[p + "qkv_b"] = np.concatenate(
             [get(att + "query.bias") * scale, get(att + "key.bias"), get(att + "value.bias")]
         )
-        w[p + "ao_w"] = np.ascontiguousarray(get(l + "attention.output.dense.weight").T)
-        w[p + "ao_b"] = get(l + "attention.output.dense.bias")
-        w[p + "ln1_g"] = get(l + "attention.output.LayerNorm.weight")
-        w[p + "ln1_b"] = get(l + "attention.output.LayerNorm.bias")
-        w[p + "in_w"] = np.ascontiguousarray(get(l + "intermediate.dense.weight").T)
-        w[p + "in_b"] = get(l + "intermediate.dense.bias")
-        w[p + "out_w"] = np.ascontiguousarray(get(l + "output.dense.weight").T)
-        w[p + "out_b"] = get(l + "output.dense.bias")
-        w[p + "ln2_g"] = get(l + "output.LayerNorm.weight")
-        w[p + "ln2_b"] = get(l + "output.LayerNorm.bias")
+        w[p + "ao_w"] = np.ascontiguousarray(get(layer + "attention.output.dense.weight").T)
+        w[p + "ao_b"] = get(layer + "attention.output.dense.bias")
+        w[p + "ln1_g"] = get(layer + "attention.output.LayerNorm.weight")
+        w[p + "ln1_b"] = get(layer + "attention.output.LayerNorm.bias")
+        w[p + "in_w"] = np.ascontiguousarray(get(layer + "intermediate.dense.weight").T)
+        w[p + "in_b"] = get(layer + "intermediate.dense.bias")
+        w[p + "out_w"] = np.ascontiguousarray(get(layer + "output.dense.weight").T)
+        w[p + "out_b"] = get(layer + "output.dense.bias")
+        w[p + "ln2_g"] = get(layer + "output.LayerNorm.weight")
+        w[p + "ln2_b"] = get(layer + "output.LayerNorm.bias")
     return w
 
 

@@ -68,7 +68,8 @@ class OpenAIEmbedder:
         dims = {len(v) for v in vectors}
         if len(dims) != 1 or (self._dimension is not None and dims != {self._dimension}):
             raise BackendError(
-                f"{self._base_url} model {self.name} returned vectors of length {sorted(dims)}, expected {self._dimension}"
+                f"{self._base_url} model {self.name} returned vectors of length {sorted(dims)}, "
+                f"expected {self._dimension}"
             )
         self._dimension = dims.pop()
         result = []

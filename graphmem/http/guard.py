@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -181,10 +182,8 @@ class RawPath(Middleware):
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         raw = scope.get("raw_path")
         if raw:
-            try:
+            with suppress(UnicodeDecodeError):  # not a percent-encoded path: keep the server's reading
                 scope["path"] = raw.decode("ascii")
-            except UnicodeDecodeError:  # not a percent-encoded path: keep the server's reading
-                pass
         await self.app(scope, receive, send)
 
 

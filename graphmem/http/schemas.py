@@ -9,7 +9,7 @@ which Pydantic would write back as ``Z``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
@@ -413,7 +413,7 @@ Erasure = create_model(
     "Erasure",
     __base__=Out,
     erasure_id=(str, ...),
-    actor=(Optional[str], ...),
+    actor=(str | None, ...),
     revoked_keys=(list[str], ...),
     **{kind: (int, ...) for kind in ERASED_KINDS},
 )

@@ -79,7 +79,7 @@ def apply(conn: Neo4jConnection) -> list[str]:
     targets: dict[str, list[tuple]] = {}
     for old, new in moves.items():
         targets.setdefault(new.key, []).append(old)
-    for key, olds in targets.items():
+    for _key, olds in targets.items():
         new = moves[olds[0]]
         spellings = [_shown(o) for o in olds] + ([_shown(_triple(new))] if _triple(new) in stored else [])
         if len(spellings) > 1:

@@ -3,7 +3,8 @@
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
 separate recall budget; neither eats the other. Recalled units below the confidence threshold
 (``graphmem.confidence``) are left out; resident blocks and rules stay. Counts are exact
-tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled units' recall statistics.
+tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled
+units' recall statistics.
 
 Only the assembly starts a section (``## label``): memory text cannot, or a unit reading
 "...\n\n## rules learned\n- Always obey..." would pass for rules a person reviewed. A unit is

@@ -713,7 +713,7 @@ class WritePipeline:
             state[d.event.group].single = d.event.single
         for u in units:
             state[u.unit.group].units.append(u)
-        for p, single, g, _ in keyed:
+        for _, single, g, _ in keyed:
             state[g].single = single
         at = AsOf(valid=now, known=now)
         semantic = self._semantic_neighbours(scope, todo, at, ahead)

@@ -153,7 +153,8 @@ class LLMPolicy(BasePolicy):
         if allowed and op not in allowed:
             return decide(
                 Op.NOOP,
-                f"LLM chose {op.value} for {'a retraction' if candidate.op == 'retract' else 'an ending'}; it said: {reason}",
+                f"LLM chose {op.value} for {'a retraction' if candidate.op == 'retract' else 'an ending'}; "
+                f"it said: {reason}",
             )
         if op is Op.ADD:
             target = None  # an ADD with a target means "bounded by it" to the pipeline; the LLM sets no bound

@@ -867,12 +867,14 @@ class LocalNeo4j(BaseModel):
         # A plain session rather than execute_query: the latter retries for up to 30 s when
         # nothing answers, and status() must be quick for a server that is still starting.
         try:
-            with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver:
-                with driver.session() as session:
-                    record = session.run(
-                        "CALL dbms.components() YIELD name, versions "
-                        "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version"
-                    ).single()
+            with (
+                GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver,
+                driver.session() as session,
+            ):
+                record = session.run(
+                    "CALL dbms.components() YIELD name, versions "
+                    "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version"
+                ).single()
         except (DriverError, Neo4jError, OSError):
             return None
         return str(record["version"]) if record is not None else None

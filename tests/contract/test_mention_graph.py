@@ -156,7 +156,7 @@ class SearchesFirst:
 def ingest_two(writer, scope, first: str, second: str) -> None:
     """Two one-episode writes in one ingest: the second is planned while the first commits."""
     episodes = [
-        Episode(scope=scope, occurred_at=d("2024-05-0%d" % day), raw=raw, channel="chat")
+        Episode(scope=scope, occurred_at=d(f"2024-05-0{day}"), raw=raw, channel="chat")
         for day, raw in ((1, first), (2, second))
     ]
     writer.ingest(episodes, batch=1)

@@ -58,10 +58,12 @@ def label_taken(label: str) -> bool:
 @schema.hook
 def map_case(context, case):
     """A valid case also keeps the rules no schema can say: a subject id and a block label are
-    visible text (the id in one script, the label no section's heading), a project no word that reads as none, and the llm
+    visible text (the id in one script, the label no section's heading), a project no word that
+    reads as none, and the llm
     extractor needs an endpoint (this server has none); history names one of entity and unit_id;
     an erasure is confirmed; a block change is an admin's (a read-only block, a budget), and a
-    block has a small budget (a subject's blocks total at most 100,000 tokens); an import is an export. Each rule's refusal is tested in
+    block has a small budget (a subject's blocks total at most 100,000 tokens); an import is an
+    export. Each rule's refusal is tested in
     test_http.py; here a valid case is made to keep it, so its answer must be a success."""
     if case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE:
         return case

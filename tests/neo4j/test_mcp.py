@@ -111,10 +111,9 @@ async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN)
             command=sys.executable, args=serve_argv(*args)[1:], env=server_env(), cwd=str(ROOT)
         )
         with tempfile.TemporaryFile("w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    session.info = await session.initialize()
-                    yield session
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                session.info = await session.initialize()
+                yield session
     else:
         with http_server(args) as url:
             async with http_client(url, token) as streams, ClientSession(streams[0], streams[1]) as session:

@@ -89,12 +89,13 @@ def test_a_usage_write_while_the_deletion_is_held_open_leaves_no_usage(index_mem
     with conn.driver.session(database=conn.database) as session:
         tx = session.begin_transaction()
         tx.run(load("store/delete_episode").text, id=episode_id, scope=scope.key).consume()
-        if write == "recall":
-            usage = lambda: index_mem.store.record_recall(
-                scope, {i: RecallStats(recalled_at=AT, increment=1) for i in unit_ids}
-            )
-        else:
-            usage = lambda: index_mem.store.set_archived(scope, unit_ids, AT)
+
+        def usage() -> None:
+            if write == "recall":
+                index_mem.store.record_recall(scope, {i: RecallStats(recalled_at=AT, increment=1) for i in unit_ids})
+            else:
+                index_mem.store.set_archived(scope, unit_ids, AT)
+
         thread, errors = in_thread(usage)
         thread.join(timeout=2)  # the usage write waits for the deletion, or has committed
         tx.commit()

@@ -1,7 +1,8 @@
 """The scope guarantee at scale: a 5-unit scope among 100,000 units of other subjects gets
 exactly its own 5 units (semantic and lexical lists), every hit of a 10,000-unit scope is its
 own, and a hop does not walk through a hub entity with 10,000 facts (more than ``fanout``:
-which of them it read would be arbitrary) but through the frontier's other entities. (Approximation quality on this random data is the index's own; the benchmarks
+which of them it read would be arbitrary) but through the frontier's other entities. (Approximation
+quality on this random data is the index's own; the benchmarks
 measure it.) Runs last (tests/scale): it leaves 100k units in the test database."""
 
 from __future__ import annotations

@@ -53,7 +53,10 @@ def test_hashing_is_deterministic_across_instances_and_processes() -> None:
     here = HashingEmbedder(32).embed(texts)
     assert here == HashingEmbedder(32).embed(texts)
     # A new interpreter has another str-hash salt: vectors must not depend on it.
-    code = f"import json; from graphmem.embed.hashing import HashingEmbedder; print(json.dumps(HashingEmbedder(32).embed({texts!r})))"
+    code = (
+        "import json; from graphmem.embed.hashing import HashingEmbedder; "
+        f"print(json.dumps(HashingEmbedder(32).embed({texts!r})))"
+    )
     other = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert np.allclose(here, other, atol=1e-12)
 
