@@ -21,6 +21,7 @@ from graphmem.adapters.memory import InMemoryStore
 from graphmem.models import Fact, MemoryKind, UnitFilter, utcnow
 from graphmem.pipelines import exchange
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 ENTITIES = ("Zed", "Amy")
 PREDICATES = {"lives_in": True, "likes": False}
@@ -160,10 +161,10 @@ def body(mem: GraphMem, scope) -> list[dict]:
 
 
 def test_an_export_imported_after_forgetting_gives_the_same_answers(mem):
-    examples = 50 if isinstance(mem.store, InMemoryStore) else 10
+    count = examples(50 if isinstance(mem.store, InMemoryStore) else 10)
 
     @settings(
-        max_examples=examples,
+        max_examples=count,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
@@ -216,10 +217,10 @@ class CutShort(Exception):
 
 
 def test_an_import_cut_short_shows_nothing_truer_than_the_export_and_completes_when_run_again(mem, monkeypatch):
-    examples = 40 if isinstance(mem.store, InMemoryStore) else 8
+    count = examples(40 if isinstance(mem.store, InMemoryStore) else 8)
 
     @settings(
-        max_examples=examples,
+        max_examples=count,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )

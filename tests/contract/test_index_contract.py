@@ -9,11 +9,14 @@ from hypothesis import strategies as st
 
 from graphmem.models import AsOf, SearchRequest, Triple, Unnamed, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def load(store, index, scope, texts, **kw):

@@ -13,6 +13,7 @@ from graphmem.adapters.memory import InMemoryStore
 from graphmem.errors import GraphMemError, NotFound, exit_code
 from graphmem.models import Episode, Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 WORDS = ["tea", "chess", "Lisbon", "jazz", "Berlin", "cello", "python", "sailing"]
 
@@ -47,7 +48,7 @@ def snapshot(mem, scopes, queries):
     return {(str(s), q): [h.unit.id for h in mem.recall(q, s, k=5)] for s in scopes for q in queries}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_forgetting_a_subject_leaves_everyone_else_unchanged(mem, data):
     scopes = [fresh_scope() for _ in range(3)] + [fresh_scope("shared")]

@@ -23,6 +23,7 @@ from graphmem.errors import one_line  # noqa: E402
 from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.pipelines.assemble import SECTIONS  # noqa: E402
+from tests.examples import examples  # noqa: E402
 
 #: Generated requests per operation and phase: the whole run stays near a minute on 2 cores.
 EXAMPLES = 25
@@ -101,6 +102,6 @@ def map_case(context, case):
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(EXAMPLES), deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_openapi(case):
     case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})

@@ -24,6 +24,7 @@ from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, normalise
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from tests.conftest import NEO4J, fresh_scope
+from tests.examples import examples
 
 PEOPLE = ["Ann", "Bob"]
 CITIES = ["Paris", "Rome", "Oslo"]
@@ -168,11 +169,11 @@ def texts(scope, raws: list[str]) -> list[Episode]:
     return [e for b in as_batches((scope,), [((raw, ()), 0) for raw in raws], len(raws)) for e in b]
 
 
-@pytest.mark.parametrize("family,examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
+@pytest.mark.parametrize("family,ci_examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
 def test_batches_planned_while_the_one_before_commits_leave_the_memory_of_one_after_the_other(
-    request, family, examples
+    request, family, ci_examples
 ):
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=examples(ci_examples), deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(
         drawn=st.lists(st.tuples(episode_texts(), st.sampled_from([0, 0, 1])), min_size=2, max_size=9),
         size=st.integers(1, 3),

@@ -24,6 +24,7 @@ from graphmem.models import (
     WriteBatch,
 )
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, decision, episode, invalidation, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -65,7 +66,7 @@ def test_episode_ids_belong_to_their_subject(store):
     assert store.get_episode(shared_id, bob).raw == "Bob likes chess"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     writes=st.lists(
         st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.sampled_from("ab")), max_size=6),

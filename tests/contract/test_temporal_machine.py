@@ -23,6 +23,7 @@ from graphmem import GraphMem
 from graphmem.extract import FactsExtractor
 from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, utcnow
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.temporal_model import FactSpec, TemporalModel
 
 
@@ -240,11 +241,11 @@ def machine_for(make):
     return type("Machine", (TemporalMachine,), {"make": staticmethod(make)})
 
 
-def _run(make, examples: int, steps: int) -> None:
+def _run(make, count: int, steps: int) -> None:
     run_state_machine_as_test(
         machine_for(make),
         settings=settings(
-            max_examples=examples,
+            max_examples=count,
             stateful_step_count=steps,
             deadline=None,
             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -259,7 +260,7 @@ def test_memory_matches_the_model(embedder):
         store = InMemoryStore()
         return GraphMem(store, InMemoryIndex(store, embedder))
 
-    _run(make, examples=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES", 300)), steps=10)
+    _run(make, count=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES") or examples(300)), steps=10)
 
 
 def _neo4j(conn, embedder):
@@ -273,10 +274,10 @@ def _neo4j(conn, embedder):
 
 @pytest.mark.neo4j
 def test_neo4j_matches_the_model(conn, embedder):
-    _run(_neo4j(conn, embedder), examples=50, steps=8)
+    _run(_neo4j(conn, embedder), count=examples(50), steps=8)
 
 
 @pytest.mark.neo4j
 @pytest.mark.slow
 def test_neo4j_matches_the_model_at_length(conn, embedder):
-    _run(_neo4j(conn, embedder), examples=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES", 300)), steps=10)
+    _run(_neo4j(conn, embedder), count=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES") or examples(300)), steps=10)

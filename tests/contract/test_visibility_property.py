@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from graphmem.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, decision, invalidation, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -51,7 +52,7 @@ def oracle(unit_row, edges, t: datetime, s: datetime):
     return visible, expired, min(ends, default=None)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories())
 def test_list_units_and_search_match_the_oracle(store_and_index, history):
     store, index = store_and_index

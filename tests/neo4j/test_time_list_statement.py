@@ -17,6 +17,7 @@ from graphmem.models import AsOf, Fact, MemoryKind
 from graphmem.pipelines.recall import Recaller
 from graphmem.timewords import find_window
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 pytestmark = [pytest.mark.neo4j]
 
@@ -41,7 +42,7 @@ def row(s):
     return s.unit.id, round(s.score, 9)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     facts=facts,
     notes=notes,

@@ -15,6 +15,7 @@ from graphmem.fusion import together, walk
 from graphmem.models import AsOf, Fact
 from graphmem.pipelines.recall import Recaller
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.compat]
 
@@ -37,7 +38,7 @@ def row(s):
     return s.unit.id, round(s.score, 9), s.hop, s.path
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     facts=facts,
     notes=notes,

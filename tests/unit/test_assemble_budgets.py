@@ -15,6 +15,7 @@ from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from graphmem.tokens import TiktokenCounter
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 counter = TiktokenCounter()
 text = st.text(
@@ -22,7 +23,7 @@ text = st.text(
 ).filter(str.strip)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     blocks=st.lists(st.tuples(text, st.integers(1, 40)), max_size=3),
     facts=st.lists(text, max_size=8),

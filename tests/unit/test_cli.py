@@ -20,6 +20,7 @@ from graphmem.errors import InvalidInput
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 
 @pytest.fixture
@@ -550,7 +551,7 @@ def test_naive_datetimes_are_refused_by_the_api(mem):
         mem.recall("hello", "user:naive", as_of=datetime(2024, 1, 1))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(valid_at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)))
 def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     scope = fresh_scope()  # each example its own subject: the in-memory store is shared

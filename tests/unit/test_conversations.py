@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from graphmem.fusion import CONVERSATION_GAP, together
 from graphmem.models import Scope, Scored, SourceRef
+from tests.examples import examples
 from tests.factories import EPOCH, unit
 
 S = Scope.parse("user:conversations")
@@ -49,7 +50,7 @@ def reference(found: list[Scored], weight: float, k: int) -> list[tuple[str, flo
     return sorted(scored, key=lambda p: (-p[1], p[0]))[:k]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 600)), st.floats(0, 3, allow_nan=False)), max_size=20),
     st.sampled_from([0.0, 0.05, 1.0]),

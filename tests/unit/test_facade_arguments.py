@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from graphmem.api import GraphMem
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.models import MemoryKind, Scope
+from tests.examples import examples
 
 METHODS = sorted(
     name
@@ -60,7 +61,7 @@ def mem(memory_mem: GraphMem) -> GraphMem:
     return memory_mem
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_public_methods_raise_only_graphmem_errors(mem, data):
     name = data.draw(st.sampled_from(METHODS), label="method")

@@ -27,6 +27,7 @@ from graphmem.cli.main import app
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import NotFound
 from graphmem.models import Fact, Page, Scope, UnitFilter
+from tests.examples import examples
 
 SUBJECT = "user:fuzz"
 EPISODE_FIELDS = ("id", "subject", "project", "occurred_at", "channel", "raw", "facts", "unknown")
@@ -160,7 +161,9 @@ def stored(mem: GraphMem, record: dict):
 
 
 @settings(
-    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(250),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(batch=lines())
 def test_ingest_isolates_every_bad_line(tmp_path_factory, batch):

@@ -18,6 +18,8 @@ from graphmem.pipelines.recall import Recaller
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _recall import ListReplay
 
+from tests.examples import examples
+
 SUBJECT = "user:replay"
 PEOPLE = ["Ines", "Tomas", "Greta", "Omar"]
 PLACES = ["Porto", "Lyon", "Graz", "Cork"]
@@ -53,7 +55,7 @@ MEM = memory()
 NAMES = ("semantic", "lexical", "entities", "time", "speaker", "paths", "similarity", "conversation")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rrf_k=st.integers(1, 60),
     weights=st.tuples(*[st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0])] * len(NAMES)),
