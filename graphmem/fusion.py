@@ -116,7 +116,7 @@ def walk(
     fused = {s.unit.id: s.score for s in found}
     weight = request.weights.get("paths", 1.0)
     hits = list(found[: request.k])
-    frontier, seen = hits, set()
+    frontier, seen = hits, set[str]()
     for depth in range(1, request.hops + 1):
         by_id = {h.unit.id: h for h in frontier[: request.seeds]}
         if not by_id:

@@ -118,7 +118,7 @@ def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) ->
         raise BackendError(f"{what}: {exc}") from exc
 
 
-class Listed(list):
+class Listed(list[Any]):
     """A list parameter, sent as the list it is and shown by its length. The driver formats
     every statement's parameters for its debug log even when that log is off (``neo4j`` 6.4,
     Bolt RUN): a write's rows and their vectors (1,000 of 384 floats) took longer to format
@@ -130,7 +130,7 @@ class Listed(list):
         return f"<list of {len(self)}>"
 
 
-class Embedding(list):
+class Embedding(list[float]):
     """A vector parameter: sent as its float32 bytes in one value where the server takes that
     (Bolt 6, ``neo4j.vector.Vector``), else as a list. A list goes as one number at a time
     and the server decodes each: a write of 1,000 vectors of 384 took ~180 ms more so than as
@@ -229,7 +229,7 @@ class Neo4jConnection:
                 connection_timeout=CONNECT_TIMEOUT,
                 # Warnings such as "label does not exist yet" are noise on a fresh database.
                 notifications_min_severity="OFF",
-                resolver=resolver,
+                resolver=resolver,  # type: ignore[arg-type]  # None is the driver's default; its hint omits it
             )
         except neo4j_errors.ConfigurationError as exc:  # what the URI carries beyond host and port
             raise ConfigurationError(f"Neo4j URI {settings.neo4j_uri}: {exc}") from exc

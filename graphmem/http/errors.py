@@ -129,7 +129,7 @@ def validation_line(exc: RequestValidationError) -> str:
 def allowed(request: Request) -> list[str]:
     """Every method the request's path takes: Starlette's 405 names only those of the first
     route on the path, and each method of a path is a route of its own."""
-    methods = set()
+    methods: set[str] = set()
     for route in request.app.router.routes:
         match, _ = route.matches(request.scope)
         if match is not Match.NONE:

@@ -68,7 +68,7 @@ class RecallHit(BaseModel):
     confidence: float = Field(0.0, ge=0.0, le=1.0)
 
 
-class Recalled(list):
+class Recalled(list[RecallHit]):
     """Recall hits, best first, the time window the question named (None if none), the
     confidence from which a hit is relevant (``threshold``: its embedder's
     ``confidence.fitted``) and whether any is, and how many episodes of the scopes searched are
@@ -87,7 +87,9 @@ def without_names(text: str) -> dict[tuple[str, ...], str]:
     name), by the set's norms, sorted."""
     first: dict[str, list[tuple[int, int]]] = {}
     for m in written(text):
-        end = m.end + len(_POSSESSIVE.match(text, m.end)[0])
+        possessive = _POSSESSIVE.match(text, m.end)
+        assert possessive is not None  # the pattern matches the empty string too
+        end = m.end + len(possessive[0])
         # only whole words as search reads them ("¹A0" is one word there, no name "A0")
         whole = not _WORD_CHAR.match(text[m.start - 1 : m.start]) and not _WORD_CHAR.match(text[end : end + 1])
         if whole and (m.norm in first or len(first) < UNNAMED):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -78,14 +79,14 @@ class LLMPolicy(BasePolicy):
     name = "llm"
     wants_semantic_neighbours = True
 
-    def __init__(self, client, model: str, config: PolicyConfig | None = None, attempts: int = 3):
+    def __init__(self, client: Any, model: str, config: PolicyConfig | None = None, attempts: int = 3) -> None:
         super().__init__(config)
         self.client = client
         self.model = model
         self.attempts = attempts
 
     def prompt(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> str:
-        def when(t) -> str | None:
+        def when(t: datetime | None) -> str | None:
             return t.isoformat() if t else None
 
         return json.dumps(
@@ -106,7 +107,7 @@ class LLMPolicy(BasePolicy):
         )
 
     def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
-        def decide(op: Op, reason: str, target: str | None = None, confidence: float = 0.0, **extra) -> Decision:
+        def decide(op: Op, reason: str, target: str | None = None, confidence: float = 0.0, **extra: Any) -> Decision:
             return Decision(
                 op=op,
                 reason=_clean(reason) or f"LLM chose {op.value}",
