@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypedDict
 
 MIN = -(2**62)
 MAX = 2**62
@@ -43,6 +44,16 @@ def from_micros(value: int) -> datetime | None:
     return _EPOCH + timedelta(microseconds=value)
 
 
+class SpanProps(TypedDict):
+    """A span as the integer properties an entry node carries (and its ``expired_at``)."""
+
+    s_from: int
+    s_to: int
+    t_from: int
+    t_to: int
+    expired_at: datetime | None
+
+
 @dataclass(frozen=True)
 class Span:
     """One entry's intervals: system time [s_from, s_to), world time [t_from, t_to), and when
@@ -54,7 +65,7 @@ class Span:
     t_to: datetime | None
     expired_at: datetime | None
 
-    def props(self) -> dict[str, int | None]:
+    def props(self) -> SpanProps:
         """The span as the integer properties an entry node carries."""
         return {
             "s_from": micros(self.s_from, MIN),
@@ -174,7 +185,9 @@ class Near:
         return self.from_lo == MIN and self.from_hi == world[1] and self.to_lo == world[0]
 
 
-def vector_calls(kinds: Iterable[str], world: tuple[int, int], rules: Iterable[Near]) -> tuple[list[list], list[Near]]:
+def vector_calls(
+    kinds: Iterable[str], world: tuple[int, int], rules: Iterable[Near]
+) -> tuple[list[list[str | bool | None]], list[Near]]:
     """The semantic list's index calls as ``[lo, hi, event]`` kind ranges, and the time-list
     rules that still need calls of their own. A rule asking for just the world range
     (``Near.is_world``) would search the semantic list's entries again: its candidates are
@@ -183,7 +196,7 @@ def vector_calls(kinds: Iterable[str], world: tuple[int, int], rules: Iterable[N
     rules = list(rules)
     shared = [r for r in rules if r.is_world(world)]
     rest = [k for k in (list(kinds) or KINDS) if not any(k in r.kinds for r in shared)]
-    calls = [[lo, hi, None] for lo, hi in (kind_ranges(rest) if rest else [])]
+    calls: list[list[str | bool | None]] = [[lo, hi, None] for lo, hi in (kind_ranges(rest) if rest else [])]
     calls += [[lo, hi, r.event] for r in shared for lo, hi in kind_ranges(r.kinds)]
     return calls, [r for r in rules if r not in shared]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -69,6 +69,23 @@ from .models import (
 Record = (
     Episode | Entity | MemoryUnit | Deletion | Decision | Invalidation | Usage | MemoryBlock | ReviewItem | StoredTrace
 )
+
+R = TypeVar("R", bound=Record)
+
+
+def of(model: type[R], records: Iterable[tuple[str, Record]]) -> list[tuple[str, R]]:
+    """Records of one kind, with where each was read, as that kind's model (``MODELS``)."""
+    typed: list[tuple[str, R]] = []
+    for where, record in records:
+        if not isinstance(record, model):
+            raise TypeError(f"a {type(record).__name__} among the {model.__name__} records")
+        typed.append((where, record))
+    return typed
+
+
+def each(model: type[R], records: Iterable[Record]) -> list[R]:
+    """``of`` without the where."""
+    return [r for _, r in of(model, (("", r) for r in records))]
 
 
 class EpisodeStore(Protocol):

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -54,7 +54,7 @@ from ..models import (
     entity_id,
     utcnow,
 )
-from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore
+from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore, each, of
 from .write import mention_links
 
 #: The system times of each kind of record (when it was stored): none is after the import,
@@ -126,24 +126,6 @@ def export(
             page, after = store.dump(scope, kind, after, batch)
             for record in page:
                 yield {"type": kind, **VIEWS[kind](record)}
-
-
-R = TypeVar("R", bound=Model)
-
-
-def of(model: type[R], records: Iterable[tuple[str, Record]]) -> list[tuple[str, R]]:
-    """Records of one kind, with where each was read, as that kind's model (``MODELS``)."""
-    typed: list[tuple[str, R]] = []
-    for where, record in records:
-        if not isinstance(record, model):
-            raise TypeError(f"a {type(record).__name__} among the {model.__name__} records")
-        typed.append((where, record))
-    return typed
-
-
-def each(model: type[R], records: Iterable[Record]) -> list[R]:
-    """``of`` without the where."""
-    return [r for _, r in of(model, (("", r) for r in records))]
 
 
 def key(kind: RecordKind, record: Record) -> str:
