@@ -25,6 +25,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from typing import Any
+
+from neo4j import ManagedTransaction
 
 from ..cypher import Query, load
 from ..entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range
@@ -42,9 +45,18 @@ from ..models import (
     normalise,
     utcnow,
 )
+from ..ports import Embedder
 from .lucene import lucene_query
 from .neo4j_driver import Embedding, Neo4jConnection, run
-from .neo4j_store import entry_row, name_props, texts_changed, to_datetime, unit_from_row, vector_property
+from .neo4j_store import (
+    entry_row,
+    name_props,
+    stored_datetime,
+    texts_changed,
+    to_datetime,
+    unit_from_row,
+    vector_property,
+)
 
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
@@ -65,11 +77,11 @@ class Neo4jIndex:
     def __init__(
         self,
         conn: Neo4jConnection,
-        embedder,
+        embedder: Embedder,
         exact_threshold: int = 2_000,
         batch_size: int = 1_000,
         cache_size: int = 4_096,
-    ):
+    ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.exact_threshold = exact_threshold
@@ -107,7 +119,7 @@ class Neo4jIndex:
             clear()
 
     # -- layout ---------------------------------------------------------------------------
-    def _model(self) -> dict | None:
+    def _model(self) -> dict[str, Any] | None:
         rows = self.conn.read("index/get_model")
         return rows[0] if rows else None
 
@@ -175,7 +187,7 @@ class Neo4jIndex:
         self._generation = generation
 
     # -- search ---------------------------------------------------------------------------
-    def _search_params(self, request: SearchRequest) -> dict:
+    def _search_params(self, request: SearchRequest) -> dict[str, Any]:
         at = request.at
         lo, hi = world_range(request.at, request.during)
         return {
@@ -238,7 +250,7 @@ class Neo4jIndex:
     def _rendered(self, name: str) -> Query:
         return load(name).rendered(index=index_name(self.generation))
 
-    def _v5_vector(self, request: SearchRequest) -> dict:
+    def _v5_vector(self, request: SearchRequest) -> dict[str, Any]:
         """How 5.26 reads the vector list: an exact scan of small scopes, else an over-fetch
         sized by the scopes' share of all entries."""
         key = tuple(s.key for s in request.scopes)
@@ -325,6 +337,7 @@ class Neo4jIndex:
         if model is None or model["generation"] == 0:
             self.ensure()
             model = self._model()
+            assert model is not None  # ensure() writes it
         if (model["model"], model["dimension"]) == mine and model["next_model"] is None:
             self._generation = model["generation"]
             self._create_vector_index(model["generation"], mine[1])
@@ -349,7 +362,7 @@ class Neo4jIndex:
             entries = []
             for r, scope_of in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
-                edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
+                edges = [(stored_datetime(a), to_datetime(b)) for a, b in r["edges"]]
                 entries += [
                     entry_row(
                         r["id"],
@@ -362,12 +375,20 @@ class Neo4jIndex:
                         r["archived"],
                     )
                     for span in spans(
-                        to_datetime(r["created_at"]), to_datetime(r["valid_at"]), to_datetime(r["invalid_at"]), edges
+                        stored_datetime(r["created_at"]),
+                        to_datetime(r["valid_at"]),
+                        to_datetime(r["invalid_at"]),
+                        edges,
                     )
                 ]
             ids = [r["id"] for r in rows]
 
-            def work(tx, ids=ids, entries=entries, scopes=scopes) -> None:
+            def work(
+                tx: ManagedTransaction,
+                ids: list[str] = ids,
+                entries: list[dict[str, Any]] = entries,
+                scopes: list[Scope] = scopes,
+            ) -> None:
                 texts_changed(tx, scopes)  # a write's plan searched the texts that go and come back here
                 run(tx, "entries/delete_entries", ids=ids)
                 if entries:
@@ -391,7 +412,7 @@ class Neo4jIndex:
             )
             after = rows[-1]["id"]
 
-    def _switch(self, model: dict, progress: Progress | None) -> int:
+    def _switch(self, model: dict[str, Any], progress: Progress | None) -> int:
         """Build the new model's vectors aside (resumable), then make them live in one write."""
         mine = (self.embedder.name, self.embedder.dimension)
         old, new = model["generation"], model["generation"] + 1
@@ -416,7 +437,7 @@ class Neo4jIndex:
             pass
         return done
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         model = self._model()
         counts = self.conn.read("index/status", open=MAX)[0]
         return {
@@ -430,7 +451,7 @@ class Neo4jIndex:
         }
 
 
-def _seen(row: dict) -> MemoryUnit:
+def _seen(row: dict[str, Any]) -> MemoryUnit:
     """A unit from a search row: its end and first invalidation as seen at the search's system
     time come from the entry that was live then."""
     return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
@@ -51,6 +51,7 @@ from ..models import (
     MemoryBlock,
     MemoryKind,
     MemoryUnit,
+    Model,
     NamesRead,
     Page,
     RecallStats,
@@ -79,7 +80,7 @@ from ..models import (
     utcnow,
     words,
 )
-from ..ports import Record
+from ..ports import Record, each
 from .lucene import lucene_phrases
 from .neo4j_driver import Embedding, Neo4jConnection, run
 
@@ -90,6 +91,10 @@ TRACE_BATCH = 1_000
 TEXTS_PAGE = 10_000
 #: Entity ids per known-names lookup.
 NAME_IDS = 20_000
+
+
+#: A model read from stored properties (``_fields``).
+M = TypeVar("M", bound=Model)
 
 
 def names_key(scope: Scope) -> str:
@@ -112,6 +117,14 @@ def scope_props(scope: Scope) -> dict[str, Any]:
         "subject_id": scope.subject_id,
         "project_id": scope.project_id,
     }
+
+
+def stored_datetime(value: Any) -> datetime:
+    """``to_datetime`` of a time every stored record has (a creation or system time)."""
+    time = to_datetime(value)
+    if time is None:
+        raise ValueError("a stored record without its system time")
+    return time
 
 
 def to_datetime(value: Any) -> datetime | None:
@@ -231,7 +244,7 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
             occurred_at=to_datetime(u.get("occurred_at")),
         ),
         time=TemporalMeta(
-            created_at=to_datetime(u["created_at"]),
+            created_at=stored_datetime(u["created_at"]),
             expired_at=to_datetime(row["expired_at"]),
             valid_at=to_datetime(u.get("valid_at")),
             invalid_at=to_datetime(row["invalid_at"]),
@@ -251,7 +264,7 @@ def group_unit(row: dict[str, Any]) -> GroupUnit:
     edges = sorted(
         (
             Edge(
-                expired_at=to_datetime(e["expired_at"]),
+                expired_at=stored_datetime(e["expired_at"]),
                 invalid_at=to_datetime(e["invalid_at"]),
                 decision_id=e["decision_id"],
                 episode_id=e.get("episode_id"),
@@ -294,7 +307,7 @@ def event_props(event: TimelineEvent | None) -> dict[str, Any]:
 def event_from_props(props: dict[str, Any]) -> TimelineEvent | None:
     if props.get("ev_kind") is None:
         return None
-    fields = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
+    fields: dict[str, Any] = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
     raw = props.get("ev_candidate")
     return TimelineEvent(**fields, candidate=Candidate.model_validate_json(raw) if raw else None)
 
@@ -572,8 +585,8 @@ class Neo4jStore:
 
     def undecided_count(self, scopes: Sequence[Scope] | None = None) -> int:
         if scopes is None:
-            return self.conn.read("store/undecided_total")[0]["n"]
-        return self.conn.read("store/undecided_count", scopes=[s.key for s in scopes])[0]["n"]
+            return int(self.conn.read("store/undecided_total")[0]["n"])
+        return int(self.conn.read("store/undecided_count", scopes=[s.key for s in scopes])[0]["n"])
 
     # -- writes ---------------------------------------------------------------------------
     def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
@@ -581,7 +594,8 @@ class Neo4jStore:
         return batch if shaped is batch.staged else batch.model_copy(update={"staged": shaped})
 
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
-        for record in (*batch.units, *batch.decisions, *batch.reviews):
+        records: tuple[MemoryUnit | Decision | ReviewItem, ...] = (*batch.units, *batch.decisions, *batch.reviews)
+        for record in records:
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
@@ -764,7 +778,7 @@ class Neo4jStore:
             {"id": uid, "at": s.recalled_at, "n": s.increment, "archive": False, "archived_at": None}
             for uid, s in stats.items()
         ]
-        return self.conn.write("store/note_usage", rows=rows, scope_props=scope_props(scope))[0]["updated"]
+        return int(self.conn.write("store/note_usage", rows=rows, scope_props=scope_props(scope))[0]["updated"])
 
     # -- reads ----------------------------------------------------------------------------
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
@@ -877,7 +891,7 @@ class Neo4jStore:
         return Erasure.model_validate(_native(row["record"]))
 
     def erased(self, scope: Scope) -> bool:
-        return self.conn.read("erase/erased", **self._erasure_keys(scope), kinds=list(ERASED_KINDS))[0]["erased"]
+        return bool(self.conn.read("erase/erased", **self._erasure_keys(scope), kinds=list(ERASED_KINDS))[0]["erased"])
 
     def last_erasure(self, scope: Scope) -> datetime | None:
         at = self.conn.read("erase/last_erasure", **self._erasure_keys(scope))[0]["at"]
@@ -991,7 +1005,7 @@ class Neo4jStore:
         unit_ids: Sequence[str] | None = None,
     ) -> list[Decision]:
         if unit_id is not None or unit_ids is not None:
-            ids = sorted({unit_id, *(unit_ids or ())} - {None})
+            ids = sorted({i for i in (unit_id, *(unit_ids or ())) if i is not None})
             rows = self.conn.read("audit/unit_decisions", scope=scope.key, unit_ids=ids)
             found = [_decision(r["decision"], scope) for r in rows]
             return [
@@ -1054,7 +1068,7 @@ class Neo4jStore:
         return found[0] if found else None
 
     def delete_block(self, scope: Scope, label: str) -> bool:
-        return self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0
+        return bool(self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0)
 
     # -- whole subjects: listing, export and import, retention ---------------------------
     def subjects(self) -> list[SubjectCounts]:
@@ -1127,40 +1141,54 @@ class Neo4jStore:
     ) -> None:
         """One kind of ``load``; ``derived`` is written with the units, else with the episodes."""
         if kind == "episode":
-            self._put_episodes(tx, records, undecided=False)  # they come with their decisions
+            self._put_episodes(tx, each(Episode, records), undecided=False)  # they come with their decisions
             if not with_units:
                 self._apply(tx, scope, derived)  # the entities they name
         elif kind == "unit":
-            self._apply(tx, scope, derived.model_copy(update={"units": tuple(records)}))
+            self._apply(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}))
         elif kind == "invalidation":
-            self._apply(tx, scope, WriteBatch(invalidations=tuple(records), vectors=derived.vectors))
+            self._apply(
+                tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records)), vectors=derived.vectors)
+            )
         elif kind == "decision":
             # A decision may name a unit that is gone (deleted with its episode): its link
             # is left out here as it was where the decision comes from.
-            run(tx, "store/create_decisions", rows=[decision_row(d) for d in records], scope=scope.key)
+            run(tx, "store/create_decisions", rows=[decision_row(d) for d in each(Decision, records)], scope=scope.key)
         elif kind == "entity":
-            run(tx, "exchange/put_entities", rows=[{"id": e.id, "props": entity_props(e)} for e in records])
+            run(
+                tx,
+                "exchange/put_entities",
+                rows=[{"id": e.id, "props": entity_props(e)} for e in each(Entity, records)],
+            )
         elif kind == "usage":
-            rows = [u.model_dump(exclude={"scope"}) for u in records]
+            usage = each(Usage, records)
+            rows = [u.model_dump(exclude={"scope"}) for u in usage]
             run(tx, "exchange/put_usage", rows=rows, scope_props=scope_props(scope))
-            archived = [u.unit_id for u in records if u.archived_at is not None]
+            archived = [u.unit_id for u in usage if u.archived_at is not None]
             run(tx, "entries/set_searchable", ids=archived, scope=scope.key, searchable=False)
         elif kind == "trace":
-            run(tx, "audit/put_traces", rows=[trace_params(t, t.scores) for t in records], scope=scope.key)
+            run(
+                tx,
+                "audit/put_traces",
+                rows=[trace_params(t, t.scores) for t in each(StoredTrace, records)],
+                scope=scope.key,
+            )
         else:
             # Deletions, blocks and review items: a subject holds few of them.
-            for record in records:
-                if kind == "deletion":
-                    run(tx, "store/put_deletion", props=deletion_props(record))
-                elif kind == "block":
-                    run(tx, "blocks/put_block", **block_params(record))
-                else:
-                    run(tx, "review/put_review", props=review_props(record))
+            if kind == "deletion":
+                for deletion in each(Deletion, records):
+                    run(tx, "store/put_deletion", props=deletion_props(deletion))
+            elif kind == "block":
+                for block in each(MemoryBlock, records):
+                    run(tx, "blocks/put_block", **block_params(block))
+            else:
+                for review in each(ReviewItem, records):
+                    run(tx, "review/put_review", props=review_props(review))
 
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         key = scope.key if scope else None
         if dry_run:
-            return self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"]
+            return int(self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"])
         pruned = 0
         while deleted := self.conn.write("audit/prune_traces", scope=key, before=before, batch=TRACE_BATCH)[0][
             "deleted"
@@ -1191,7 +1219,8 @@ def _record(kind: RecordKind, row: dict[str, Any], scope: Scope) -> list[Record]
     props = row["record"]
     if kind == "invalidation":
         edges = [Invalidation(decision_id=row["key"], **_native(e)) for e in row["edges"]]
-        return sorted(edges, key=lambda e: (e.unit_id, e.expired_at))
+        edges.sort(key=lambda e: (e.unit_id, e.expired_at))
+        return [*edges]
     if kind == "unit":
         return [unit_from_row({"unit": props, "expired_at": None, "invalid_at": props.get("invalid_at")})]
     if kind == "decision":
@@ -1207,7 +1236,9 @@ def _record(kind: RecordKind, row: dict[str, Any], scope: Scope) -> list[Record]
                 StoredTrace, props, scope, scores=tuple(ranked.get(rank) for rank in range(len(props["recalled_ids"])))
             )
         ]
-    model = {"entity": Entity, "deletion": Deletion, "usage": Usage, "block": MemoryBlock}[kind]
+    models: dict[str, type[Entity | Deletion | Usage | MemoryBlock]]
+    models = {"entity": Entity, "deletion": Deletion, "usage": Usage, "block": MemoryBlock}
+    model = models[kind]
     return [_fields(model, props, scope)]
 
 
@@ -1220,7 +1251,7 @@ def _native(value: Any) -> Any:
     return to_datetime(value) if isinstance(value, DateTime) else value
 
 
-def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> Any:
+def _fields(model: type[M], props: dict[str, Any], scope: Scope, **extra: Any) -> M:
     """A model of the scope from a node's properties: the ones that are its fields, read as
     stored (``STORED``: a label stored before a rule refused its characters still reads)."""
     props = _native(props)
