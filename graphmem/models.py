@@ -704,6 +704,13 @@ class TimelineEvent(Model):
     channel: str | None = None
     occurred_at: UTCDatetime | None = None
 
+    @property
+    def asserted(self) -> Candidate:
+        """The candidate an assertion event states."""
+        if self.candidate is None:
+            raise ValueError(f"a {self.kind} event of {self.group} states no candidate")
+        return self.candidate
+
 
 class Decision(Model):
     """One policy decision. The reason is mandatory, for NOOP too."""
@@ -728,6 +735,13 @@ class Decision(Model):
     deletion_id: str | None = None
     #: Who caused it: "cli", "mcp", an API key id, or None (the Python API).
     actor: str | None = None
+
+    @property
+    def logged(self) -> TimelineEvent:
+        """The timeline event of a decision in a group's log (every one there carries one)."""
+        if self.event is None:
+            raise ValueError(f"decision {self.id} carries no timeline event")
+        return self.event
 
     @model_validator(mode="after")
     def _target(self) -> Decision:

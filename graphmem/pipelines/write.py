@@ -26,12 +26,13 @@ import gc
 import hashlib
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from .. import timeline
 from ..entries import unit_text
@@ -74,7 +75,7 @@ TICK = timedelta(microseconds=1)
 class WriteReport:
     episodes: int = 0
     new_episodes: int = 0
-    decisions: Counter = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
     unit_ids: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
@@ -157,7 +158,9 @@ def _retracts(retraction: TimelineEvent, assertions: Sequence[Decision]) -> bool
     )
 
 
-def drawn(units: Sequence[GroupUnit]) -> list:
+def drawn(
+    units: Sequence[GroupUnit],
+) -> list[tuple[str, str, datetime | None, datetime | None, datetime, list[tuple[datetime, datetime | None]]]]:
     """Stored units in the shape ``timeline.shown`` reads."""
     return [
         (
@@ -229,6 +232,13 @@ class _Write:
     #: Draws the batch's mention links again, for a commit that finds names made known since.
     relink: Relink | None = None
 
+    @property
+    def staged(self) -> WriteBatch:
+        """The batch as planned (``_prepare``)."""
+        if self.batch is None:
+            raise RuntimeError("the write is not planned yet")
+        return self.batch
+
 
 class _Ahead:
     """What the batch committing while the next one is planned changes: the logs of its
@@ -242,7 +252,7 @@ class _Ahead:
         self._settle = settle
         self._scope = w.scope if w else None
         self._ids = w.ids if w else frozenset()
-        batch = w.batch if w else WriteBatch()
+        batch = w.staged if w else WriteBatch()
         self._guards = batch.guards.keys()
         self._search = bool(batch.units or batch.invalidations or batch.unarchive)
         self._anchors = batch.anchors
@@ -297,7 +307,7 @@ _collections_before = gc.get_threshold()  # the process's thresholds before the 
 
 
 @contextmanager
-def _rare_full_collections():
+def _rare_full_collections() -> Iterator[None]:
     """Full collections a tenth as often while a many-batch ingest runs (``FULL_COLLECTION_EVERY``);
     the thresholds the process had are restored when the last such ingest ends."""
     global _collections_users, _collections_before
@@ -325,7 +335,7 @@ class _Committer:
     def __init__(self, pipeline: WritePipeline, on_write: Callable[[WriteReport, int], None] | None):
         self.pipeline, self.on_write = pipeline, on_write
         self.executor: ThreadPoolExecutor | None = None
-        self.pending: tuple[_Write, Future | None] | None = None
+        self.pending: tuple[_Write, Future[None] | None] | None = None
         self.retried = False
         self.report = WriteReport()
         self.settled = 0  # episodes of the batches settled
@@ -336,8 +346,8 @@ class _Committer:
             return
         self.executor = self.executor or ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit")
         # Shaped here, while the commit before runs: the commit thread is the write's critical path.
-        w.batch = self.pipeline.store.stage(w.batch, w.scope)
-        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope, w.relink))
+        w.batch = self.pipeline.store.stage(w.staged, w.scope)
+        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.staged, w.scope, w.relink))
 
     def close(self) -> None:
         if self.executor is not None:
@@ -352,7 +362,7 @@ class _Committer:
             return
         (w, future), self.pending = self.pending, None
         try:
-            future.result() if future else self.pipeline.store.commit(w.batch, w.scope, w.relink)
+            future.result() if future else self.pipeline.store.commit(w.staged, w.scope, w.relink)
         except Conflict:
             w.report.conflicts += 1
             self.retried = True
@@ -519,7 +529,9 @@ class WritePipeline:
         its UPDATE decision carries ``reason``. What was true before ``at`` stays true."""
         return self._operator(unit, reason, actor, "end", at)
 
-    def _operator(self, unit: MemoryUnit, reason: str, actor: str | None, op: str, at: datetime | None) -> WriteReport:
+    def _operator(
+        self, unit: MemoryUnit, reason: str, actor: str | None, op: Literal["end", "retract"], at: datetime | None
+    ) -> WriteReport:
         episode = self.store.get_episode(unit.source.episode_id, unit.scope)
         if episode is None:
             raise NotFound(f"episode {unit.source.episode_id} of unit {unit.id} no longer exists")
@@ -547,7 +559,12 @@ class WritePipeline:
         return self._run(unit.scope, [planned], [], WriteReport(), gated=False, actor=actor)
 
     def reextract(
-        self, scope: Scope, extractor: str, batch: int = 200, progress=None, actor: str | None = None
+        self,
+        scope: Scope,
+        extractor: str,
+        batch: int = 200,
+        progress: Callable[[int], None] | None = None,
+        actor: str | None = None,
     ) -> WriteReport:
         """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
         standing facts from another extractor version are retired by decisions naming the new
@@ -561,13 +578,16 @@ class WritePipeline:
             logged: dict[str, list[Decision]] = {}
             for d in self.store.episode_events(scope, ids):
                 logged.setdefault(d.episode_id or "", []).append(d)
-            planned, failures, retire, extracted = [], [], [], []
+            planned: list[_Planned] = []
+            failures: list[Decision] = []
+            retire: list[Decision] = []
+            extracted: list[str] = []
             for place, episode in enumerate(episodes):
                 events = logged.get(episode.id, [])
-                retired = {d.event.target for d in events if d.event.kind == "retire"}
-                standing = [d for d in events if d.event.kind != "retire" and d.id not in retired]
-                latest = max((d for d in events if d.event.kind != "retire"), key=lambda d: d.decided_at, default=None)
-                if latest is not None and latest.event.extractor_version == chosen.version:
+                retired = {d.logged.target for d in events if d.logged.kind == "retire"}
+                standing = [d for d in events if d.logged.kind != "retire" and d.id not in retired]
+                latest = max((d for d in events if d.logged.kind != "retire"), key=lambda d: d.decided_at, default=None)
+                if latest is not None and latest.logged.extractor_version == chosen.version:
                     continue
                 retire += standing
                 first = min(events, key=lambda d: d.decided_at).event if events else None
@@ -650,7 +670,7 @@ class WritePipeline:
         for attempt in range(MAX_ATTEMPTS):
             try:
                 self._prepare(w)
-                self.store.commit(w.batch, w.scope, w.relink)
+                self.store.commit(w.staged, w.scope, w.relink)
                 return
             except Conflict:
                 w.report.conflicts += 1
@@ -660,8 +680,8 @@ class WritePipeline:
     @staticmethod
     def _done(w: _Write) -> WriteReport:
         """The batch's report, once it committed."""
-        w.report.decisions.update(d.op.value for d in w.batch.decisions)
-        w.report.unit_ids += [u.id for u in w.batch.units]
+        w.report.decisions.update(d.op.value for d in w.staged.decisions)
+        w.report.unit_ids += [u.id for u in w.staged.units]
         w.report.reviews += w.held
         return w.report
 
@@ -699,20 +719,20 @@ class WritePipeline:
             held.append(item)
             decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
         keyed = [(p, *self._grouped(p)) for p in todo]
-        groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
+        groups = {g for _, _, g, _ in keyed} | {d.logged.group for d in retire}
         ahead.before(guards=groups)
         stored, units = self.store.group_state(scope, sorted(groups))
         guards = dict.fromkeys(groups, 0)  # each group's log as read: the commit checks it is unchanged
         for d in stored:
-            guards[d.event.group] += 1
+            guards[d.logged.group] += 1
         now = self._tick(max((d.decided_at for d in stored), default=self._last))
         decisions = [d.model_copy(update={"decided_at": now}) for d in decisions]
         state = {g: _Group(single=False, events=[], units=[]) for g in groups}
         for d in stored:
-            state[d.event.group].events.append(d)
-            state[d.event.group].single = d.event.single
+            state[d.logged.group].events.append(d)
+            state[d.logged.group].single = d.logged.single
         for u in units:
-            state[u.unit.group].units.append(u)
+            state[_group_of(u.unit)].units.append(u)
         for _, single, g, _ in keyed:
             state[g].single = single
         at = AsOf(valid=now, known=now)
@@ -720,9 +740,9 @@ class WritePipeline:
         unarchive: set[str] = set()
 
         for old in retire:
-            ev = old.event.model_copy(update={"kind": "retire", "target": old.id})
-            shown = self._shown_by(state[ev.group], old.id, now)
-            reason = f"superseded by {note} (was {old.event.extractor_version})"
+            retired = old.logged.model_copy(update={"kind": "retire", "target": old.id})
+            shown = self._shown_by(state[retired.group], old.id, now)
+            reason = f"superseded by {note} (was {old.logged.extractor_version})"
             d = Decision(
                 op=Op.DELETE if shown else Op.NOOP,
                 target_id=shown,
@@ -732,14 +752,15 @@ class WritePipeline:
                 decided_at=now,
                 episode_id=old.episode_id,
                 candidate=old.candidate,
-                event=ev,
+                event=retired,
             )
-            state[ev.group].events.append(d)
+            state[retired.group].events.append(d)
             decisions.append(d)
 
         for i, (p, single, g, value) in enumerate(keyed):
             group, c = state[g], p.candidate
-            ev: TimelineEvent | None = TimelineEvent(
+            ev: TimelineEvent | None
+            ev = TimelineEvent(
                 kind=c.op,
                 group=g,
                 single=single,
@@ -814,7 +835,7 @@ class WritePipeline:
                             "kind": "retract",
                             "group": tg,
                             "single": state[tg].single if owner else single,
-                            "value": owner.event.value if owner else value,
+                            "value": owner.logged.value if owner else value,
                         }
                     )
             if ev is not None:
@@ -846,7 +867,7 @@ class WritePipeline:
 
     def _load(self, scope: Scope, state: dict[str, _Group], group: str) -> None:
         events, units = self.store.group_state(scope, [group])
-        single = events[0].event.single if events else False
+        single = events[0].logged.single if events else False
         state[group] = _Group(single=single, events=events, units=units)
 
     def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
@@ -859,7 +880,7 @@ class WritePipeline:
     @staticmethod
     def _showing(group: _Group, value: str, now: datetime) -> str | None:
         """A unit alive now showing ``value`` at world time now, else at any time."""
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
         showing = [g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners]
         pick = group.covering(now, owners) or showing
@@ -868,7 +889,7 @@ class WritePipeline:
     @staticmethod
     def _ending(group: _Group, value: str, end: datetime | None, now: datetime) -> MemoryUnit | None:
         """A unit alive now showing ``value`` over a stretch that ``end`` falls inside."""
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
         return next(
             (
@@ -878,7 +899,7 @@ class WritePipeline:
                 and g.unit.source.assertion_id in owners
                 and end is not None
                 and timeline.covers(alive[g.unit.id], end)
-                and (alive[g.unit.id].start is None or alive[g.unit.id].start < end)
+                and ((start := alive[g.unit.id].start) is None or start < end)
             ),
             None,
         )
@@ -892,7 +913,7 @@ class WritePipeline:
 
     @staticmethod
     def _units_of_value(group: _Group, value: str, now: datetime) -> set[str]:
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
         return {g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners}
 
@@ -973,7 +994,7 @@ class WritePipeline:
                 and d.produced_id is None
                 and d.op in (Op.ADD, Op.UPDATE)
             ):
-                later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.event, [d])]
+                later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.logged, [d])]
                 empty = d.event.valid_at is not None and d.event.end == d.event.valid_at
                 why = (
                     f"retracted later in this write (episode {later[0].episode_id})"
@@ -1024,7 +1045,7 @@ def mention_links(
     units: Sequence[MemoryUnit],
     episodes: Sequence[Episode],
     ahead: _Ahead | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The entities units and episodes written together (a write's new ones, or an import's)
     name, as the scope knows its names now (``drawn_links``), and what that was read against
     (``names_read``): ``WriteBatch`` fields."""
@@ -1048,7 +1069,7 @@ def mention_links(
 
 def drawn_links(
     known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit], episodes: Sequence[Episode]
-) -> dict:
+) -> dict[str, Any]:
     """The entities the units and episodes name (``graphmem.mentions``): speakers and proper
     names as written, and the names the scope knows (``known_names`` of their texts:
     ``KnownNames``, its facts' entities case-folded, names written as proper names anywhere in
@@ -1064,7 +1085,7 @@ def drawn_links(
     )
     found = {text: mentions(text, names, shown=shown[text]) for text in texts}
 
-    def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+    def named(text: str, about: AbstractSet[str] = frozenset()) -> tuple[tuple[str, str], ...]:
         return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
 
     was_fact = {normalise(n) for n, fact in known.items() if fact}
@@ -1098,13 +1119,13 @@ def _probe(ev: TimelineEvent, now: datetime) -> timeline.Event:
 def _pending(d: Decision, scope: Scope, now: datetime) -> MemoryUnit:
     """An assertion of this batch shown to the policy as a neighbour (its id: the decision's),
     as if its unit already stood from its start to its own end."""
-    return _unit(d, timeline.NewUnit(d.id, d.id, d.event.valid_at, d.event.end, now), scope)
+    return _unit(d, timeline.NewUnit(d.id, d.id, d.logged.valid_at, d.logged.end, now), scope)
 
 
 def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> MemoryUnit:
     """The unit showing one stretch of ``owner``'s assertion."""
-    ev = owner.event
-    c = ev.candidate
+    ev = owner.logged
+    c = ev.asserted
     return MemoryUnit(
         id=drawn_unit.id,
         kind=c.kind,
@@ -1157,7 +1178,7 @@ def _tell(
             f": {texts[e.unit_id]!r} ends {'then' if e.invalid_at == nu.start else _day(e.invalid_at)}" for e in ended
         )
         # The target is what the timeline did: the fact it ended, else the one that bounds it.
-        update: dict = (
+        update: dict[str, Any] = (
             {"op": Op.UPDATE, "target_id": ended[0].unit_id, "invalid_at": ended[0].invalid_at} if ended else {}
         )
         if nu.end is not None:
@@ -1170,15 +1191,19 @@ def _tell(
         by_id[d.id] = d.model_copy(update=update)
 
 
+def _group_of(unit: MemoryUnit) -> str:
+    """The timeline group of a unit read with its group (``group_state``)."""
+    if unit.group is None:
+        raise ValueError(f"unit {unit.id} is in no timeline group")
+    return unit.group
+
+
 def _edge_reason(edge: timeline.NewEdge, cause: Decision) -> str:
     c = cause.event.candidate if cause.event else None
     if edge.why == "ended":
-        begins = c is not None and cause.event.kind == "assert" and cause.event.valid_at == edge.invalid_at
-        return (
-            f"ends {_day(edge.invalid_at)}, where {c.content!r} begins"
-            if begins
-            else f"ends {_day(edge.invalid_at)}: {cause.reason}"
-        )
+        if c is not None and cause.logged.kind == "assert" and cause.logged.valid_at == edge.invalid_at:
+            return f"ends {_day(edge.invalid_at)}, where {c.content!r} begins"
+        return f"ends {_day(edge.invalid_at)}: {cause.reason}"
     if edge.why == "continued":
         return f"closed: a longer stretch continues it ({cause.reason})"
     if cause.event is not None and cause.event.kind == "assert":
