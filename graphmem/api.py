@@ -120,12 +120,12 @@ def _checked(cls: C) -> C:
     return cls
 
 
-def _guarded(method: Callable) -> Callable:
-    validated = validate_call(method, config=_ARGUMENTS)
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    validated = validate_call(config=_ARGUMENTS)(method)
     names = list(inspect.signature(method).parameters)
 
     @functools.wraps(method)
-    def call(*args, **kwargs):
+    def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return validated(*args, **kwargs)
         except GraphMemError:
@@ -164,7 +164,7 @@ class GraphMem:
         index: MemoryIndex,
         policy: BasePolicy | None = None,
         settings: Settings | None = None,
-        extractors: dict | None = None,
+        extractors: dict[str, Any] | None = None,
         shared: Scope | None = None,
         database: Database | None = None,
     ):
@@ -192,7 +192,7 @@ class GraphMem:
         migrate: bool = True,
         embedder: Embedder | None = None,
         check_index: bool = True,
-        **kwargs,
+        **kwargs: Any,
     ) -> GraphMem:
         """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
         migrations, and check the index was built with this embedder (``settings.embedder``
@@ -300,7 +300,7 @@ class GraphMem:
         actor: str | None = None,
     ) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""
-        extra = {"id": episode_id} if episode_id else {}
+        extra: dict[str, Any] = {"id": episode_id} if episode_id else {}
         episode = Episode(
             scope=as_scope(subject, project),
             occurred_at=at or utcnow(),
@@ -363,7 +363,7 @@ class GraphMem:
             query, self.scopes(subject, project, include_shared), at, budget, hops=hops, fixed=as_of is not None
         )
 
-    def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
+    def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict[str, Any]:
         """Provenance of a unit: its episode, extractor version, decisions, invalidations, the
         entities it is about or names (what walks go through), and those its episode names."""
         scope = as_scope(subject, project)
@@ -383,7 +383,7 @@ class GraphMem:
     # -- review and re-extraction --------------------------------------------------------
     def reviews(
         self, subject: SubjectLike | None = None, project: str | None = None, status: str | None = "pending"
-    ) -> list:
+    ) -> list[Any]:
         """Candidates held for human review (all subjects when none is given)."""
         return self.store.list_reviews(as_scope(subject, project) if subject else None, status)
 
@@ -418,7 +418,7 @@ class GraphMem:
         batch: int = 1_000,
         progress: Progress = None,
         actor: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Erase everything of a subject (all its projects unless ``project`` is given):
         episodes, units, entities, decisions, traces, blocks, review items. Returns the erasure
         receipt: its id, ``actor``, counts per kind, and ``revoked_keys``. Then no cache outside
@@ -445,7 +445,7 @@ class GraphMem:
 
     def delete_episode(
         self, episode_id: str, subject: SubjectLike, project: str | None = None, actor: str | None = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Remove one episode and what only it produced; what it invalidated is current again."""
         scope = as_scope(subject, project)
         result = lifecycle.delete_episode(self.store, self.index, scope, episode_id, actor=actor)
@@ -530,7 +530,7 @@ class GraphMem:
         ``{"scope": Scope, "episodes": n, "units": n, "decisions": n}`` in scope order."""
         return [dict(row) for row in self.store.subjects()]
 
-    def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict]:
+    def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict[str, Any]]:
         """Every record of a subject, header first, as JSON-ready dicts: one per line of JSON
         is the export format (``graphmem.pipelines.exchange``). Lossless on both time axes.
 
@@ -543,7 +543,7 @@ class GraphMem:
         return exchange.export(self.store, scope)
 
     def import_(
-        self, records: Iterable[Mapping] | exchange.Plan, force: bool = False, progress: Progress = None
+        self, records: Iterable[Mapping[str, Any]] | exchange.Plan, force: bool = False, progress: Progress = None
     ) -> dict[str, Any]:
         """Import an export (its records as JSON objects, or an ``exchange.Plan`` already read,
         e.g. ``exchange.read(episodes_io.json_lines(lines, name))`` naming file lines): every
@@ -563,7 +563,7 @@ class GraphMem:
         )
         return exchange.import_plan(self.store, self.index, plan, force, progress=progress)
 
-    def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
+    def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict[str, Any] | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as
         they are now), or None when there is no such trace in the scope."""
         scope = as_scope(subject, project)
@@ -589,7 +589,7 @@ class GraphMem:
         project: str | None = None,
         known_at: Time = None,
         include_expired: bool = False,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
         decision superseded, as the system saw it at ``known_at`` (default now).
 
@@ -792,13 +792,13 @@ class GraphMem:
             raise ConfigurationError("this GraphMem has no database (in-memory store): nothing to migrate or inspect")
         return self.database
 
-    def init(self) -> dict:
+    def init(self) -> dict[str, Any]:
         """Apply pending schema migrations and create the search indexes (idempotent):
         ``{"applied": [...], "already_applied": [...]}``."""
         applied, already = self._database().migrate()
         return {"applied": applied, "already_applied": already}
 
-    def doctor(self) -> dict:
+    def doctor(self) -> dict[str, Any]:
         """Every health check, failures included: ``{"ok", "checks": [{"check", "ok", "detail"}]}``."""
         settings = self.settings
         llm: Callable[[], tuple[bool, str]] | None = None
@@ -811,11 +811,11 @@ class GraphMem:
             llm = probe_llm
         return health.doctor(self.database, self.index.embedder, self.counter, llm, self.store.undecided_count)
 
-    def index_status(self) -> dict:
+    def index_status(self) -> dict[str, Any]:
         """The index's model, the embedder's, counts and index states (``Database.index_status``)."""
         return self._database().index_status().model_dump()
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counts of units and entities (all and searchable), the index model, migrations applied."""
         database = self._database()
         counts = database.index_status().model_dump(exclude={"indexes", "embedder"})
@@ -823,7 +823,7 @@ class GraphMem:
 
     def rebuild_index(
         self, subject: SubjectLike | None = None, project: str | None = None, progress: Progress = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Recompute the derived index from the store with the current embedder (all, or one
         subject): ``{"units": n, "model", "dimension"}``."""
         scope = as_scope(subject, project) if subject else None

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from enum import Enum
 from functools import lru_cache
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Protocol, TypeVar, get_args
 
 import regex
 from pydantic import (
@@ -76,7 +76,7 @@ def _unicode(value: str) -> str:
     return value
 
 
-def clean_text(limit: int, blank: bool = False):
+def clean_text(limit: int, blank: bool = False) -> Callable[[str], str]:
     """A check of text a user gives: Unicode without NUL, at most ``limit`` characters, not
     blank unless ``blank``; raises ValueError naming what is wrong."""
 
@@ -129,7 +129,7 @@ _INVISIBLE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Defau
 STORED = {"stored": True}
 
 
-def _visible(limit: int, what: str, blank: bool = False):
+def _visible(limit: int, what: str, blank: bool = False) -> Callable[[str, ValidationInfo], str]:
     """Plain text with nothing hidden in it, for what is shown and compared as a name: a
     fact's subject, predicate or object, an episode's channel, a label (a hidden or invisible
     character would make a second one that looks like the first). Read back (``STORED``), a
@@ -183,7 +183,17 @@ def _identifier(value: str) -> str:
     return clean_text(MAX_EPISODE_ID_CHARS)(value)
 
 
-def _valid_before_invalid(record):
+class _Interval(Protocol):
+    @property
+    def valid_at(self) -> datetime | None: ...
+    @property
+    def invalid_at(self) -> datetime | None: ...
+
+
+_I = TypeVar("_I", bound=_Interval)
+
+
+def _valid_before_invalid(record: _I) -> _I:
     """World time runs forward: a fact cannot stop being true before it starts."""
     if record.valid_at and record.invalid_at and record.invalid_at < record.valid_at:
         raise ValueError("invalid_at is before valid_at")
@@ -304,7 +314,7 @@ class Scope(Model):
                 _shown(value or "", "a name")
                 _one_script(value or "", "a name")
             except ValueError as exc:
-                raise ValueError(f"{what} {quoted(value)} {exc}") from None
+                raise ValueError(f"{what} {quoted(value or '')} {exc}") from None
         return scope
 
     def __str__(self) -> str:
@@ -576,7 +586,7 @@ class Episode(Model):
         )
 
 
-def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict]) -> str:
+def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict[str, Any]]) -> str:
     """An episode's fingerprint from its parts (``facts`` as their JSON dumps), also for an
     episode as stored."""
     payload = json.dumps([scope.key, occurred_at.isoformat(), raw, channel, facts])

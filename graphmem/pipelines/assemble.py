@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
 from ..models import (
@@ -117,6 +117,7 @@ class Blocks:
             value = self.counter.truncate(value, budget)
         if writable is None:
             writable = existing.writable if existing else True
+        kept: dict[str, Any] = {"id": existing.id} if existing else {}
         block = MemoryBlock(
             scope=scope,
             label=label,
@@ -124,7 +125,7 @@ class Blocks:
             token_budget=budget,
             writable=writable,
             description=description if description is not None else (existing.description if existing else None),
-            **({"id": existing.id} if existing else {}),
+            **kept,
         )
         self.store.put_block(block)
         return block

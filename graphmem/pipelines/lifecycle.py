@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from .. import timeline
 from ..models import (
@@ -46,7 +47,7 @@ def forget(
     batch: int = 1_000,
     progress: Callable[[int], None] | None = None,
     actor: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
     (``actor``, kept on the record) and counts per kind: what its record counted, resumed runs
     included."""
@@ -94,7 +95,7 @@ def delete_episode(
     episode_id: str,
     now: datetime | None = None,
     actor: str | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Delete an episode as if it had never been written and re-derive the timelines it
     touched. Returns what was removed and which units are current again (None: no such episode).
     ``actor`` is kept on the deletion record and its decisions."""
@@ -138,10 +139,10 @@ def _rederive(
         for u in units
         if u.unit.source.episode_id != episode_id and any(e.episode_id == episode_id for e in u.edges)
     }
-    for group in sorted({d.event.group for d in events} | {u.unit.group for u in units}):
-        log = [d for d in events if d.event.group == group and d.episode_id != episode_id]
+    for group in sorted({d.logged.group for d in events} | {g for u in units if (g := u.unit.group) is not None}):
+        log = [d for d in events if d.logged.group == group and d.episode_id != episode_id]
         kept = {u.unit.id: u for u in units if u.unit.group == group and u.unit.source.episode_id != episode_id}
-        single = any(d.event.single for d in events if d.event.group == group)
+        single = any(d.logged.single for d in events if d.logged.group == group)
         want_units, want_edges = timeline.replay([as_event(d) for d in log], single)
         owners = {d.id: d for d in log}
         wanted = {u.id for u in want_units}
@@ -182,7 +183,7 @@ def _rederive(
             d = changed.get(e.unit_id)
             if d is None:
                 cause = owners[e.cause]
-                begins = cause.event.candidate.content if cause.event.candidate else cause.reason
+                begins = cause.logged.candidate.content if cause.logged.candidate else cause.reason
                 what = (
                     f"now ends {_day(e.invalid_at)}, where {begins!r} begins"
                     if e.why == "ended"
@@ -211,7 +212,7 @@ def _rederive(
             for s in timeline.shown(drawn([u for u in units if u.unit.group == group]), now)
             if timeline.covers(s, now)
         }
-        ends: dict[str, list] = {}
+        ends: dict[str, list[Any]] = {}
         for e in want_edges:
             ends.setdefault(e.unit_id, []).append((e.at, e.invalid_at))
         after = timeline.shown([(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units], now)
