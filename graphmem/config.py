@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -212,6 +212,6 @@ class Settings(LocalServerSettings):
         return own_url or self.openai_base_url, own_key.get_secret_value() or self.openai_api_key.get_secret_value()
 
     @classmethod
-    def from_env(cls, **overrides: object) -> Settings:
+    def from_env(cls, **overrides: Any) -> Settings:
         """``Settings(**overrides)`` with None overrides dropped (unset CLI options)."""
         return cls(**{k: v for k, v in overrides.items() if v is not None})

@@ -59,6 +59,7 @@ import calendar
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from .errors import InvalidInput
 
@@ -439,7 +440,7 @@ def _atom(m: re.Match, question: str, anchor: datetime) -> _Atom | None:
     if ("bare_m" in g or "bare_s" in g or "rel_t" in g) and _NAMED_AFTER.match(question, m.end()):
         return None
     cue = " ".join(g.get("cue", "").lower().split())
-    base = {"start": m.start(), "end": m.end(), "cue": cue, "mod": _modifier(g)}
+    base: dict[str, Any] = {"start": m.start(), "end": m.end(), "cue": cue, "mod": _modifier(g)}
 
     if "iso_y" in g:
         spec = _Spec(month=int(g["iso_m"]), day=int(g["iso_d"]), year=int(g["iso_y"]))
