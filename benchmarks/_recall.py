@@ -13,10 +13,10 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -26,8 +26,7 @@ from graphmem.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
 from graphmem.pipelines.recall import Recaller
 
 #: label -> (recall mode, hops)
-MODES = {"lexical": ("lexical", 0), "semantic": ("semantic", 0), "hybrid": ("hybrid", 0),
-         "hybrid+hops2": ("hybrid", 2)}
+MODES = {"lexical": ("lexical", 0), "semantic": ("semantic", 0), "hybrid": ("hybrid", 0), "hybrid+hops2": ("hybrid", 2)}
 HALVES = ("A", "B")
 BOTH = "A+B"
 K = 10
@@ -135,7 +134,9 @@ class DiskVectors:
 
     def summary(self) -> str:
         rate = f", {self.computed / self.seconds:.1f} texts/s" if self.seconds else ""
-        return f"{self.computed} texts embedded in {self.seconds:.1f} s{rate}, {self.cached} from the cache ({self.name})"
+        return (
+            f"{self.computed} texts embedded in {self.seconds:.1f} s{rate}, {self.cached} from the cache ({self.name})"
+        )
 
 
 def cache_vectors(mem) -> DiskVectors:
@@ -183,9 +184,13 @@ class ListReplay:
         share 1 / (rrf_k + rank), so ties stay ties)."""
         key = self._question(request)
         if key not in self._lists:
-            asked = {"semantic": request.vector is not None, "lexical": bool(request.terms),
-                     "entities": bool(request.words), "time": request.window is not None,
-                     "speaker": bool(request.words)}
+            asked = {
+                "semantic": request.vector is not None,
+                "lexical": bool(request.terms),
+                "entities": bool(request.words),
+                "time": request.window is not None,
+                "speaker": bool(request.words),
+            }
             self._lists[key] = {name: self._alone(request, name) for name in self.LISTS if asked[name]}
         return self._lists[key]
 
@@ -193,16 +198,25 @@ class ListReplay:
         self.calls += 1
         # The speaker list can hold every candidate of the others, each ``fetch`` deep.
         # Every hit carries its similarity with the question: a run alone re-scores none.
-        only = request.model_copy(update={"weights": {**{n: float(n == name) for n in self.LISTS}, "similarity": 0.0},
-                                          "k": len(self.LISTS) * request.fetch, "keep": None, "hops": 0})
+        only = request.model_copy(
+            update={
+                "weights": {**{n: float(n == name) for n in self.LISTS}, "similarity": 0.0},
+                "k": len(self.LISTS) * request.fetch,
+                "keep": None,
+                "hops": 0,
+            }
+        )
         return [s for s in self.index.recall(only) if s.score > 0]
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         lists = self.lists(request)
         units = {s.unit.id: s.unit for hits in lists.values() for s in hits}
         sims = {s.unit.id: s.similarity for hits in lists.values() for s in hits if s.similarity is not None}
-        fused = rrf({name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
-                    request.rrf_k, request.weights)
+        fused = rrf(
+            {name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
+            request.rrf_k,
+            request.weights,
+        )
         best = similar(fused, lambda ids: {i: sims[i] for i in ids if i in sims}, request)
         found = walk(request, [Scored(unit=units[i], score=score, similarity=sim) for i, score, sim in best], self.hop)
         return together(found, request.weights.get("conversation", 0.0), request.kept)
@@ -216,9 +230,16 @@ class ListReplay:
         return self._hops[key]
 
 
-def ask(mem, questions: Sequence[Question], labels: Iterable[str], recaller: Recaller | None = None,
-        doc_of: Callable[[str], str] = lambda episode_id: episode_id, k: int = K, now: datetime | None = None,
-        progress: str | None = None) -> tuple[dict[str, dict[str, list[str]]], dict[str, float]]:
+def ask(
+    mem,
+    questions: Sequence[Question],
+    labels: Iterable[str],
+    recaller: Recaller | None = None,
+    doc_of: Callable[[str], str] = lambda episode_id: episode_id,
+    k: int = K,
+    now: datetime | None = None,
+    progress: str | None = None,
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, float]]:
     """Every question in every mode: ({label: {question id: document keys of the top k}},
     {label: mean seconds}), asked of ``recaller`` (default: the connection's own, built from
     its Settings) as ``GraphMem.recall`` asks it, at the question's world time (else ``now``)
@@ -242,8 +263,12 @@ def ask(mem, questions: Sequence[Question], labels: Iterable[str], recaller: Rec
     return dict(got), {label: seconds[label] / max(len(questions), 1) for label in labels}
 
 
-def figures(questions: Sequence[Question], got: dict[str, dict[str, list[str]]],
-            measures: dict[str, Callable], groups: Sequence[str]) -> dict:
+def figures(
+    questions: Sequence[Question],
+    got: dict[str, dict[str, list[str]]],
+    measures: dict[str, Callable],
+    groups: Sequence[str],
+) -> dict:
     """{half: {group or "all": {label: {"n": n, measure: [mean, low, high]}}}} for the labels
     in ``got``, and the same for both halves together (half "A+B": what a reference computed
     over the whole set compares with)."""
@@ -256,8 +281,10 @@ def figures(questions: Sequence[Question], got: dict[str, dict[str, list[str]]],
             if not qs:
                 continue
             out[half][group] = {
-                label: {"n": len(qs), **{name: list(bootstrap([m(q.gold, answers[q.id]) for q in qs]))
-                                         for name, m in measures.items()}}
+                label: {
+                    "n": len(qs),
+                    **{name: list(bootstrap([m(q.gold, answers[q.id]) for q in qs])) for name, m in measures.items()},
+                }
                 for label, answers in got.items()
             }
     return out
@@ -268,8 +295,13 @@ def score(questions: Sequence[Question], answers: dict[str, list[str]], measure:
     return float(np.mean([measure(q.gold, answers[q.id]) for q in questions]))
 
 
-def print_table(result: dict, measures: Sequence[str], group_title: str,
-                reference: Callable[[str], str] = lambda group: "", reference_title: str = "") -> None:
+def print_table(
+    result: dict,
+    measures: Sequence[str],
+    group_title: str,
+    reference: Callable[[str], str] = lambda group: "",
+    reference_title: str = "",
+) -> None:
     """One block per half: a row per group and mode, each measure as mean [low, high]."""
     for half, by_group in result.items():
         print(f"\nhalf {half}")

@@ -20,17 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from diary_recall import open_mem  # noqa: E402
+from diary_recall import open_mem
 
 from graphmem.models import Episode, Scope
 
 DATA = Path(__file__).resolve().parent / "data" / "chains" / "chains.jsonl"
 SCOPE = Scope(subject_type="user", subject_id="chains")
-START = datetime(2026, 6, 1, 9, tzinfo=timezone.utc)
+START = datetime(2026, 6, 1, 9, tzinfo=UTC)
 TARGETS = {"hit3_hops2": 0.9, "gain": 0.3}
 
 
@@ -45,21 +45,33 @@ def score(mem, chains: list[dict], hops: int) -> dict[str, float]:
         found = [h.unit.content for h in mem.recall(c["question"], SCOPE, k=3, hops=hops)]
         by_shape.setdefault(c["shape"], []).append(float(c["answer"] in found))
     everything = [v for vs in by_shape.values() for v in vs]
-    return {"all": round(sum(everything) / len(everything), 4),
-            **{shape: round(sum(v) / len(v), 4) for shape, v in sorted(by_shape.items())}}
+    return {
+        "all": round(sum(everything) / len(everything), 4),
+        **{shape: round(sum(v) / len(v), 4) for shape, v in sorted(by_shape.items())},
+    }
 
 
 def run(path: Path, embedder: str, uri: str | None) -> dict:
     chains, sentences = load(path)
     mem = open_mem(embedder, uri)
     try:
-        mem.ingest([Episode(scope=SCOPE, occurred_at=START + timedelta(minutes=i), raw=text)
-                    for i, text in enumerate(sentences)])
+        mem.ingest(
+            [
+                Episode(scope=SCOPE, occurred_at=START + timedelta(minutes=i), raw=text)
+                for i, text in enumerate(sentences)
+            ]
+        )
         hops0, hops2 = score(mem, chains, 0), score(mem, chains, 2)
     finally:
         mem.close()
-    figures = {"chains": len(chains), "sentences": len(sentences), "hops0": hops0, "hops2": hops2,
-               "hit3_hops2": hops2["all"], "gain": round(hops2["all"] - hops0["all"], 4)}
+    figures = {
+        "chains": len(chains),
+        "sentences": len(sentences),
+        "hops0": hops0,
+        "hops2": hops2,
+        "hit3_hops2": hops2["all"],
+        "gain": round(hops2["all"] - hops0["all"], 4),
+    }
     figures["targets_met"] = all(figures[k] >= v for k, v in TARGETS.items())
     return figures
 
@@ -72,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object last")
     args = ap.parse_args(argv)
     figures = run(args.data, args.embedder, args.uri)
-    print(f"{figures['chains']} chains among {figures['sentences']} sentences ({args.embedder}): "
-          f"hit@3 hops 0 {figures['hops0']}, hops 2 {figures['hops2']}; gain {figures['gain']} "
-          f"(targets {TARGETS}: {'met' if figures['targets_met'] else 'NOT met'})")
+    print(
+        f"{figures['chains']} chains among {figures['sentences']} sentences ({args.embedder}): "
+        f"hit@3 hops 0 {figures['hops0']}, hops 2 {figures['hops2']}; gain {figures['gain']} "
+        f"(targets {TARGETS}: {'met' if figures['targets_met'] else 'NOT met'})"
+    )
     if args.json:
         print(json.dumps({"benchmark": "chains_recall", "embedder": args.embedder, **figures}))
     return 0

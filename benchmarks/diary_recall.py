@@ -32,7 +32,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,9 +43,16 @@ from graphmem.models import Episode, Scope
 from graphmem.wiring import make_embedder
 
 SCOPE = Scope(subject_type="user", subject_id="diarist")
-FIRST_DAY = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday
-TARGETS = {"day_hit1": 0.8, "day_hit5": 0.95, "relative_hit1": 0.8, "relative_hit5": 0.95,
-           "week_p10": 0.8, "month_p10": 0.8, "state_first": 1.0}
+FIRST_DAY = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday
+TARGETS = {
+    "day_hit1": 0.8,
+    "day_hit5": 0.95,
+    "relative_hit1": 0.8,
+    "relative_hit5": 0.95,
+    "week_p10": 0.8,
+    "month_p10": 0.8,
+    "state_first": 1.0,
+}
 PEOPLE = ["Maria", "Tom", "Priya", "Ken", "Lena", "Omar"]
 PLACES = ["the cafe", "the park", "the market", "the library", "the office", "the gym"]
 EVENTS = [
@@ -62,30 +69,53 @@ EVENTS = [
 ]
 #: Open-ended facts, told long before the diary: (text, when told).
 FACTS = [
-    ("Maria works at Initech.", "2019-03-01"), ("Tom works at Globex.", "2020-06-01"),
-    ("Priya works at Hooli.", "2018-01-15"), ("Ken works at Acme.", "2021-02-01"),
-    ("Lena works at Umbrella Corp.", "2017-09-01"), ("Omar works at Siemens.", "2022-04-01"),
-    ("I work at Nokia.", "2023-01-09"), ("My manager is Priya.", "2023-01-09"),
-    ("I moved to Graz.", "2022-05-01"), ("I live in Paris.", "2020-01-01"),
-    ("Maria lives in Vienna.", "2019-01-01"), ("Tom lives in Linz.", "2020-01-01"),
-    ("Priya lives in Salzburg.", "2018-03-01"), ("Ken lives in Tokyo.", "2021-01-01"),
-    ("Lena lives in Berlin.", "2017-01-01"), ("Omar lives in Cairo.", "2022-01-01"),
-    ("My cat is called Miso.", "2019-05-01"), ("My dog is called Rex.", "2020-08-01"),
-    ("Maria has a parrot called Kiwi.", "2019-07-01"), ("Tom has two kids.", "2020-02-01"),
-    ("I like jazz.", "2019-01-01"), ("I love sushi.", "2019-02-01"), ("Maria likes tennis.", "2019-03-01"),
-    ("Tom enjoys hiking.", "2020-03-01"), ("Priya loves chess.", "2018-04-01"), ("Ken likes karaoke.", "2021-03-01"),
-    ("I am allergic to penicillin.", "2018-06-01"), ("Lena is allergic to cats.", "2017-03-01"),
-    ("I am married to Alex.", "2016-06-01"), ("Maria is married to Ken.", "2019-09-01"),
-    ("My car is a blue Volvo.", "2021-09-01"), ("My bike is red.", "2020-04-01"),
-    ("My favourite film is Alien.", "2019-10-01"), ("My sister lives in Oslo.", "2018-11-01"),
-    ("I speak German and French.", "2016-01-01"), ("I play the piano.", "2015-01-01"),
-    ("Omar likes football.", "2022-02-01"), ("Lena enjoys painting.", "2017-05-01"),
-    ("Ken has a cat called Tora.", "2021-04-01"), ("Priya has a garden.", "2018-05-01"),
+    ("Maria works at Initech.", "2019-03-01"),
+    ("Tom works at Globex.", "2020-06-01"),
+    ("Priya works at Hooli.", "2018-01-15"),
+    ("Ken works at Acme.", "2021-02-01"),
+    ("Lena works at Umbrella Corp.", "2017-09-01"),
+    ("Omar works at Siemens.", "2022-04-01"),
+    ("I work at Nokia.", "2023-01-09"),
+    ("My manager is Priya.", "2023-01-09"),
+    ("I moved to Graz.", "2022-05-01"),
+    ("I live in Paris.", "2020-01-01"),
+    ("Maria lives in Vienna.", "2019-01-01"),
+    ("Tom lives in Linz.", "2020-01-01"),
+    ("Priya lives in Salzburg.", "2018-03-01"),
+    ("Ken lives in Tokyo.", "2021-01-01"),
+    ("Lena lives in Berlin.", "2017-01-01"),
+    ("Omar lives in Cairo.", "2022-01-01"),
+    ("My cat is called Miso.", "2019-05-01"),
+    ("My dog is called Rex.", "2020-08-01"),
+    ("Maria has a parrot called Kiwi.", "2019-07-01"),
+    ("Tom has two kids.", "2020-02-01"),
+    ("I like jazz.", "2019-01-01"),
+    ("I love sushi.", "2019-02-01"),
+    ("Maria likes tennis.", "2019-03-01"),
+    ("Tom enjoys hiking.", "2020-03-01"),
+    ("Priya loves chess.", "2018-04-01"),
+    ("Ken likes karaoke.", "2021-03-01"),
+    ("I am allergic to penicillin.", "2018-06-01"),
+    ("Lena is allergic to cats.", "2017-03-01"),
+    ("I am married to Alex.", "2016-06-01"),
+    ("Maria is married to Ken.", "2019-09-01"),
+    ("My car is a blue Volvo.", "2021-09-01"),
+    ("My bike is red.", "2020-04-01"),
+    ("My favourite film is Alien.", "2019-10-01"),
+    ("My sister lives in Oslo.", "2018-11-01"),
+    ("I speak German and French.", "2016-01-01"),
+    ("I play the piano.", "2015-01-01"),
+    ("Omar likes football.", "2022-02-01"),
+    ("Lena enjoys painting.", "2017-05-01"),
+    ("Ken has a cat called Tora.", "2021-04-01"),
+    ("Priya has a garden.", "2018-05-01"),
 ]
-STATES = [("Where did I live in March 2021?", "I live in Paris."),
-          ("Where did I live in June 2023?", "I moved to Graz."),
-          ("Where did Maria work in 2020?", "Maria works at Initech."),
-          ("Who was my manager in 2024?", "My manager is Priya.")]
+STATES = [
+    ("Where did I live in March 2021?", "I live in Paris."),
+    ("Where did I live in June 2023?", "I moved to Graz."),
+    ("Where did Maria work in 2020?", "Maria works at Initech."),
+    ("Who was my manager in 2024?", "My manager is Priya."),
+]
 #: A state question naming no time, reported beside them (no target: no window is involved).
 PLAIN = [("Where does Maria work?", "Maria works at Initech.")]
 
@@ -103,8 +133,14 @@ class Question:
 
 def diary(days: int, per_day: int, seed: int = 7) -> list[Episode]:
     rng = random.Random(seed)
-    episodes = [Episode(scope=SCOPE, occurred_at=datetime.fromisoformat(when).replace(tzinfo=timezone.utc) +
-                        timedelta(hours=9), raw=text) for text, when in FACTS]
+    episodes = [
+        Episode(
+            scope=SCOPE,
+            occurred_at=datetime.fromisoformat(when).replace(tzinfo=UTC) + timedelta(hours=9),
+            raw=text,
+        )
+        for text, when in FACTS
+    ]
     for day in range(days):
         date = FIRST_DAY + timedelta(days=day)
         for i, template in enumerate(rng.sample(EVENTS, per_day)):
@@ -163,9 +199,11 @@ def open_mem(embedder: str, uri: str | None) -> GraphMem:
     settings = Settings.from_env(embedder=embedder, **({"neo4j_uri": uri} if uri else {}))
     if uri:
         from _common import wipe
+
         wipe(uri)
         return GraphMem.connect(settings)
     from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+
     store = InMemoryStore()
     return GraphMem(store, InMemoryIndex(store, make_embedder(settings)), settings=settings)
 
@@ -179,7 +217,7 @@ def run_size(size: int, embedder: str, uri: str | None, seed: int) -> dict:
         started = time.perf_counter()
         mem.ingest(episodes)
         loaded = time.perf_counter() - started
-        events = {e.raw for e in episodes[len(FACTS):]}
+        events = {e.raw for e in episodes[len(FACTS) :]}
         figures = score(mem, questions(days, random.Random(seed)), events)
     finally:
         mem.close()

@@ -58,16 +58,31 @@ def main() -> None:
     hashing = HashingEmbedder()
     hashing_s = timed(hashing.embed, texts)
 
-    print(f"{len(texts)} LoCoMo turns, mean {tokens:.1f} tokens; MiniLM load {load_s:.2f} s, batch size {args.batch_size}")
+    print(
+        f"{len(texts)} LoCoMo turns, mean {tokens:.1f} tokens; MiniLM load {load_s:.2f} s, batch size {args.batch_size}"
+    )
     print(f"{'embedder':<26}{'wall s':>9}{'texts/s':>10}{'cpu s':>9}{'texts/cpu-s':>13}")
     cases = {"minilm (cold, no cache)": cold, "minilm (warm, LRU hits)": warm, hashing.name: hashing_s}
     for label, (wall, cpu) in cases.items():
         print(f"{label:<26}{wall:>9.3f}{len(texts) / wall:>10.1f}{cpu:>9.3f}{len(texts) / max(cpu, 1e-9):>13.1f}")
     if args.json:
-        print(json.dumps({"texts": len(texts), "mean_tokens": tokens, "minilm_load_s": load_s,
-                          **{label: {"wall_s": wall, "texts_per_s": len(texts) / wall,
-                                     "texts_per_cpu_s": len(texts) / max(cpu, 1e-9)}
-                             for label, (wall, cpu) in cases.items()}}))
+        print(
+            json.dumps(
+                {
+                    "texts": len(texts),
+                    "mean_tokens": tokens,
+                    "minilm_load_s": load_s,
+                    **{
+                        label: {
+                            "wall_s": wall,
+                            "texts_per_s": len(texts) / wall,
+                            "texts_per_cpu_s": len(texts) / max(cpu, 1e-9),
+                        }
+                        for label, (wall, cpu) in cases.items()
+                    },
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

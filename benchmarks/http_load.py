@@ -36,20 +36,40 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, pct, wipe  # noqa: E402
+from _common import median, pct, wipe
 
-from graphmem import GraphMem  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.models import Episode, Fact, Scope  # noqa: E402
+from graphmem import GraphMem
+from graphmem.config import Settings
+from graphmem.models import Episode, Fact, Scope
 
 PREDICATES = ("likes", "visited", "works_with", "owns", "reads", "plays")
-WORDS = ("amber", "birch", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo", "juniper", "kelp",
-         "lumen", "maple", "nectar", "onyx", "pebble", "quartz", "raven", "saffron", "tundra")
+WORDS = (
+    "amber",
+    "birch",
+    "cobalt",
+    "delta",
+    "ember",
+    "fjord",
+    "granite",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kelp",
+    "lumen",
+    "maple",
+    "nectar",
+    "onyx",
+    "pebble",
+    "quartz",
+    "raven",
+    "saffron",
+    "tundra",
+)
 ROOT = Path(__file__).resolve().parents[1]
 #: Serial numbers of the facts the runs write: every written fact is new.
 SERIALS = itertools.count(10_000_000)
@@ -62,12 +82,16 @@ def subjects(n: int) -> list[str]:
 def fact(rng: random.Random, serial: int) -> Fact:
     what = f"{rng.choice(WORDS)} {rng.choice(WORDS)} {serial}"
     predicate = rng.choice(PREDICATES)
-    return Fact(subject=f"Person {serial % 997}", predicate=predicate, object=what,
-                content=f"Person {serial % 997} {predicate.replace('_', ' ')} {what}")
+    return Fact(
+        subject=f"Person {serial % 997}",
+        predicate=predicate,
+        object=what,
+        content=f"Person {serial % 997} {predicate.replace('_', ' ')} {what}",
+    )
 
 
 def load(mem: GraphMem, n: int, names: list[str], seed: int) -> float:
-    rng, at = random.Random(seed), datetime(2024, 1, 1, tzinfo=timezone.utc)
+    rng, at = random.Random(seed), datetime(2024, 1, 1, tzinfo=UTC)
     started, serial, per_subject = time.perf_counter(), 0, n // len(names)
     for name in names:
         scope = Scope.parse(name)
@@ -75,10 +99,11 @@ def load(mem: GraphMem, n: int, names: list[str], seed: int) -> float:
         for _ in range(0, per_subject, 10):
             facts = tuple(fact(rng, serial + j) for j in range(10))
             serial += 10
-            episodes.append(Episode(scope=scope, occurred_at=at, raw=f"facts up to {serial}", channel="document",
-                                    facts=facts))
+            episodes.append(
+                Episode(scope=scope, occurred_at=at, raw=f"facts up to {serial}", channel="document", facts=facts)
+            )
         for i in range(0, len(episodes), 100):
-            mem.ingest(episodes[i:i + 100])
+            mem.ingest(episodes[i : i + 100])
     return time.perf_counter() - started
 
 
@@ -101,12 +126,21 @@ class Recorder:
     def summary(self, seconds: float) -> dict:
         routes = {}
         for route, t in self.times.items():
-            routes[route] = {"requests": len(t) + self.errors[route], "per_s": round(len(t) / seconds, 1),
-                             "p50_ms": round(median(t), 2), "p95_ms": round(pct(t, 95), 2),
-                             "errors": self.errors[route]}
+            routes[route] = {
+                "requests": len(t) + self.errors[route],
+                "per_s": round(len(t) / seconds, 1),
+                "p50_ms": round(median(t), 2),
+                "p95_ms": round(pct(t, 95), 2),
+                "errors": self.errors[route],
+            }
         total = sum(len(t) for t in self.times.values())
-        return {"seconds": round(seconds, 1), "throughput_per_s": round(total / seconds, 1),
-                "errors": sum(self.errors.values()), "routes": routes, "first_errors": self.first_errors}
+        return {
+            "seconds": round(seconds, 1),
+            "throughput_per_s": round(total / seconds, 1),
+            "errors": sum(self.errors.values()),
+            "routes": routes,
+            "first_errors": self.first_errors,
+        }
 
 
 def drive(clients: int, seconds: float, step) -> tuple[Recorder, float]:
@@ -155,6 +189,7 @@ def http_step(port: int, token: str, names: list[str], write_share: float):
             conn.close()
             state.pop("conn")
         rec.add(route, (time.perf_counter() - began) * 1000, error)
+
     return step
 
 
@@ -166,8 +201,17 @@ def inproc_step(mem: GraphMem, names: list[str], write_share: float):
             if rng.random() < write_share:
                 route = "episodes"
                 f = fact(rng, next(SERIALS))
-                mem.ingest([Episode(scope=scope, occurred_at=datetime(2024, 6, 1, tzinfo=timezone.utc),
-                                    raw=f.content, facts=(f,))], actor="bench")
+                mem.ingest(
+                    [
+                        Episode(
+                            scope=scope,
+                            occurred_at=datetime(2024, 6, 1, tzinfo=UTC),
+                            raw=f.content,
+                            facts=(f,),
+                        )
+                    ],
+                    actor="bench",
+                )
             else:
                 route = "recall"
                 mem.recall(question(rng), scope, k=10)
@@ -175,6 +219,7 @@ def inproc_step(mem: GraphMem, names: list[str], write_share: float):
         except Exception as exc:  # counted, the run goes on
             error = f"{type(exc).__name__}: {exc}"
         rec.add(route, (time.perf_counter() - began) * 1000, error)
+
     return step
 
 
@@ -187,8 +232,14 @@ def rss_mb(pid: int) -> float:
 
 def serve(uri: str, port: int) -> subprocess.Popen:
     env = {**os.environ, "NEO4J_URI": uri, "GRAPHMEM_EMBEDDER": "hashing"}
-    proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", "serve", "--port", str(port)], env=env,
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli.main", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -244,15 +295,24 @@ def main() -> None:
 
     runs = [run(args, mem, token, names, clients, share) for clients in args.clients for share in args.write_share]
     mem.close()
-    result = {"units": units, "subjects": args.subjects, "load_seconds": None if load_s is None else round(load_s),
-              "targets": TARGETS, "runs": runs}
-    print(f"{'clients':>7}{'writes':>7}  {'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}"
-          f"{'errors':>8}")
+    result = {
+        "units": units,
+        "subjects": args.subjects,
+        "load_seconds": None if load_s is None else round(load_s),
+        "targets": TARGETS,
+        "runs": runs,
+    }
+    print(
+        f"{'clients':>7}{'writes':>7}  {'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'errors':>8}"
+    )
     for r in runs:
         for name, side in (("HTTP", r["http"]), ("in process", r["in_process"])):
             for route, x in side["routes"].items():
-                print(f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{route:<10}{x['requests']:>7}{x['per_s']:>8}"
-                      f"{x['p50_ms']:>9}{x['p95_ms']:>9}{x['errors']:>8}")
+                print(
+                    f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{route:<10}{x['requests']:>7}{x['per_s']:>8}"
+                    f"{x['p50_ms']:>9}{x['p95_ms']:>9}{x['errors']:>8}"
+                )
             print(f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{'all':<10}{'':>7}{side['throughput_per_s']:>8}")
         rss = r["http"]["server_rss_mb"]
         print(f"{'':16}HTTP/in process {r['http_share']:.2f}; server RSS idle {rss['idle']} MB, peak {rss['peak']} MB")
@@ -282,8 +342,10 @@ def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], c
         rec, took = drive(clients, args.seconds, step)
         stop.set()
         sampler.join()
-        over_http = {**rec.summary(took), "server_rss_mb": {"idle": round(idle_rss), "peak": round(max(samples)),
-                                                            "last": round(samples[-1])}}
+        over_http = {
+            **rec.summary(took),
+            "server_rss_mb": {"idle": round(idle_rss), "peak": round(max(samples)), "last": round(samples[-1])},
+        }
     finally:
         proc.terminate()
         proc.wait(30)
@@ -293,8 +355,13 @@ def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], c
     drive(clients, args.warmup, step)
     rec, took = drive(clients, args.seconds, step)
     in_process = {**rec.summary(took), "process_rss_mb": round(rss_mb(os.getpid()))}
-    return {"clients": clients, "write_share": share, "http": over_http, "in_process": in_process,
-            "http_share": round(over_http["throughput_per_s"] / in_process["throughput_per_s"], 3)}
+    return {
+        "clients": clients,
+        "write_share": share,
+        "http": over_http,
+        "in_process": in_process,
+        "http_share": round(over_http["throughput_per_s"] / in_process["throughput_per_s"], 3),
+    }
 
 
 if __name__ == "__main__":

@@ -28,10 +28,9 @@ import json
 import random
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, median, wipe
-
 from neo4j.vector import Vector
 
 from graphmem import GraphMem, Settings
@@ -59,8 +58,10 @@ MERGE (x:Entity {id: ent.id}) ON CREATE SET x.name = ent.name, x.scope = ent.sco
 CREATE (u)-[:ABOUT {role: ent.role}]->(x)
 """
 #: BENCHMARK-ONLY RAW CYPHER: the baseline's vector index, as a raw store would declare it.
-RAW_VECTOR_INDEX = ("CREATE VECTOR INDEX raw_unit_embedding IF NOT EXISTS FOR (u:Unit) ON u.embedding "
-                    "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}")
+RAW_VECTOR_INDEX = (
+    "CREATE VECTOR INDEX raw_unit_embedding IF NOT EXISTS FOR (u:Unit) ON u.embedding "
+    "OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}}"
+)
 
 
 class Precomputed:
@@ -83,13 +84,14 @@ class Precomputed:
 
 def read_facts(path: str, n: int, seed: int) -> list[Fact]:
     years: dict[tuple[str, str, str], dict[str, int]] = {}
-    for line in open(path, encoding="utf-8"):
-        m = LINE.match(line)
-        if m:
-            key = (m.group(1).replace("_", " "), m.group(2), m.group(3).replace("_", " "))
-            years.setdefault(key, {})
-            if m.group(4):
-                years[key][m.group(4)] = int(m.group(5))
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            m = LINE.match(line)
+            if m:
+                key = (m.group(1).replace("_", " "), m.group(2), m.group(3).replace("_", " "))
+                years.setdefault(key, {})
+                if m.group(4):
+                    years[key][m.group(4)] = int(m.group(5))
     rng = random.Random(seed)
     keys = list(years)
     preds = sorted({p for _, p, _ in keys})
@@ -101,16 +103,20 @@ def read_facts(path: str, n: int, seed: int) -> list[Fact]:
     for s, p, o in keys[:n]:
         span = years[(s, p, o)]
         since, until = span.get("occursSince"), span.get("occursUntil")
-        valid = datetime(since, 1, 1, tzinfo=timezone.utc) if since else None
-        invalid = datetime(until + 1, 1, 1, tzinfo=timezone.utc) if until and since and until >= since else None
+        valid = datetime(since, 1, 1, tzinfo=UTC) if since else None
+        invalid = datetime(until + 1, 1, 1, tzinfo=UTC) if until and since and until >= since else None
         facts.append(Fact(subject=s, predicate=p, object=o, valid_at=valid, invalid_at=invalid))
     return facts
 
 
 def episodes_of(facts: list[Fact], scope: Scope) -> list[Episode]:
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    return [Episode(scope=scope, occurred_at=at, raw=f"facts {i}..{i + 9}", channel="document",
-                    facts=tuple(facts[i:i + 10])) for i in range(0, len(facts), 10)]
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    return [
+        Episode(
+            scope=scope, occurred_at=at, raw=f"facts {i}..{i + 9}", channel="document", facts=tuple(facts[i : i + 10])
+        )
+        for i in range(0, len(facts), 10)
+    ]
 
 
 def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]], packed: bool) -> list[dict]:
@@ -121,24 +127,48 @@ def raw_rows(episodes: list[Episode], vectors: dict[str, list[float]], packed: b
         units = []
         for f in ep.facts:
             uid = new_id()
-            units.append({
-                "vector": Vector(vectors[f.text()], "f32") if packed else vectors[f.text()],
-                "props": {"id": uid, "scope": ep.scope.key, "kind": "semantic", "content": f.text(),
-                          "content_hash": content_hash(f.text()), "episode_id": ep.id, "created_at": now,
-                          "valid_at": f.valid_at, "invalid_at": f.invalid_at, "subject": f.subject,
-                          "predicate": f.predicate, "object": f.object},
-                "decision": {"id": new_id(), "op": "ADD", "reason": "new information", "decided_at": now,
-                             "scope": ep.scope.key},
-                "entities": [{"id": entity_id(ep.scope, name), "name": name, "scope": ep.scope.key, "role": role}
-                             for role, name in (("subject", f.subject), ("object", f.object))],
-            })
-        rows.append({"episode": {"id": ep.id, "scope": ep.scope.key, "raw": ep.raw, "occurred_at": ep.occurred_at},
-                     "units": units})
+            units.append(
+                {
+                    "vector": Vector(vectors[f.text()], "f32") if packed else vectors[f.text()],
+                    "props": {
+                        "id": uid,
+                        "scope": ep.scope.key,
+                        "kind": "semantic",
+                        "content": f.text(),
+                        "content_hash": content_hash(f.text()),
+                        "episode_id": ep.id,
+                        "created_at": now,
+                        "valid_at": f.valid_at,
+                        "invalid_at": f.invalid_at,
+                        "subject": f.subject,
+                        "predicate": f.predicate,
+                        "object": f.object,
+                    },
+                    "decision": {
+                        "id": new_id(),
+                        "op": "ADD",
+                        "reason": "new information",
+                        "decided_at": now,
+                        "scope": ep.scope.key,
+                    },
+                    "entities": [
+                        {"id": entity_id(ep.scope, name), "name": name, "scope": ep.scope.key, "role": role}
+                        for role, name in (("subject", f.subject), ("object", f.object))
+                    ],
+                }
+            )
+        rows.append(
+            {
+                "episode": {"id": ep.id, "scope": ep.scope.key, "raw": ep.raw, "occurred_at": ep.occurred_at},
+                "units": units,
+            }
+        )
     return rows
 
 
-def raw_run(settings: Settings, facts: list[Fact], vectors: dict[str, list[float]], dimension: int,
-            per_write: int) -> float:
+def raw_run(
+    settings: Settings, facts: list[Fact], vectors: dict[str, list[float]], dimension: int, per_write: int
+) -> float:
     """Seconds of the raw baseline's writes, in its own scope of an emptied database."""
     raw_eps = episodes_of(facts, Scope.parse("user:raw-baseline"))
     conn = Neo4jConnection(settings)
@@ -148,7 +178,7 @@ def raw_run(settings: Settings, facts: list[Fact], vectors: dict[str, list[float
             session.run(RAW_VECTOR_INDEX, dim=dimension).consume()
         started = time.perf_counter()
         for i in range(0, len(raw_eps), per_write):
-            rows = raw_rows(raw_eps[i:i + per_write], vectors, packed)
+            rows = raw_rows(raw_eps[i : i + per_write], vectors, packed)
             with conn.driver.session(database=conn.database) as session:
                 session.execute_write(lambda tx: tx.run(RAW_CREATE, rows=rows).consume())
         return time.perf_counter() - started
@@ -203,13 +233,17 @@ def main() -> None:
         embedder = Precomputed(inner, dict(vectors))
         seconds, units = pipeline_run(settings, facts, embedder, per_write)
         pipeline_s.append(seconds)
-        print(f"  round {n}: raw {raw_s[-1]:.1f} s, pipeline {seconds:.1f} s (ratio {raw_s[-1] / seconds:.2f})",
-              flush=True)
+        print(
+            f"  round {n}: raw {raw_s[-1]:.1f} s, pipeline {seconds:.1f} s (ratio {raw_s[-1] / seconds:.2f})",
+            flush=True,
+        )
     raw, total = median(raw_s), median(pipeline_s)
 
     episodes = len(episodes_of(facts, Scope.parse("user:ingest-bench")))
-    print(f"facts {len(facts)}, episodes {episodes}, {args.batch} facts per write, embedder {embedder.name}, "
-          f"medians of {args.rounds} rounds")
+    print(
+        f"facts {len(facts)}, episodes {episodes}, {args.batch} facts per write, embedder {embedder.name}, "
+        f"medians of {args.rounds} rounds"
+    )
     print(f"{'':28} {'seconds':>9} {'episodes/s':>11} {'units/s':>9}")
     print(f"{'raw UNWIND CREATE':28} {raw:9.1f} {episodes / raw:11.0f} {len(facts) / raw:9.0f}")
     print(f"{'pipeline':28} {total:9.1f} {episodes / total:11.0f} {units / total:9.0f}")
@@ -217,9 +251,18 @@ def main() -> None:
     print(f"units written {units} of {len(facts)} facts (the rest NOOP as duplicates or superseded)")
     print(f"ratio raw time / pipeline time: {raw / total:.2f}")
     if args.json:
-        print(json.dumps({"facts": len(facts), "units": units, "raw_s": raw, "pipeline_s": total,
-                          "ratio": raw / total, "rounds": [{"raw_s": r, "pipeline_s": t}
-                                                          for r, t in zip(raw_s, pipeline_s)]}))
+        print(
+            json.dumps(
+                {
+                    "facts": len(facts),
+                    "units": units,
+                    "raw_s": raw,
+                    "pipeline_s": total,
+                    "ratio": raw / total,
+                    "rounds": [{"raw_s": r, "pipeline_s": t} for r, t in zip(raw_s, pipeline_s)],
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

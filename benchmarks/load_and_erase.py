@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, wipe
 
@@ -48,8 +48,15 @@ def pool(scope_no: int) -> list[Fact]:
     for i in range(FACTS):
         if i % 4 == 0:  # contended single-valued slots: 25 people move between cities
             person = f"Person {i % 100}"
-            facts.append(Fact(subject=person, predicate="lives_in", object=f"City {rng.randrange(30)}",
-                              single_valued=True, valid_at=datetime(2000 + i % 20, 1, 1, tzinfo=timezone.utc)))
+            facts.append(
+                Fact(
+                    subject=person,
+                    predicate="lives_in",
+                    object=f"City {rng.randrange(30)}",
+                    single_valued=True,
+                    valid_at=datetime(2000 + i % 20, 1, 1, tzinfo=UTC),
+                )
+            )
         else:
             facts.append(Fact(subject=f"Person {i}", predicate="likes", object=f"Thing {rng.randrange(500)}"))
     return facts
@@ -78,8 +85,15 @@ def load(settings: Settings) -> dict:
         random.Random(100 + n).shuffle(facts)
         with GraphMem.connect(settings) as mem:
             for i in range(0, len(facts), 50):
-                batch = [Episode(scope=scopes[scope_no], occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
-                                 raw=f"writer {n} batch {i}", facts=(f,)) for f in facts[i:i + 50]]
+                batch = [
+                    Episode(
+                        scope=scopes[scope_no],
+                        occurred_at=datetime(2024, 1, 1, tzinfo=UTC),
+                        raw=f"writer {n} batch {i}",
+                        facts=(f,),
+                    )
+                    for f in facts[i : i + 50]
+                ]
                 try:
                     report = mem.ingest(batch)
                 except Exception as exc:  # counted: the target is none surfaced
@@ -106,9 +120,16 @@ def load(settings: Settings) -> dict:
     print(f"  retries (guard conflicts re-planned): {stats['retries']}")
     print(f"  errors surfaced to writers: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     print(f"  duplicates found: {dups}")
-    return {"writers": WRITERS, "facts": stats["facts"], "seconds": elapsed, "writes_per_s": stats["facts"] / elapsed,
-            "decisions": {k: stats[k] for k in ("ADD", "UPDATE", "DELETE", "NOOP")}, "retries": stats["retries"],
-            "errors": len(errors), "duplicates": dups}
+    return {
+        "writers": WRITERS,
+        "facts": stats["facts"],
+        "seconds": elapsed,
+        "writes_per_s": stats["facts"] / elapsed,
+        "decisions": {k: stats[k] for k in ("ADD", "UPDATE", "DELETE", "NOOP")},
+        "retries": stats["retries"],
+        "errors": len(errors),
+        "duplicates": dups,
+    }
 
 
 def erase(settings: Settings, n: int) -> dict:
@@ -118,19 +139,26 @@ def erase(settings: Settings, n: int) -> dict:
         for scope, count in ((victim, n), (bystander, 1_000)):
             for start in range(0, count, 5_000):
                 units = tuple(
-                    MemoryUnit(kind=MemoryKind.semantic, scope=scope, content=f"fact {i} of {scope.subject_id}",
-                               content_hash=content_hash(f"fact {i} of {scope.subject_id}"),
-                               source=SourceRef(episode_id="bulk", channel="document", extractor_version="bench"),
-                               time=TemporalMeta(created_at=now),
-                               triple=Triple(subject=f"Entity {i % 1000}", predicate="rel", object=f"Other {i % 777}"))
-                    for i in range(start, min(count, start + 5_000)))
+                    MemoryUnit(
+                        kind=MemoryKind.semantic,
+                        scope=scope,
+                        content=f"fact {i} of {scope.subject_id}",
+                        content_hash=content_hash(f"fact {i} of {scope.subject_id}"),
+                        source=SourceRef(episode_id="bulk", channel="document", extractor_version="bench"),
+                        time=TemporalMeta(created_at=now),
+                        triple=Triple(subject=f"Entity {i % 1000}", predicate="rel", object=f"Other {i % 777}"),
+                    )
+                    for i in range(start, min(count, start + 5_000))
+                )
                 mem.store.commit(WriteBatch(units=units), scope)
         started = time.perf_counter()
         counts = mem.forget(victim, batch=5_000)
         elapsed = time.perf_counter() - started
         left = len(mem.store.list_units(bystander, UnitFilter(include_expired=True), Page(limit=10_000)))
-    print(f"erasure: subject with {n} units ({counts['entities']} entities) erased in {elapsed:.1f} s "
-          f"({n / elapsed:.0f} units/s); counts {counts}; bystander units left {left} of 1000")
+    print(
+        f"erasure: subject with {n} units ({counts['entities']} entities) erased in {elapsed:.1f} s "
+        f"({n / elapsed:.0f} units/s); counts {counts}; bystander units left {left} of 1000"
+    )
     return {"units": n, "seconds": elapsed, "units_per_s": n / elapsed, "counts": counts, "bystander_left": left}
 
 

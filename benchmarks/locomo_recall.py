@@ -39,13 +39,20 @@ import math
 import re
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
-from _recall import (  # noqa: E402
-    MODES, Question, ask, cache_vectors, figures, metrics, print_table, settings_of,
+from _common import default_uri, wipe
+from _recall import (
+    MODES,
+    Question,
+    ask,
+    cache_vectors,
+    figures,
+    metrics,
+    print_table,
+    settings_of,
 )
 
 from graphmem import GraphMem
@@ -64,9 +71,59 @@ BM25 = {
 REFERENCE_TITLE = f"{'BM25 R@5':>10}{'R@10':>7}{'all@10':>8}"
 FORMS = ("stored", "dated")
 #: The reference's stopwords (bench-data/README.md).
-BM25_STOPWORDS = frozenset("a an the of to in on at for and or is are was were be been did do does what when where "
-                           "who whom which how why with from by as that this it its i you he she they we her his "
-                           "their our my me your".split())
+BM25_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "did",
+        "do",
+        "does",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "how",
+        "why",
+        "with",
+        "from",
+        "by",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "her",
+        "his",
+        "their",
+        "our",
+        "my",
+        "me",
+        "your",
+    ]
+)
 BM25_K1, BM25_B = 1.2, 0.75
 MEASURES = metrics((1, 5, 10))
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
@@ -77,14 +134,14 @@ def parse_date(text: str) -> datetime:
     text = " ".join(text.split())
     for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
         try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             pass
     raise ValueError(f"unparsed session date {text!r}")
 
 
 def normalise_evidence(ids: list[str]) -> set[str]:
-    """"D8:6; D9:17" -> two ids, "D:11:26" -> "D11:26", "D30:05" -> "D30:5"."""
+    """ "D8:6; D9:17" -> two ids, "D:11:26" -> "D11:26", "D30:05" -> "D30:5"."""
     return {f"D{int(a)}:{int(b)}" for raw in ids for a, b in _EVIDENCE.findall(raw)}
 
 
@@ -93,14 +150,15 @@ def subject_of(conv: dict, form: str) -> str:
 
 
 def doc_of(episode_id: str) -> str:
-    """"<form>:<sample_id>:<dia_id>" -> "<sample_id>:<dia_id>", what gold evidence is keyed by."""
+    """ "<form>:<sample_id>:<dia_id>" -> "<sample_id>:<dia_id>", what gold evidence is keyed by."""
     return episode_id.split(":", 1)[1]
 
 
 def sessions_of(conv: dict) -> list[str]:
     c = conv["conversation"]
-    return sorted((k for k in c if re.fullmatch(r"session_\d+", k) and isinstance(c[k], list)),
-                  key=lambda k: int(k.split("_")[1]))
+    return sorted(
+        (k for k in c if re.fullmatch(r"session_\d+", k) and isinstance(c[k], list)), key=lambda k: int(k.split("_")[1])
+    )
 
 
 def asked_at(conv: dict) -> datetime:
@@ -123,8 +181,9 @@ def episodes_of(conv: dict, form: str) -> list[Episode]:
                 raw = f"[{date}] {raw}"
             if turn.get("blip_caption"):
                 raw += f" [image: {turn['blip_caption']}]"
-            out.append(Episode(id=f"{form}:{sample}:{turn['dia_id']}", scope=scope, occurred_at=at, raw=raw,
-                               channel="chat"))
+            out.append(
+                Episode(id=f"{form}:{sample}:{turn['dia_id']}", scope=scope, occurred_at=at, raw=raw, channel="chat")
+            )
     return out
 
 
@@ -138,7 +197,8 @@ def bm25_answers(convs: list[dict], questions: list[Question], k: int = 10) -> d
     docs_by_subject: dict[str, list[tuple[str, list[str]]]] = {}
     for conv in convs:
         docs_by_subject[subject_of(conv, "stored")] = docs_by_subject[subject_of(conv, "dated")] = [
-            (doc_of(e.id), bm25_tokens(e.raw)) for e in episodes_of(conv, "dated")]
+            (doc_of(e.id), bm25_tokens(e.raw)) for e in episodes_of(conv, "dated")
+        ]
     out = {}
     for q in questions:
         scores = bm25(bm25_tokens(q.text), docs_by_subject[q.subject], BM25_K1, BM25_B)
@@ -161,9 +221,17 @@ def questions_of(convs: list[dict], form: str) -> tuple[list[Question], dict[str
             if not gold:
                 counts["skipped"] += 1
                 continue
-            out.append(Question(id=f"{conv['sample_id']}:q{j}", text=qa["question"], subject=subject_of(conv, form),
-                                gold=frozenset(f"{conv['sample_id']}:{g}" for g in gold), group=cat,
-                                half="A" if i < first else "B", asked_at=asked_at(conv)))
+            out.append(
+                Question(
+                    id=f"{conv['sample_id']}:q{j}",
+                    text=qa["question"],
+                    subject=subject_of(conv, form),
+                    gold=frozenset(f"{conv['sample_id']}:{g}" for g in gold),
+                    group=cat,
+                    half="A" if i < first else "B",
+                    asked_at=asked_at(conv),
+                )
+            )
     return out, counts
 
 
@@ -174,8 +242,11 @@ def ingest(mem: GraphMem, convs: list[dict], form: str) -> tuple[int, float]:
         eps = episodes_of(conv, form)
         mem.ingest(eps, extractor="none")
         turns += len(eps)
-        print(f"  ingested {conv['sample_id']} ({len(eps)} turns, {time.perf_counter() - started:.0f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"  ingested {conv['sample_id']} ({len(eps)} turns, {time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     return turns, time.perf_counter() - started
 
 
@@ -203,27 +274,42 @@ def main() -> None:
     mem = GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder))
     vectors = cache_vectors(mem)
     turns, ingest_s = ingest(mem, convs, args.form)
-    print(f"ingested {turns} turns of {len(convs)} conversations ({args.form} form) in {ingest_s:.1f} s; "
-          f"embedding: {vectors.summary()}", flush=True)
+    print(
+        f"ingested {turns} turns of {len(convs)} conversations ({args.form} form) in {ingest_s:.1f} s; "
+        f"embedding: {vectors.summary()}",
+        flush=True,
+    )
 
     started = time.perf_counter()
     got, seconds = ask(mem, questions, args.modes, doc_of=doc_of, progress="locomo")
     got["bm25"] = bm25_answers(convs, questions)
     vectors.save()
     result = figures(questions, got, MEASURES, list(CATEGORIES.values()))
-    print(f"{len(questions)} questions (category 5 excluded; half A {sum(q.half == 'A' for q in questions)}, "
-          f"half B {sum(q.half == 'B' for q in questions)}); {counts['skipped']} skipped for no evidence; "
-          f"{counts['normalised']} with malformed evidence normalised; query phase {time.perf_counter() - started:.1f} s")
+    print(
+        f"{len(questions)} questions (category 5 excluded; half A {sum(q.half == 'A' for q in questions)}, "
+        f"half B {sum(q.half == 'B' for q in questions)}); {counts['skipped']} skipped for no evidence; "
+        f"{counts['normalised']} with malformed evidence normalised; query phase {time.perf_counter() - started:.1f} s"
+    )
     print("mean recall latency ms: " + ", ".join(f"{m} {1000 * s:.0f}" for m, s in seconds.items()))
     settings = settings_of(mem.recaller)
     print(f"\nembedder={args.embedder}  form={args.form}  conversations={len(convs)}  settings={settings}")
     print_table(result, list(MEASURES), "category", reference, REFERENCE_TITLE)
     mem.close()
     if args.json:
-        print(json.dumps({"benchmark": "locomo", "form": args.form, "embedder": args.embedder,
-                          "conversations": len(convs), "settings": settings, "skipped": counts["skipped"],
-                          "figures": result, "bm25": {g: dict(zip(("R@5", "R@10", "all@10"), v))
-                                                      for g, v in BM25.items()}}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "locomo",
+                    "form": args.form,
+                    "embedder": args.embedder,
+                    "conversations": len(convs),
+                    "settings": settings,
+                    "skipped": counts["skipped"],
+                    "figures": result,
+                    "bm25": {g: dict(zip(("R@5", "R@10", "all@10"), v)) for g, v in BM25.items()},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

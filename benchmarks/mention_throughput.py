@@ -34,8 +34,10 @@ def locomo_turns(path: Path) -> list[str]:
     texts = []
     for conv in json.loads(path.read_text()):
         sessions = conv["conversation"]
-        keys = sorted((k for k in sessions if k.startswith("session_") and isinstance(sessions[k], list)),
-                      key=lambda k: int(k.split("_")[1]))
+        keys = sorted(
+            (k for k in sessions if k.startswith("session_") and isinstance(sessions[k], list)),
+            key=lambda k: int(k.split("_")[1]),
+        )
         texts += [f"{turn['speaker']}: {turn['text']}" for key in keys for turn in sessions[key]]
     return texts
 
@@ -96,12 +98,16 @@ def main() -> None:
     for label, texts in corpora.items():
         results[label], matchers[label] = measure(texts, args.repeat, args.min_texts)
 
-    print(f"{'corpus':<9}{'episodes':>9}{'chars':>7}{'names':>7}{'build ms':>9}{'ep/s':>8}{'ep/cpu-s':>9}"
-          f"{'discovery ep/s':>15}{'mentions/ep':>12}  target {TARGET} ep/s")
+    print(
+        f"{'corpus':<9}{'episodes':>9}{'chars':>7}{'names':>7}{'build ms':>9}{'ep/s':>8}{'ep/cpu-s':>9}"
+        f"{'discovery ep/s':>15}{'mentions/ep':>12}  target {TARGET} ep/s"
+    )
     for label, r in results.items():
-        print(f"{label:<9}{r['episodes']:>9}{r['mean_chars']:>7.0f}{r['names_known']:>7}{r['matcher_build_ms']:>9.1f}"
-              f"{r['episodes_per_s']:>8}{r['episodes_per_cpu_s']:>9}{r['discovery_episodes_per_s']:>15}"
-              f"{r['mentions_per_episode']:>12.2f}  {'met' if r['episodes_per_s'] >= TARGET else 'NOT met'}")
+        print(
+            f"{label:<9}{r['episodes']:>9}{r['mean_chars']:>7.0f}{r['names_known']:>7}{r['matcher_build_ms']:>9.1f}"
+            f"{r['episodes_per_s']:>8}{r['episodes_per_cpu_s']:>9}{r['discovery_episodes_per_s']:>15}"
+            f"{r['mentions_per_episode']:>12.2f}  {'met' if r['episodes_per_s'] >= TARGET else 'NOT met'}"
+        )
     for label, r in results.items():
         top = ", ".join(f"{norm} {n}" for norm, n in r["lowercase_known_top"])
         print(f"{label}: by kind {r['by_kind']}; known matches in lower case {r['lowercase_known']} ({top})")

@@ -29,13 +29,21 @@ import json
 import math
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
-from _recall import (  # noqa: E402
-    MODES, Question, ask, cache_vectors, covered_at, figures, metrics, print_table, settings_of,
+from _common import default_uri, wipe
+from _recall import (
+    MODES,
+    Question,
+    ask,
+    cache_vectors,
+    covered_at,
+    figures,
+    metrics,
+    print_table,
+    settings_of,
 )
 
 from graphmem import GraphMem
@@ -58,14 +66,15 @@ class Corpus:
 
     def __init__(self, data: Path):
         scope = Scope.parse(SUBJECT)
-        at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+        at = datetime(2024, 1, 1, tzinfo=UTC)
         self.key: dict[str, str] = {}
         self.episodes = []
         for i, p in enumerate(json.loads((data / "corpus.json").read_text())):
             eid = f"musique:{i}"
             self.key[eid] = passage(p["title"], p["text"])
-            self.episodes.append(Episode(id=eid, scope=scope, occurred_at=at, raw=f"{p['title']}. {p['text']}",
-                                         channel="document"))
+            self.episodes.append(
+                Episode(id=eid, scope=scope, occurred_at=at, raw=f"{p['title']}. {p['text']}", channel="document")
+            )
 
     def doc_of(self, episode_id: str) -> str:
         return self.key.get(episode_id, f"unmapped:{episode_id}")
@@ -76,8 +85,12 @@ class Corpus:
             report = mem.ingest(self.episodes[start : start + CHUNK], extractor=extractor)
             if report.failed:
                 raise SystemExit(f"{len(report.failed)} passages failed to ingest: {report.failed[0]}")
-            print(f"  ingested {min(start + CHUNK, len(self.episodes))}/{len(self.episodes)} "
-                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+            print(
+                f"  ingested {min(start + CHUNK, len(self.episodes))}/{len(self.episodes)} "
+                f"({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
         return time.perf_counter() - started
 
 
@@ -89,11 +102,17 @@ def questions_of(data: Path, limit: int | None = None) -> list[Question]:
     """The questions, half A for the first ceil(N/2)."""
     qas = json.loads((data / "qa.json").read_text())[:limit]
     first = math.ceil(len(qas) / 2)
-    return [Question(id=qa["id"], text=qa["question"], subject=SUBJECT, group=str(len(qa["question_decomposition"])),
-                     gold=frozenset(passage(p["title"], p["paragraph_text"]) for p in qa["paragraphs"]
-                                    if p["is_supporting"]),
-                     half="A" if i < first else "B")
-            for i, qa in enumerate(qas)]
+    return [
+        Question(
+            id=qa["id"],
+            text=qa["question"],
+            subject=SUBJECT,
+            group=str(len(qa["question_decomposition"])),
+            gold=frozenset(passage(p["title"], p["paragraph_text"]) for p in qa["paragraphs"] if p["is_supporting"]),
+            half="A" if i < first else "B",
+        )
+        for i, qa in enumerate(qas)
+    ]
 
 
 def reference(group: str) -> str:
@@ -122,27 +141,44 @@ def main() -> None:
     mem = GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder))
     vectors = cache_vectors(mem)
     ingest_s = corpus.ingest(mem, args.extractor)
-    print(f"ingested {len(corpus.episodes)} passages ({len(set(corpus.key.values()))} distinct title+text) "
-          f"in {ingest_s:.1f} s; extractor {args.extractor}; embedding: {vectors.summary()}", flush=True)
+    print(
+        f"ingested {len(corpus.episodes)} passages ({len(set(corpus.key.values()))} distinct title+text) "
+        f"in {ingest_s:.1f} s; extractor {args.extractor}; embedding: {vectors.summary()}",
+        flush=True,
+    )
 
     started = time.perf_counter()
     got, seconds = ask(mem, questions, args.modes, doc_of=corpus.doc_of, progress="musique")
     vectors.save()
     result = figures(questions, got, MEASURES, sorted({q.group for q in questions}))
-    print(f"{len(questions)} questions (half A {sum(q.half == 'A' for q in questions)}, half B "
-          f"{sum(q.half == 'B' for q in questions)}); supporting paragraphs not found in the corpus: {missing}; "
-          f"query phase {time.perf_counter() - started:.1f} s")
+    print(
+        f"{len(questions)} questions (half A {sum(q.half == 'A' for q in questions)}, half B "
+        f"{sum(q.half == 'B' for q in questions)}); supporting paragraphs not found in the corpus: {missing}; "
+        f"query phase {time.perf_counter() - started:.1f} s"
+    )
     print("mean recall latency ms: " + ", ".join(f"{m} {1000 * s:.0f}" for m, s in seconds.items()))
     settings = settings_of(mem.recaller)
-    print(f"\nembedder={args.embedder}  extractor={args.extractor}  passages={len(corpus.episodes)}  "
-          f"settings={settings}")
+    print(
+        f"\nembedder={args.embedder}  extractor={args.extractor}  passages={len(corpus.episodes)}  settings={settings}"
+    )
     print_table(result, list(MEASURES), "hops", reference, REFERENCE_TITLE)
     mem.close()
     if args.json:
-        print(json.dumps({"benchmark": "musique", "embedder": args.embedder, "extractor": args.extractor,
-                          "settings": settings, "figures": result,
-                          "bm25": {"all": dict(zip(("R@2", "R@5", "R@10"), BM25_ALL)),
-                                   **{g: {"R@10": v} for g, v in BM25_HOPS_R10.items()}}}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "musique",
+                    "embedder": args.embedder,
+                    "extractor": args.extractor,
+                    "settings": settings,
+                    "figures": result,
+                    "bm25": {
+                        "all": dict(zip(("R@2", "R@5", "R@10"), BM25_ALL)),
+                        **{g: {"R@10": v} for g, v in BM25_HOPS_R10.items()},
+                    },
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

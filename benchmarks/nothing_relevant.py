@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _recall import RESAMPLES, SEED, DiskVectors  # noqa: E402
-from locomo_recall import asked_at, doc_of, episodes_of, normalise_evidence, subject_of  # noqa: E402
+from _recall import RESAMPLES, SEED, DiskVectors
+from locomo_recall import asked_at, doc_of, episodes_of, normalise_evidence, subject_of
 
 from graphmem import GraphMem, confidence
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
@@ -85,11 +85,26 @@ def renamed(convs: list[dict]) -> list[dict]:
     for conv in convs:
         c = conv["conversation"]
         swap = _renamer({c["speaker_a"]: NAMES[0], c["speaker_b"]: NAMES[1]})
-        turns = {k: [{**t, "speaker": swap(t["speaker"]), "text": swap(t["text"]),
-                      **({"blip_caption": swap(t["blip_caption"])} if t.get("blip_caption") else {})} for t in v]
-                 for k, v in c.items() if isinstance(v, list)}
-        out.append({**conv, "conversation": {**c, **turns, "speaker_a": NAMES[0], "speaker_b": NAMES[1]},
-                    "qa": [{**qa, "question": swap(qa["question"])} for qa in conv["qa"]]})
+        turns = {
+            k: [
+                {
+                    **t,
+                    "speaker": swap(t["speaker"]),
+                    "text": swap(t["text"]),
+                    **({"blip_caption": swap(t["blip_caption"])} if t.get("blip_caption") else {}),
+                }
+                for t in v
+            ]
+            for k, v in c.items()
+            if isinstance(v, list)
+        }
+        out.append(
+            {
+                **conv,
+                "conversation": {**c, **turns, "speaker_a": NAMES[0], "speaker_b": NAMES[1]},
+                "qa": [{**qa, "question": swap(qa["question"])} for qa in conv["qa"]],
+            }
+        )
     return out
 
 
@@ -128,11 +143,23 @@ def collect(mem: GraphMem, convs: list[dict], questions: int | None = None) -> l
                 continue
             askings = [(conv, True)] + ([(other, False)] if category in ANSWERABLE and other is not conv else [])
             for target, own in askings:
-                hits = mem.recaller.recall(qa["question"], [Scope.parse(subject_of(target, "stored"))], K,
-                                           at=AsOf(valid=asked_at(target), known=now))
+                hits = mem.recaller.recall(
+                    qa["question"],
+                    [Scope.parse(subject_of(target, "stored"))],
+                    K,
+                    at=AsOf(valid=asked_at(target), known=now),
+                )
                 rows = confidence.signals(hits, confidence.asked(qa["question"], hits.window))
-                out.append(Asked(f"{conv['sample_id']}:q{j}", half, category, own, rows,
-                                 [own and doc_of(h.unit.source.episode_id) in gold for h in hits]))
+                out.append(
+                    Asked(
+                        f"{conv['sample_id']}:q{j}",
+                        half,
+                        category,
+                        own,
+                        rows,
+                        [own and doc_of(h.unit.source.episode_id) in gold for h in hits],
+                    )
+                )
         print(f"  asked {conv['sample_id']} ({len(out)} askings)", file=sys.stderr, flush=True)
     return out
 
@@ -177,8 +204,9 @@ def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
     values, counts = np.unique(np.concatenate([positive, negative]), return_inverse=True, return_counts=True)[1:]
     ends = np.cumsum(counts)
     ranks = ((ends - counts + 1 + ends) / 2)[values]
-    return float((ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2)
-                 / (len(positive) * len(negative)))
+    return float(
+        (ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2) / (len(positive) * len(negative))
+    )
 
 
 def auroc_interval(asked: list[Asked], conf: list[list[float]]) -> list[float]:
@@ -208,20 +236,30 @@ def reliability(asked: list[Asked], conf: list[list[float]]) -> tuple[float, lis
     for b in range(BINS):
         inside = which == b
         if inside.any():
-            table.append({"bin": [b / BINS, (b + 1) / BINS], "hits": int(inside.sum()),
-                          "confidence": float(p[inside].mean()), "evidence": float(e[inside].mean())})
+            table.append(
+                {
+                    "bin": [b / BINS, (b + 1) / BINS],
+                    "hits": int(inside.sum()),
+                    "confidence": float(p[inside].mean()),
+                    "evidence": float(e[inside].mean()),
+                }
+            )
             ece += inside.mean() * abs(p[inside].mean() - e[inside].mean())
     return float(ece), table
 
 
 def answered(asked: list[Asked], conf: list[list[float]], cut: float) -> dict[str, float]:
     """Share of askings with relevant true: own (1-4), other; category 5's "nothing relevant"."""
+
     def share(keep) -> float:
         tops = [top(c) >= cut for a, c in zip(asked, conf) if keep(a)]
         return float(np.mean(tops)) if tops else float("nan")
-    return {"own_relevant": share(lambda a: a.own and a.category in ANSWERABLE),
-            "other_relevant": share(lambda a: not a.own),
-            "adversarial_nothing_relevant": 1 - share(lambda a: a.category == ADVERSARIAL)}
+
+    return {
+        "own_relevant": share(lambda a: a.own and a.category in ANSWERABLE),
+        "other_relevant": share(lambda a: not a.own),
+        "adversarial_nothing_relevant": 1 - share(lambda a: a.category == ADVERSARIAL),
+    }
 
 
 def report(asked: list[Asked], model: tuple[float, tuple[float, ...]], cut: float) -> dict:
@@ -237,33 +275,47 @@ def direction(asked: list[Asked], fitting: str, reporting: str) -> dict:
     labels = np.array([e for a in tuning if a.category in ANSWERABLE for e in a.evidence], dtype=float)
     model = fit(rows, labels)
     cut = threshold(tuning, rated(tuning, model))
-    return {"fitted_on": fitting, "reported_on": reporting, "bias": model[0],
-            "weights": dict(zip(confidence.SIGNALS, model[1])), "threshold": cut,
-            "fitting": report(tuning, model, cut),
-            "reporting": report([a for a in asked if a.half == reporting], model, cut)}
+    return {
+        "fitted_on": fitting,
+        "reported_on": reporting,
+        "bias": model[0],
+        "weights": dict(zip(confidence.SIGNALS, model[1])),
+        "threshold": cut,
+        "fitting": report(tuning, model, cut),
+        "reporting": report([a for a in asked if a.half == reporting], model, cut),
+    }
 
 
 def measure(asked: list[Asked], embedder: str) -> dict:
     """Both directions, and the constants shipped for ``embedder`` on each half."""
     model = confidence.FITTED[embedder]
     shipped = (model.bias, model.weights)
-    return {"targets": TARGETS, "directions": [direction(asked, "A", "B"), direction(asked, "B", "A")],
-            "shipped": {"bias": model.bias, "weights": dict(zip(confidence.SIGNALS, model.weights)),
-                        "threshold": model.threshold,
-                        **{half: report([a for a in asked if a.half == half], shipped, model.threshold)
-                           for half in ("A", "B")}}}
+    return {
+        "targets": TARGETS,
+        "directions": [direction(asked, "A", "B"), direction(asked, "B", "A")],
+        "shipped": {
+            "bias": model.bias,
+            "weights": dict(zip(confidence.SIGNALS, model.weights)),
+            "threshold": model.threshold,
+            **{half: report([a for a in asked if a.half == half], shipped, model.threshold) for half in ("A", "B")},
+        },
+    }
 
 
 def print_report(title: str, r: dict) -> None:
     a = r["auroc"]
     met = a[0] >= TARGETS["auroc"] and r["ece"] <= TARGETS["ece"]
-    print(f"  {title}: AUROC {a[0]:.3f} [{a[1]:.3f}, {a[2]:.3f}]  ECE {r['ece']:.3f}  relevant: own "
-          f"{r['own_relevant']:.3f}, other {r['other_relevant']:.3f}; category 5 nothing relevant "
-          f"{r['adversarial_nothing_relevant']:.3f}  {'targets met' if met else 'targets NOT met'}")
+    print(
+        f"  {title}: AUROC {a[0]:.3f} [{a[1]:.3f}, {a[2]:.3f}]  ECE {r['ece']:.3f}  relevant: own "
+        f"{r['own_relevant']:.3f}, other {r['other_relevant']:.3f}; category 5 nothing relevant "
+        f"{r['adversarial_nothing_relevant']:.3f}  {'targets met' if met else 'targets NOT met'}"
+    )
     print(f"    {'confidence bin':<16}{'hits':>7}{'mean conf':>11}{'evidence':>10}")
     for row in r["reliability"]:
-        print(f"    {row['bin'][0]:.1f}-{row['bin'][1]:.1f}{'':<9}{row['hits']:>7}{row['confidence']:>11.3f}"
-              f"{row['evidence']:>10.3f}")
+        print(
+            f"    {row['bin'][0]:.1f}-{row['bin'][1]:.1f}{'':<9}{row['hits']:>7}{row['confidence']:>11.3f}"
+            f"{row['evidence']:>10.3f}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,16 +334,22 @@ def main(argv: list[str] | None = None) -> int:
     asked = collect(mem, convs, args.questions)
     mem.index.embedder.save()
     mem.close()
-    result = {"benchmark": "nothing_relevant", "embedder": args.embedder, "conversations": len(convs),
-              **measure(asked, args.embedder)}
+    result = {
+        "benchmark": "nothing_relevant",
+        "embedder": args.embedder,
+        "conversations": len(convs),
+        **measure(asked, args.embedder),
+    }
     print(f"{len(asked)} askings of {len(convs)} conversations (embedder {args.embedder})")
     for d in result["directions"]:
         weights = ", ".join(f"{k} {v:.4f}" for k, v in d["weights"].items())
         print(f"\nfit on {d['fitted_on']}: bias {d['bias']:.4f}, {weights}; threshold {d['threshold']:.4f}")
         print_report(f"on {d['fitted_on']} (fitting half)", d["fitting"])
         print_report(f"on {d['reported_on']} (reporting half)", d["reporting"])
-    print(f"\nshipped constants (graphmem/confidence.py FITTED[{args.embedder!r}], threshold "
-          f"{result['shipped']['threshold']})")
+    print(
+        f"\nshipped constants (graphmem/confidence.py FITTED[{args.embedder!r}], threshold "
+        f"{result['shipped']['threshold']})"
+    )
     for half in ("A", "B"):
         print_report(f"on {half}", result["shipped"][half])
     if args.json:

@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, wipe  # noqa: E402
+from _common import default_uri, wipe
 
 from graphmem import GraphMem
-from graphmem.episodes_io import parse_episode
 from graphmem.config import Settings
+from graphmem.episodes_io import parse_episode
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.jsonl"
 QUESTION = "Where does Alice's manager live?"
@@ -49,8 +49,17 @@ def main() -> None:
     first = answers[1][:1] == [ANSWER]
     print(f"{QUESTION!r} with hops 1: {ANSWER!r} {'first' if first else 'NOT first'} ({args.embedder}, {settings})")
     if args.json:
-        print(json.dumps({"benchmark": "quickstart_recall", "embedder": args.embedder, "settings": settings,
-                          "hits": answers, "first": first}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "quickstart_recall",
+                    "embedder": args.embedder,
+                    "settings": settings,
+                    "hits": answers,
+                    "first": first,
+                }
+            )
+        )
     sys.exit(0 if first else 1)
 
 

@@ -40,13 +40,13 @@ import hashlib
 import json
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, timed, vocabulary, wipe  # noqa: E402
+from _common import default_uri, median, pct, timed, vocabulary, wipe
 
 from graphmem import GraphMem
 from graphmem.adapters.neo4j_driver import Listed, Neo4jConnection
@@ -61,9 +61,9 @@ RAW_UNIT_COUNT = "MATCH (u:Unit) RETURN count(u) AS units"
 
 RAW_VECTOR = {
     True: "CYPHER 25 MATCH (e:SearchEntry) SEARCH e IN (VECTOR INDEX entry_embedding_1 FOR $v LIMIT 10) "
-          "SCORE AS score RETURN e.unit_id AS id, score",
+    "SCORE AS score RETURN e.unit_id AS id, score",
     False: "CALL db.index.vector.queryNodes('entry_embedding_1', 10, $v) YIELD node, score "
-           "RETURN node.unit_id AS id, score",
+    "RETURN node.unit_id AS id, score",
 }
 PREDICATES = ("works with", "lives near", "reports to", "knows", "owns", "visited")
 DIM, N_SCOPES, TINY, BATCH = 384, 20, 5, 1000
@@ -104,8 +104,10 @@ class LookupEmbedder:
 
 
 def entity_names(vocab: list[str], scope_no: int, n: int) -> list[str]:
-    return [f"{vocab[(7 * i + scope_no) % len(vocab)].title()} {vocab[(13 * i + 3 * scope_no + 1) % len(vocab)].title()}{i}"
-            for i in range(n)]
+    return [
+        f"{vocab[(7 * i + scope_no) % len(vocab)].title()} {vocab[(13 * i + 3 * scope_no + 1) % len(vocab)].title()}{i}"
+        for i in range(n)
+    ]
 
 
 def load(uri: str, n: int, seed: int, vocab: list[str], reuse: bool = False):
@@ -127,7 +129,7 @@ def load(uri: str, n: int, seed: int, vocab: list[str], reuse: bool = False):
     scopes = [Scope.parse(f"user:bench-{i:02d}") for i in range(N_SCOPES)]
     sizes = scope_sizes(n)
     names_by_scope: list[list[str]] = []
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     t0 = time.perf_counter()
     serial = 0
     for no, (scope, size) in enumerate(zip(scopes, sizes)):
@@ -148,12 +150,17 @@ def load(uri: str, n: int, seed: int, vocab: list[str], reuse: bool = False):
                 p = PREDICATES[preds[j]]
                 text = f"{s} {p} {o} " + " ".join(vocab[w] for w in words[j]) + f" #{serial}"
                 embedder.by_text[text] = vecs[j].tolist()
-                units.append(MemoryUnit(
-                    kind=MemoryKind.semantic, scope=scope, content=text, content_hash=content_hash(text),
-                    source=SourceRef(episode_id=f"bench-{serial}", channel="bench", extractor_version="bench"),
-                    time=TemporalMeta(created_at=now),
-                    triple=Triple(subject=s, predicate=p.replace(" ", "_"), object=o),
-                ))
+                units.append(
+                    MemoryUnit(
+                        kind=MemoryKind.semantic,
+                        scope=scope,
+                        content=text,
+                        content_hash=content_hash(text),
+                        source=SourceRef(episode_id=f"bench-{serial}", channel="bench", extractor_version="bench"),
+                        time=TemporalMeta(created_at=now),
+                        triple=Triple(subject=s, predicate=p.replace(" ", "_"), object=o),
+                    )
+                )
             vectors = {u.id: embedder.by_text[u.content] for u in units}
             store.commit(WriteBatch(units=tuple(units), vectors=vectors, vector_model=embedder.name), scope)
             embedder.by_text.clear()
@@ -174,8 +181,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=20, help="seconds of unmeasured queries before the timed ones")
     ap.add_argument("--minilm", action="store_true", help="also time the MiniLM embedding of each query")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ap.add_argument("--reuse", action="store_true", help="ask over the units of an earlier run with the same "
-                    "size and seed when the database holds exactly that many (no wipe, no load)")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="ask over the units of an earlier run with the same "
+        "size and seed when the database holds exactly that many (no wipe, no load)",
+    )
     args = ap.parse_args()
     minilm = None
     if args.minilm:
@@ -189,16 +200,21 @@ def main() -> None:
     rows, notes, summary = [], [], {}
     for n in args.sizes:
         conn, index, store, embedder, scopes, sizes, names, load_s = load(args.uri, n, args.seed, vocab, args.reuse)
-        print(f"[{n}] loaded {sum(sizes)} units over {len(scopes)} scopes in {load_s:.1f} s "
-              f"({sum(sizes) / load_s:.0f} units/s; large {sizes[0]}, mid {sizes[1]}, tiny {sizes[-1]}; "
-              f"{len(names[0])} entities in the large scope)", flush=True)
+        print(
+            f"[{n}] loaded {sum(sizes)} units over {len(scopes)} scopes in {load_s:.1f} s "
+            f"({sum(sizes) / load_s:.0f} units/s; large {sizes[0]}, mid {sizes[1]}, tiny {sizes[-1]}; "
+            f"{len(names[0])} entities in the large scope)",
+            flush=True,
+        )
         mem = GraphMem(store, index, settings=Settings.from_env(neo4j_uri=args.uri))
         large = scopes[0]
         rng = np.random.default_rng(args.seed + n)
         spare = 100  # warm-up queries
         qvecs = unit_vectors(rng, args.queries + spare)
-        texts = [f"{names[0][rng.integers(0, len(names[0]))]} {vocab[rng.integers(0, len(vocab))]}"
-                 for _ in range(args.queries + spare)]
+        texts = [
+            f"{names[0][rng.integers(0, len(names[0]))]} {vocab[rng.integers(0, len(vocab))]}"
+            for _ in range(args.queries + spare)
+        ]
         for t, v in zip(texts, qvecs):
             embedder.by_text[t] = v.tolist()
             for rest in without_names(t).values():
@@ -214,7 +230,9 @@ def main() -> None:
         warm_until, i = time.perf_counter() + args.warmup, 0
         while i < 10 or time.perf_counter() < warm_until:  # not measured
             w = args.queries + i % spare
-            mem.recall(texts[w], large, k=10, hops=0); mem.recall(texts[w], large, k=10, hops=2); raw(qvecs[w].tolist())
+            mem.recall(texts[w], large, k=10, hops=0)
+            mem.recall(texts[w], large, k=10, hops=2)
+            raw(qvecs[w].tolist())
             i += 1
 
         times: dict[str, list[float]] = {"recall h0": [], "recall h2": [], "raw vector": [], "minilm query": []}
@@ -238,15 +256,22 @@ def main() -> None:
                 rows.append((n, case, median(t), pct(t, 95), median(t) / base50, pct(t, 95) / base95))
         summary[str(n)] = {
             "raw": {"p50_ms": base50, "p95_ms": base95},
-            **{key: {"p50_ms": median(times[case]), "p95_ms": pct(times[case], 95),
-                     "ratio_p50": median(times[case]) / base50}
-               for key, case in (("h0", "recall h0"), ("h2", "recall h2"))},
+            **{
+                key: {
+                    "p50_ms": median(times[case]),
+                    "p95_ms": pct(times[case], 95),
+                    "ratio_p50": median(times[case]) / base50,
+                }
+                for key, case in (("h0", "recall h0"), ("h2", "recall h2"))
+            },
         }
         if times["minilm query"]:
             summary[str(n)]["minilm_query_p50_ms"] = median(times["minilm query"])
-        notes.append(f"size {n}: hops=2 hits reached by the walk: {walked} of {10 * args.queries} "
-                     f"({walked / args.queries:.1f}/query); hops=0 queries with fewer than 10 hits: {short}; "
-                     f"load {load_s:.0f} s")
+        notes.append(
+            f"size {n}: hops=2 hits reached by the walk: {walked} of {10 * args.queries} "
+            f"({walked / args.queries:.1f}/query); hops=0 queries with fewer than 10 hits: {short}; "
+            f"load {load_s:.0f} s"
+        )
         print(f"[{n}] done", flush=True)
         mem.close()  # writes the recall statistics it still holds
         conn.close()

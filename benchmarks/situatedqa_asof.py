@@ -31,11 +31,11 @@ import string
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_uri, median, pct, wipe  # noqa: E402
+from _common import default_uri, median, pct, wipe
 
 from graphmem import GraphMem
 from graphmem.config import Settings
@@ -51,7 +51,7 @@ def parse_date(text: str) -> datetime:
     text = " ".join(text.replace(",", ", ").split()).replace(" ,", ",")
     for fmt in ("%Y", "%B %d, %Y", "%B %Y", "%b %d, %Y", "%b %Y", "%Y-%m-%d", "%Y-%m"):
         try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             pass
     raise ValueError(f"unparsed date {text!r}")
@@ -81,20 +81,37 @@ def build(rows: list[dict]):
         facts = []
         for i, (start, p) in enumerate(dated):
             question = _SUFFIX.sub("", p["edited_question"]).strip()
-            later = [d for d, _ in dated[i + 1:] if d > start]
+            later = [d for d, _ in dated[i + 1 :] if d > start]
             if i + 1 < len(dated) and dated[i + 1][0] == start:
                 counts["pairs sharing a start date with the next"] += 1
             end = later[0] if later else None
             answer = p["answers"][0]
-            facts.append(Fact(subject=question, predicate="answer", object=answer, content=f"{question}: {answer}",
-                              single_valued=True, valid_at=start, invalid_at=end))
+            facts.append(
+                Fact(
+                    subject=question,
+                    predicate="answer",
+                    object=answer,
+                    content=f"{question}: {answer}",
+                    single_valued=True,
+                    valid_at=start,
+                    invalid_at=end,
+                )
+            )
             asks.append((question, start + timedelta(days=1), p["answers"], len(dated)))
             counts["facts"] += 1
         latest = dated[-1][1]
         currents.append((_SUFFIX.sub("", latest["edited_question"]).strip(), latest["answers"], len(dated)))
         raw = " | ".join(f.content for f in facts)
-        episodes.append(Episode(id=f"situatedqa:{row['id']}", scope=scope, occurred_at=facts[-1].valid_at,
-                                raw=raw, channel="document", facts=tuple(facts)))
+        episodes.append(
+            Episode(
+                id=f"situatedqa:{row['id']}",
+                scope=scope,
+                occurred_at=facts[-1].valid_at,
+                raw=raw,
+                channel="document",
+                facts=tuple(facts),
+            )
+        )
     return episodes, asks, currents, counts
 
 
@@ -104,11 +121,13 @@ def main() -> None:
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions that have start pairs")
-    ap.add_argument("--modes", nargs="+", default=["hybrid", "lexical"],
-                    choices=["hybrid", "lexical", "semantic"])
-    ap.add_argument("--write-per-fact", action="store_true",
-                    help="write each fact as its own episode in its own ingest call (default: one episode "
-                         "per question, 200 per call)")
+    ap.add_argument("--modes", nargs="+", default=["hybrid", "lexical"], choices=["hybrid", "lexical", "semantic"])
+    ap.add_argument(
+        "--write-per-fact",
+        action="store_true",
+        help="write each fact as its own episode in its own ingest call (default: one episode "
+        "per question, 200 per call)",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
@@ -130,8 +149,20 @@ def main() -> None:
     decisions: dict[str, int] = defaultdict(int)
     failed = 0
     if args.write_per_fact:  # each fact its own episode and its own write (one batch each)
-        writes = [[Episode(id=f"{e.id}:{i}", scope=e.scope, occurred_at=f.valid_at, raw=f.content,
-                           channel="document", facts=(f,))] for e in episodes for i, f in enumerate(e.facts)]
+        writes = [
+            [
+                Episode(
+                    id=f"{e.id}:{i}",
+                    scope=e.scope,
+                    occurred_at=f.valid_at,
+                    raw=f.content,
+                    channel="document",
+                    facts=(f,),
+                )
+            ]
+            for e in episodes
+            for i, f in enumerate(e.facts)
+        ]
     else:  # one episode per question, 200 questions per write
         writes = [episodes[start : start + 200] for start in range(0, len(episodes), 200)]
     for batch in writes:
@@ -141,12 +172,16 @@ def main() -> None:
         failed += len(report.failed)
     ingest_s = time.perf_counter() - t0
     n_facts = sum(len(e.facts) for e in episodes)
-    print(f"{len(rows)} records, {counts['questions']} with start pairs; used {len(episodes)} questions "
-          f"(limit {args.limit}), {n_facts} facts; questions whose subject text repeats another's: {dup_subjects}; "
-          f"pairs sharing a start date with the next: {counts['pairs sharing a start date with the next']}")
-    print(f"writes: {'one per fact' if args.write_per_fact else 'one episode per question, 200 per call'}; "
-          f"ingest {ingest_s:.1f} s ({n_facts / ingest_s:.1f} facts/s); decisions {dict(decisions)}; failed {failed}",
-          flush=True)
+    print(
+        f"{len(rows)} records, {counts['questions']} with start pairs; used {len(episodes)} questions "
+        f"(limit {args.limit}), {n_facts} facts; questions whose subject text repeats another's: {dup_subjects}; "
+        f"pairs sharing a start date with the next: {counts['pairs sharing a start date with the next']}"
+    )
+    print(
+        f"writes: {'one per fact' if args.write_per_fact else 'one episode per question, 200 per call'}; "
+        f"ingest {ingest_s:.1f} s ({n_facts / ingest_s:.1f} facts/s); decisions {dict(decisions)}; failed {failed}",
+        flush=True,
+    )
 
     results = {}
     for mode in args.modes:
@@ -177,16 +212,37 @@ def main() -> None:
     print()
     print(f"embedder={args.embedder}  top hit of recall(k=5), normalised exact match")
     print(f"{'group':<20}{'n':>6}  " + "".join(f"{m + ' EM':>13}{'(subj ok)':>10}" for m in args.modes))
-    for group in ("as-of all", "as-of 1 start", "as-of 2+ starts", "current all", "current 1 start", "current 2+ starts"):
+    for group in (
+        "as-of all",
+        "as-of 1 start",
+        "as-of 2+ starts",
+        "current all",
+        "current 1 start",
+        "current 2+ starts",
+    ):
         n = results[args.modes[0]][group][0]
         if not n:
             continue
         cells = "".join(f"{results[m][group][1] / n:>13.3f}{results[m][group][2] / n:>10.3f}" for m in args.modes)
         print(f"{group:<20}{n:>6}  {cells}")
     if args.json:
-        print(json.dumps({"embedder": args.embedder, "facts": n_facts, "ingest_s": ingest_s, **{
-            mode: {group: {"n": n, "em": em_n / n, "subject_ok": subj / n}
-                   for group, (n, em_n, subj) in results[mode].items() if n} for mode in args.modes}}))
+        print(
+            json.dumps(
+                {
+                    "embedder": args.embedder,
+                    "facts": n_facts,
+                    "ingest_s": ingest_s,
+                    **{
+                        mode: {
+                            group: {"n": n, "em": em_n / n, "subject_ok": subj / n}
+                            for group, (n, em_n, subj) in results[mode].items()
+                            if n
+                        }
+                        for mode in args.modes
+                    },
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

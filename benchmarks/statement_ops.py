@@ -48,13 +48,21 @@ def predict(row: dict, extractor: RuleExtractor) -> dict:
         return {"op": "none", "subject": None, "predicate": None, "object": None, "time": None}
     t = found.triple
     when = {"assert": found.valid_at, "end": found.invalid_at}.get(found.op)
-    return {"op": found.op, "subject": "I" if t.subject == SPEAKER.subject_id else t.subject,
-            "predicate": t.predicate, "object": t.object, "time": when.date().isoformat() if when else None}
+    return {
+        "op": found.op,
+        "subject": "I" if t.subject == SPEAKER.subject_id else t.subject,
+        "predicate": t.predicate,
+        "object": t.object,
+        "time": when.date().isoformat() if when else None,
+    }
 
 
 def same_fact(got: dict, want: dict) -> bool:
-    return got["op"] == want["op"] and got["predicate"] == want["predicate"] and all(
-        normalise(got[k] or "") == normalise(want[k] or "") for k in ("subject", "object"))
+    return (
+        got["op"] == want["op"]
+        and got["predicate"] == want["predicate"]
+        and all(normalise(got[k] or "") == normalise(want[k] or "") for k in ("subject", "object"))
+    )
 
 
 def score(rows: list[dict], each: bool = False) -> dict:
@@ -73,8 +81,10 @@ def score(rows: list[dict], each: bool = False) -> dict:
             right_time += got["time"] == row["time"]
         wrong = (row["op"] != "none" or got["op"] != "none") and not (hit and got["time"] == row["time"])
         if wrong or each:
-            print(f"{'ok  ' if not wrong else 'MISS'} {row['id']} {row['text']!r}\n"
-                  f"        got  {got}\n       want  { {k: row[k] for k in got} }")
+            print(
+                f"{'ok  ' if not wrong else 'MISS'} {row['id']} {row['text']!r}\n"
+                f"        got  {got}\n       want  { {k: row[k] for k in got} }"
+            )
     return {
         "statements": len(rows),
         "precision": round(right / given, 4) if given else None,
@@ -93,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     splits = SPLITS if args.split == "all" else (args.split,)
     figures = {split: score(load(split), args.each) for split in splits}
     for split, f in figures.items():
-        print(f"{split}: {f['statements']} statements: precision {f['precision']}, recall {f['recall']}, "
-              f"time to the day {f['time']}  (targets on heldout: {TARGETS})")
+        print(
+            f"{split}: {f['statements']} statements: precision {f['precision']}, recall {f['recall']}, "
+            f"time to the day {f['time']}  (targets on heldout: {TARGETS})"
+        )
     if "heldout" in figures:
         held = figures["heldout"]
         figures["targets_met"] = all((held[k] or 0) >= v for k, v in TARGETS.items())

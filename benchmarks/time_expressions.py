@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, pct  # noqa: E402
+from _common import median, pct
 
 from graphmem.timewords import find_window
 

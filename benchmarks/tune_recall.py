@@ -37,10 +37,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import locomo_recall  # noqa: E402
-import musique_recall  # noqa: E402
-from _common import default_uri, wipe  # noqa: E402
-from _recall import ListReplay, ask, cache_vectors, covered_at, figures, print_table, recall_at, score  # noqa: E402
+import locomo_recall
+import musique_recall
+from _common import default_uri, wipe
+from _recall import ListReplay, ask, cache_vectors, covered_at, figures, print_table, recall_at, score
 
 from graphmem import GraphMem
 from graphmem.config import Settings
@@ -83,8 +83,10 @@ class Sets:
         replay sees one question as the same request whatever the setting)."""
         loc = [q for q in self.locomo if q.half == half]
         mus = [q for q in self.musique if q.half == half]
-        return (ask(mem, loc, labels, recaller, doc_of=locomo_recall.doc_of, now=self.now)[0],
-                ask(mem, mus, labels, recaller, doc_of=self.corpus.doc_of, now=self.now)[0])
+        return (
+            ask(mem, loc, labels, recaller, doc_of=locomo_recall.doc_of, now=self.now)[0],
+            ask(mem, mus, labels, recaller, doc_of=self.corpus.doc_of, now=self.now)[0],
+        )
 
     def objective(self, answers, labels, half: str = "A") -> dict[str, float]:
         """The objective's parts for the labels asked, and their mean as "objective"."""
@@ -100,10 +102,18 @@ class Sets:
         return parts
 
 
-def weights_of(lexical: float, entities: float, time_: float, speaker: float, paths: float,
-               similarity: float) -> dict[str, float]:
-    return {"semantic": 1.0, "lexical": lexical, "entities": entities, "time": time_, "speaker": speaker,
-            "paths": paths, "similarity": similarity}
+def weights_of(
+    lexical: float, entities: float, time_: float, speaker: float, paths: float, similarity: float
+) -> dict[str, float]:
+    return {
+        "semantic": 1.0,
+        "lexical": lexical,
+        "entities": entities,
+        "time": time_,
+        "speaker": speaker,
+        "paths": paths,
+        "similarity": similarity,
+    }
 
 
 def main() -> None:
@@ -112,8 +122,12 @@ def main() -> None:
     ap.add_argument("--musique", default=Path("../shared/bench-data/musique"), type=Path)
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
-    ap.add_argument("--baseline-rrf-k", type=int, default=None, help="what the winner is compared with "
-                    "(default: the current Settings default)")
+    ap.add_argument(
+        "--baseline-rrf-k",
+        type=int,
+        default=None,
+        help="what the winner is compared with (default: the current Settings default)",
+    )
     ap.add_argument("--baseline-weights", type=json.loads, default=None, help="JSON; as --baseline-rrf-k")
     ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
     ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
@@ -130,33 +144,51 @@ def main() -> None:
     default = Settings()
     baseline_k = args.baseline_rrf_k or default.rrf_k
     # a list not named weighs 1, as in Recaller
-    baseline_weights = {**weights_of(1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-                        **(default.list_weights if args.baseline_weights is None else args.baseline_weights)}
+    baseline_weights = {
+        **weights_of(1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+        **(default.list_weights if args.baseline_weights is None else args.baseline_weights),
+    }
     replay = ListReplay(mem.index)
     started = time.perf_counter()
 
     stage1 = []
     for rrf_k, lexical, entities, time_, speaker in itertools.product(RRF_K, LEXICAL, ENTITIES, TIME, SPEAKER):
-        weights = weights_of(lexical, entities, time_, speaker, baseline_weights["paths"], baseline_weights["similarity"])
-        parts = sets.objective(sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), ["hybrid"], "A"),
-                               ["hybrid"])
+        weights = weights_of(
+            lexical, entities, time_, speaker, baseline_weights["paths"], baseline_weights["similarity"]
+        )
+        parts = sets.objective(
+            sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), ["hybrid"], "A"), ["hybrid"]
+        )
         stage1.append((parts["objective"], rrf_k, weights))
-        print(f"  stage 1: rrf_k {rrf_k} {weights}: {parts['objective']:.4f} "
-              f"({replay.calls} index calls, {time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+        print(
+            f"  stage 1: rrf_k {rrf_k} {weights}: {parts['objective']:.4f} "
+            f"({replay.calls} index calls, {time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     stage1.sort(key=lambda row: -row[0])
 
     candidates = [(baseline_k, baseline_weights)]
-    candidates += [(baseline_k, {**baseline_weights, "similarity": similarity})  # the baseline's own neighbours
-                   for similarity in SIMILARITY if similarity != baseline_weights["similarity"]]
+    candidates += [
+        (baseline_k, {**baseline_weights, "similarity": similarity})  # the baseline's own neighbours
+        for similarity in SIMILARITY
+        if similarity != baseline_weights["similarity"]
+    ]
     for _, rrf_k, weights in stage1[:CARRIED]:
-        candidates += [(rrf_k, {**weights, "paths": paths, "similarity": similarity})
-                       for paths, similarity in itertools.product(PATHS, SIMILARITY)]
+        candidates += [
+            (rrf_k, {**weights, "paths": paths, "similarity": similarity})
+            for paths, similarity in itertools.product(PATHS, SIMILARITY)
+        ]
     stage2 = []
     for rrf_k, weights in candidates:
         parts = sets.objective(sets.ask(mem, Recaller(replay, rrf_k=rrf_k, weights=weights), LABELS, "A"), LABELS)
         stage2.append((parts, rrf_k, weights))
-        print(f"  stage 2: rrf_k {rrf_k} {weights}: {parts['objective']:.4f} "
-              f"({replay.calls} index calls, {time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+        print(
+            f"  stage 2: rrf_k {rrf_k} {weights}: {parts['objective']:.4f} "
+            f"({replay.calls} index calls, {time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     best_parts, best_k, best_weights = max(stage2[1:], key=lambda row: row[0]["objective"])
     grid_s = time.perf_counter() - started
     # The replay must answer as the real index does: the winner asked again over half A.
@@ -172,10 +204,15 @@ def main() -> None:
     names = [n for n in stage2[0][0] if n != "objective"]
     print("  objective  " + "  ".join(names))
     for parts, rrf_k, weights in stage2:
-        print(f"  {parts['objective']:.4f}     " + "  ".join(f"{parts[n]:.3f}".center(len(n)) for n in names)
-              + f"   rrf_k={rrf_k} {weights}")
-    print(f"grid: {len(stage1) + len(stage2)} settings in {grid_s:.0f} s, {replay.calls} index calls; "
-          f"replay and real index agree on {same} of {asked} top-10 lists (the winner, half A)")
+        print(
+            f"  {parts['objective']:.4f}     "
+            + "  ".join(f"{parts[n]:.3f}".center(len(n)) for n in names)
+            + f"   rrf_k={rrf_k} {weights}"
+        )
+    print(
+        f"grid: {len(stage1) + len(stage2)} settings in {grid_s:.0f} s, {replay.calls} index calls; "
+        f"replay and real index agree on {same} of {asked} top-10 lists (the winner, half A)"
+    )
     print(f"chosen: rrf_k={best_k} weights={best_weights}")
 
     held_out = {}
@@ -184,27 +221,54 @@ def main() -> None:
         held_out[name] = {
             "settings": {"rrf_k": rrf_k, "weights": weights},
             "objective": sets.objective(answers, LABELS, "B"),
-            "locomo": figures([q for q in sets.locomo if q.half == "B"], answers[0], locomo_recall.MEASURES,
-                              list(locomo_recall.CATEGORIES.values()))["B"],
-            "musique": figures([q for q in sets.musique if q.half == "B"], answers[1], musique_recall.MEASURES,
-                               sorted({q.group for q in sets.musique}))["B"],
+            "locomo": figures(
+                [q for q in sets.locomo if q.half == "B"],
+                answers[0],
+                locomo_recall.MEASURES,
+                list(locomo_recall.CATEGORIES.values()),
+            )["B"],
+            "musique": figures(
+                [q for q in sets.musique if q.half == "B"],
+                answers[1],
+                musique_recall.MEASURES,
+                sorted({q.group for q in sets.musique}),
+            )["B"],
         }
     vectors.save()
     for name, result in held_out.items():
-        print(f"\nhalf B, {name}: rrf_k={result['settings']['rrf_k']} {result['settings']['weights']}; "
-              f"objective {result['objective']['objective']:.4f}")
-        print_table({"B": result["locomo"]}, list(locomo_recall.MEASURES), "category", locomo_recall.reference,
-                    locomo_recall.REFERENCE_TITLE)
-        print_table({"B": result["musique"]}, list(musique_recall.MEASURES), "hops", musique_recall.reference,
-                    musique_recall.REFERENCE_TITLE)
+        print(
+            f"\nhalf B, {name}: rrf_k={result['settings']['rrf_k']} {result['settings']['weights']}; "
+            f"objective {result['objective']['objective']:.4f}"
+        )
+        print_table(
+            {"B": result["locomo"]},
+            list(locomo_recall.MEASURES),
+            "category",
+            locomo_recall.reference,
+            locomo_recall.REFERENCE_TITLE,
+        )
+        print_table(
+            {"B": result["musique"]},
+            list(musique_recall.MEASURES),
+            "hops",
+            musique_recall.reference,
+            musique_recall.REFERENCE_TITLE,
+        )
     mem.close()
     if args.json:
-        print(json.dumps({"benchmark": "tune_recall", "embedder": args.embedder,
-                          "stage1": [{"objective": o, "rrf_k": k, "weights": w} for o, k, w in stage1],
-                          "stage2": [{"parts": p, "rrf_k": k, "weights": w} for p, k, w in stage2],
-                          "chosen": {"rrf_k": best_k, "weights": best_weights, "half_a": best_parts},
-                          "replay_agreement": {"same": same, "asked": asked},
-                          "half_b": held_out}))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "tune_recall",
+                    "embedder": args.embedder,
+                    "stage1": [{"objective": o, "rrf_k": k, "weights": w} for o, k, w in stage1],
+                    "stage2": [{"parts": p, "rrf_k": k, "weights": w} for p, k, w in stage2],
+                    "chosen": {"rrf_k": best_k, "weights": best_weights, "half_a": best_parts},
+                    "replay_agreement": {"same": same, "asked": asked},
+                    "half_b": held_out,
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import re
 import time
 import uuid
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from _common import default_uri, wipe
 
@@ -31,11 +31,14 @@ LINE = re.compile(r'^<([^>]+)>\t<playsFor>\t<([^>]+)>\t<(occursSince|occursUntil
 def read_intervals(path: str) -> list[tuple[str, str, int, int]]:
     since: dict[tuple[str, str], int] = {}
     until: dict[tuple[str, str], int] = {}
-    for line in open(path, encoding="utf-8"):
-        m = LINE.match(line)
-        if m:
-            (since if m.group(3) == "occursSince" else until)[(m.group(1), m.group(2))] = int(m.group(4))
-    return [(p, c, since[(p, c)], until[(p, c)]) for p, c in since if (p, c) in until and since[(p, c)] <= until[(p, c)]]
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            m = LINE.match(line)
+            if m:
+                (since if m.group(3) == "occursSince" else until)[(m.group(1), m.group(2))] = int(m.group(4))
+    return [
+        (p, c, since[(p, c)], until[(p, c)]) for p, c in since if (p, c) in until and since[(p, c)] <= until[(p, c)]
+    ]
 
 
 def name(token: str) -> str:
@@ -56,12 +59,21 @@ def main() -> None:
     scope = Scope.parse(f"user:yago-{uuid.uuid4().hex[:8]}")
     episodes = [
         Episode(
-            id=f"{scope.subject_id}:{i}", scope=scope, occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
-            raw=f"{name(p)} played for {name(c)} from {a} to {b}", channel="document",
-            facts=(Fact(subject=name(p), predicate="plays_for_club", object=name(c),
-                        content=f"{name(p)} plays for {name(c)}",
-                        valid_at=datetime(a, 1, 1, tzinfo=timezone.utc),
-                        invalid_at=datetime(b + 1, 1, 1, tzinfo=timezone.utc)),),
+            id=f"{scope.subject_id}:{i}",
+            scope=scope,
+            occurred_at=datetime(2024, 1, 1, tzinfo=UTC),
+            raw=f"{name(p)} played for {name(c)} from {a} to {b}",
+            channel="document",
+            facts=(
+                Fact(
+                    subject=name(p),
+                    predicate="plays_for_club",
+                    object=name(c),
+                    content=f"{name(p)} plays for {name(c)}",
+                    valid_at=datetime(a, 1, 1, tzinfo=UTC),
+                    invalid_at=datetime(b + 1, 1, 1, tzinfo=UTC),
+                ),
+            ),
         )
         for i, (p, c, a, b) in enumerate(intervals)
     ]
@@ -82,12 +94,20 @@ def main() -> None:
         latencies = []
         for player, year in asks:
             t0 = time.perf_counter()
-            hits = mem.recall(f"which club did {player} play for in {year}?", scope, k=5,
-                              as_of=datetime(year, 7, 1, tzinfo=timezone.utc))
+            hits = mem.recall(
+                f"which club did {player} play for in {year}?",
+                scope,
+                k=5,
+                as_of=datetime(year, 7, 1, tzinfo=UTC),
+            )
             latencies.append(time.perf_counter() - t0)
             clubs = {h.unit.triple.object for h in hits if h.unit.triple and h.unit.triple.subject == player}
             exact += clubs == truth[(player, year)]
-            top1 += bool(hits) and hits[0].unit.triple.object in truth[(player, year)] and hits[0].unit.triple.subject == player
+            top1 += (
+                bool(hits)
+                and hits[0].unit.triple.object in truth[(player, year)]
+                and hits[0].unit.triple.subject == player
+            )
     latencies.sort()
     print(f"facts: {len(intervals)} closed playsFor intervals; questions: {len(asks)}; embedder: {args.embedder}")
     print(f"ingest: {ingest_s:.1f} s ({len(intervals) / ingest_s:.0f} facts/s)")
@@ -96,9 +116,20 @@ def main() -> None:
     p50, p95 = 1000 * latencies[len(latencies) // 2], 1000 * latencies[int(len(latencies) * 0.95)]
     print(f"recall latency p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     if args.json:
-        print(json.dumps({"facts": len(intervals), "questions": len(asks), "embedder": args.embedder,
-                          "ingest_s": ingest_s, "set_exact_match": exact / len(asks), "top1": top1 / len(asks),
-                          "p50_ms": p50, "p95_ms": p95}))
+        print(
+            json.dumps(
+                {
+                    "facts": len(intervals),
+                    "questions": len(asks),
+                    "embedder": args.embedder,
+                    "ingest_s": ingest_s,
+                    "set_exact_match": exact / len(asks),
+                    "top1": top1 / len(asks),
+                    "p50_ms": p50,
+                    "p95_ms": p95,
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -23,10 +23,16 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import GraphMem
-    from .config import Settings
-    from .errors import GraphMemError
-    from .models import AsOf, Episode, Fact, MemoryBlock, MemoryKind, MemoryUnit, Scope
+    from .api import GraphMem as GraphMem
+    from .config import Settings as Settings
+    from .errors import GraphMemError as GraphMemError
+    from .models import AsOf as AsOf
+    from .models import Episode as Episode
+    from .models import Fact as Fact
+    from .models import MemoryBlock as MemoryBlock
+    from .models import MemoryKind as MemoryKind
+    from .models import MemoryUnit as MemoryUnit
+    from .models import Scope as Scope
 
 
 def __getattr__(name: str):

@@ -19,20 +19,36 @@ from __future__ import annotations
 
 import functools
 import inspect
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, Strict, ValidationError, validate_call
 
-from . import health, openai_api, wiring
+from . import health, openai_api, timeline, wiring
 from .config import Settings
-from . import timeline
+from .errors import ConfigurationError, Conflict, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .extract.llm import LLMExtractor
-from .errors import Conflict, ConfigurationError, GraphMemError, InvalidInput, NotFound, error_line, one_line
 from .keys import matches, new_key, split, subject_name
 from .models import (
-    MAX_QUERY_CHARS, ApiKey, AsOf, Decision, Episode, Fact, GroupUnit, MemoryBlock, MemoryKind, MemoryUnit, Op,
-    Page, RawText, Scope, UnitFilter, Usage, normalise, utcnow,
+    MAX_QUERY_CHARS,
+    ApiKey,
+    AsOf,
+    Decision,
+    Episode,
+    Fact,
+    GroupUnit,
+    MemoryBlock,
+    MemoryKind,
+    MemoryUnit,
+    Op,
+    Page,
+    RawText,
+    Scope,
+    UnitFilter,
+    Usage,
+    normalise,
+    utcnow,
 )
 from .pipelines import exchange, lifecycle
 from .pipelines.assemble import Assembler, Assembly, Blocks
@@ -46,6 +62,7 @@ from .tokens import TiktokenCounter
 
 if TYPE_CHECKING:
     from .ports import MemoryIndex, MemoryStore
+
 
 def _asked(query: str) -> str:
     if not query.strip():
@@ -103,12 +120,12 @@ def _checked(cls: C) -> C:
     return cls
 
 
-def _guarded(method: Callable) -> Callable:
-    validated = validate_call(method, config=_ARGUMENTS)
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    validated = validate_call(config=_ARGUMENTS)(method)
     names = list(inspect.signature(method).parameters)
 
     @functools.wraps(method)
-    def call(*args, **kwargs):
+    def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return validated(*args, **kwargs)
         except GraphMemError:
@@ -141,9 +158,16 @@ def _argument_error(qualname: str, names: list[str], exc: ValidationError) -> st
 class GraphMem:
     """Temporal memory for one process: write, recall, assemble, audit."""
 
-    def __init__(self, store: MemoryStore, index: MemoryIndex, policy: BasePolicy | None = None,
-                 settings: Settings | None = None, extractors: dict | None = None, shared: Scope | None = None,
-                 database: Database | None = None):
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        policy: BasePolicy | None = None,
+        settings: Settings | None = None,
+        extractors: dict[str, Any] | None = None,
+        shared: Scope | None = None,
+        database: Database | None = None,
+    ):
         """Compose the pipelines over a store and its index. ``GraphMem.connect`` builds them
         on Neo4j from settings; tests pass ``InMemoryStore``/``InMemoryIndex``. ``database``
         (the operator's view of the backend: migrations, health) is None in memory."""
@@ -162,8 +186,14 @@ class GraphMem:
         self.shared = shared or Scope.parse("shared:global")
 
     @classmethod
-    def connect(cls, settings: Settings | None = None, migrate: bool = True, embedder: Embedder | None = None,
-                check_index: bool = True, **kwargs) -> "GraphMem":
+    def connect(
+        cls,
+        settings: Settings | None = None,
+        migrate: bool = True,
+        embedder: Embedder | None = None,
+        check_index: bool = True,
+        **kwargs: Any,
+    ) -> GraphMem:
         """Connect to Neo4j (``NEO4J_*`` settings, default: the local server), apply pending
         migrations, and check the index was built with this embedder (``settings.embedder``
         unless an Embedder object is given). Keyword arguments go to ``GraphMem(...)``.
@@ -175,7 +205,7 @@ class GraphMem:
         if self.database is not None:
             self.database.close()
 
-    def __enter__(self) -> "GraphMem":
+    def __enter__(self) -> GraphMem:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -188,8 +218,14 @@ class GraphMem:
     # -- write ----------------------------------------------------------------------------
     # Every write takes ``actor``: who caused it ("cli", "mcp", an API key id), recorded on
     # each decision and deletion or erasure record it leaves.
-    def ingest(self, episodes: Iterable[Episode], extractor: str | None = None, actor: str | None = None,
-               batch: int | None = None, on_write: Callable[[WriteReport, int], None] | None = None) -> WriteReport:
+    def ingest(
+        self,
+        episodes: Iterable[Episode],
+        extractor: str | None = None,
+        actor: str | None = None,
+        batch: int | None = None,
+        on_write: Callable[[WriteReport, int], None] | None = None,
+    ) -> WriteReport:
         """Write episodes in arrival order, one transaction per run of one scope's episodes, at
         most ``batch`` of them (default: the whole run); the next write is planned while one
         commits. An episode whose id its subject already holds with other content is not
@@ -210,8 +246,14 @@ class GraphMem:
                 writes.append([episode])
         return self.writer.write_all(writes, extractor, actor, on_write)
 
-    def complete(self, subject: SubjectLike | None = None, project: str | None = None, extractor: str | None = None,
-                 on_write: Callable[[WriteReport, int], None] | None = None, actor: str | None = None) -> WriteReport:
+    def complete(
+        self,
+        subject: SubjectLike | None = None,
+        project: str | None = None,
+        extractor: str | None = None,
+        on_write: Callable[[WriteReport, int], None] | None = None,
+        actor: str | None = None,
+    ) -> WriteReport:
         """Decide the undecided episodes (of one subject, or of all): those a write stored but
         never committed the decisions of, cut short by a crash or a lost server (``undecided``
         counts them). Each write's undecided episodes are written again as that write, as a
@@ -245,22 +287,47 @@ class GraphMem:
         if isinstance(chosen, LLMExtractor):
             chosen.ready()
 
-    def remember(self, text: RawText, subject: SubjectLike, at: Time = None, channel: str = "chat",
-                 facts: Sequence[Fact] = (), project: str | None = None, extractor: str | None = None,
-                 episode_id: str | None = None, actor: str | None = None) -> WriteReport:
+    def remember(
+        self,
+        text: RawText,
+        subject: SubjectLike,
+        at: Time = None,
+        channel: str = "chat",
+        facts: Sequence[Fact] = (),
+        project: str | None = None,
+        extractor: str | None = None,
+        episode_id: str | None = None,
+        actor: str | None = None,
+    ) -> WriteReport:
         """Store one episode (text and optional structured facts) and what it teaches."""
-        extra = {"id": episode_id} if episode_id else {}
-        episode = Episode(scope=as_scope(subject, project), occurred_at=at or utcnow(), raw=text,
-                          channel=channel, facts=tuple(facts), **extra)
+        extra: dict[str, Any] = {"id": episode_id} if episode_id else {}
+        episode = Episode(
+            scope=as_scope(subject, project),
+            occurred_at=at or utcnow(),
+            raw=text,
+            channel=channel,
+            facts=tuple(facts),
+            **extra,
+        )
         report = self.ingest([episode], extractor, actor=actor)
         if report.rejected:
             raise Conflict(report.rejected[0][1])
         return report
 
     # -- read -----------------------------------------------------------------------------
-    def recall(self, query: Query, subject: SubjectLike, k: int = 10, as_of: Time = None, known_at: Time = None,
-               hops: int = 0, kinds: Kinds = (), include_shared: bool = False, project: str | None = None,
-               mode: Literal["hybrid", "semantic", "lexical"] = "hybrid") -> Recalled:
+    def recall(
+        self,
+        query: Query,
+        subject: SubjectLike,
+        k: int = 10,
+        as_of: Time = None,
+        known_at: Time = None,
+        hops: int = 0,
+        kinds: Kinds = (),
+        include_shared: bool = False,
+        project: str | None = None,
+        mode: Literal["hybrid", "semantic", "lexical"] = "hybrid",
+    ) -> Recalled:
         """The k best units visible at (as_of, known_at), best first; hops 0..3 walks entities.
         A time the question names ("in March 2021", "yesterday") is in ``.window`` of the result;
         with no ``as_of`` it decides what is visible: facts true at some point inside it."""
@@ -277,17 +344,26 @@ class GraphMem:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
         return hits
 
-    def assemble(self, query: Query, subject: SubjectLike, budget: int | None = None, as_of: Time = None,
-                 known_at: Time = None, include_shared: bool = False, project: str | None = None,
-                 hops: int = 0) -> Assembly:
+    def assemble(
+        self,
+        query: Query,
+        subject: SubjectLike,
+        budget: int | None = None,
+        as_of: Time = None,
+        known_at: Time = None,
+        include_shared: bool = False,
+        project: str | None = None,
+        hops: int = 0,
+    ) -> Assembly:
         """Resident blocks plus recalled units within the recall budget; the trace is stored."""
         if budget is not None and not 0 <= budget <= MAX_BUDGET:
             raise InvalidInput(f"budget must be between 0 and {MAX_BUDGET}")
         at = point_in_time(as_of, known_at)
-        return self.assembler.assemble(query, self.scopes(subject, project, include_shared), at, budget, hops=hops,
-                                       fixed=as_of is not None)
+        return self.assembler.assemble(
+            query, self.scopes(subject, project, include_shared), at, budget, hops=hops, fixed=as_of is not None
+        )
 
-    def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict:
+    def explain(self, unit_id: str, subject: SubjectLike, project: str | None = None) -> dict[str, Any]:
         """Provenance of a unit: its episode, extractor version, decisions, invalidations, the
         entities it is about or names (what walks go through), and those its episode names."""
         scope = as_scope(subject, project)
@@ -305,8 +381,9 @@ class GraphMem:
         }
 
     # -- review and re-extraction --------------------------------------------------------
-    def reviews(self, subject: SubjectLike | None = None, project: str | None = None,
-                status: str | None = "pending") -> list:
+    def reviews(
+        self, subject: SubjectLike | None = None, project: str | None = None, status: str | None = "pending"
+    ) -> list[Any]:
         """Candidates held for human review (all subjects when none is given)."""
         return self.store.list_reviews(as_scope(subject, project) if subject else None, status)
 
@@ -321,15 +398,27 @@ class GraphMem:
         self.store.decide_review(review_id, "approved" if approve else "rejected", note)
         return report
 
-    def reextract(self, subject: SubjectLike, extractor: str, project: str | None = None,
-                  progress: Progress = None, actor: str | None = None) -> WriteReport:
+    def reextract(
+        self,
+        subject: SubjectLike,
+        extractor: str,
+        project: str | None = None,
+        progress: Progress = None,
+        actor: str | None = None,
+    ) -> WriteReport:
         """Re-run extraction over the subject's stored episodes with another extractor."""
         self._ready(extractor)
         return self.writer.reextract(as_scope(subject, project), extractor, progress=progress, actor=actor)
 
     # -- forgetting ---------------------------------------------------------------------
-    def forget(self, subject: SubjectLike, project: str | None = None, batch: int = 1_000,
-               progress: Progress = None, actor: str | None = None) -> dict:
+    def forget(
+        self,
+        subject: SubjectLike,
+        project: str | None = None,
+        batch: int = 1_000,
+        progress: Progress = None,
+        actor: str | None = None,
+    ) -> dict[str, Any]:
         """Erase everything of a subject (all its projects unless ``project`` is given):
         episodes, units, entities, decisions, traces, blocks, review items. Returns the erasure
         receipt: its id, ``actor``, counts per kind, and ``revoked_keys``. Then no cache outside
@@ -346,15 +435,17 @@ class GraphMem:
         if project is None:
             changed = self.store.drop_key_subject(subject_name(scope), utcnow())
             revoked = [k.id for k in changed if k.revoked_at is not None]
-        receipt = lifecycle.forget(self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch,
-                                   progress, actor=actor)
+        receipt = lifecycle.forget(
+            self.store, scope.subject_type.value, scope.subject_id, scope.project_id, batch, progress, actor=actor
+        )
         self.index.clear_cache()
         if self.database is not None:
             self.database.flush_erased()
         return {**receipt, "revoked_keys": revoked}
 
-    def delete_episode(self, episode_id: str, subject: SubjectLike, project: str | None = None,
-                       actor: str | None = None) -> dict:
+    def delete_episode(
+        self, episode_id: str, subject: SubjectLike, project: str | None = None, actor: str | None = None
+    ) -> dict[str, Any]:
         """Remove one episode and what only it produced; what it invalidated is current again."""
         scope = as_scope(subject, project)
         result = lifecycle.delete_episode(self.store, self.index, scope, episode_id, actor=actor)
@@ -362,8 +453,9 @@ class GraphMem:
             raise NotFound(f"no episode {episode_id} in scope {scope}")
         return result
 
-    def archive(self, subject: SubjectLike | None = None, project: str | None = None, dry_run: bool = False,
-                now: Time = None) -> dict[str, list[MemoryUnit]]:
+    def archive(
+        self, subject: SubjectLike | None = None, project: str | None = None, dry_run: bool = False, now: Time = None
+    ) -> dict[str, list[MemoryUnit]]:
         """Archive what the policy's should_archive picks, per scope (all scopes without a subject)."""
         scopes = [as_scope(subject, project)] if subject else self.store.list_scopes()
         at = now or utcnow()
@@ -373,24 +465,33 @@ class GraphMem:
     def restore(self, unit_ids: Sequence[str], subject: SubjectLike, project: str | None = None) -> int:
         return lifecycle.restore(self.store, as_scope(subject, project), list(unit_ids))
 
-    def retract(self, unit_id: str, subject: SubjectLike, reason: str, project: str | None = None,
-                actor: str | None = None) -> WriteReport:
+    def retract(
+        self, unit_id: str, subject: SubjectLike, reason: str, project: str | None = None, actor: str | None = None
+    ) -> WriteReport:
         """Retract a fact on an operator's word: a DELETE decision with ``reason``, drawn
         through the unit's timeline as any retraction (what it had ended holds again); the
         fact stays in history (``WritePipeline.retract``). Raises ``NotFound``."""
-        return self.writer.retract(self._operated(unit_id, subject, project, reason, "is retracted"), reason,
-                                   actor=actor)
+        return self.writer.retract(
+            self._operated(unit_id, subject, project, reason, "is retracted"), reason, actor=actor
+        )
 
-    def end(self, unit_id: str, subject: SubjectLike, reason: str, at: Time = None, project: str | None = None,
-            actor: str | None = None) -> WriteReport:
+    def end(
+        self,
+        unit_id: str,
+        subject: SubjectLike,
+        reason: str,
+        at: Time = None,
+        project: str | None = None,
+        actor: str | None = None,
+    ) -> WriteReport:
         """End a fact on an operator's word: true until ``at`` (default now) and no longer,
         unlike ``retract`` (never true); an UPDATE decision with ``reason``, drawn through the
         unit's timeline (``WritePipeline.end``). Raises ``NotFound``."""
-        return self.writer.end(self._operated(unit_id, subject, project, reason, "ended"), at or utcnow(), reason,
-                               actor=actor)
+        return self.writer.end(
+            self._operated(unit_id, subject, project, reason, "ended"), at or utcnow(), reason, actor=actor
+        )
 
-    def _operated(self, unit_id: str, subject: SubjectLike, project: str | None, reason: str,
-                  what: str) -> MemoryUnit:
+    def _operated(self, unit_id: str, subject: SubjectLike, project: str | None, reason: str, what: str) -> MemoryUnit:
         """The unit an operator's retraction or ending is about, once its reason is given."""
         scope = as_scope(subject, project)
         if not reason.strip():
@@ -400,9 +501,14 @@ class GraphMem:
             raise NotFound(f"no unit {unit_id} in scope {scope}")
         return unit
 
-    def prune_traces(self, subject: SubjectLike | None = None, project: str | None = None,
-                     older_than_days: float | None = None, dry_run: bool = False,
-                     now: datetime | None = None) -> dict[str, Any]:
+    def prune_traces(
+        self,
+        subject: SubjectLike | None = None,
+        project: str | None = None,
+        older_than_days: float | None = None,
+        dry_run: bool = False,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """Delete the assembly traces older than ``older_than_days`` (default: the
         ``trace_retention_days`` setting), of one subject or of all; with ``dry_run`` only
         count them. Returns ``{"traces": n, "before": time, "dry_run": bool}``."""
@@ -414,7 +520,7 @@ class GraphMem:
         try:
             before = (now or utcnow()) - timedelta(days=days)
         except OverflowError:  # older than the calendar reaches: no trace is
-            before = datetime.min.replace(tzinfo=timezone.utc)
+            before = datetime.min.replace(tzinfo=UTC)
         scope = as_scope(subject, project) if subject else None
         return {"traces": self.store.prune_traces(scope, before, dry_run), "before": before, "dry_run": dry_run}
 
@@ -424,7 +530,7 @@ class GraphMem:
         ``{"scope": Scope, "episodes": n, "units": n, "decisions": n}`` in scope order."""
         return [dict(row) for row in self.store.subjects()]
 
-    def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict]:
+    def export(self, subject: SubjectLike, project: str | None = None) -> Iterator[dict[str, Any]]:
         """Every record of a subject, header first, as JSON-ready dicts: one per line of JSON
         is the export format (``graphmem.pipelines.exchange``). Lossless on both time axes.
 
@@ -436,8 +542,9 @@ class GraphMem:
         self.usage.flush()  # recall statistics counted but not written yet belong to the subject
         return exchange.export(self.store, scope)
 
-    def import_(self, records: Iterable[Mapping] | exchange.Plan, force: bool = False,
-                progress: Progress = None) -> dict[str, Any]:
+    def import_(
+        self, records: Iterable[Mapping[str, Any]] | exchange.Plan, force: bool = False, progress: Progress = None
+    ) -> dict[str, Any]:
         """Import an export (its records as JSON objects, or an ``exchange.Plan`` already read,
         e.g. ``exchange.read(episodes_io.json_lines(lines, name))`` naming file lines): every
         record is validated before anything is written; records already stored are skipped, so
@@ -449,11 +556,14 @@ class GraphMem:
             InvalidInput: a bad record (named ``record N``).
             Conflict: a key held by another record, or a subject erased here without ``force``.
         """
-        plan = records if isinstance(records, exchange.Plan) else exchange.read(
-            (f"record {n}", r) for n, r in enumerate(records, 1))
+        plan = (
+            records
+            if isinstance(records, exchange.Plan)
+            else exchange.read((f"record {n}", r) for n, r in enumerate(records, 1))
+        )
         return exchange.import_plan(self.store, self.index, plan, force, progress=progress)
 
-    def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict | None:
+    def trace(self, trace_id: str, subject: SubjectLike, project: str | None = None) -> dict[str, Any] | None:
         """A stored assembly trace with the blocks it loaded and the units it recalled (as
         they are now), or None when there is no such trace in the scope."""
         scope = as_scope(subject, project)
@@ -461,8 +571,9 @@ class GraphMem:
         if trace is None:
             return None
         blocks = {b.id: b for b in self.store.list_blocks(scope)}
-        units = self.store.list_units(scope, UnitFilter(ids=trace.recalled_ids, include_expired=True),
-                                      Page(limit=max(len(trace.recalled_ids), 1)))
+        units = self.store.list_units(
+            scope, UnitFilter(ids=trace.recalled_ids, include_expired=True), Page(limit=max(len(trace.recalled_ids), 1))
+        )
         by_id = {u.id: u for u in units}
         return {
             "trace": trace,
@@ -470,8 +581,15 @@ class GraphMem:
             "recalled": [by_id[i] for i in trace.recalled_ids if i in by_id],
         }
 
-    def history(self, subject: SubjectLike, entity: str | None = None, unit_id: str | None = None,
-                project: str | None = None, known_at: Time = None, include_expired: bool = False) -> list[dict]:
+    def history(
+        self,
+        subject: SubjectLike,
+        entity: str | None = None,
+        unit_id: str | None = None,
+        project: str | None = None,
+        known_at: Time = None,
+        include_expired: bool = False,
+    ) -> list[dict[str, Any]]:
         """The bi-temporal timeline of an entity's facts, or of one unit and the units its
         decision superseded, as the system saw it at ``known_at`` (default now).
 
@@ -488,16 +606,24 @@ class GraphMem:
             # What it superseded: the units its decision ended, and the one it updated (an
             # UPDATE that redrew a stretch ends no unit of its own: it names its target).
             made = self.store.list_decisions(scope, unit_ids=[unit_id], limit=10_000)
-            ids = list(dict.fromkeys([unit_id, *(o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing),
-                                      *(d.target_id for d in made if d.produced_id == unit_id and d.target_id)]))
+            ids = list(
+                dict.fromkeys(
+                    [
+                        unit_id,
+                        *(o.unit_id for o in self.store.invalidations(unit_id, scope).outgoing),
+                        *(d.target_id for d in made if d.produced_id == unit_id and d.target_id),
+                    ]
+                )
+            )
             records = [r for r in self.store.unit_records(scope, ids) if r.unit.time.created_at <= at.known]
             if not any(r.unit.id == unit_id for r in records):
                 raise NotFound(f"no unit {unit_id} in scope {scope}")
         elif entity:
             found = self.store.units_naming(scope, entity)
             alive = {s.id for s in timeline.shown(drawn(found), at.known)}
-            records = [r for r in found if r.unit.id in alive
-                       or (include_expired and r.unit.time.created_at <= at.known)]
+            records = [
+                r for r in found if r.unit.id in alive or (include_expired and r.unit.time.created_at <= at.known)
+            ]
         else:
             raise InvalidInput("history needs a unit id or an entity name")
         decisions = self.store.list_decisions(scope, unit_ids=[r.unit.id for r in records], limit=10_000)
@@ -505,14 +631,24 @@ class GraphMem:
         for r in records:
             unit = seen_at(r, at.known)
             hung = {e.decision_id for e in r.edges if e.expired_at <= at.known}
-            mine = sorted((d for d in decisions if d.decided_at <= at.known
-                           and (unit.id in (d.target_id, d.produced_id) or d.id in hung)),
-                          key=lambda d: (d.decided_at, d.id))
+            mine = sorted(
+                (
+                    d
+                    for d in decisions
+                    if d.decided_at <= at.known and (unit.id in (d.target_id, d.produced_id) or d.id in hung)
+                ),
+                key=lambda d: (d.decided_at, d.id),
+            )
             entries.append({"unit": unit, "slot": slot_label(unit), "decisions": mine, **belief(r, at.known)})
-        entries.sort(key=lambda e: (normalise(e["slot"]), e["unit"].time.valid_at or e["unit"].time.created_at,
-                                    e["unit"].time.created_at, e["unit"].id))
+        entries.sort(
+            key=lambda e: (
+                normalise(e["slot"]),
+                e["unit"].time.valid_at or e["unit"].time.created_at,
+                e["unit"].time.created_at,
+                e["unit"].id,
+            )
+        )
         return entries
-
 
     # -- resident blocks ------------------------------------------------------------------
     def list_blocks(self, subject: SubjectLike, project: str | None = None) -> list[MemoryBlock]:
@@ -527,13 +663,30 @@ class GraphMem:
             raise NotFound(f"no block {label!r} for {scope}")
         return block
 
-    def set_block(self, subject: SubjectLike, label: str, value: str, project: str | None = None,
-                  token_budget: int | None = None, description: str | None = None, writable: bool | None = None,
-                  truncate: bool = False, admin: bool = False) -> MemoryBlock:
+    def set_block(
+        self,
+        subject: SubjectLike,
+        label: str,
+        value: str,
+        project: str | None = None,
+        token_budget: int | None = None,
+        description: str | None = None,
+        writable: bool | None = None,
+        truncate: bool = False,
+        admin: bool = False,
+    ) -> MemoryBlock:
         """Create or replace a block within its token budget; a read-only block changes only
         with ``admin`` (see ``pipelines.assemble.Blocks.set``)."""
-        return self.blocks.set(as_scope(subject, project), label, value, token_budget=token_budget,
-                               description=description, writable=writable, truncate=truncate, admin=admin)
+        return self.blocks.set(
+            as_scope(subject, project),
+            label,
+            value,
+            token_budget=token_budget,
+            description=description,
+            writable=writable,
+            truncate=truncate,
+            admin=admin,
+        )
 
     def delete_block(self, subject: SubjectLike, label: str, project: str | None = None, admin: bool = False) -> None:
         """Delete a block; a read-only one only with ``admin``. Raises ``NotFound``."""
@@ -544,8 +697,14 @@ class GraphMem:
         return self.counter.count(text)
 
     # -- audit ----------------------------------------------------------------------------
-    def decisions(self, subject: SubjectLike, project: str | None = None, episode_id: str | None = None,
-                  op: str | Op | None = None, limit: int = 100) -> list[Decision]:
+    def decisions(
+        self,
+        subject: SubjectLike,
+        project: str | None = None,
+        episode_id: str | None = None,
+        op: str | Op | None = None,
+        limit: int = 100,
+    ) -> list[Decision]:
         """The decision log of a subject, newest first (one episode's, or one op's)."""
         if not 1 <= limit <= 10_000:
             raise InvalidInput("limit must be between 1 and 10000")
@@ -553,18 +712,21 @@ class GraphMem:
             chosen = Op(op.upper() if isinstance(op, str) else op) if op is not None else None
         except ValueError:
             raise InvalidInput(f"unknown op {op!r}: use {'|'.join(o.value for o in Op)}") from None
-        return self.store.list_decisions(as_scope(subject, project), episode_id=episode_id,
-                                         op=chosen.value if chosen else None, limit=limit)
+        return self.store.list_decisions(
+            as_scope(subject, project), episode_id=episode_id, op=chosen.value if chosen else None, limit=limit
+        )
 
-    def fact_texts(self, decisions: Iterable[Decision], subject: SubjectLike,
-                   project: str | None = None) -> dict[str, str]:
+    def fact_texts(
+        self, decisions: Iterable[Decision], subject: SubjectLike, project: str | None = None
+    ) -> dict[str, str]:
         """The text of every unit the decisions produced or targeted (ended, retracted,
         superseded), by unit id, so each row of a decision log can name its facts."""
         ids = sorted({i for d in decisions for i in (d.target_id, d.produced_id) if i})
         return {r.unit.id: r.unit.content for r in self.store.unit_records(as_scope(subject, project), ids)}
 
-    def episodes(self, subject: SubjectLike, project: str | None = None, offset: int = 0,
-                 limit: int = 100) -> list[Episode]:
+    def episodes(
+        self, subject: SubjectLike, project: str | None = None, offset: int = 0, limit: int = 100
+    ) -> list[Episode]:
         """A page of the subject's episodes, in the store's order."""
         scope = as_scope(subject, project)
         if not 0 <= offset <= MAX_OFFSET:
@@ -596,7 +758,9 @@ class GraphMem:
         return found
 
     # -- API keys -------------------------------------------------------------------------
-    def create_key(self, subjects: Sequence[str] = (), admin: bool = False, name: str | None = None) -> tuple[ApiKey, str]:
+    def create_key(
+        self, subjects: Sequence[str] = (), admin: bool = False, name: str | None = None
+    ) -> tuple[ApiKey, str]:
         """A new API key holding ``subjects`` (``TYPE:ID``; all of them with ``admin``): the
         stored record and the key itself, which is shown this once and never stored."""
         key, token = new_key(list(subjects), admin=admin, name=name)
@@ -628,33 +792,38 @@ class GraphMem:
             raise ConfigurationError("this GraphMem has no database (in-memory store): nothing to migrate or inspect")
         return self.database
 
-    def init(self) -> dict:
+    def init(self) -> dict[str, Any]:
         """Apply pending schema migrations and create the search indexes (idempotent):
         ``{"applied": [...], "already_applied": [...]}``."""
         applied, already = self._database().migrate()
         return {"applied": applied, "already_applied": already}
 
-    def doctor(self) -> dict:
+    def doctor(self) -> dict[str, Any]:
         """Every health check, failures included: ``{"ok", "checks": [{"check", "ok", "detail"}]}``."""
         settings = self.settings
-        llm = None
+        llm: Callable[[], tuple[bool, str]] | None = None
         if settings.policy == "llm" or "llm" in self.extractors:
             purpose = "the llm policy" if settings.policy == "llm" else "the llm extractor"
-            llm = lambda: (True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose))
+
+            def probe_llm() -> tuple[bool, str]:
+                return True, openai_api.probe(openai_api.make_client(settings, purpose, "llm"), purpose)
+
+            llm = probe_llm
         return health.doctor(self.database, self.index.embedder, self.counter, llm, self.store.undecided_count)
 
-    def index_status(self) -> dict:
+    def index_status(self) -> dict[str, Any]:
         """The index's model, the embedder's, counts and index states (``Database.index_status``)."""
         return self._database().index_status().model_dump()
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Counts of units and entities (all and searchable), the index model, migrations applied."""
         database = self._database()
         counts = database.index_status().model_dump(exclude={"indexes", "embedder"})
         return {**counts, "migrations": len(database.applied_migrations())}
 
-    def rebuild_index(self, subject: SubjectLike | None = None, project: str | None = None,
-                      progress: Progress = None) -> dict:
+    def rebuild_index(
+        self, subject: SubjectLike | None = None, project: str | None = None, progress: Progress = None
+    ) -> dict[str, Any]:
         """Recompute the derived index from the store with the current embedder (all, or one
         subject): ``{"units": n, "model", "dimension"}``."""
         scope = as_scope(subject, project) if subject else None
@@ -688,6 +857,7 @@ def seen_at(record: GroupUnit, known: datetime) -> MemoryUnit:
     then, ``invalid_at`` the earliest of its own end and the ends those edges give."""
     edges = [e for e in record.edges if e.expired_at <= known]
     ends = [t for t in (record.unit.time.invalid_at, *(e.invalid_at for e in edges)) if t is not None]
-    time = record.unit.time.model_copy(update={"expired_at": min((e.expired_at for e in edges), default=None),
-                                               "invalid_at": min(ends, default=None)})
+    time = record.unit.time.model_copy(
+        update={"expired_at": min((e.expired_at for e in edges), default=None), "invalid_at": min(ends, default=None)}
+    )
     return record.unit.model_copy(update={"time": time})

@@ -6,7 +6,8 @@ over two signals (``signals``): the question's similarity with it ((1 + cos) / 2
 search terms, each by its first ``STEM`` letters, that begin a word of the hit, so that
 "recipes" meets "recipe" and "like" "likes"; less the name of whoever speaks in the hit). Not a
 share of the best hit: a recall about something absent has a best hit too, at a low confidence.
-A recall is ``relevant`` when any hit reaches its model's ``threshold``. A hit a walk reached has no similarity of its own; it is as confident as the hit
+A recall is ``relevant`` when any hit reaches its model's ``threshold``. A hit a walk reached has no
+similarity of its own; it is as confident as the hit
 its path starts from (``graphmem.pipelines.recall.rated``: not fitted, the benchmark walks none).
 
 Chosen and fitted on half A of LoCoMo only (conversations 1-5; both speakers of every
@@ -25,8 +26,9 @@ fits the hashing embedder's model the same way (``FITTED``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .mentions import written
 from .models import search_terms, terms
@@ -93,8 +95,9 @@ def coverage(content: str, stems: frozenset[str]) -> float:
 
 def signals(hits: Sequence[RecallHit], stems: frozenset[str]) -> list[tuple[float, ...]]:
     """Each hit's signals (``SIGNALS``), hits best first, ``stems`` the question's ``asked``."""
-    return [(NO_SIMILARITY if hit.similarity is None else hit.similarity, coverage(hit.unit.content, stems))
-            for hit in hits]
+    return [
+        (NO_SIMILARITY if hit.similarity is None else hit.similarity, coverage(hit.unit.content, stems)) for hit in hits
+    ]
 
 
 def logistic(row: Sequence[float], bias: float, weights: Sequence[float]) -> float:

@@ -81,13 +81,16 @@ def default_of(name: str, info: FieldInfo, *, placeholders: bool) -> str:
     if info.default_factory is None:
         value = info.default
     elif inspect.signature(info.default_factory).parameters:  # computed from the other fields
-        data = {other: (f"<{setting_name(other)}>" if placeholders else f.default)
-                for other, f in Settings.model_fields.items() if f.default_factory is None}
-        value = info.default_factory(data)
+        data = {
+            other: (f"<{setting_name(other)}>" if placeholders else f.default)
+            for other, f in Settings.model_fields.items()
+            if f.default_factory is None
+        }
+        value = info.get_default(call_default_factory=True, validated_data=data)
     else:
         with mock.patch.dict(os.environ, clear=False) as env:
             env.pop("GRAPHMEM_HOME", None)
-            value = info.default_factory()
+            value = info.get_default(call_default_factory=True)
     if isinstance(value, SecretStr):
         value = value.get_secret_value()
     if isinstance(value, Path):
@@ -102,8 +105,9 @@ def render() -> str:
     rows = []
     for name, info in Settings.model_fields.items():
         shown = default_of(name, info, placeholders=True)
-        rows.append(f"| `{name}` | `{setting_name(name)}` | {f'`{shown}`' if shown else 'unset'} "
-                    f"| {info.description} |\n")
+        rows.append(
+            f"| `{name}` | `{setting_name(name)}` | {f'`{shown}`' if shown else 'unset'} | {info.description} |\n"
+        )
     return PAGE_HEADER + "".join(rows) + PAGE_FOOTER
 
 

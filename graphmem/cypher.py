@@ -61,7 +61,7 @@ class Query:
     text: str
     path: Path
 
-    def rendered(self, **values: object) -> "Query":
+    def rendered(self, **values: object) -> Query:
         """This query with its ``{{placeholders}}`` filled (see ``render``), ready to run."""
         return Query(self.name, self.mode, self.params, {}, self.render(**values), self.path)
 

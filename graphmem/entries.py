@@ -14,13 +14,14 @@ microseconds since the epoch, ``MIN``/``MAX`` stand for "no start"/"no end".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import TypedDict
 
 MIN = -(2**62)
 MAX = 2**62
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def micros(t: datetime | None, open_end: int) -> int:
@@ -43,6 +44,16 @@ def from_micros(value: int) -> datetime | None:
     return _EPOCH + timedelta(microseconds=value)
 
 
+class SpanProps(TypedDict):
+    """A span as the integer properties an entry node carries (and its ``expired_at``)."""
+
+    s_from: int
+    s_to: int
+    t_from: int
+    t_to: int
+    expired_at: datetime | None
+
+
 @dataclass(frozen=True)
 class Span:
     """One entry's intervals: system time [s_from, s_to), world time [t_from, t_to), and when
@@ -54,19 +65,27 @@ class Span:
     t_to: datetime | None
     expired_at: datetime | None
 
-    def props(self) -> dict[str, int | None]:
+    def props(self) -> SpanProps:
         """The span as the integer properties an entry node carries."""
-        return {"s_from": micros(self.s_from, MIN), "s_to": micros(self.s_to, MAX),
-                "t_from": micros(self.t_from, MIN), "t_to": micros(self.t_to, MAX),
-                "expired_at": self.expired_at}
+        return {
+            "s_from": micros(self.s_from, MIN),
+            "s_to": micros(self.s_to, MAX),
+            "t_from": micros(self.t_from, MIN),
+            "t_to": micros(self.t_to, MAX),
+            "expired_at": self.expired_at,
+        }
 
 
 def _empty(start: datetime | None, end: datetime | None) -> bool:
     return start is not None and end is not None and end <= start
 
 
-def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | None,
-          edges: Iterable[tuple[datetime, datetime | None]]) -> list[Span]:
+def spans(
+    created_at: datetime,
+    valid_at: datetime | None,
+    own_end: datetime | None,
+    edges: Iterable[tuple[datetime, datetime | None]],
+) -> list[Span]:
     """Every entry a unit has had, from its creation and its edges (expired_at, invalid_at):
     edges known at one system time change the interval once (an edge known before the unit
     counts from its creation); an edge without ``invalid_at`` ends the unit's entries."""
@@ -91,7 +110,6 @@ def spans(created_at: datetime, valid_at: datetime | None, own_end: datetime | N
             return out
     out.append(Span(start, None, valid_at, end, expired))
     return out
-
 
 
 def world_range(at, during: tuple[datetime, datetime] | None) -> tuple[int, int]:
@@ -152,8 +170,14 @@ class Near:
     to_lo: int
 
     def props(self) -> dict:
-        return {"kinds": list(self.kinds), "ranges": kind_ranges(self.kinds), "event": self.event,
-                "from_lo": self.from_lo, "from_hi": self.from_hi, "to_lo": self.to_lo}
+        return {
+            "kinds": list(self.kinds),
+            "ranges": kind_ranges(self.kinds),
+            "event": self.event,
+            "from_lo": self.from_lo,
+            "from_hi": self.from_hi,
+            "to_lo": self.to_lo,
+        }
 
     def is_world(self, world: tuple[int, int]) -> bool:
         """Whether the rule asks for no more than the request's own world range ``[lo, hi)``
@@ -161,8 +185,9 @@ class Near:
         return self.from_lo == MIN and self.from_hi == world[1] and self.to_lo == world[0]
 
 
-def vector_calls(kinds: Iterable[str], world: tuple[int, int],
-                 rules: Iterable[Near]) -> tuple[list[list], list[Near]]:
+def vector_calls(
+    kinds: Iterable[str], world: tuple[int, int], rules: Iterable[Near]
+) -> tuple[list[list[str | bool | None]], list[Near]]:
     """The semantic list's index calls as ``[lo, hi, event]`` kind ranges, and the time-list
     rules that still need calls of their own. A rule asking for just the world range
     (``Near.is_world``) would search the semantic list's entries again: its candidates are
@@ -171,7 +196,7 @@ def vector_calls(kinds: Iterable[str], world: tuple[int, int],
     rules = list(rules)
     shared = [r for r in rules if r.is_world(world)]
     rest = [k for k in (list(kinds) or KINDS) if not any(k in r.kinds for r in shared)]
-    calls = [[lo, hi, None] for lo, hi in (kind_ranges(rest) if rest else [])]
+    calls: list[list[str | bool | None]] = [[lo, hi, None] for lo, hi in (kind_ranges(rest) if rest else [])]
     calls += [[lo, hi, r.event] for r in shared for lo, hi in kind_ranges(r.kinds)]
     return calls, [r for r in rules if r not in shared]
 
@@ -191,8 +216,7 @@ def near(window: tuple[datetime, datetime], world: tuple[int, int], kinds: Itera
     return out
 
 
-def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool,
-             began_first: bool = False) -> int:
+def nearness(t_from: int, t_to: int, window: tuple[datetime, datetime], event: bool, began_first: bool = False) -> int:
     """How far an entry lies from a window (microseconds; 0: in it): an event by its start,
     a state by the gap between its interval and the window. ``began_first`` (a question about
     what happened then): a state that began before the window and holds into it lies as far as

@@ -21,7 +21,8 @@ same decoding: a line no decoder can read is one ``InvalidInput`` naming it, nev
 from __future__ import annotations
 
 import json
-from typing import Any, BinaryIO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
@@ -29,8 +30,16 @@ from .errors import InvalidInput, error_line, quoted
 from .models import Episode, Fact, Scope
 from .times import parse_time
 
-__all__ = ["EPISODE_KEYS", "MAX_DEPTH", "MAX_LINE_BYTES", "episode_from_value", "json_lines", "load_json",
-           "parse_episode", "read_lines"]
+__all__ = [
+    "EPISODE_KEYS",
+    "MAX_DEPTH",
+    "MAX_LINE_BYTES",
+    "episode_from_value",
+    "json_lines",
+    "load_json",
+    "parse_episode",
+    "read_lines",
+]
 
 #: The keys an episode line may have.
 EPISODE_KEYS = frozenset({"id", "subject", "project", "occurred_at", "channel", "raw", "facts"})
@@ -95,8 +104,12 @@ def episode_from_value(data: Any) -> Episode:
         raise InvalidInput("project: must be a string")
     try:
         scope = Scope.parse(data["subject"], project)
-        fields: dict[str, Any] = {"scope": scope, "occurred_at": parse_time(data["occurred_at"], "occurred_at"),
-                                  "raw": data["raw"], "facts": _facts(data.get("facts"))}
+        fields: dict[str, Any] = {
+            "scope": scope,
+            "occurred_at": parse_time(data["occurred_at"], "occurred_at"),
+            "raw": data["raw"],
+            "facts": _facts(data.get("facts")),
+        }
     except InvalidInput:
         raise
     except ValueError as exc:
@@ -163,8 +176,9 @@ def _check_text(text: str, where: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{quoted(where)}: holds a lone surrogate (U+{ord(text[exc.start]):04X}): "
-                           "not Unicode text") from None
+        raise InvalidInput(
+            f"{quoted(where)}: holds a lone surrogate (U+{ord(text[exc.start]):04X}): not Unicode text"
+        ) from None
 
 
 def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str | InvalidInput]]:

@@ -67,14 +67,17 @@ class Gone(NotFound):
 def episodes_gone(count: int, scope: object) -> Gone:
     """The refusal of a write whose decisions name episodes its scope no longer holds: erased
     or deleted after the write stored them, so nothing may derive from them now."""
-    return Gone(f"{count} episode(s) of this write are no longer in scope {scope} (erased or deleted "
-                    "while it was written); nothing was derived from them: write them again if they are wanted")
+    return Gone(
+        f"{count} episode(s) of this write are no longer in scope {scope} (erased or deleted "
+        "while it was written); nothing was derived from them: write them again if they are wanted"
+    )
 
 
 def erased_meanwhile(scope: object) -> Conflict:
     """The refusal of the rest of a write whose subject was erased while it ran."""
-    return Conflict(f"{scope} was erased while this write ran: nothing more of it is stored; "
-                    "write it again if it is wanted")
+    return Conflict(
+        f"{scope} was erased while this write ran: nothing more of it is stored; write it again if it is wanted"
+    )
 
 
 class ConfigurationError(GraphMemError):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Callable, Mapping, Sequence
 
 from .models import Hit, Reached, Scored, SearchRequest, Step
 
@@ -27,8 +27,16 @@ from .models import Hit, Reached, Scored, SearchRequest, Step
 #: ``conversation`` is not a list: what each other of the best told in the same conversation
 #: adds to a unit's score (``together``).
 RRF_K = 1
-WEIGHTS = {"semantic": 1.0, "lexical": 2.0, "entities": 0.5, "time": 3.0, "speaker": 2.0, "paths": 2.0,
-           "similarity": 1.5, "conversation": 0.05}
+WEIGHTS = {
+    "semantic": 1.0,
+    "lexical": 2.0,
+    "entities": 0.5,
+    "time": 3.0,
+    "speaker": 2.0,
+    "paths": 2.0,
+    "similarity": 1.5,
+    "conversation": 0.05,
+}
 
 #: Units whose episodes were told less than this apart, one after another, were told in one
 #: conversation (``together``).
@@ -46,10 +54,13 @@ TIE = 1e-6
 AVERAGED = frozenset({"time"})
 
 
-def rrf(lists: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str, float] | None = None) -> dict[str, float]:
+def rrf(
+    lists: Mapping[str, Sequence[Hit]], k: int = RRF_K, weights: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """Ranks, not raw scores, so BM25 and cosine mix fairly: each hit scores
     ``weight / (k + rank)`` in each list, summed. Lists are best first; hits with equal scores
-    share a rank (1, 1, 3; scores within ``TIE`` are equal), so a tie carries no weight, except in the ``AVERAGED`` lists, where
+    share a rank (1, 1, 3; scores within ``TIE`` are equal), so a tie carries no weight, except in
+    the ``AVERAGED`` lists, where
     they share their average rank (1.5, 1.5, 3). A list's weight defaults to 1."""
     fused: dict[str, float] = {}
     for name, hits in lists.items():
@@ -69,8 +80,9 @@ def shared_ranks(scores: Sequence[float]) -> list[int]:
     return [1 + bisect_left(below, -s - TIE) for s in scores]
 
 
-def similar(fused: Mapping[str, float], similarity: Callable[[Sequence[str]], Mapping[str, float]],
-            request: SearchRequest) -> list[tuple[str, float, float | None]]:
+def similar(
+    fused: Mapping[str, float], similarity: Callable[[Sequence[str]], Mapping[str, float]], request: SearchRequest
+) -> list[tuple[str, float, float | None]]:
     """The ``request.depth`` best of the ``request.pool`` best ``fused`` units (best first, then
     by id) once each adds ``weights["similarity"]`` times the question's similarity with it
     above the pool's lowest (``similarity(ids)``: (1 + cos) / 2 with the vector the lists read,
@@ -88,8 +100,9 @@ def similar(fused: Mapping[str, float], similarity: Callable[[Sequence[str]], Ma
     return sorted(scored, key=lambda x: (-x[1], x[0]))[: request.depth]
 
 
-def walk(request: SearchRequest, found: Sequence[Scored],
-         hop: Callable[[SearchRequest, Step], Sequence[Reached]]) -> list[Scored]:
+def walk(
+    request: SearchRequest, found: Sequence[Scored], hop: Callable[[SearchRequest, Step], Sequence[Reached]]
+) -> list[Scored]:
     """The ``request.k`` best of the fused units ``found`` (``request.depth`` deep, best first)
     and the units ``request.hops`` hops of ``hop`` reach from them. Each hop starts from at most
     ``request.seeds`` units (the best hits, then the best the previous hop reached: a hop's cost
@@ -103,20 +116,27 @@ def walk(request: SearchRequest, found: Sequence[Scored],
     fused = {s.unit.id: s.score for s in found}
     weight = request.weights.get("paths", 1.0)
     hits = list(found[: request.k])
-    frontier, seen = hits, set()
+    frontier, seen = hits, set[str]()
     for depth in range(1, request.hops + 1):
         by_id = {h.unit.id: h for h in frontier[: request.seeds]}
         if not by_id:
             break
         through = tuple(h.path[-2] if h.hop else None for h in by_id.values())
-        reached = hop(request, Step(frontier=tuple(by_id), through=through, seen=frozenset(seen),
-                                    limit=request.frontier))
+        reached = hop(
+            request, Step(frontier=tuple(by_id), through=through, seen=frozenset(seen), limit=request.frontier)
+        )
         frontier = []
         for r, rank in zip(reached, shared_ranks([r.score for r in reached])):
             parent = by_id[r.source]
-            frontier.append(Scored(
-                unit=r.unit, hop=depth, path=(parent.path or (parent.unit.content,)) + (r.via, r.unit.content),
-                score=fused.get(r.unit.id, 0.0) + request.hop_decay ** (depth - 1) * weight / (request.rrf_k + rank)))
+            frontier.append(
+                Scored(
+                    unit=r.unit,
+                    hop=depth,
+                    path=(parent.path or (parent.unit.content,)) + (r.via, r.unit.content),
+                    score=fused.get(r.unit.id, 0.0)
+                    + request.hop_decay ** (depth - 1) * weight / (request.rrf_k + rank),
+                )
+            )
         seen.update(by_id)
         seen.update(h.unit.id for h in frontier)
         hits += frontier
@@ -144,6 +164,8 @@ def together(found: Sequence[Scored], weight: float, k: int) -> list[Scored]:
     for (at, n), before in zip(told, [None, *told]):
         label[n] = label[before[1]] if before and at - before[0] < CONVERSATION_GAP else n
     size = Counter(label.values())
-    scored = [s.model_copy(update={"score": s.score + weight * (size[label[n]] - 1)}) if size[label.get(n, -1)] > 1
-              else s for n, s in enumerate(found)]
+    scored = [
+        s.model_copy(update={"score": s.score + weight * (size[label[n]] - 1)}) if size[label.get(n, -1)] > 1 else s
+        for n, s in enumerate(found)
+    ]
     return sorted(scored, key=lambda s: (-s.score, s.unit.id))[:k]

@@ -9,7 +9,7 @@ error's one line; the next check still runs.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import error_line
 from .ports import Database, Embedder, TokenCounter
@@ -17,8 +17,13 @@ from .ports import Database, Embedder, TokenCounter
 Probe = Callable[[], tuple[bool, str]]
 
 
-def doctor(database: Database | None, embedder: Embedder, counter: TokenCounter, llm: Probe | None = None,
-           undecided: Callable[[], int] | None = None) -> dict:
+def doctor(
+    database: Database | None,
+    embedder: Embedder,
+    counter: TokenCounter,
+    llm: Probe | None = None,
+    undecided: Callable[[], int] | None = None,
+) -> dict:
     """``{"ok": all passed, "checks": [{"check", "ok", "detail"}, ...]}`` in the order run;
     ``llm`` probes the model endpoint when one is configured or needed; ``undecided`` counts
     the episodes stored undecided (``EpisodeStore.undecided_count``)."""
@@ -65,8 +70,10 @@ def _episodes(undecided: int) -> tuple[bool, str]:
     # Shown, never failed: the server answers as well (readiness), only those episodes' facts
     # are missing, and a write under way holds some undecided for a moment.
     if undecided:
-        return True, (f"{undecided} stored without their decisions (a write cut short, or one under way): "
-                      "recall misses what they teach; run `graphmem complete`")
+        return True, (
+            f"{undecided} stored without their decisions (a write cut short, or one under way): "
+            "recall misses what they teach; run `graphmem complete`"
+        )
     return True, "all decided"
 
 

@@ -51,7 +51,9 @@ def new_key(subjects: list[str], admin: bool = False, name: str | None = None) -
     if name is not None and len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"a key's name is at most {MAX_NAME_CHARS} characters, not {len(name)}")
     key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
-    return ApiKey(id=key_id, digest=digest(secret), subjects=held, admin=admin, name=name), f"{PREFIX}_{key_id}_{secret}"
+    return ApiKey(
+        id=key_id, digest=digest(secret), subjects=held, admin=admin, name=name
+    ), f"{PREFIX}_{key_id}_{secret}"
 
 
 def split(token: str) -> tuple[str, str] | None:

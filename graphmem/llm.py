@@ -50,7 +50,7 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def structured(
-    client: "openai.OpenAI",
+    client: openai.OpenAI,
     model: str,
     system: str,
     user: str,
@@ -102,17 +102,17 @@ def structured(
         except json.JSONDecodeError as exc:
             last_exc, problem = exc, f"not JSON: {exc}"
         except ValidationError as exc:
-            errors = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
-            )
+            errors = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5])
             last_exc, problem = exc, f"schema validation failed: {errors}"
         except ValueError as exc:
             last_exc, problem = exc, str(exc)
         if content:
             messages.append({"role": "assistant", "content": content})
-        messages.append({
-            "role": "user",
-            "content": f"Your reply was invalid ({problem}). Reply again with only a JSON object "
-                       f"that matches the {schema_name} schema.",
-        })
+        messages.append(
+            {
+                "role": "user",
+                "content": f"Your reply was invalid ({problem}). Reply again with only a JSON object "
+                f"that matches the {schema_name} schema.",
+            }
+        )
     raise BackendError(f"model output invalid after {attempts} attempts: {one_line(problem)}") from last_exc

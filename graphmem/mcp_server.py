@@ -33,11 +33,11 @@ import inspect
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Literal
 
 import anyio
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 try:  # mcp 2.x renamed FastMCP to MCPServer
@@ -75,7 +75,7 @@ class McpConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     subject: str = Field(description="The default subject (TYPE:ID) of every call.")
-    project: Optional[str] = Field(None, description="Optional project id of every subject.")
+    project: str | None = Field(None, description="Optional project id of every subject.")
     allow_subjects: tuple[str, ...] = Field((), description="Other subjects a call may name.")
     allow_any_subject: bool = Field(False, description="A call may name any subject.")
     name: str = "graphmem"
@@ -125,15 +125,19 @@ class FactIn(BaseModel):
 
     subject: str = Field(description="The entity the fact is about, e.g. 'Alice'.")
     predicate: str = Field(description="The relation, e.g. 'lives_in'.")
-    object: Optional[str] = Field(None, description="The other entity or value, e.g. 'Berlin'.")
-    content: Optional[str] = Field(None, description="The fact as a sentence [default: subject predicate object].")
+    object: str | None = Field(None, description="The other entity or value, e.g. 'Berlin'.")
+    content: str | None = Field(None, description="The fact as a sentence [default: subject predicate object].")
     kind: MemoryKind = Field(MemoryKind.semantic, description="semantic | episodic | procedural.")
-    valid_at: Optional[str] = Field(None, description="When it became true in the world (ISO 8601).")
-    invalid_at: Optional[str] = Field(None, description="When it stopped being true (ISO 8601).")
-    single_valued: bool = Field(False, strict=True, description="The predicate holds one object at a time (a new one supersedes).")
+    valid_at: str | None = Field(None, description="When it became true in the world (ISO 8601).")
+    invalid_at: str | None = Field(None, description="When it stopped being true (ISO 8601).")
+    single_valued: bool = Field(
+        False, strict=True, description="The predicate holds one object at a time (a new one supersedes)."
+    )
     op: Literal["assert", "end", "retract"] = Field(
-        "assert", description="assert the fact; end it (true until invalid_at, default the episode's time, and no "
-                              "longer: the past stays); or retract it (it never was: a correction).")
+        "assert",
+        description="assert the fact; end it (true until invalid_at, default the episode's time, and no "
+        "longer: the past stays); or retract it (it never was: a correction).",
+    )
     labels: list[str] = Field(default_factory=list, description="Free labels.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, strict=True, description="0..1.")
 
@@ -148,15 +152,23 @@ class FactIn(BaseModel):
             raise InvalidInput(f"{where}.{error_line(exc)}") from None
 
 
-Subject = Annotated[Optional[str], Field(
-    description="The subject, TYPE:ID (e.g. user:alice) [default: the server's subject]; "
-                "another subject is refused unless the server allows it.")]
-Time = Optional[str]
+Subject = Annotated[
+    str | None,
+    Field(
+        description="The subject, TYPE:ID (e.g. user:alice) [default: the server's subject]; "
+        "another subject is refused unless the server allows it."
+    ),
+]
+Time = str | None
 AsOfArg = Annotated[Time, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAtArg = Annotated[Time, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
-HopsArg = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits through shared entities (0..3).")]
-SharedArg = Annotated[bool, Field(strict=True, description="Also read the shared:global scope (refused unless a call may "
-                                                "name that subject).")]
+HopsArg = Annotated[
+    int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits through shared entities (0..3).")
+]
+SharedArg = Annotated[
+    bool,
+    Field(strict=True, description="Also read the shared:global scope (refused unless a call may name that subject)."),
+]
 
 
 READ = ToolAnnotations.model_validate({"readOnlyHint": True, "openWorldHint": False})
@@ -166,9 +178,11 @@ ERASE = ToolAnnotations.model_validate({"readOnlyHint": False, "destructiveHint"
 
 def tool(annotations: ToolAnnotations, description: str) -> Callable[[Callable], Callable]:
     """Mark a ``MemoryTools`` method as an MCP tool with these hints and description."""
+
     def mark(method: Callable) -> Callable:
         method.mcp_tool = (annotations, description)  # type: ignore[attr-defined]
         return method
+
     return mark
 
 
@@ -205,30 +219,37 @@ class MemoryTools:
             except ScopeViolation as exc:
                 raise ScopeViolation(f"include_shared: {exc}") from None
 
-    @tool(WRITE, "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
-          "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
-          "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
-          "'2023-04-01', single_valued: true}); otherwise facts are extracted from the text. Returns the "
-          "decision counts and the ids of the units written.")
+    @tool(
+        WRITE,
+        "Store one episode (what was said or happened) and the facts it teaches. The policy decides "
+        "ADD/UPDATE/DELETE/NOOP for each fact, with a reason kept in the decision log. Give `facts` for "
+        "structured facts (e.g. {subject: 'Alice', predicate: 'lives_in', object: 'Berlin', valid_at: "
+        "'2023-04-01', single_valued: true}); otherwise facts are extracted from the text. Returns the "
+        "decision counts and the ids of the units written.",
+    )
     def remember(
         self,
         text: Annotated[str, Field(description="The episode text, e.g. 'I moved to Berlin last month.'")],
-        facts: Annotated[Optional[list[FactIn]], Field(description="Structured facts that came with the episode.")] = None,
+        facts: Annotated[list[FactIn] | None, Field(description="Structured facts that came with the episode.")] = None,
         at: Annotated[Time, Field(description="When it happened, ISO 8601 [default: now].")] = None,
         channel: Annotated[str, Field(description="Where it came from (chat, email, ...).")] = "chat",
         subject: Subject = None,
     ) -> dict[str, Any]:
         scope = self.config.scope_for(subject)
         parsed = [f.to_fact(f"facts.{n}") for n, f in enumerate(facts or [])]
-        report = self.mem.remember(text, subject=scope, at=parse_optional_time(at, "at"), channel=channel,
-                                   facts=parsed, actor=self.actor())
+        report = self.mem.remember(
+            text, subject=scope, at=parse_optional_time(at, "at"), channel=channel, facts=parsed, actor=self.actor()
+        )
         return views.write_report(report)
 
-    @tool(READ, "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
-          "system time `known_at` (both default to now). With hops > 0, units reached through shared "
-          "entities (e.g. a manager's city) are added, each with the `path` that reached it. Each hit has a "
-          "`confidence` (0..1, calibrated: how likely it answers the question); `relevant` false means "
-          "nothing relevant was found: the hits are then only the closest, not an answer.")
+    @tool(
+        READ,
+        "The k memory units best matching `query`, best first, as visible at world time `as_of` and "
+        "system time `known_at` (both default to now). With hops > 0, units reached through shared "
+        "entities (e.g. a manager's city) are added, each with the `path` that reached it. Each hit has a "
+        "`confidence` (0..1, calibrated: how likely it answers the question); `relevant` false means "
+        "nothing relevant was found: the hits are then only the closest, not an answer.",
+    )
     def recall(
         self,
         query: Annotated[str, Field(description="What to recall, e.g. 'where does Alice live?'")],
@@ -241,18 +262,34 @@ class MemoryTools:
     ) -> dict[str, Any]:
         scope = self.config.scope_for(subject)
         self.check_shared(include_shared)
-        hits = self.mem.recall(query, subject=scope, k=k,
-                               as_of=parse_optional_time(as_of, "as_of"),
-                               known_at=parse_optional_time(known_at, "known_at"), hops=hops,
-                               include_shared=include_shared)
+        hits = self.mem.recall(
+            query,
+            subject=scope,
+            k=k,
+            as_of=parse_optional_time(as_of, "as_of"),
+            known_at=parse_optional_time(known_at, "known_at"),
+            hops=hops,
+            include_shared=include_shared,
+        )
         return views.recall(hits)
 
-    @tool(WRITE, "The context to put in front of the model for `query`: the subject's resident blocks, then "
-          "recalled units within `budget` tokens. The assembly trace is stored; its id is returned.")
+    @tool(
+        WRITE,
+        "The context to put in front of the model for `query`: the subject's resident blocks, then "
+        "recalled units within `budget` tokens. The assembly trace is stored; its id is returned.",
+    )
     def assemble(
         self,
         query: Annotated[str, Field(description="What the context is for.")],
-        budget: Annotated[Optional[int], Field(ge=0, le=MAX_BUDGET, strict=True, description="Token budget of the recalled section (0: blocks only) [default: the policy's].")] = None,
+        budget: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                le=MAX_BUDGET,
+                strict=True,
+                description="Token budget of the recalled section (0: blocks only) [default: the policy's].",
+            ),
+        ] = None,
         as_of: AsOfArg = None,
         known_at: KnownAtArg = None,
         hops: HopsArg = 0,
@@ -261,31 +298,43 @@ class MemoryTools:
     ) -> dict[str, Any]:
         scope = self.config.scope_for(subject)
         self.check_shared(include_shared)
-        result = self.mem.assemble(query, subject=scope, budget=budget,
-                                   as_of=parse_optional_time(as_of, "as_of"),
-                                   known_at=parse_optional_time(known_at, "known_at"),
-                                   include_shared=include_shared, hops=hops)
+        result = self.mem.assemble(
+            query,
+            subject=scope,
+            budget=budget,
+            as_of=parse_optional_time(as_of, "as_of"),
+            known_at=parse_optional_time(known_at, "known_at"),
+            include_shared=include_shared,
+            hops=hops,
+        )
         return views.assembly(result)
 
-    @tool(READ, "The bi-temporal timeline of an entity's facts (give `entity`), or of one unit and the units it "
-          "superseded (give `unit_id`), as known at `known_at`: each entry has valid_at/invalid_at (world "
-          "time), created_at/expired_at (system time) and the decisions that shaped it.")
+    @tool(
+        READ,
+        "The bi-temporal timeline of an entity's facts (give `entity`), or of one unit and the units it "
+        "superseded (give `unit_id`), as known at `known_at`: each entry has valid_at/invalid_at (world "
+        "time), created_at/expired_at (system time) and the decisions that shaped it.",
+    )
     def history(
         self,
-        entity: Annotated[Optional[str], Field(description="An entity name, e.g. 'Alice'.")] = None,
-        unit_id: Annotated[Optional[str], Field(description="A unit id (from recall).")] = None,
+        entity: Annotated[str | None, Field(description="An entity name, e.g. 'Alice'.")] = None,
+        unit_id: Annotated[str | None, Field(description="A unit id (from recall).")] = None,
         known_at: KnownAtArg = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
         scope = self.config.scope_for(subject)
         if (unit_id is None) == (entity is None):
             raise InvalidInput("give exactly one of unit_id or entity")
-        entries = self.mem.history(subject=scope, entity=entity, unit_id=unit_id,
-                                   known_at=parse_optional_time(known_at, "known_at"))
+        entries = self.mem.history(
+            subject=scope, entity=entity, unit_id=unit_id, known_at=parse_optional_time(known_at, "known_at")
+        )
         return {"entries": [views.history_entry(e) for e in entries]}
 
-    @tool(READ, "Provenance of one unit: the episode it came from, the extractor version, every decision about "
-          "it with its reason, and the invalidations in and out.")
+    @tool(
+        READ,
+        "Provenance of one unit: the episode it came from, the extractor version, every decision about "
+        "it with its reason, and the invalidations in and out.",
+    )
     def explain(
         self,
         unit_id: Annotated[str, Field(description="A unit id (from recall or history).")],
@@ -293,8 +342,11 @@ class MemoryTools:
     ) -> dict[str, Any]:
         return views.explanation(self.mem.explain(unit_id, subject=self.config.scope_for(subject)))
 
-    @tool(READ, "The subject's resident blocks (always in the assembled context), each with its token budget "
-          "and whether it is writable.")
+    @tool(
+        READ,
+        "The subject's resident blocks (always in the assembled context), each with its token budget "
+        "and whether it is writable.",
+    )
     def blocks_list(self, subject: Subject = None) -> dict[str, Any]:
         return {"blocks": [views.block(b) for b in self.mem.list_blocks(self.config.scope_for(subject))]}
 
@@ -306,23 +358,32 @@ class MemoryTools:
     ) -> dict[str, Any]:
         return views.block(self.mem.get_block(self.config.scope_for(subject), label))
 
-    @tool(WRITE, "Create or replace a resident block. A new block needs `token_budget`; a value over the budget "
-          "is refused; a read-only block cannot be changed here (an operator uses the CLI's --admin).")
+    @tool(
+        WRITE,
+        "Create or replace a resident block. A new block needs `token_budget`; a value over the budget "
+        "is refused; a read-only block cannot be changed here (an operator uses the CLI's --admin).",
+    )
     def blocks_set(
         self,
         label: Annotated[str, Field(description="The block label, e.g. 'persona'.")],
         value: Annotated[str, Field(description="The new value.")],
-        token_budget: Annotated[Optional[int], Field(gt=0, le=100_000, strict=True, description="Token budget (required for a new block).")] = None,
-        description: Annotated[Optional[str], Field(description="What the block is for.")] = None,
+        token_budget: Annotated[
+            int | None, Field(gt=0, le=100_000, strict=True, description="Token budget (required for a new block).")
+        ] = None,
+        description: Annotated[str | None, Field(description="What the block is for.")] = None,
         subject: Subject = None,
     ) -> dict[str, Any]:
         # Never admin, never a writability change: the writable rule stays with operators.
-        block = self.mem.set_block(self.config.scope_for(subject), label, value, token_budget=token_budget,
-                                   description=description)
+        block = self.mem.set_block(
+            self.config.scope_for(subject), label, value, token_budget=token_budget, description=description
+        )
         return views.block(block, self.mem.count_tokens(block.value))
 
-    @tool(ERASE, "Erase everything stored for `subject`: episodes, units, entities, decisions, traces, blocks and "
-          "review items. Irreversible: refused unless `confirm` is true.")
+    @tool(
+        ERASE,
+        "Erase everything stored for `subject`: episodes, units, entities, decisions, traces, blocks and "
+        "review items. Irreversible: refused unless `confirm` is true.",
+    )
     def forget(
         self,
         subject: Annotated[str, Field(description="The subject to erase, TYPE:ID; must be one this server allows.")],
@@ -336,8 +397,9 @@ class MemoryTools:
         erased = self.mem.forget(scope, project=scope.project_id, actor=self.actor())
         return {"subject": views.scope(scope)["scope"], "project": scope.project_id, "forgotten": erased}
 
-    @tool(READ, "A page of the subject's stored episodes (raw events with their structured facts), in the "
-          "store's order.")
+    @tool(
+        READ, "A page of the subject's stored episodes (raw events with their structured facts), in the store's order."
+    )
     def episodes_list(
         self,
         offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True, description="Skip this many.")] = 0,
@@ -347,8 +409,11 @@ class MemoryTools:
         found = self.mem.episodes(self.config.scope_for(subject), offset=offset, limit=limit)
         return {"episodes": [views.episode(e) for e in found]}
 
-    @tool(ERASE, "Delete one episode and what only it produced, as if it had never been stored; the facts it "
-          "had ended or replaced hold again. Returns the counts removed and the units restored.")
+    @tool(
+        ERASE,
+        "Delete one episode and what only it produced, as if it had never been stored; the facts it "
+        "had ended or replaced hold again. Returns the counts removed and the units restored.",
+    )
     def episode_delete(
         self,
         episode_id: Annotated[str, Field(description="The episode id (from episodes_list or explain).")],
@@ -356,12 +421,15 @@ class MemoryTools:
     ) -> dict[str, Any]:
         return self.mem.delete_episode(episode_id, self.config.scope_for(subject), actor=self.actor())
 
-    @tool(READ, "The decision log, newest first: every ADD/UPDATE/DELETE/NOOP with its reason and who caused it "
-          "(`actor`); one episode's (`episode_id`) or one op's.")
+    @tool(
+        READ,
+        "The decision log, newest first: every ADD/UPDATE/DELETE/NOOP with its reason and who caused it "
+        "(`actor`); one episode's (`episode_id`) or one op's.",
+    )
     def decisions(
         self,
-        op: Annotated[Optional[Literal["ADD", "UPDATE", "DELETE", "NOOP"]], Field(description="Only this op.")] = None,
-        episode_id: Annotated[Optional[str], Field(description="Only this episode's decisions.")] = None,
+        op: Annotated[Literal["ADD", "UPDATE", "DELETE", "NOOP"] | None, Field(description="Only this op.")] = None,
+        episode_id: Annotated[str | None, Field(description="Only this episode's decisions.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, strict=True, description="At most this many.")] = 100,
         subject: Subject = None,
     ) -> dict[str, Any]:
@@ -377,6 +445,7 @@ def _refusal(message: str) -> CallToolResult:
 
 def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
     """``method`` with graphmem's errors turned into a tool error carrying their one line."""
+
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -385,6 +454,7 @@ def _answering(name: str, method: Callable[..., dict]) -> Callable[..., Any]:
             message = error_line(exc)
             log.info("tool %s refused: %s", name, message)
             return _refusal(message)
+
     return call
 
 
@@ -432,8 +502,9 @@ def build_server(mem_factory: Callable[[], GraphMem], config: McpConfig) -> Fast
         if hasattr(function, "mcp_tool"):
             annotations, description = function.mcp_tool
             server.arguments[name] = frozenset(inspect.signature(getattr(tools, name)).parameters)
-            server.add_tool(_answering(name, getattr(tools, name)), name=name, description=description,
-                            annotations=annotations)
+            server.add_tool(
+                _answering(name, getattr(tools, name)), name=name, description=description, annotations=annotations
+            )
     return server
 
 
@@ -485,9 +556,16 @@ async def _unauthorized(send: Callable, message: str) -> None:
     await _refuse(send, 401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
 
 
-def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
-               host: str = "127.0.0.1", port: int = 8765, *, sock: socket.socket | None = None,
-               token: str | None = None, authenticate: Callable[[str], ApiKey | None] | None = None) -> None:
+def run_server(
+    server: FastMCP,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    sock: socket.socket | None = None,
+    token: str | None = None,
+    authenticate: Callable[[str], ApiKey | None] | None = None,
+) -> None:
     """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp (on ``sock`` when given,
     already bound), until stopped. Over HTTP with a ``token``, requests need it or an API key
     (``BearerAuth``); without one the endpoint is open."""
@@ -500,8 +578,12 @@ def run_server(server: FastMCP, transport: Literal["stdio", "http"] = "stdio",
     uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
 
 
-def http_app(server: FastMCP, host: str = "127.0.0.1", token: str | None = None,
-             authenticate: Callable[[str], ApiKey | None] | None = None) -> Callable:
+def http_app(
+    server: FastMCP,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    authenticate: Callable[[str], ApiKey | None] | None = None,
+) -> Callable:
     """The ASGI app ``run_server`` serves over HTTP: the SDK's streamable HTTP app at /mcp,
     behind ``BearerAuth`` when there is a ``token``."""
     if "host" in inspect.signature(server.streamable_http_app).parameters:  # mcp 2.x

@@ -76,34 +76,355 @@ def named_in(anchors: Sequence[tuple[str, bool]], texts: Mapping[str, str]) -> N
 
 #: Words that are not names on their own, whatever their case.
 COMMON = frozenset(
-    """
-    i me my mine myself you your yours yourself yourselves he him his himself she her hers herself
-    it its itself we us our ours ourselves they them their theirs themselves y'all ya
-    one someone somebody something anyone anybody anything everyone everybody everything nobody
-    nothing none
-    a an the this that these those some any each every either neither no all both few many much
-    more most other another such several enough last next same own
-    who whom whose what which when where why how whatever whenever wherever however whoever
-    am is are was were be been being have has had having do does did doing will would shall
-    should can could may might must ought gonna wanna gotta let
-    about above across after against along among around at before behind below beneath beside
-    besides between beyond by down during except for from in inside into like near of off on
-    onto out outside over past since through throughout till to toward towards under until up
-    upon with within without via per
-    and but or nor so yet because although though if unless while whereas as than then also plus
-    not just only even still already too very really quite maybe perhaps probably definitely
-    actually basically honestly seriously literally anyway anyways otherwise instead meanwhile
-    finally now today tonight tomorrow yesterday here there always never sometimes often usually
-    again soon later once ever almost well
-    hey hi hello hiya yo oh ooh ah aw aww awww wow whoa woah woohoo yay yeah yea yes yep yup nope
-    nah ok okay alright sure thanks thank thx please sorry congrats congratulations cheers bye
-    goodbye haha hahaha lol omg btw tbh idk imo fyi ttyl hmm um uh ugh oof phew yikes dear
-    good great nice cool awesome amazing glad absolutely totally exactly anytime
-    mr mrs ms miss mx dr prof sir madam
-    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri
-    sat sun january february march april june july august september october november december
-    user assistant system human bot note update edit re ps
-    """.split()
+    [
+        "i",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "her",
+        "hers",
+        "herself",
+        "it",
+        "its",
+        "itself",
+        "we",
+        "us",
+        "our",
+        "ours",
+        "ourselves",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "y'all",
+        "ya",
+        "one",
+        "someone",
+        "somebody",
+        "something",
+        "anyone",
+        "anybody",
+        "anything",
+        "everyone",
+        "everybody",
+        "everything",
+        "nobody",
+        "nothing",
+        "none",
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "each",
+        "every",
+        "either",
+        "neither",
+        "no",
+        "all",
+        "both",
+        "few",
+        "many",
+        "much",
+        "more",
+        "most",
+        "other",
+        "another",
+        "such",
+        "several",
+        "enough",
+        "last",
+        "next",
+        "same",
+        "own",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
+        "whatever",
+        "whenever",
+        "wherever",
+        "however",
+        "whoever",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "ought",
+        "gonna",
+        "wanna",
+        "gotta",
+        "let",
+        "about",
+        "above",
+        "across",
+        "after",
+        "against",
+        "along",
+        "among",
+        "around",
+        "at",
+        "before",
+        "behind",
+        "below",
+        "beneath",
+        "beside",
+        "besides",
+        "between",
+        "beyond",
+        "by",
+        "down",
+        "during",
+        "except",
+        "for",
+        "from",
+        "in",
+        "inside",
+        "into",
+        "like",
+        "near",
+        "of",
+        "off",
+        "on",
+        "onto",
+        "out",
+        "outside",
+        "over",
+        "past",
+        "since",
+        "through",
+        "throughout",
+        "till",
+        "to",
+        "toward",
+        "towards",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "with",
+        "within",
+        "without",
+        "via",
+        "per",
+        "and",
+        "but",
+        "or",
+        "nor",
+        "so",
+        "yet",
+        "because",
+        "although",
+        "though",
+        "if",
+        "unless",
+        "while",
+        "whereas",
+        "as",
+        "than",
+        "then",
+        "also",
+        "plus",
+        "not",
+        "just",
+        "only",
+        "even",
+        "still",
+        "already",
+        "too",
+        "very",
+        "really",
+        "quite",
+        "maybe",
+        "perhaps",
+        "probably",
+        "definitely",
+        "actually",
+        "basically",
+        "honestly",
+        "seriously",
+        "literally",
+        "anyway",
+        "anyways",
+        "otherwise",
+        "instead",
+        "meanwhile",
+        "finally",
+        "now",
+        "today",
+        "tonight",
+        "tomorrow",
+        "yesterday",
+        "here",
+        "there",
+        "always",
+        "never",
+        "sometimes",
+        "often",
+        "usually",
+        "again",
+        "soon",
+        "later",
+        "once",
+        "ever",
+        "almost",
+        "well",
+        "hey",
+        "hi",
+        "hello",
+        "hiya",
+        "yo",
+        "oh",
+        "ooh",
+        "ah",
+        "aw",
+        "aww",
+        "awww",
+        "wow",
+        "whoa",
+        "woah",
+        "woohoo",
+        "yay",
+        "yeah",
+        "yea",
+        "yes",
+        "yep",
+        "yup",
+        "nope",
+        "nah",
+        "ok",
+        "okay",
+        "alright",
+        "sure",
+        "thanks",
+        "thank",
+        "thx",
+        "please",
+        "sorry",
+        "congrats",
+        "congratulations",
+        "cheers",
+        "bye",
+        "goodbye",
+        "haha",
+        "hahaha",
+        "lol",
+        "omg",
+        "btw",
+        "tbh",
+        "idk",
+        "imo",
+        "fyi",
+        "ttyl",
+        "hmm",
+        "um",
+        "uh",
+        "ugh",
+        "oof",
+        "phew",
+        "yikes",
+        "dear",
+        "good",
+        "great",
+        "nice",
+        "cool",
+        "awesome",
+        "amazing",
+        "glad",
+        "absolutely",
+        "totally",
+        "exactly",
+        "anytime",
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "mx",
+        "dr",
+        "prof",
+        "sir",
+        "madam",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "user",
+        "assistant",
+        "system",
+        "human",
+        "bot",
+        "note",
+        "update",
+        "edit",
+        "re",
+        "ps",
+    ]
 )
 
 #: Lower-case words that join two capitalised words into one name ("Bank of America").
@@ -132,7 +453,9 @@ _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 _NON_WORD = regex.compile(r"\W")
 _WORD_RUN = regex.compile(r"\w+")
 # ASCII characters str.split() splits on, but the blank (some, like "\x1f", are no \s to regex).
-_OTHER_SPACE = regex.compile("[" + regex.escape("".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")) + "]")
+_OTHER_SPACE = regex.compile(
+    "[" + regex.escape("".join(c for c in map(chr, range(128)) if c.isspace() and c != " ")) + "]"
+)
 
 #: The most words a known name can have. A store finds the names a text may hold by looking up
 #: its runs of up to this many words (``name_spans``); longer names are ignored everywhere,
@@ -201,9 +524,13 @@ def _usable(norm: str) -> bool:
     """A known name worth matching: ``matchable``, and within what ``name_spans`` looks up (a
     word, at most ``MAX_NAME_WORDS`` words, at most ``_EDGE`` symbols at an end)."""
     runs = [m.span() for m in _WORD_RUN.finditer(norm)]
-    return (matchable(norm) and 0 < len(runs) <= MAX_NAME_WORDS
-            and runs[0][0] <= _EDGE and len(norm) - runs[-1][1] <= _EDGE
-            and norm in name_spans(norm))  # e.g. an edge symbol set apart by a space is not
+    return (
+        matchable(norm)
+        and 0 < len(runs) <= MAX_NAME_WORDS
+        and runs[0][0] <= _EDGE
+        and len(norm) - runs[-1][1] <= _EDGE
+        and norm in name_spans(norm)
+    )  # e.g. an edge symbol set apart by a space is not
 
 
 T = TypeVar("T")
@@ -228,9 +555,14 @@ def name_spans(text: str, edges: Edges | None = None) -> set[str]:
     folded = unicodedata.normalize("NFKC", text).casefold()
     runs = [(m.start(), m.end()) for m in _WORD_RUN.finditer(folded)]
     if not folded.isascii():
-        found = {normalise(folded[a - len(p):b + len(q)]) for i, (a, _) in enumerate(runs)
-                 for j in range(i, min(i + MAX_NAME_WORDS, len(runs))) for b in (runs[j][1],)
-                 for p in _tails(_before(folded, a)) for q in _heads(_after(folded, b))}
+        found = {
+            normalise(folded[a - len(p) : b + len(q)])
+            for i, (a, _) in enumerate(runs)
+            for j in range(i, min(i + MAX_NAME_WORDS, len(runs)))
+            for b in (runs[j][1],)
+            for p in _tails(_before(folded, a))
+            for q in _heads(_after(folded, b))
+        }
         return found if edges is None else {s for s in found if _edged(s, edges)}
     # ASCII text folds to itself: a span from a word to a word is its own norm once its spaces
     # are single blanks (most are: only the gaps with other spacing are collapsed); one with
@@ -263,14 +595,15 @@ def name_spans(text: str, edges: Edges | None = None) -> set[str]:
             found.add(core)
             after = _after(folded, b)
             if before or after:
-                found.update(" ".join((p + core + q).split()).strip(NAME_EDGES)
-                             for p in _tails(before) for q in _heads(after))
+                found.update(
+                    " ".join((p + core + q).split()).strip(NAME_EDGES) for p in _tails(before) for q in _heads(after)
+                )
     return found
 
 
 def _before(folded: str, start: int) -> str:
     """The symbols a run starting at ``start`` may start with: up to ``_EDGE`` of those before it."""
-    return _SYMBOLS.match(folded[max(start - _EDGE, 0):start][::-1]).group()[::-1]
+    return _SYMBOLS.match(folded[max(start - _EDGE, 0) : start][::-1]).group()[::-1]
 
 
 def _after(folded: str, end: int) -> str:
@@ -313,7 +646,7 @@ def edge_words(text: str) -> set[str]:
 
 def _tails(symbols: str) -> list[str]:
     """What a span may start with of the symbols before its first word: none, or the last 1..n."""
-    return [symbols[len(symbols) - n:] for n in range(len(symbols) + 1)]
+    return [symbols[len(symbols) - n :] for n in range(len(symbols) + 1)]
 
 
 def _heads(symbols: str) -> list[str]:
@@ -423,8 +756,10 @@ class KnownNames:
         self._seen = {normalise(n) for n in seen}
 
     def find(self, text: str) -> list[Mention]:
-        by_fact = [m if text[m.start].isupper() and m.norm in self._seen else replace(m, kind="fact")
-                   for m in self.facts.find(text)]
+        by_fact = [
+            m if text[m.start].isupper() and m.norm in self._seen else replace(m, kind="fact")
+            for m in self.facts.find(text)
+        ]
         return by_fact + [m for m in self.seen.find(text) if text[m.start].isupper()]
 
 
@@ -509,8 +844,9 @@ def written(text: str) -> list[Mention]:
     return _speakers(text) + _propers(text)
 
 
-def mentions(text: str, known: NameMatcher | KnownNames | None = None,
-             shown: Sequence[Mention] | None = None) -> list[Mention]:
+def mentions(
+    text: str, known: NameMatcher | KnownNames | None = None, shown: Sequence[Mention] | None = None
+) -> list[Mention]:
     """Every mention in the text, deduplicated by norm (first occurrence kept), in text order.
 
     Args:

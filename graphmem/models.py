@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import json
+import re
 import unicodedata
 import uuid
-from functools import lru_cache
-from datetime import datetime, timezone
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Any, Callable, Collection, Iterable, Literal, Mapping, get_args
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Protocol, TypeVar, get_args
 
 import regex
 from pydantic import (
@@ -50,7 +51,7 @@ MAX_LABELS = 64
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -59,7 +60,7 @@ def new_id() -> str:
 
 def _utc(value: datetime) -> datetime:
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:  # year 1 at +14:00 is year 0 in UTC, year 9999 at -14:00 year 10000
         raise ValueError(f"{value.isoformat()} is outside the years 1..9999 once in UTC") from None
 
@@ -75,9 +76,10 @@ def _unicode(value: str) -> str:
     return value
 
 
-def clean_text(limit: int, blank: bool = False):
+def clean_text(limit: int, blank: bool = False) -> Callable[[str], str]:
     """A check of text a user gives: Unicode without NUL, at most ``limit`` characters, not
     blank unless ``blank``; raises ValueError naming what is wrong."""
+
     def check(value: str) -> str:
         _unicode(value)
         if "\x00" in value:
@@ -127,11 +129,12 @@ _INVISIBLE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Defau
 STORED = {"stored": True}
 
 
-def _visible(limit: int, what: str, blank: bool = False):
+def _visible(limit: int, what: str, blank: bool = False) -> Callable[[str, ValidationInfo], str]:
     """Plain text with nothing hidden in it, for what is shown and compared as a name: a
     fact's subject, predicate or object, an episode's channel, a label (a hidden or invisible
     character would make a second one that looks like the first). Read back (``STORED``), a
     record keeps what it was stored with."""
+
     def check(value: str, info: ValidationInfo) -> str:
         if not (info.context or {}).get("stored"):
             _shown(value, what)
@@ -144,8 +147,10 @@ def _shown(value: str, what: str) -> None:
     """ValueError when ``value`` holds a character that shows as nothing (``_INVISIBLE``)."""
     found = _INVISIBLE.search(value)
     if found:
-        raise ValueError(f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
-                         f"ignorable or undecodable): not allowed in {what}")
+        raise ValueError(
+            f"holds the hidden character U+{ord(found.group()):04X} (control, format, separator, "
+            f"ignorable or undecodable): not allowed in {what}"
+        )
 
 
 #: Scripts whose letters look alike ("а" Cyrillic, "a" Latin, "α" Greek): a name mixing them
@@ -155,11 +160,19 @@ _CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
 
 def _one_script(value: str, what: str) -> None:
     """ValueError when ``value`` mixes letters of two of ``_CONFUSABLE_SCRIPTS``."""
-    scripts = sorted({name for c in value if c.isalpha()
-                      for name in [unicodedata.name(c, "").split(" ")[0]] if name in _CONFUSABLE_SCRIPTS})
+    scripts = sorted(
+        {
+            name
+            for c in value
+            if c.isalpha()
+            for name in [unicodedata.name(c, "").split(" ")[0]]
+            if name in _CONFUSABLE_SCRIPTS
+        }
+    )
     if len(scripts) > 1:
-        raise ValueError(f"mixes {' and '.join(s.title() for s in scripts)} letters, which look alike: "
-                         f"write {what} in one script")
+        raise ValueError(
+            f"mixes {' and '.join(s.title() for s in scripts)} letters, which look alike: write {what} in one script"
+        )
 
 
 def _identifier(value: str) -> str:
@@ -170,7 +183,17 @@ def _identifier(value: str) -> str:
     return clean_text(MAX_EPISODE_ID_CHARS)(value)
 
 
-def _valid_before_invalid(record):
+class _Interval(Protocol):
+    @property
+    def valid_at(self) -> datetime | None: ...
+    @property
+    def invalid_at(self) -> datetime | None: ...
+
+
+_I = TypeVar("_I", bound=_Interval)
+
+
+def _valid_before_invalid(record: _I) -> _I:
     """World time runs forward: a fact cannot stop being true before it starts."""
     if record.valid_at and record.invalid_at and record.invalid_at < record.valid_at:
         raise ValueError("invalid_at is before valid_at")
@@ -196,8 +219,9 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Name = Annotated[str, AfterValidator(normal_name)]
 EpisodeId = Annotated[str, AfterValidator(_identifier)]
 Channel = Annotated[str, AfterValidator(_visible(MAX_CHANNEL_CHARS, "a channel", blank=True))]
-Labels = Annotated[tuple[Annotated[str, AfterValidator(_visible(MAX_LABEL_CHARS, "a label"))], ...],
-                   Field(max_length=MAX_LABELS)]
+Labels = Annotated[
+    tuple[Annotated[str, AfterValidator(_visible(MAX_LABEL_CHARS, "a label"))], ...], Field(max_length=MAX_LABELS)
+]
 
 
 class Model(BaseModel):
@@ -267,7 +291,7 @@ class Scope(Model):
         return _scope_token(self.key)
 
     @classmethod
-    def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> "Scope":
+    def parse(cls, subject: str, project: str | None = None, stored: bool = False) -> Scope:
         """Parse the CLI form ``TYPE:ID`` (e.g. ``user:alice``). A new id (not ``stored``: an
         export names what was stored then) holds nothing that shows as nothing (``_INVISIBLE``),
         so two subjects cannot look alike, and a new project is none of ``NO_PROJECT``."""
@@ -290,7 +314,7 @@ class Scope(Model):
                 _shown(value or "", "a name")
                 _one_script(value or "", "a name")
             except ValueError as exc:
-                raise ValueError(f"{what} {quoted(value)} {exc}") from None
+                raise ValueError(f"{what} {quoted(value or '')} {exc}") from None
         return scope
 
     def __str__(self) -> str:
@@ -332,7 +356,7 @@ class Triple(Model):
     object: Annotated[str, AfterValidator(clean_text(500))] | None = None
     single_valued: bool = False
 
-    def slot(self, scope: "Scope") -> str:
+    def slot(self, scope: Scope) -> str:
         """The (scope, subject, predicate) key: a single-valued predicate holds one current
         object per slot."""
         key = f"{scope.key}\x1f{normalise(self.subject)}\x1f{normalise(self.predicate)}"
@@ -375,8 +399,9 @@ class VersionRead(Model):
     def stands(self, version: int, last: str | None) -> bool:
         """Whether the count is now ``version``, its last commit ``last``, with no commit other
         than ``ahead`` counted since the read."""
-        return version == self.version or (version == self.version + 1 and self.ahead is not None
-                                           and last == self.ahead)
+        return version == self.version or (
+            version == self.version + 1 and self.ahead is not None and last == self.ahead
+        )
 
 
 class NamesRead(VersionRead):
@@ -422,9 +447,9 @@ class WriteBatch(Model):
     """
 
     units: tuple[MemoryUnit, ...] = ()
-    decisions: tuple["Decision", ...] = ()
-    invalidations: tuple["Invalidation", ...] = ()
-    reviews: tuple["ReviewItem", ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    invalidations: tuple[Invalidation, ...] = ()
+    reviews: tuple[ReviewItem, ...] = ()
     guards: dict[str, int] = Field(default_factory=dict)
     #: Archived units a write of their fact makes searchable again.
     unarchive: tuple[str, ...] = ()
@@ -471,8 +496,13 @@ class WriteBatch(Model):
         episodes (``episode_mentions`` holds every new episode), or unarchives units."""
         return bool(self.units or self.episode_mentions or self.unarchive)
 
-    def held(self, names: tuple[int, str | None], texts: tuple[int, str | None], relink: Relink | None,
-             known_names: Callable[[Collection[str]], dict[str, bool]]) -> "WriteBatch":
+    def held(
+        self,
+        names: tuple[int, str | None],
+        texts: tuple[int, str | None],
+        relink: Relink | None,
+        known_names: Callable[[Collection[str]], dict[str, bool]],
+    ) -> WriteBatch:
         """This batch as its commit writes it, holding the scope's names, whose names and texts
         versions (with their last commits) it found at ``names`` and ``texts``: its mention links
         drawn again by ``relink`` with ``known_names`` when another writer made names known since
@@ -509,7 +539,7 @@ class Fact(Model):
     predicate: Annotated[str, AfterValidator(_visible(200, "a fact's names"))]
     object: Annotated[str, AfterValidator(_visible(500, "a fact's names"))] | None = None
     content: Content | None = None
-    kind: "MemoryKind" = MemoryKind.semantic
+    kind: MemoryKind = MemoryKind.semantic
     valid_at: WorldTime | None = None
     invalid_at: WorldTime | None = None
     # Strict: a fact arrives as JSON (ingest lines, HTTP, MCP), where "yes" or "0.5" is a mistake.
@@ -523,7 +553,7 @@ class Fact(Model):
     _ordered = model_validator(mode="after")(_valid_before_invalid)
 
     @model_validator(mode="after")
-    def _ending_time(self) -> "Fact":
+    def _ending_time(self) -> Fact:
         if self.op == "end" and self.valid_at is not None:
             raise ValueError("an ending gives invalid_at (when the fact stopped), not valid_at")
         return self
@@ -551,11 +581,12 @@ class Episode(Model):
     @property
     def fingerprint(self) -> str:
         """What "the same content" means for an episode id."""
-        return fingerprint(self.scope, self.occurred_at, self.raw, self.channel,
-                           [f.model_dump(mode="json") for f in self.facts])
+        return fingerprint(
+            self.scope, self.occurred_at, self.raw, self.channel, [f.model_dump(mode="json") for f in self.facts]
+        )
 
 
-def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict]) -> str:
+def fingerprint(scope: Scope, occurred_at: datetime, raw: str, channel: str, facts: list[dict[str, Any]]) -> str:
     """An episode's fingerprint from its parts (``facts`` as their JSON dumps), also for an
     episode as stored."""
     payload = json.dumps([scope.key, occurred_at.isoformat(), raw, channel, facts])
@@ -592,8 +623,20 @@ class SubjectCounts(Model):
 
 
 #: What an erasure deletes, kind by kind: the counts its record keeps.
-ERASED_KINDS = ("units", "episodes", "entities", "decisions", "traces", "blocks", "reviews", "locks", "commits",
-                "usage", "deletions", "entries")
+ERASED_KINDS = (
+    "units",
+    "episodes",
+    "entities",
+    "decisions",
+    "traces",
+    "blocks",
+    "reviews",
+    "locks",
+    "commits",
+    "usage",
+    "deletions",
+    "entries",
+)
 
 
 class Erasure(Model):
@@ -641,7 +684,7 @@ class Usage(Model):
     archived_at: UTCDatetime | None = None
 
     @model_validator(mode="after")
-    def _counted(self) -> "Usage":
+    def _counted(self) -> Usage:
         if self.recall_count and self.last_recalled_at is None:
             raise ValueError("a recall count needs last_recalled_at")
         return self
@@ -671,6 +714,13 @@ class TimelineEvent(Model):
     channel: str | None = None
     occurred_at: UTCDatetime | None = None
 
+    @property
+    def asserted(self) -> Candidate:
+        """The candidate an assertion event states."""
+        if self.candidate is None:
+            raise ValueError(f"a {self.kind} event of {self.group} states no candidate")
+        return self.candidate
+
 
 class Decision(Model):
     """One policy decision. The reason is mandatory, for NOOP too."""
@@ -696,8 +746,15 @@ class Decision(Model):
     #: Who caused it: "cli", "mcp", an API key id, or None (the Python API).
     actor: str | None = None
 
+    @property
+    def logged(self) -> TimelineEvent:
+        """The timeline event of a decision in a group's log (every one there carries one)."""
+        if self.event is None:
+            raise ValueError(f"decision {self.id} carries no timeline event")
+        return self.event
+
     @model_validator(mode="after")
-    def _target(self) -> "Decision":
+    def _target(self) -> Decision:
         if self.op in (Op.UPDATE, Op.DELETE) and not self.target_id:
             raise ValueError(f"{self.op.value} decision needs a target_id")
         return self
@@ -736,8 +793,7 @@ class Candidate(Model):
     def _stored_before_endings(cls, data: Any) -> Any:
         # Candidates stored before endings existed say ``retract: true|false``.
         if isinstance(data, dict) and "retract" in data:
-            data = {k: v for k, v in data.items() if k != "retract"} | (
-                {"op": "retract"} if data["retract"] else {})
+            data = {k: v for k, v in data.items() if k != "retract"} | ({"op": "retract"} if data["retract"] else {})
         return data
 
     @property
@@ -835,7 +891,7 @@ class SearchRequest(Model):
     ``at.known`` (a question that names a time and no as-of point)."""
 
     scopes: tuple[Scope, ...]
-    at: "AsOf"
+    at: AsOf
     during: tuple[UTCDatetime, UTCDatetime] | None = None
     #: A time the question names: a list of units true or told near it, closest first.
     window: tuple[UTCDatetime, UTCDatetime] | None = None
@@ -947,7 +1003,7 @@ class AsOf(Model):
     known: UTCDatetime
 
     @classmethod
-    def now(cls) -> "AsOf":
+    def now(cls) -> AsOf:
         t = utcnow()
         return cls(valid=t, known=t)
 
@@ -977,9 +1033,57 @@ def words(text: str) -> list[str]:
 #: Words too common to tell texts apart. A lexical query drops them: BM25 would weight them
 #: low, but across many of them the low weights still add up to noise.
 STOPWORDS = frozenset(
-    "a an the of to in on at for and or is are was were be been did do does what when where who "
-    "whom which how why with from by as that this it its i you he she they we her his their our "
-    "my me your".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "did",
+        "do",
+        "does",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "how",
+        "why",
+        "with",
+        "from",
+        "by",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "her",
+        "his",
+        "their",
+        "our",
+        "my",
+        "me",
+        "your",
+    ]
 )
 
 
@@ -1125,8 +1229,9 @@ class IndexStatus(Model):
 
 #: What an export holds, kind by kind, in the order it is written and imported: a record
 #: names only records of its own kind or of the kinds before it.
-RecordKind = Literal["entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block",
-                     "review", "trace"]
+RecordKind = Literal[
+    "entity", "episode", "unit", "deletion", "decision", "invalidation", "usage", "block", "review", "trace"
+]
 RECORD_KINDS: tuple[RecordKind, ...] = get_args(RecordKind)
 
 
@@ -1165,7 +1270,7 @@ class Rewrite(Model):
     #: Edges to drop, by (unit id, decision id, expired_at): one decision may hang several
     #: edges on one unit, at different system times.
     drop_edges: tuple[tuple[str, str, UTCDatetime], ...] = ()
-    add: "WriteBatch" = Field(default_factory=lambda: WriteBatch())
+    add: WriteBatch = Field(default_factory=lambda: WriteBatch())
     #: Kept units whose edges changed: their search entries are recomputed.
     respan: tuple[str, ...] = ()
 

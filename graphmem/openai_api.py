@@ -8,8 +8,9 @@ the client's exception.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import BackendError, ConfigurationError
 
@@ -25,8 +26,13 @@ MAX_RETRIES = 4
 PROBE_TIMEOUT = 5.0
 
 
-def make_client(settings: "Settings", purpose: str, role: Literal["llm", "embedding"] = "llm",
-                timeout: float = 60.0, max_retries: int = MAX_RETRIES) -> "openai.OpenAI":
+def make_client(
+    settings: Settings,
+    purpose: str,
+    role: Literal["llm", "embedding"] = "llm",
+    timeout: float = 60.0,
+    max_retries: int = MAX_RETRIES,
+) -> openai.OpenAI:
     """A client for the endpoint ``settings.endpoint(role)`` names (no base URL: api.openai.com).
 
     Raises:
@@ -49,11 +55,13 @@ def make_client(settings: "Settings", purpose: str, role: Literal["llm", "embedd
 def missing_endpoint(purpose: str, role: Literal["llm", "embedding"]) -> str:
     """Why ``purpose`` cannot run: no endpoint for ``role``, and the settings that give one."""
     own = f"GRAPHMEM_{role.upper()}"
-    return (f"{purpose} needs an OpenAI-compatible endpoint: set {own}_BASE_URL or OPENAI_BASE_URL "
-            f"(a local server), or {own}_API_KEY or OPENAI_API_KEY (api.openai.com)")
+    return (
+        f"{purpose} needs an OpenAI-compatible endpoint: set {own}_BASE_URL or OPENAI_BASE_URL "
+        f"(a local server), or {own}_API_KEY or OPENAI_API_KEY (api.openai.com)"
+    )
 
 
-def probe(client: "openai.OpenAI", purpose: str) -> str:
+def probe(client: openai.OpenAI, purpose: str) -> str:
     """Check that the endpoint answers (its model list, one attempt of a few seconds) before
     work that would fail half-way without it; returns a line saying so.
 
@@ -82,6 +90,8 @@ def mapped_errors(what: str) -> Iterator[None]:
         # The server's own message when its error body has one (``exc.message`` prefixes it
         # with "Error code: NNN - ").
         body = exc.body if isinstance(exc.body, dict) else {}
-        raise BackendError(f"{what} failed ({exc.status_code}): {one_line(body.get('message') or exc.message)}") from exc
+        raise BackendError(
+            f"{what} failed ({exc.status_code}): {one_line(body.get('message') or exc.message)}"
+        ) from exc
     except openai.OpenAIError as exc:  # connection errors and timeouts included
         raise BackendError(f"{what} failed: {one_line(exc)}") from exc

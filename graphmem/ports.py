@@ -23,8 +23,9 @@ non-null ``invalid_at``: the unit as the system saw it at S.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from .models import (
     ApiKey,
@@ -65,8 +66,26 @@ from .models import (
 )
 
 #: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
-Record = Union[Episode, Entity, MemoryUnit, Deletion, Decision, Invalidation, Usage, MemoryBlock, ReviewItem,
-               StoredTrace]
+Record = (
+    Episode | Entity | MemoryUnit | Deletion | Decision | Invalidation | Usage | MemoryBlock | ReviewItem | StoredTrace
+)
+
+R = TypeVar("R", bound=Record)
+
+
+def of(model: type[R], records: Iterable[tuple[str, Record]]) -> list[tuple[str, R]]:
+    """Records of one kind, with where each was read, as that kind's model (``MODELS``)."""
+    typed: list[tuple[str, R]] = []
+    for where, record in records:
+        if not isinstance(record, model):
+            raise TypeError(f"a {type(record).__name__} among the {model.__name__} records")
+        typed.append((where, record))
+    return typed
+
+
+def each(model: type[R], records: Iterable[Record]) -> list[R]:
+    """``of`` without the where."""
+    return [r for _, r in of(model, (("", r) for r in records))]
 
 
 class EpisodeStore(Protocol):
@@ -257,8 +276,13 @@ class AuditStore(Protocol):
     only by ``prune_traces`` or an erasure)."""
 
     def list_decisions(
-        self, scope: Scope, episode_id: str | None = None, op: str | None = None, unit_id: str | None = None,
-        limit: int = 100, unit_ids: Sequence[str] | None = None,
+        self,
+        scope: Scope,
+        episode_id: str | None = None,
+        op: str | None = None,
+        unit_id: str | None = None,
+        limit: int = 100,
+        unit_ids: Sequence[str] | None = None,
     ) -> list[Decision]:
         """Decisions of the scope, newest first, at most ``limit``: of one episode, of one op,
         and touching ``unit_id`` or one of ``unit_ids`` (targeting, producing or invalidating
@@ -285,8 +309,9 @@ class ReviewStore(Protocol):
     """Candidates held for human review (written by ``TimelineStore.commit``). Review items
     are looked up by id across scopes: the id is what an operator is shown."""
 
-    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending",
-                     limit: int = 100) -> list[ReviewItem]:
+    def list_reviews(
+        self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100
+    ) -> list[ReviewItem]:
         """Items of one scope (all when None) with this status (any when None), oldest first."""
         ...
 
@@ -302,14 +327,16 @@ class ErasureStore(Protocol):
     transaction. A record names the subject only by HMAC keys under a secret of the store's own
     (``graphmem.models.erasure_keys``), never in plain text or a plain hash."""
 
-    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
-                      actor: str | None = None) -> Erasure:
+    def start_erasure(
+        self, subject_type: str, subject_id: str, project_id: str | None, actor: str | None = None
+    ) -> Erasure:
         """The erasure record of a subject (one project, or every project when None): the
         unfinished one, to resume, or a new one (``status`` "running") naming who asked."""
         ...
 
-    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
-                    batch: int) -> Erasure:
+    def erase_batch(
+        self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None, batch: int
+    ) -> Erasure:
         """Delete up to ``batch`` records of each kind belonging to the subject and add the
         counts to the erasure record, atomically; a batch that deletes nothing marks the record
         "done". Returns the record."""
@@ -353,7 +380,9 @@ class ExchangeStore(Protocol):
         order (type, id, then project with no project last)."""
         ...
 
-    def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
+    def dump(
+        self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000
+    ) -> tuple[list[Record], str | None]:
         """One page of the scope's records of one kind, as stored: those whose key comes after
         ``after`` ("" for the first page), in key order, and the key the next page starts after
         (None when this was the last). Keys are ids, except ``usage`` (its unit's id) and
@@ -369,8 +398,9 @@ class ExchangeStore(Protocol):
         of that record is returned)."""
         ...
 
-    def load(self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]],
-             derived: WriteBatch | None = None) -> int:
+    def load(
+        self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]], derived: WriteBatch | None = None
+    ) -> int:
         """Store records, of one or more kinds, exactly as given (ids, system times and all),
         all in one transaction, kind by kind in ``RECORD_KINDS`` order, with the links their
         fields name to records already stored or stored before them here (a link to a record
@@ -414,8 +444,18 @@ class KeyStore(Protocol):
 
 
 @runtime_checkable
-class MemoryStore(EpisodeStore, UnitStore, TimelineStore, AuditStore, ReviewStore, ErasureStore, BlockStore,
-                  ExchangeStore, KeyStore, Protocol):
+class MemoryStore(
+    EpisodeStore,
+    UnitStore,
+    TimelineStore,
+    AuditStore,
+    ReviewStore,
+    ErasureStore,
+    BlockStore,
+    ExchangeStore,
+    KeyStore,
+    Protocol,
+):
     """The source of truth: every port above, as the adapters implement it
     (``graphmem.adapters``). Every method that takes a scope is confined to it: no id from
     another scope is ever read, returned, changed or deleted."""
@@ -543,7 +583,7 @@ class MemoryPolicy(Protocol):
         A target_id must be one of the neighbours' ids; the reason is never empty."""
         ...
 
-    def should_archive(self, unit: MemoryUnit, now) -> bool: ...
+    def should_archive(self, unit: MemoryUnit, now: datetime) -> bool: ...
 
     def budget_for(self, label: str) -> int:
         """Token budget of a block label; ``"__recall__"`` is the recall budget."""

@@ -39,14 +39,15 @@ time), so a replay of an unchanged log yields the records already stored.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from typing import Iterable, Literal, Sequence
+from datetime import UTC, datetime
+from typing import Literal
 
 #: Open ends, for comparisons only (never stored): a time equal to one reads as no time, so a
 #: fact may not give END_OF_TIME (``graphmem.models.Fact``).
-_MIN = datetime.min.replace(tzinfo=timezone.utc)
-END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
+_MIN = datetime.min.replace(tzinfo=UTC)
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 Order = tuple[datetime, int, int]
 EventKind = Literal["assert", "end", "retract", "retire"]
@@ -213,8 +214,9 @@ def covers(unit: Shown, t: datetime) -> bool:
     return _start(unit.start) <= t < _end(unit.end)
 
 
-def step(current: Sequence[Shown], desired: Sequence[Stretch], at: datetime,
-         events: Sequence[Event]) -> tuple[list[NewUnit], list[NewEdge]]:
+def step(
+    current: Sequence[Shown], desired: Sequence[Stretch], at: datetime, events: Sequence[Event]
+) -> tuple[list[NewUnit], list[NewEdge]]:
     """The records that turn the units alive just before ``at`` into ``desired``, all at
     system time ``at``; ``events`` are the log entries of ``at`` (to name each edge's cause)."""
     by_owner = {(u.owner, u.start): u for u in current}

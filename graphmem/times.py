@@ -10,7 +10,7 @@ missing zone is read as UTC; the Python API refuses naive datetimes.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .errors import quoted
 
@@ -34,9 +34,9 @@ def parse_time(text: str, name: str | None = None) -> datetime:
     except ValueError:
         raise ValueError(f"{prefix}{quoted(text)} is not an ISO 8601 time ({EXAMPLE})") from None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC
         raise ValueError(f"{prefix}{quoted(text)} is outside the years 1..9999 once in UTC") from None
 

@@ -58,13 +58,14 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from .errors import InvalidInput
 
 __all__ = ["TimeWindow", "find_window"]
 
-UTC = timezone.utc
+UTC = UTC
 _OPEN_START = datetime.min.replace(tzinfo=UTC)
 _OPEN_END = datetime.max.replace(tzinfo=UTC)
 
@@ -88,7 +89,7 @@ class TimeWindow:
     def outside(self, question: str) -> str:
         """The question without the phrase (what recall searches for): "What did I cook on
         19 March 2024?" -> "What did I cook ?"; the whole question if nothing else is left."""
-        return " ".join((question[: self.span[0]] + " " + question[self.span[1]:]).split()) or question
+        return " ".join((question[: self.span[0]] + " " + question[self.span[1] :]).split()) or question
 
 
 def find_window(question: str, anchor: datetime) -> TimeWindow | None:
@@ -158,7 +159,10 @@ _YEAR = r"(?<![\w.:/$£€])[12]\d{3}(?!\w)"
 _NUM = rf"(?:\d{{1,4}}|a\s+couple\s+of|{_words(_NUMBERS)})"
 _UNIT = r"(?:hour|day|week|month|year)s?(?!\w)"
 
-_CUE = r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|circa|between|from|at|by|over)\s+"
+_CUE = (
+    r"(?P<cue>as\s+of|back\s+in|sometime\s+in|in|on|during|throughout|since|before|after|until|till|around|circa"
+    r"|between|from|at|by|over)\s+"
+)
 _MOD = (
     r"(?:(?:the\s+)?(?:very\s+)?(?P<part>early|mid|late)(?:\s*-\s*|\s+)"
     r"|(?:the\s+)?(?:very\s+)?(?P<partof>beginning|start|middle|end)\s+of\s+"
@@ -436,7 +440,7 @@ def _atom(m: re.Match, question: str, anchor: datetime) -> _Atom | None:
     if ("bare_m" in g or "bare_s" in g or "rel_t" in g) and _NAMED_AFTER.match(question, m.end()):
         return None
     cue = " ".join(g.get("cue", "").lower().split())
-    base = {"start": m.start(), "end": m.end(), "cue": cue, "mod": _modifier(g)}
+    base: dict[str, Any] = {"start": m.start(), "end": m.end(), "cue": cue, "mod": _modifier(g)}
 
     if "iso_y" in g:
         spec = _Spec(month=int(g["iso_m"]), day=int(g["iso_d"]), year=int(g["iso_y"]))

@@ -29,9 +29,10 @@ import pwd
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
@@ -149,15 +150,18 @@ def _check(path: Path, *, leaf: bool, instead: str) -> None:
 def _judge(path: Path, info: os.stat_result, *, leaf: bool, instead: str) -> None:
     me = os.geteuid()
     if info.st_uid not in (me, _TRUSTED_OWNER):
-        raise ConfigurationError(f"{path} belongs to {user_name(info.st_uid)}, not to you or root, so they can "
-                                 f"change what graphmem finds there: {instead}")
+        raise ConfigurationError(
+            f"{path} belongs to {user_name(info.st_uid)}, not to you or root, so they can "
+            f"change what graphmem finds there: {instead}"
+        )
     if stat.S_ISLNK(info.st_mode):
         return  # a link's own mode means nothing; its target is checked as the resolved path
     mode = stat.S_IMODE(info.st_mode)
     shared = mode & 0o002 or (mode & 0o020 and not _private_group(info.st_gid, me))
     if shared and not (not leaf and mode & stat.S_ISVTX and info.st_uid == _TRUSTED_OWNER):
-        raise ConfigurationError(f"{path} can be written by other users (mode {mode:04o}): "
-                                 f"chmod go-w {path}, or {instead}")
+        raise ConfigurationError(
+            f"{path} can be written by other users (mode {mode:04o}): chmod go-w {path}, or {instead}"
+        )
 
 
 def _private_group(gid: int, uid: int) -> bool:

@@ -9,26 +9,38 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .models import (
-    ApiKey, AssembleTrace, Candidate, Decision, Deletion, Entity, Episode, Invalidation, MemoryBlock, MemoryUnit,
-    Op, ReviewItem, Scope, Usage,
+    ApiKey,
+    AssembleTrace,
+    Candidate,
+    Decision,
+    Deletion,
+    Entity,
+    Episode,
+    Invalidation,
+    MemoryBlock,
+    MemoryUnit,
+    Op,
+    ReviewItem,
+    Scope,
+    Usage,
 )
 
 if TYPE_CHECKING:
-    from .pipelines.recall import Recalled
-    from .timewords import TimeWindow
     from .pipelines.assemble import Assembly
-    from .pipelines.recall import RecallHit
+    from .pipelines.recall import Recalled, RecallHit
     from .pipelines.write import WriteReport
+    from .timewords import TimeWindow
 
 
 def time(value: datetime | None) -> str | None:
     """An instant as ISO 8601 UTC (``2023-05-08T13:56:00.123456+00:00``), or None."""
-    return value.astimezone(timezone.utc).isoformat() if value is not None else None
+    return value.astimezone(UTC).isoformat() if value is not None else None
 
 
 def scope(value: Scope) -> dict[str, str | None]:
@@ -132,12 +144,21 @@ def decision(value: Decision, texts: Mapping[str, str] | None = None) -> dict[st
     texts of units (``GraphMem.fact_texts``): ``produced_fact`` and ``target_fact``, the facts
     it wrote and ended, retracted or superseded."""
     event = value.event
-    named = {} if texts is None else {"produced_fact": texts.get(value.produced_id or ""),
-                                      "target_fact": texts.get(value.target_id or "")}
-    return _scoped(value, **named, event=None if event is None else {
-        **_plain(event.model_dump(exclude={"candidate", "order_at", "order_ep", "order_fact"})),
-        "order": [time(event.order_at), event.order_ep, event.order_fact],
-    })
+    named = (
+        {}
+        if texts is None
+        else {"produced_fact": texts.get(value.produced_id or ""), "target_fact": texts.get(value.target_id or "")}
+    )
+    return _scoped(
+        value,
+        **named,
+        event=None
+        if event is None
+        else {
+            **_plain(event.model_dump(exclude={"candidate", "order_at", "order_ep", "order_fact"})),
+            "order": [time(event.order_at), event.order_ep, event.order_fact],
+        },
+    )
 
 
 def decision_log(found: Sequence[Decision], texts: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -162,8 +183,10 @@ def history_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
         "believed": entry["believed_until"] is None,
         "believed_until": time(entry["believed_until"]),
         "earlier": [{"until": time(e["until"]), "invalid_at": time(e["invalid_at"])} for e in entry["earlier"]],
-        "edges": [{"expired_at": time(e.expired_at), "invalid_at": time(e.invalid_at), "decision_id": e.decision_id}
-                  for e in entry["edges"]],
+        "edges": [
+            {"expired_at": time(e.expired_at), "invalid_at": time(e.invalid_at), "decision_id": e.decision_id}
+            for e in entry["edges"]
+        ],
         "episode_id": u.source.episode_id,
         "decisions": [decision(d) for d in entry["decisions"]],
         **scope(u.scope),
@@ -252,8 +275,13 @@ def key(value: ApiKey, token: str | None = None) -> dict[str, Any]:
 # -- the export format: one record per line, ``{"type": ..., ...}`` ---------------------------
 def export_header(value: Scope, exported_at: datetime, format_name: str, version: int) -> dict[str, Any]:
     """The first line of an export: what it is and whose records follow."""
-    return {"type": "header", "format": format_name, "version": version, **scope(value),
-            "exported_at": time(exported_at)}
+    return {
+        "type": "header",
+        "format": format_name,
+        "version": version,
+        **scope(value),
+        "exported_at": time(exported_at),
+    }
 
 
 def entity_record(value: Entity) -> dict[str, Any]:
@@ -264,10 +292,15 @@ def entity_record(value: Entity) -> dict[str, Any]:
 def decision_record(value: Decision) -> dict[str, Any]:
     """A decision whole: ``decision`` with its timeline event's candidate and order as stored."""
     event = value.event
-    return _scoped(value, event=None if event is None else {
-        **_plain(event.model_dump(exclude={"candidate"})),
-        "candidate": None if event.candidate is None else _candidate(event.candidate),
-    })
+    return _scoped(
+        value,
+        event=None
+        if event is None
+        else {
+            **_plain(event.model_dump(exclude={"candidate"})),
+            "candidate": None if event.candidate is None else _candidate(event.candidate),
+        },
+    )
 
 
 def invalidation_record(value: Invalidation) -> dict[str, Any]:

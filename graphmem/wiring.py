@@ -55,8 +55,14 @@ def make_extractors(settings: Settings | None = None) -> dict[str, Extractor]:
     return extractors
 
 
-def connect(settings: Settings | None = None, *, migrate: bool = True, check_index: bool = True,
-            embedder: Embedder | None = None, **kwargs) -> "GraphMem":
+def connect(
+    settings: Settings | None = None,
+    *,
+    migrate: bool = True,
+    check_index: bool = True,
+    embedder: Embedder | None = None,
+    **kwargs,
+) -> GraphMem:
     """A ``GraphMem`` on the Neo4j that ``settings`` name (default: ``Settings()``).
 
     Args:

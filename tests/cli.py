@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from typer.testing import CliRunner, Result
 
@@ -43,8 +43,21 @@ def one_error_line(result: Result) -> str:
 
 
 def fact_line(scope: Scope, eid: str, when: str, city: str) -> str:
-    return json.dumps({
-        "id": eid, "subject": subject(scope), "occurred_at": when, "raw": f"I live in {city}.",
-        "facts": [{"subject": "Alice", "predicate": "lives_in", "object": city,
-                   "content": f"Alice lives in {city}", "valid_at": when, "single_valued": True}],
-    })
+    return json.dumps(
+        {
+            "id": eid,
+            "subject": subject(scope),
+            "occurred_at": when,
+            "raw": f"I live in {city}.",
+            "facts": [
+                {
+                    "subject": "Alice",
+                    "predicate": "lives_in",
+                    "object": city,
+                    "content": f"Alice lives in {city}",
+                    "valid_at": when,
+                    "single_valued": True,
+                }
+            ],
+        }
+    )

@@ -13,6 +13,7 @@ import os
 import uuid
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.adapters.neo4j_driver import Neo4jConnection
@@ -20,7 +21,13 @@ from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.config import Settings
 from graphmem.errors import Unavailable
 from graphmem.models import Scope
+from tests.examples import CI_EXAMPLES, DEV_EXAMPLES
 
+# The property tests' example counts: "ci" (scripts/test) runs today's numbers, "dev" (the default
+# for a local pytest) a fifth of them; tests that set their own count take it through examples().
+hypothesis_settings.register_profile("ci", max_examples=CI_EXAMPLES)
+hypothesis_settings.register_profile("dev", max_examples=DEV_EXAMPLES)
+hypothesis_settings.load_profile(os.environ.get("GRAPHMEM_HYPOTHESIS_PROFILE", "dev"))
 
 NEO4J = pytest.param("neo4j", marks=pytest.mark.neo4j)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from graphmem.models import (
     Decision,
@@ -18,7 +18,7 @@ from graphmem.models import (
     content_hash,
 )
 
-EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def day(n: float) -> datetime:

@@ -8,8 +8,10 @@ import subprocess
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
-from typing import IO, Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import IO
+
 
 def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on now (a server should take it at once).
@@ -46,8 +48,7 @@ def serving(argv: list[str], what: str, **popen) -> Iterator[Served]:
     connections (``popen``: env, cwd)."""
     port = free_port()
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([*argv, "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                **popen)
+        proc = subprocess.Popen([*argv, "--port", str(port)], stdin=subprocess.DEVNULL, stdout=log, stderr=log, **popen)
         try:
             await_listening(proc, port, log, what)
             yield Served(port, log)
@@ -126,10 +127,8 @@ class Relay:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         with self._lock:
@@ -140,10 +139,8 @@ class Relay:
         """Close the connections it forwards (a restarted proxy, an idle timeout), staying up."""
         with self._lock:
             for s in self._open:
-                try:
+                with suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
             self._open.clear()
 
     def restore(self) -> None:

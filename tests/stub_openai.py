@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 Respond = Callable[[str, dict], tuple[int, dict]]
 

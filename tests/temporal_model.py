@@ -102,6 +102,7 @@ class TemporalModel:
         """(subject, predicate, object) of every fact true at world time ``t`` as known after
         ``step``."""
         known = [a for a in self.facts if a.known <= step and (a.retired is None or a.retired > step)]
+
         def key(a: _Assertion) -> tuple[str, str, str]:
             return a.fact.subject, a.fact.predicate, a.fact.object
 

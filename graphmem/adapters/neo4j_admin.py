@@ -45,14 +45,21 @@ class Neo4jDatabase:
         if building:
             problems.append(f"a rebuild to {building} did not finish (run `graphmem index rebuild`)")
         wanted = (*FULLTEXT_INDEXES, index_name(self.index.generation))
-        problems += [f"{name} missing" if name not in states else f"{name}={states[name]}"
-                     for name in wanted if states.get(name) != "ONLINE"]
+        problems += [
+            f"{name} missing" if name not in states else f"{name}={states[name]}"
+            for name in wanted
+            if states.get(name) != "ONLINE"
+        ]
         vector = self.conn.read("index/vector_dimension", name=index_name(self.index.generation))
         if vector and self.index.filtered and not vector[0]["filters"]:
-            problems.append(f"{index_name(self.index.generation)} was made on Neo4j 5.26, without the filter "
-                            "properties this server searches with (run `graphmem init`)")
-        problems += [f"{row['units']} unit(s) of scope {row['scope']} have no search entry (run `graphmem index rebuild`)"
-                     for row in self.conn.read("index/unentered_units")]
+            problems.append(
+                f"{index_name(self.index.generation)} was made on Neo4j 5.26, without the filter "
+                "properties this server searches with (run `graphmem init`)"
+            )
+        problems += [
+            f"{row['units']} unit(s) of scope {row['scope']} have no search entry (run `graphmem index rebuild`)"
+            for row in self.conn.read("index/unentered_units")
+        ]
         return problems
 
     def flush_erased(self) -> bool:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import neo4j
@@ -29,8 +30,8 @@ from neo4j.vector import Vector
 
 from ..config import DEFAULT_BOLT_PORT, Settings
 from ..cypher import Query, load
+from ..errors import BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, Unavailable
 from ..migrations import migrate
-from ..errors import BackendError, Conflict, ConfigurationError, GraphMemError, InvalidInput, Unavailable
 from ..server.local import local_password, own_port, password_file
 
 T = TypeVar("T")
@@ -75,8 +76,10 @@ def unreachable(uri: str, exc: Exception) -> str:
 
 #: What a refused login says when the caller knows no more (Neo4jConnection says which
 #: password it sent).
-_REFUSED = ("refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's password is in "
-            "<GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)")
+_REFUSED = (
+    "refused the credentials: set NEO4J_USER/NEO4J_PASSWORD (a local server's password is in "
+    "<GRAPHMEM_HOME>/instances/<port>/password, read when NEO4J_PASSWORD is empty)"
+)
 
 
 #: Neo4j's answer to any login after several refused ones in a row.
@@ -106,14 +109,16 @@ def mapped_errors(what: str, uri: str | None = None, refused: str = _REFUSED) ->
         raise InvalidInput(f"{what}: {exc.message}") from exc
     except neo4j_errors.Neo4jError as exc:
         if exc.code == _LOCKED_OUT:
-            raise Unavailable(f"{_who(what, uri)} refuses every login for a few seconds after several refused "
-                              f"ones in a row (try again; if it refuses again, it {refused})") from exc
+            raise Unavailable(
+                f"{_who(what, uri)} refuses every login for a few seconds after several refused "
+                f"ones in a row (try again; if it refuses again, it {refused})"
+            ) from exc
         raise BackendError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j_errors.DriverError as exc:
         raise BackendError(f"{what}: {exc}") from exc
 
 
-class Listed(list):
+class Listed(list[Any]):
     """A list parameter, sent as the list it is and shown by its length. The driver formats
     every statement's parameters for its debug log even when that log is off (``neo4j`` 6.4,
     Bolt RUN): a write's rows and their vectors (1,000 of 384 floats) took longer to format
@@ -125,7 +130,7 @@ class Listed(list):
         return f"<list of {len(self)}>"
 
 
-class Embedding(list):
+class Embedding(list[float]):
     """A vector parameter: sent as its float32 bytes in one value where the server takes that
     (Bolt 6, ``neo4j.vector.Vector``), else as a list. A list goes as one number at a time
     and the server decodes each: a write of 1,000 vectors of 384 took ~180 ms more so than as
@@ -173,6 +178,7 @@ def _name(query: str | Query) -> str:
 def _as(access: str, packed: bool, fn: Callable[[ManagedTransaction], T]) -> Callable[[ManagedTransaction], T]:
     """``fn`` run with ``access`` as the current transaction kind (checked by ``run``) and
     ``packed`` saying how it sends an ``Embedding``."""
+
     def work(tx: ManagedTransaction) -> T:
         access_token, packed_token = _ACCESS.set(access), _PACKED.set(packed)
         try:
@@ -180,6 +186,7 @@ def _as(access: str, packed: bool, fn: Callable[[ManagedTransaction], T]) -> Cal
         finally:
             _ACCESS.reset(access_token)
             _PACKED.reset(packed_token)
+
     return work
 
 
@@ -194,12 +201,15 @@ class Neo4jConnection:
         resolver = None
         elsewhere = "(a server started with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
         if password:
-            self._refused = ("refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): "
-                             "correct them")
+            self._refused = (
+                "refused the user and password given (--user/--password or NEO4J_USER/NEO4J_PASSWORD): correct them"
+            )
         elif local := local_password(settings.neo4j_uri, settings.home):
             if user != "neo4j":  # the file holds the neo4j user's password, nobody else's
-                raise ConfigurationError(f"NEO4J_USER is {user} but no password is given: {kept} holds the "
-                                         "neo4j user's; set NEO4J_PASSWORD too, or leave NEO4J_USER unset")
+                raise ConfigurationError(
+                    f"NEO4J_USER is {user} but no password is given: {kept} holds the "
+                    "neo4j user's; set NEO4J_PASSWORD too, or leave NEO4J_USER unset"
+                )
             password = local  # a server from `graphmem db start` keeps it there
             self._refused = f"refused the password in {kept} {elsewhere}"
             # That server runs as this user: the password goes to no other user's listener.
@@ -219,7 +229,7 @@ class Neo4jConnection:
                 connection_timeout=CONNECT_TIMEOUT,
                 # Warnings such as "label does not exist yet" are noise on a fresh database.
                 notifications_min_severity="OFF",
-                resolver=resolver,
+                resolver=resolver,  # type: ignore[arg-type]  # None is the driver's default; its hint omits it
             )
         except neo4j_errors.ConfigurationError as exc:  # what the URI carries beyond host and port
             raise ConfigurationError(f"Neo4j URI {settings.neo4j_uri}: {exc}") from exc
@@ -234,7 +244,7 @@ class Neo4jConnection:
     def close(self) -> None:
         self.driver.close()
 
-    def __enter__(self) -> "Neo4jConnection":
+    def __enter__(self) -> Neo4jConnection:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -304,8 +314,10 @@ class Neo4jConnection:
         """Run one schema statement in an auto-commit transaction (Neo4j requires it).
         Idempotent: when a concurrent process created the same index or constraint first,
         Neo4j reports an equivalent rule despite IF NOT EXISTS; that is success."""
-        with (mapped_errors(what, self.settings.neo4j_uri, self._refused),
-              self.driver.session(database=self.database) as session):
+        with (
+            mapped_errors(what, self.settings.neo4j_uri, self._refused),
+            self.driver.session(database=self.database) as session,
+        ):
             try:
                 session.run(text).consume()
             except neo4j_errors.ClientError as exc:

@@ -23,8 +23,11 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Callable, Sequence
+from typing import Any
+
+from neo4j import ManagedTransaction
 
 from ..cypher import Query, load
 from ..entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range
@@ -42,9 +45,18 @@ from ..models import (
     normalise,
     utcnow,
 )
+from ..ports import Embedder
 from .lucene import lucene_query
 from .neo4j_driver import Embedding, Neo4jConnection, run
-from .neo4j_store import entry_row, name_props, texts_changed, to_datetime, unit_from_row, vector_property
+from .neo4j_store import (
+    entry_row,
+    name_props,
+    stored_datetime,
+    texts_changed,
+    to_datetime,
+    unit_from_row,
+    vector_property,
+)
 
 #: Seconds a scope's entry count is trusted for choosing the 5.26 strategy.
 SIZE_TTL = 30.0
@@ -62,8 +74,14 @@ def index_name(generation: int) -> str:
 class Neo4jIndex:
     """MemoryIndex on Neo4j (see ``graphmem.ports.MemoryIndex``)."""
 
-    def __init__(self, conn: Neo4jConnection, embedder, exact_threshold: int = 2_000, batch_size: int = 1_000,
-                 cache_size: int = 4_096):
+    def __init__(
+        self,
+        conn: Neo4jConnection,
+        embedder: Embedder,
+        exact_threshold: int = 2_000,
+        batch_size: int = 1_000,
+        cache_size: int = 4_096,
+    ) -> None:
         self.conn = conn
         self.embedder = embedder
         self.exact_threshold = exact_threshold
@@ -101,7 +119,7 @@ class Neo4jIndex:
             clear()
 
     # -- layout ---------------------------------------------------------------------------
-    def _model(self) -> dict | None:
+    def _model(self) -> dict[str, Any] | None:
         rows = self.conn.read("index/get_model")
         return rows[0] if rows else None
 
@@ -130,8 +148,10 @@ class Neo4jIndex:
         existing = self.conn.read("index/vector_dimension", name=index_name(generation))
         if existing and existing[0]["dimension"] != dimension:
             if self._model() is not None:
-                raise IndexMismatch(f"vector index {index_name(generation)} has {existing[0]['dimension']} dims, "
-                                    f"the embedder {dimension}: run `graphmem index rebuild`")
+                raise IndexMismatch(
+                    f"vector index {index_name(generation)} has {existing[0]['dimension']} dims, "
+                    f"the embedder {dimension}: run `graphmem index rebuild`"
+                )
             # Left by a database emptied by hand (no recorded model): nothing depends on it.
             self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
         elif existing and self.filtered and not existing[0]["filters"]:
@@ -151,11 +171,14 @@ class Neo4jIndex:
         model = self._model()
         mine = (self.embedder.name, self.embedder.dimension)
         if model is not None and model["next_model"] is not None:
-            raise IndexMismatch(f"an index rebuild to {model['next_model']} did not finish: "
-                                "run `graphmem index rebuild` to complete it")
+            raise IndexMismatch(
+                f"an index rebuild to {model['next_model']} did not finish: run `graphmem index rebuild` to complete it"
+            )
         if model is not None and (model["model"], model["dimension"]) != mine:
-            raise IndexMismatch(f"the index was built with {model['model']} ({model['dimension']} dims) but the "
-                                f"embedder is {mine[0]} ({mine[1]} dims): run `graphmem index rebuild`")
+            raise IndexMismatch(
+                f"the index was built with {model['model']} ({model['dimension']} dims) but the "
+                f"embedder is {mine[0]} ({mine[1]} dims): run `graphmem index rebuild`"
+            )
         generation = model["generation"] if model and model["generation"] else 1
         self._create_vector_index(generation, mine[1])
         if model is None or model["generation"] == 0:
@@ -164,30 +187,48 @@ class Neo4jIndex:
         self._generation = generation
 
     # -- search ---------------------------------------------------------------------------
-    def _search_params(self, request: SearchRequest) -> dict:
+    def _search_params(self, request: SearchRequest) -> dict[str, Any]:
         at = request.at
         lo, hi = world_range(request.at, request.during)
         return {
-            "scopes": [s.key for s in request.scopes], "kinds": [k.value for k in request.kinds],
-            "vector": request.vector, "s": micros(at.known, MIN), "t_lo": lo, "t_hi": hi, "fetch": request.fetch,
+            "scopes": [s.key for s in request.scopes],
+            "kinds": [k.value for k in request.kinds],
+            "vector": request.vector,
+            "s": micros(at.known, MIN),
+            "t_lo": lo,
+            "t_hi": hi,
+            "fetch": request.fetch,
         }
 
     def recall(self, request: SearchRequest) -> list[Scored]:
         params = self._search_params(request)
+
         def text_query(terms: tuple[str, ...] | None) -> str | None:
             return lucene_query(terms, request.scopes, "text") if terms else None
 
         params.update(
             names=[{"norm": n, "ids": [entity_ids(s, [n])[0] for s in request.scopes]} for n in request.names],
-            variants={"": {"vector": request.vector, "lucene": text_query(request.terms)},
-                      **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)}
-                         for u in request.unnamed}},
+            variants={
+                "": {"vector": request.vector, "lucene": text_query(request.terms)},
+                **{"\n".join(u.names): {"vector": u.vector, "lucene": text_query(u.terms)} for u in request.unnamed},
+            },
             entity_lucene=lucene_query(request.words or (), request.scopes, "name") if request.words else None,
-            words=list(request.words or ()), lexical_fetch=LEXICAL_OVERFETCH * request.fetch, k=request.k, keep=request.kept,
+            words=list(request.words or ()),
+            lexical_fetch=LEXICAL_OVERFETCH * request.fetch,
+            k=request.k,
+            keep=request.kept,
             gap=CONVERSATION_GAP // timedelta(microseconds=1),
-            depth=request.depth, pool=request.pool, rrf_k=request.rrf_k, tie=TIE, weights=request.weights,
-            seeds=request.seeds, fanout=request.fanout, hops=request.hops, limit=request.frontier,
-            hop_decay=request.hop_decay, prop=vector_property(self.generation),
+            depth=request.depth,
+            pool=request.pool,
+            rrf_k=request.rrf_k,
+            tie=TIE,
+            weights=request.weights,
+            seeds=request.seeds,
+            fanout=request.fanout,
+            hops=request.hops,
+            limit=request.frontier,
+            hop_decay=request.hop_decay,
+            prop=vector_property(self.generation),
             window=[micros(request.window[0], MIN), micros(request.window[1], MAX)] if request.window else None,
             began_first=request.began_first,
         )
@@ -201,13 +242,15 @@ class Neo4jIndex:
             params.update(self._v5_vector(request))
         params["near"] = [n.props() for n in rules]
         rows = self.conn.read(query, **params)
-        return [Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"]), similarity=r["similarity"])
-                for r in rows]
+        return [
+            Scored(unit=_seen(r), score=r["score"], hop=r["hop"], path=tuple(r["path"]), similarity=r["similarity"])
+            for r in rows
+        ]
 
     def _rendered(self, name: str) -> Query:
         return load(name).rendered(index=index_name(self.generation))
 
-    def _v5_vector(self, request: SearchRequest) -> dict:
+    def _v5_vector(self, request: SearchRequest) -> dict[str, Any]:
         """How 5.26 reads the vector list: an exact scan of small scopes, else an over-fetch
         sized by the scopes' share of all entries."""
         key = tuple(s.key for s in request.scopes)
@@ -217,35 +260,65 @@ class Neo4jIndex:
             cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
         in_scopes, total = cached[0], cached[1]
         fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
-        return {"index_name": index_name(self.generation), "exact": in_scopes <= self.exact_threshold,
-                "vector_fetch": min(max(total, 1), fetch)}
+        return {
+            "index_name": index_name(self.generation),
+            "exact": in_scopes <= self.exact_threshold,
+            "vector_fetch": min(max(total, 1), fetch),
+        }
 
     def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
         params = self._search_params(request)
         del params["fetch"]
         through = list(step.through) + [None] * (len(step.frontier) - len(step.through))
-        rows = self.conn.read("recall/hop", **params, frontier=list(step.frontier), through=through,
-                              prop=vector_property(self.generation), fanout=request.fanout,
-                              seen=sorted(step.seen), limit=step.limit, words=list(request.words or ()))
-        return [Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"],
-                        similarity=r["similarity"]) for r in rows]
+        rows = self.conn.read(
+            "recall/hop",
+            **params,
+            frontier=list(step.frontier),
+            through=through,
+            prop=vector_property(self.generation),
+            fanout=request.fanout,
+            seen=sorted(step.seen),
+            limit=step.limit,
+            words=list(request.words or ()),
+        )
+        return [
+            Reached(source=r["source"], via=r["via"], unit=_seen(r), score=r["score"], similarity=r["similarity"])
+            for r in rows
+        ]
 
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         if not queries:
             return []
-        params = {"vectors": self.vectors(queries), "scope": scope.key, "s": micros(at.known, MIN),
-                  "t": micros(at.valid, MIN), "k": k}
+        params = {
+            "vectors": self.vectors(queries),
+            "scope": scope.key,
+            "s": micros(at.known, MIN),
+            "t": micros(at.valid, MIN),
+            "k": k,
+        }
         if self.filtered:
             rows = self.conn.read(self._rendered("recall/neighbours"), **params)
         else:
-            rows = self.conn.read("recall/neighbours_v5", **params, index_name=index_name(self.generation),
-                                  fetch=max(20 * k, 100))
+            rows = self.conn.read(
+                "recall/neighbours_v5", **params, index_name=index_name(self.generation), fetch=max(20 * k, 100)
+            )
         ids = tuple({r["id"] for r in rows})
         units = {}
         if ids:
-            found = self.conn.read("store/list_units", scope=scope.key, ids=list(ids), hashes=None, slots=None,
-                                   kind=None, labels=[], include_expired=False, valid=at.valid, known=at.known,
-                                   offset=0, limit=len(ids))
+            found = self.conn.read(
+                "store/list_units",
+                scope=scope.key,
+                ids=list(ids),
+                hashes=None,
+                slots=None,
+                kind=None,
+                labels=[],
+                include_expired=False,
+                valid=at.valid,
+                known=at.known,
+                offset=0,
+                limit=len(ids),
+            )
             units = {u.id: u for u in map(unit_from_row, found)}
         out: list[list[Scored]] = [[] for _ in queries]
         for r in rows:
@@ -264,6 +337,7 @@ class Neo4jIndex:
         if model is None or model["generation"] == 0:
             self.ensure()
             model = self._model()
+            assert model is not None  # ensure() writes it
         if (model["model"], model["dimension"]) == mine and model["next_model"] is None:
             self._generation = model["generation"]
             self._create_vector_index(model["generation"], mine[1])
@@ -281,19 +355,40 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
             texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
             fresh = iter(self.vectors(texts))
-            scopes = [Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
-                      for r in rows]
+            scopes = [
+                Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
+                for r in rows
+            ]
             entries = []
             for r, scope_of in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
-                edges = [(to_datetime(a), to_datetime(b)) for a, b in r["edges"]]
-                entries += [entry_row(r["id"], scope_of, r["kind"], unit_text(r["content"], r["summary"]),
-                                      to_datetime(r["occurred_at"]), span, vector, r["archived"])
-                            for span in spans(to_datetime(r["created_at"]), to_datetime(r["valid_at"]),
-                                              to_datetime(r["invalid_at"]), edges)]
+                edges = [(stored_datetime(a), to_datetime(b)) for a, b in r["edges"]]
+                entries += [
+                    entry_row(
+                        r["id"],
+                        scope_of,
+                        r["kind"],
+                        unit_text(r["content"], r["summary"]),
+                        to_datetime(r["occurred_at"]),
+                        span,
+                        vector,
+                        r["archived"],
+                    )
+                    for span in spans(
+                        stored_datetime(r["created_at"]),
+                        to_datetime(r["valid_at"]),
+                        to_datetime(r["invalid_at"]),
+                        edges,
+                    )
+                ]
             ids = [r["id"] for r in rows]
 
-            def work(tx, ids=ids, entries=entries, scopes=scopes) -> None:
+            def work(
+                tx: ManagedTransaction,
+                ids: list[str] = ids,
+                entries: list[dict[str, Any]] = entries,
+                scopes: list[Scope] = scopes,
+            ) -> None:
                 texts_changed(tx, scopes)  # a write's plan searched the texts that go and come back here
                 run(tx, "entries/delete_entries", ids=ids)
                 if entries:
@@ -311,11 +406,13 @@ class Neo4jIndex:
     def _entity_words(self, scope_key: str | None) -> None:
         after = ""
         while rows := self.conn.read("index/entities_page", scope=scope_key, after=after, limit=self.batch_size):
-            self.conn.write("index/entity_words", rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))}
-                                                        for r in rows])
+            self.conn.write(
+                "index/entity_words",
+                rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))} for r in rows],
+            )
             after = rows[-1]["id"]
 
-    def _switch(self, model: dict, progress: Progress | None) -> int:
+    def _switch(self, model: dict[str, Any], progress: Progress | None) -> int:
         """Build the new model's vectors aside (resumable), then make them live in one write."""
         mine = (self.embedder.name, self.embedder.dimension)
         old, new = model["generation"], model["generation"] + 1
@@ -324,8 +421,11 @@ class Neo4jIndex:
         prop, after, done = vector_property(new), "", 0
         while rows := self.conn.read("index/units_to_vector", prop=prop, after=after, limit=self.batch_size):
             vectors = self.vectors([r["content"] for r in rows])
-            self.conn.write("index/set_entry_vectors", prop=prop,
-                            rows=[{"id": r["id"], "vector": Embedding(v)} for r, v in zip(rows, vectors)])
+            self.conn.write(
+                "index/set_entry_vectors",
+                prop=prop,
+                rows=[{"id": r["id"], "vector": Embedding(v)} for r, v in zip(rows, vectors)],
+            )
             after = rows[-1]["id"]
             done += len(rows)
             if progress:
@@ -337,7 +437,7 @@ class Neo4jIndex:
             pass
         return done
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         model = self._model()
         counts = self.conn.read("index/status", open=MAX)[0]
         return {
@@ -351,8 +451,7 @@ class Neo4jIndex:
         }
 
 
-def _seen(row: dict) -> MemoryUnit:
+def _seen(row: dict[str, Any]) -> MemoryUnit:
     """A unit from a search row: its end and first invalidation as seen at the search's system
     time come from the entry that was live then."""
     return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})
-

@@ -17,18 +17,23 @@ from __future__ import annotations
 import itertools
 import json
 import secrets
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from neo4j import ManagedTransaction
 from neo4j.time import DateTime
 
 from ..cypher import load
 from ..entries import MIN, Span, from_micros, micros, spans, unit_text
-from ..errors import Conflict, ConfigurationError, IndexMismatch, NotFound, episodes_gone
+from ..errors import ConfigurationError, Conflict, IndexMismatch, NotFound, episodes_gone
+from ..mentions import Named, digest, edge_words, name_edges, named_in, runs_in
 from ..models import (
+    ERASED_KINDS,
+    RECORD_KINDS,
+    STORED,
     ApiKey,
     Appended,
     AsOf,
@@ -39,7 +44,6 @@ from ..models import (
     Edge,
     Entity,
     Episode,
-    ERASED_KINDS,
     Erasure,
     Fact,
     GroupUnit,
@@ -47,16 +51,15 @@ from ..models import (
     MemoryBlock,
     MemoryKind,
     MemoryUnit,
+    Model,
     NamesRead,
     Page,
     RecallStats,
-    RECORD_KINDS,
     RecordKind,
     Relink,
     ReviewItem,
     Rewrite,
     Scope,
-    STORED,
     SourceRef,
     StoredTrace,
     SubjectCounts,
@@ -77,10 +80,9 @@ from ..models import (
     utcnow,
     words,
 )
-from ..mentions import Named, digest, edge_words, name_edges, named_in, runs_in
-from ..ports import Record
-from .neo4j_driver import Embedding, Neo4jConnection, run
+from ..ports import Record, each
 from .lucene import lucene_phrases
+from .neo4j_driver import Embedding, Neo4jConnection, run
 
 #: Traces deleted per transaction when pruning: bounds one transaction's size.
 TRACE_BATCH = 1_000
@@ -89,6 +91,10 @@ TRACE_BATCH = 1_000
 TEXTS_PAGE = 10_000
 #: Entity ids per known-names lookup.
 NAME_IDS = 20_000
+
+
+#: A model read from stored properties (``_fields``).
+M = TypeVar("M", bound=Model)
 
 
 def names_key(scope: Scope) -> str:
@@ -111,6 +117,14 @@ def scope_props(scope: Scope) -> dict[str, Any]:
         "subject_id": scope.subject_id,
         "project_id": scope.project_id,
     }
+
+
+def stored_datetime(value: Any) -> datetime:
+    """``to_datetime`` of a time every stored record has (a creation or system time)."""
+    time = to_datetime(value)
+    if time is None:
+        raise ValueError("a stored record without its system time")
+    return time
 
 
 def to_datetime(value: Any) -> datetime | None:
@@ -142,8 +156,10 @@ def unit_rows(units: Sequence[MemoryUnit]) -> dict[str, list[dict[str, Any]]]:
                 eid = entity_id(unit.scope, name)
                 # The entity's fields straight from the unit's, already checked: no Entity per name.
                 if eid not in entities:
-                    entities[eid] = {"id": eid, "props": named_props(unit.scope, name, normalise(name),
-                                                                     unit.time.created_at)}
+                    entities[eid] = {
+                        "id": eid,
+                        "props": named_props(unit.scope, name, normalise(name), unit.time.created_at),
+                    }
                 about.append({"id": eid, "role": role})
         rows.append({"props": row, "about": about})
     return {"rows": rows, "entities": [entities[eid] for eid in sorted(entities)]}
@@ -221,11 +237,14 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
         summary=u.get("summary"),
         content_hash=u["content_hash"],
         source=SourceRef(
-            episode_id=u["episode_id"], channel=u["channel"], extractor_version=u["extractor_version"],
-            assertion_id=u.get("assertion_id"), occurred_at=to_datetime(u.get("occurred_at")),
+            episode_id=u["episode_id"],
+            channel=u["channel"],
+            extractor_version=u["extractor_version"],
+            assertion_id=u.get("assertion_id"),
+            occurred_at=to_datetime(u.get("occurred_at")),
         ),
         time=TemporalMeta(
-            created_at=to_datetime(u["created_at"]),
+            created_at=stored_datetime(u["created_at"]),
             expired_at=to_datetime(row["expired_at"]),
             valid_at=to_datetime(u.get("valid_at")),
             invalid_at=to_datetime(row["invalid_at"]),
@@ -242,15 +261,37 @@ def unit_from_row(row: dict[str, Any]) -> MemoryUnit:
 def group_unit(row: dict[str, Any]) -> GroupUnit:
     """A stored unit with its own end and all its edges (store/group_state, store/units_naming)."""
     unit = unit_from_row({"unit": row["unit"], "expired_at": None, "invalid_at": row["unit"].get("invalid_at")})
-    edges = sorted((Edge(expired_at=to_datetime(e["expired_at"]), invalid_at=to_datetime(e["invalid_at"]),
-                         decision_id=e["decision_id"], episode_id=e.get("episode_id")) for e in row["edges"]),
-                   key=lambda e: (e.expired_at, e.decision_id))
+    edges = sorted(
+        (
+            Edge(
+                expired_at=stored_datetime(e["expired_at"]),
+                invalid_at=to_datetime(e["invalid_at"]),
+                decision_id=e["decision_id"],
+                episode_id=e.get("episode_id"),
+            )
+            for e in row["edges"]
+        ),
+        key=lambda e: (e.expired_at, e.decision_id),
+    )
     return GroupUnit(unit=unit, edges=tuple(edges), archived=bool(row.get("archived")))
 
 
 #: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
-_EVENT_FIELDS = ("kind", "group", "single", "value", "order_at", "order_ep", "order_fact", "valid_at", "end",
-                 "target", "extractor_version", "channel", "occurred_at")
+_EVENT_FIELDS = (
+    "kind",
+    "group",
+    "single",
+    "value",
+    "order_at",
+    "order_ep",
+    "order_fact",
+    "valid_at",
+    "end",
+    "target",
+    "extractor_version",
+    "channel",
+    "occurred_at",
+)
 #: The event's times, sent as text (``wire``) and parsed by ``store/create_decisions``.
 _EVENT_TIMES = ("order_at", "valid_at", "end", "occurred_at")
 
@@ -266,7 +307,7 @@ def event_props(event: TimelineEvent | None) -> dict[str, Any]:
 def event_from_props(props: dict[str, Any]) -> TimelineEvent | None:
     if props.get("ev_kind") is None:
         return None
-    fields = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
+    fields: dict[str, Any] = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
     raw = props.get("ev_candidate")
     return TimelineEvent(**fields, candidate=Candidate.model_validate_json(raw) if raw else None)
 
@@ -299,9 +340,18 @@ def decision_row(decision: Decision) -> dict[str, Any]:
 
 
 def review_props(item: ReviewItem) -> dict[str, Any]:
-    return {**scope_props(item.scope), "id": item.id, "status": item.status, "episode_id": item.episode_id,
-            "extractor_version": item.extractor_version, "reason": item.reason, "created_at": item.created_at,
-            "decided_at": item.decided_at, "note": item.note, "candidate": item.candidate.model_dump_json()}
+    return {
+        **scope_props(item.scope),
+        "id": item.id,
+        "status": item.status,
+        "episode_id": item.episode_id,
+        "extractor_version": item.extractor_version,
+        "reason": item.reason,
+        "created_at": item.created_at,
+        "decided_at": item.decided_at,
+        "note": item.note,
+        "candidate": item.candidate.model_dump_json(),
+    }
 
 
 def trace_params(trace: AssembleTrace, scores: Sequence[float | None]) -> dict[str, Any]:
@@ -310,8 +360,10 @@ def trace_params(trace: AssembleTrace, scores: Sequence[float | None]) -> dict[s
     props = {**scope_props(trace.scope), **trace.model_dump(exclude={"scope", "scores"})}
     for key in ("resident_ids", "recalled_ids", "rule_ids"):
         props[key] = list(getattr(trace, key))
-    recalled = [{"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
-                for rank, uid in enumerate(trace.recalled_ids)]
+    recalled = [
+        {"id": uid, "rank": rank, "score": scores[rank] if rank < len(scores) else None}
+        for rank, uid in enumerate(trace.recalled_ids)
+    ]
     return {"props": props, "resident": list(trace.resident_ids), "recalled": recalled}
 
 
@@ -349,22 +401,39 @@ def mention_rows(scope: Scope, mentioned: dict[str, tuple[tuple[str, str], ...]]
     return {"rows": rows, "entities": [entities[eid] for eid in sorted(entities)]}
 
 
-def entry_row(unit_id: str, scope: Scope, kind: str, text: str, occurred: datetime | None, span: Span,
-              vector: list[float] | None, archived: bool) -> dict[str, Any]:
+def entry_row(
+    unit_id: str,
+    scope: Scope,
+    kind: str,
+    text: str,
+    occurred: datetime | None,
+    span: Span,
+    vector: list[float] | None,
+    archived: bool,
+) -> dict[str, Any]:
     """One search entry of a unit (``graphmem.entries``) as ``entries/create_entries`` writes it;
     ``occurred`` (its episode's time, else its world start) is what a question's time is near."""
-    props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text,
-             **span.props()}
+    props = {
+        **scope_props(scope),
+        "unit_id": unit_id,
+        "scope_token": scope.token,
+        "kind": kind,
+        "text": text,
+        **span.props(),
+    }
     props["occurred"] = micros(occurred, MIN) if occurred else props["t_from"]
     return {"props": props, "vector": Embedding(vector) if vector is not None else None, "archived": archived}
 
 
-def unit_entries(unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None,
-                 archived: bool) -> list[dict[str, Any]]:
+def unit_entries(
+    unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None, archived: bool
+) -> list[dict[str, Any]]:
     """Every search entry a stored unit has had, from its edges."""
     text = unit_text(unit.content, unit.summary)
-    return [entry_row(unit.id, unit.scope, unit.kind.value, text, unit.source.occurred_at, span, vector, archived)
-            for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)]
+    return [
+        entry_row(unit.id, unit.scope, unit.kind.value, text, unit.source.occurred_at, span, vector, archived)
+        for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)
+    ]
 
 
 @dataclass(frozen=True)
@@ -385,8 +454,15 @@ class _Shaped:
 
     @staticmethod
     def _source(batch: WriteBatch) -> tuple[Any, ...]:
-        return (batch.units, batch.decisions, batch.invalidations, batch.vectors, batch.guards, batch.anchors,
-                batch.texts_read)
+        return (
+            batch.units,
+            batch.decisions,
+            batch.invalidations,
+            batch.vectors,
+            batch.guards,
+            batch.anchors,
+            batch.texts_read,
+        )
 
     @classmethod
     def of(cls, batch: WriteBatch) -> _Shaped:
@@ -402,10 +478,15 @@ class _Shaped:
             decisions=[decision_row(d) for d in batch.decisions],
             invalidations=[invalidation_row(i) for i in batch.invalidations],
             guards=[{"group": g, "version": v} for g, v in sorted(batch.guards.items())],
-            entries=[row for u in batch.units if u.id not in touched
-                     for row in unit_entries(u, [], batch.vectors.get(u.id), False)],
+            entries=[
+                row
+                for u in batch.units
+                if u.id not in touched
+                for row in unit_entries(u, [], batch.vectors.get(u.id), False)
+            ],
             earlier=(named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes))
-            if batch.anchors and read else None,
+            if batch.anchors and read
+            else None,
         )
 
 
@@ -418,11 +499,15 @@ def _layout(tx: ManagedTransaction, batch: WriteBatch) -> str | None:
         return None
     model = rows[0]
     if model["next_model"] is not None:
-        raise ConfigurationError(f"an index rebuild to {model['next_model']} is in progress: "
-                                 "writes wait until `graphmem index rebuild` finishes")
+        raise ConfigurationError(
+            f"an index rebuild to {model['next_model']} is in progress: "
+            "writes wait until `graphmem index rebuild` finishes"
+        )
     if batch.vectors and batch.vector_model not in (None, model["model"]):
-        raise IndexMismatch(f"the index is built with {model['model']} but this write was embedded with "
-                            f"{batch.vector_model}: run `graphmem index rebuild`")
+        raise IndexMismatch(
+            f"the index is built with {model['model']} but this write was embedded with "
+            f"{batch.vector_model}: run `graphmem index rebuild`"
+        )
     return vector_property(model["generation"])
 
 
@@ -457,9 +542,20 @@ class Neo4jStore:
         for e in episodes:
             facts = [f.model_dump(mode="json") for f in e.facts]
             prints.append(fingerprint(e.scope, e.occurred_at, e.raw, e.channel, facts))
-            rows.append({"id": e.id, "occurred_at": wire(e.occurred_at),
-                         "props": {**scope_props(e.scope), "scope_token": e.scope.token, "raw": e.raw,
-                                   "channel": e.channel, "facts": json.dumps(facts), "fingerprint": prints[-1]}})
+            rows.append(
+                {
+                    "id": e.id,
+                    "occurred_at": wire(e.occurred_at),
+                    "props": {
+                        **scope_props(e.scope),
+                        "scope_token": e.scope.token,
+                        "raw": e.raw,
+                        "channel": e.channel,
+                        "facts": json.dumps(facts),
+                        "fingerprint": prints[-1],
+                    },
+                }
+            )
         found = run(tx, "store/put_episodes", rows=rows, stored_at=wire(utcnow()), undecided=undecided)
         conflicts = tuple(r["position"] for r in found if r["fingerprint"] != prints[r["position"]])
         new = {(episodes[r["position"]].scope, episodes[r["position"]].id) for r in found if r["created"]}
@@ -477,13 +573,20 @@ class Neo4jStore:
 
     def undecided_episodes(self, scope: Scope | None = None, limit: int = 100) -> list[list[Episode]]:
         rows = self.conn.read("store/undecided_episodes", scope=scope.key if scope else None, limit=limit)
-        return [[_episode(e, Scope(subject_type=e["subject_type"], subject_id=e["subject_id"],
-                                   project_id=e["project_id"])) for e in r["episodes"]] for r in rows]
+        return [
+            [
+                _episode(
+                    e, Scope(subject_type=e["subject_type"], subject_id=e["subject_id"], project_id=e["project_id"])
+                )
+                for e in r["episodes"]
+            ]
+            for r in rows
+        ]
 
     def undecided_count(self, scopes: Sequence[Scope] | None = None) -> int:
         if scopes is None:
-            return self.conn.read("store/undecided_total")[0]["n"]
-        return self.conn.read("store/undecided_count", scopes=[s.key for s in scopes])[0]["n"]
+            return int(self.conn.read("store/undecided_total")[0]["n"])
+        return int(self.conn.read("store/undecided_count", scopes=[s.key for s in scopes])[0]["n"])
 
     # -- writes ---------------------------------------------------------------------------
     def stage(self, batch: WriteBatch, scope: Scope) -> WriteBatch:
@@ -491,7 +594,8 @@ class Neo4jStore:
         return batch if shaped is batch.staged else batch.model_copy(update={"staged": shaped})
 
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
-        for record in (*batch.units, *batch.decisions, *batch.reviews):
+        records: tuple[MemoryUnit | Decision | ReviewItem, ...] = (*batch.units, *batch.decisions, *batch.reviews)
+        for record in records:
             if record.scope != scope:
                 raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
         batch_id = new_id()
@@ -500,8 +604,7 @@ class Neo4jStore:
 
         def work(tx: ManagedTransaction) -> None:
             # A retried attempt after a lost acknowledgement finds its own commit key and stops.
-            begun = run(tx, "store/begin_commit", id=batch_id, scope_props=scope_props(scope),
-                        committed_at=utcnow())
+            begun = run(tx, "store/begin_commit", id=batch_id, scope_props=scope_props(scope), committed_at=utcnow())
             if not begun[0]["fresh"]:
                 return
             held = self._hold_names(tx, scope, batch, relink)  # first: the guards are read under it
@@ -522,11 +625,22 @@ class Neo4jStore:
         by its new units' key (``TextsRead.ahead``)."""
         if batch.names_read is None and not batch.anchors and not batch.guards and not batch.changes_texts:
             return batch
-        held = run(tx, "mentions/hold_names", key=names_key(scope), scope_props=scope_props(scope),
-                   made=bool(batch.anchors), last=digest(batch.anchors) if batch.anchors else None,
-                   texts=batch.changes_texts, texts_key=batch.texts_key)[0]
-        return batch.held((held["version"], held["last"]), (held["texts"], held["texts_last"]), relink,
-                          lambda texts: Neo4jStore._known_names(tx, scope, texts))
+        held = run(
+            tx,
+            "mentions/hold_names",
+            key=names_key(scope),
+            scope_props=scope_props(scope),
+            made=bool(batch.anchors),
+            last=digest(batch.anchors) if batch.anchors else None,
+            texts=batch.changes_texts,
+            texts_key=batch.texts_key,
+        )[0]
+        return batch.held(
+            (held["version"], held["last"]),
+            (held["texts"], held["texts_last"]),
+            relink,
+            lambda texts: Neo4jStore._known_names(tx, scope, texts),
+        )
 
     @staticmethod
     def _apply(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, entries: bool = True) -> None:
@@ -576,8 +690,13 @@ class Neo4jStore:
         return named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)
 
     @staticmethod
-    def _texts_naming(tx: ManagedTransaction, scope: Scope, anchors: Sequence[tuple[str, bool]],
-                      version: int = 0, last: str | None = None) -> TextsRead:
+    def _texts_naming(
+        tx: ManagedTransaction,
+        scope: Scope,
+        anchors: Sequence[tuple[str, bool]],
+        version: int = 0,
+        last: str | None = None,
+    ) -> TextsRead:
         """The texts of the scope's units and episodes that hold the words of one of these
         names in order (a superset of those that name them): found by the text indexes, and
         read beside them for archived units, which left theirs. Searched first: a unit archived
@@ -612,8 +731,10 @@ class Neo4jStore:
     def _mention(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, earlier: tuple[Named, Named]) -> None:
         """Write the batch's mention links, and those of the ``earlier`` units and episodes."""
         at = utcnow()
-        for query, mentioned in (("mentions/unit_mentions", {**earlier[0], **batch.unit_mentions}),
-                                 ("mentions/episode_mentions", {**earlier[1], **batch.episode_mentions})):
+        for query, mentioned in (
+            ("mentions/unit_mentions", {**earlier[0], **batch.unit_mentions}),
+            ("mentions/episode_mentions", {**earlier[1], **batch.episode_mentions}),
+        ):
             rows = mention_rows(scope, mentioned)
             if rows["rows"]:
                 run(tx, query, **rows, scope_props=scope_props(scope), at=at)
@@ -622,8 +743,9 @@ class Neo4jStore:
         return [(r["name"], r["kind"]) for r in self.conn.read("mentions/unit_entities", scope=scope.key, id=unit_id)]
 
     def episode_entities(self, scope: Scope, episode_id: str) -> list[tuple[str, str]]:
-        return [(r["name"], r["kind"])
-                for r in self.conn.read("mentions/episode_entities", scope=scope.key, id=episode_id)]
+        return [
+            (r["name"], r["kind"]) for r in self.conn.read("mentions/episode_entities", scope=scope.key, id=episode_id)
+        ]
 
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         def work(tx: ManagedTransaction) -> tuple[NamesRead, dict[str, bool]]:
@@ -641,17 +763,22 @@ class Neo4jStore:
         asked = sorted({word for text in texts for word in edge_words(text)})
         firsts, lasts = set(), set()
         for start in range(0, len(asked), NAME_IDS):
-            found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start:start + NAME_IDS])[0]
+            found = run(tx, "mentions/name_edges", scope=scope.key, words=asked[start : start + NAME_IDS])[0]
             firsts.update(found["firsts"])
             lasts.update(found["lasts"])
         ids = sorted(entity_ids(scope, runs_in(texts, (firsts, lasts))))
-        return {r["name"]: r["fact"] for start in range(0, len(ids), NAME_IDS)
-                for r in run(tx, "mentions/known_names", ids=ids[start:start + NAME_IDS])}
+        return {
+            r["name"]: r["fact"]
+            for start in range(0, len(ids), NAME_IDS)
+            for r in run(tx, "mentions/known_names", ids=ids[start : start + NAME_IDS])
+        }
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
-        rows = [{"id": uid, "at": s.recalled_at, "n": s.increment, "archive": False, "archived_at": None}
-                for uid, s in stats.items()]
-        return self.conn.write("store/note_usage", rows=rows, scope_props=scope_props(scope))[0]["updated"]
+        rows = [
+            {"id": uid, "at": s.recalled_at, "n": s.increment, "archive": False, "archived_at": None}
+            for uid, s in stats.items()
+        ]
+        return int(self.conn.write("store/note_usage", rows=rows, scope_props=scope_props(scope))[0]["updated"])
 
     # -- reads ----------------------------------------------------------------------------
     def get_unit(self, unit_id: str, scope: Scope, at: AsOf | None = None) -> MemoryUnit | None:
@@ -684,7 +811,9 @@ class Neo4jStore:
         return UnitEdges.model_validate(_native(rows[0])) if rows else UnitEdges()
 
     # -- review queue and episode listing --------------------------------------------------
-    def list_reviews(self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100) -> list[ReviewItem]:
+    def list_reviews(
+        self, scope: Scope | None = None, status: str | None = "pending", limit: int = 100
+    ) -> list[ReviewItem]:
         rows = self.conn.read("review/list_reviews", scope=scope.key if scope else None, status=status, limit=limit)
         return [_review(r["review"]) for r in rows]
 
@@ -693,7 +822,9 @@ class Neo4jStore:
         return _review(rows[0]["review"]) if rows else None
 
     def decide_review(self, review_id: str, status: str, note: str | None = None) -> bool:
-        return bool(self.conn.write("review/decide_review", id=review_id, status=status, decided_at=utcnow(), note=note))
+        return bool(
+            self.conn.write("review/decide_review", id=review_id, status=status, decided_at=utcnow(), note=note)
+        )
 
     def list_episode_ids(self, scope: Scope, page: Page = Page()) -> list[str]:
         rows = self.conn.read("store/list_episodes", scope=scope.key, offset=page.offset, limit=page.limit)
@@ -703,11 +834,15 @@ class Neo4jStore:
     def set_archived(self, scope: Scope, unit_ids: list[str], archived_at: datetime | None) -> int:
         """Archive (or restore, with None) units: their usage records it and their search
         entries leave (or rejoin) search, in one transaction."""
+
         def work(tx: ManagedTransaction) -> int:
             texts_changed(tx, [scope])
-            rows = run(tx, "store/note_usage", scope_props=scope_props(scope),
-                       rows=[{"id": uid, "at": None, "n": 0, "archive": True, "archived_at": archived_at}
-                             for uid in unit_ids])
+            rows = run(
+                tx,
+                "store/note_usage",
+                scope_props=scope_props(scope),
+                rows=[{"id": uid, "at": None, "n": 0, "archive": True, "archived_at": archived_at} for uid in unit_ids],
+            )
             run(tx, "entries/set_searchable", ids=unit_ids, scope=scope.key, searchable=archived_at is None)
             return rows[0]["updated"] if rows else 0
 
@@ -720,27 +855,43 @@ class Neo4jStore:
         return [Scope(**r) for r in self.conn.read("store/list_scopes")]
 
     # -- erasure and episode deletion -----------------------------------------------------
-    def erase_batch(self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None,
-                    batch: int) -> Erasure:
+    def erase_batch(
+        self, erasure_id: str, subject_type: str, subject_id: str, project_id: str | None, batch: int
+    ) -> Erasure:
         """Delete up to ``batch`` nodes of each kind belonging to the subject and add the counts
         to the erasure record, in one transaction; the record after it."""
+
         def work(tx: ManagedTransaction) -> Erasure:
-            counts = run(tx, "erase/erase_batch", subject_type=subject_type, subject_id=subject_id,
-                         project_id=project_id, batch=batch)[0]
+            counts = run(
+                tx,
+                "erase/erase_batch",
+                subject_type=subject_type,
+                subject_id=subject_id,
+                project_id=project_id,
+                batch=batch,
+            )[0]
             record = run(tx, "erase/count_erasure", id=erasure_id, counts=counts, at=utcnow())[0]["record"]
             return Erasure.model_validate(_native(record))
 
         return self.conn.write_tx(work, what="erase batch")
 
-    def start_erasure(self, subject_type: str, subject_id: str, project_id: str | None,
-                      actor: str | None = None) -> Erasure:
+    def start_erasure(
+        self, subject_type: str, subject_id: str, project_id: str | None, actor: str | None = None
+    ) -> Erasure:
         subject_key, project_key = erasure_keys(self._secret(), subject_type, subject_id, project_id)
-        row = self.conn.write("erase/start_erasure", subject_type=subject_type, subject_key=subject_key,
-                              project_key=project_key, at=utcnow(), id=new_id(), actor=actor)[0]
+        row = self.conn.write(
+            "erase/start_erasure",
+            subject_type=subject_type,
+            subject_key=subject_key,
+            project_key=project_key,
+            at=utcnow(),
+            id=new_id(),
+            actor=actor,
+        )[0]
         return Erasure.model_validate(_native(row["record"]))
 
     def erased(self, scope: Scope) -> bool:
-        return self.conn.read("erase/erased", **self._erasure_keys(scope), kinds=list(ERASED_KINDS))[0]["erased"]
+        return bool(self.conn.read("erase/erased", **self._erasure_keys(scope), kinds=list(ERASED_KINDS))[0]["erased"])
 
     def last_erasure(self, scope: Scope) -> datetime | None:
         at = self.conn.read("erase/last_erasure", **self._erasure_keys(scope))[0]["at"]
@@ -749,8 +900,9 @@ class Neo4jStore:
     def _erasure_keys(self, scope: Scope) -> dict[str, Any]:
         """The keys erasure records of the scope are found by: its subject's, and its project's
         or every project's (key "")."""
-        subject_key, project_key = erasure_keys(self._secret(), scope.subject_type.value, scope.subject_id,
-                                                scope.project_id)
+        subject_key, project_key = erasure_keys(
+            self._secret(), scope.subject_type.value, scope.subject_id, scope.project_id
+        )
         return {"subject_key": subject_key, "project_keys": sorted({"", project_key})}
 
     def _secret(self) -> bytes:
@@ -770,13 +922,18 @@ class Neo4jStore:
             if not rows:
                 return None
             if rewrite.drop_edges:
-                run(tx, "store/drop_edges", scope=scope.key,
-                    edges=[{"unit_id": u, "decision_id": d, "expired_at": at} for u, d, at in rewrite.drop_edges])
+                run(
+                    tx,
+                    "store/drop_edges",
+                    scope=scope.key,
+                    edges=[{"unit_id": u, "decision_id": d, "expired_at": at} for u, d, at in rewrite.drop_edges],
+                )
             named = set(rows[0]["entities"])
             if rewrite.drop_units:
                 named |= set(run(tx, "store/drop_units", scope=scope.key, ids=list(rewrite.drop_units))[0]["entities"])
-            record = deletion.model_copy(update={"units": rows[0]["units"] + len(rewrite.drop_units),
-                                                 "decisions": rows[0]["decisions"]})
+            record = deletion.model_copy(
+                update={"units": rows[0]["units"] + len(rewrite.drop_units), "decisions": rows[0]["decisions"]}
+            )
             run(tx, "store/put_deletion", props=deletion_props(record))
             self._apply(tx, scope, add, entries=False)
             prop = _layout(tx, add) or vector_property(1)
@@ -788,8 +945,9 @@ class Neo4jStore:
         return self.conn.write_tx(work, what="delete episode")
 
     @staticmethod
-    def _respan(tx: ManagedTransaction, scope: Scope, ids: Sequence[str], vectors: dict[str, list[float]],
-                prop: str) -> None:
+    def _respan(
+        tx: ManagedTransaction, scope: Scope, ids: Sequence[str], vectors: dict[str, list[float]], prop: str
+    ) -> None:
         """Recompute the search entries of these units from what is stored now (their edges
         changed), keeping each unit's vector: entries are always ``graphmem.entries.spans`` of
         a unit and its edges."""
@@ -799,9 +957,16 @@ class Neo4jStore:
         kept = {r["id"]: r["vector"] for r in run(tx, "entries/unit_vectors", ids=ids, prop=prop)}
         records = [group_unit(r) for r in run(tx, "store/unit_records", scope=scope.key, ids=ids)]
         run(tx, "entries/delete_entries", ids=ids)
-        entries = [row for g in records
-                   for row in unit_entries(g.unit, [(e.expired_at, e.invalid_at) for e in g.edges],
-                                           vectors.get(g.unit.id) or kept.get(g.unit.id), g.archived)]
+        entries = [
+            row
+            for g in records
+            for row in unit_entries(
+                g.unit,
+                [(e.expired_at, e.invalid_at) for e in g.edges],
+                vectors.get(g.unit.id) or kept.get(g.unit.id),
+                g.archived,
+            )
+        ]
         if entries:
             run(tx, "entries/create_entries", rows=entries, prop=prop)
 
@@ -831,15 +996,23 @@ class Neo4jStore:
 
     # -- audit ----------------------------------------------------------------------------
     def list_decisions(
-        self, scope: Scope, episode_id: str | None = None, op: str | None = None,
-        unit_id: str | None = None, limit: int = 100, unit_ids: Sequence[str] | None = None,
+        self,
+        scope: Scope,
+        episode_id: str | None = None,
+        op: str | None = None,
+        unit_id: str | None = None,
+        limit: int = 100,
+        unit_ids: Sequence[str] | None = None,
     ) -> list[Decision]:
         if unit_id is not None or unit_ids is not None:
-            ids = sorted({unit_id, *(unit_ids or ())} - {None})
+            ids = sorted({i for i in (unit_id, *(unit_ids or ())) if i is not None})
             rows = self.conn.read("audit/unit_decisions", scope=scope.key, unit_ids=ids)
             found = [_decision(r["decision"], scope) for r in rows]
-            return [d for d in found if (episode_id is None or d.episode_id == episode_id)
-                    and (op is None or d.op.value == op)][:limit]
+            return [
+                d
+                for d in found
+                if (episode_id is None or d.episode_id == episode_id) and (op is None or d.op.value == op)
+            ][:limit]
         rows = self.conn.read("audit/list_decisions", scope=scope.key, episode_id=episode_id, op=op, limit=limit)
         return [_decision(r["decision"], scope) for r in rows]
 
@@ -871,15 +1044,23 @@ class Neo4jStore:
         return ApiKey.model_validate(_native(rows[0]["key"])) if rows else None
 
     def drop_key_subject(self, subject: str, at: datetime) -> list[ApiKey]:
-        return [ApiKey.model_validate(_native(r["key"])) for r in self.conn.write("keys/drop_subject", subject=subject, at=at)]
+        return [
+            ApiKey.model_validate(_native(r["key"]))
+            for r in self.conn.write("keys/drop_subject", subject=subject, at=at)
+        ]
 
     # -- blocks ---------------------------------------------------------------------------
     def put_block(self, block: MemoryBlock) -> None:
         self.conn.write("blocks/put_block", **block_params(block))
 
     def list_blocks(self, scope: Scope, label: str | None = None) -> list[MemoryBlock]:
-        rows = self.conn.read("blocks/list_blocks", scope=scope.key, subject_type=scope.subject_type.value,
-                              subject_id=scope.subject_id, label=label)
+        rows = self.conn.read(
+            "blocks/list_blocks",
+            scope=scope.key,
+            subject_type=scope.subject_type.value,
+            subject_id=scope.subject_id,
+            label=label,
+        )
         return [_fields(MemoryBlock, r["block"], scope) for r in rows]
 
     def get_block(self, scope: Scope, label: str) -> MemoryBlock | None:
@@ -887,23 +1068,40 @@ class Neo4jStore:
         return found[0] if found else None
 
     def delete_block(self, scope: Scope, label: str) -> bool:
-        return self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0
+        return bool(self.conn.write("blocks/delete_block", scope=scope.key, label=label)[0]["deleted"] > 0)
 
     # -- whole subjects: listing, export and import, retention ---------------------------
     def subjects(self) -> list[SubjectCounts]:
         rows = self.conn.read("store/subjects")
-        return [SubjectCounts(scope=Scope(subject_type=r["subject_type"], subject_id=r["subject_id"],
-                                          project_id=r["project_id"]),
-                              episodes=r["episodes"], units=r["units"], decisions=r["decisions"]) for r in rows]
+        return [
+            SubjectCounts(
+                scope=Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"]),
+                episodes=r["episodes"],
+                units=r["units"],
+                decisions=r["decisions"],
+            )
+            for r in rows
+        ]
 
-    def _records(self, scope: Scope, kind: RecordKind, ids: Sequence[str] | None, after: str,
-                 limit: int) -> list[dict[str, Any]]:
+    def _records(
+        self, scope: Scope, kind: RecordKind, ids: Sequence[str] | None, after: str, limit: int
+    ) -> list[dict[str, Any]]:
         label, key = _NODES[kind]
         query = load("exchange/records").rendered(label=label, key=key)
-        return self.conn.read(query, scope=scope.key, subject_type=scope.subject_type.value,
-                              subject_id=scope.subject_id, ids=ids, own=kind in _OWN_KEYS, after=after, limit=limit)
+        return self.conn.read(
+            query,
+            scope=scope.key,
+            subject_type=scope.subject_type.value,
+            subject_id=scope.subject_id,
+            ids=ids,
+            own=kind in _OWN_KEYS,
+            after=after,
+            limit=limit,
+        )
 
-    def dump(self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000) -> tuple[list[Record], str | None]:
+    def dump(
+        self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000
+    ) -> tuple[list[Record], str | None]:
         rows = self._records(scope, kind, None, after, limit)
         page = [record for row in rows for record in _record(kind, row, scope)]
         return page, rows[-1]["key"] if len(rows) == limit else None
@@ -912,11 +1110,14 @@ class Neo4jStore:
         if not keys:
             return [], set()
         rows = self._records(scope, kind, list(keys), "", len(keys))
-        return ([record for row in rows if row["mine"] for record in _record(kind, row, scope)],
-                {row["key"] for row in rows if not row["mine"]})
+        return (
+            [record for row in rows if row["mine"] for record in _record(kind, row, scope)],
+            {row["key"] for row in rows if not row["mine"]},
+        )
 
-    def load(self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]],
-             derived: WriteBatch | None = None) -> int:
+    def load(
+        self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]], derived: WriteBatch | None = None
+    ) -> int:
         derived = derived or WriteBatch()
 
         def work(tx: ManagedTransaction) -> None:
@@ -929,47 +1130,69 @@ class Neo4jStore:
         self.conn.write_tx(work, what=f"import {' and '.join(k for k in RECORD_KINDS if records.get(k))} records")
         return sum(map(len, records.values()))
 
-    def _load(self, tx: ManagedTransaction, scope: Scope, kind: RecordKind, records: Sequence[Record],
-              derived: WriteBatch, with_units: bool) -> None:
+    def _load(
+        self,
+        tx: ManagedTransaction,
+        scope: Scope,
+        kind: RecordKind,
+        records: Sequence[Record],
+        derived: WriteBatch,
+        with_units: bool,
+    ) -> None:
         """One kind of ``load``; ``derived`` is written with the units, else with the episodes."""
         if kind == "episode":
-            self._put_episodes(tx, records, undecided=False)  # they come with their decisions
+            self._put_episodes(tx, each(Episode, records), undecided=False)  # they come with their decisions
             if not with_units:
                 self._apply(tx, scope, derived)  # the entities they name
         elif kind == "unit":
-            self._apply(tx, scope, derived.model_copy(update={"units": tuple(records)}))
+            self._apply(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}))
         elif kind == "invalidation":
-            self._apply(tx, scope, WriteBatch(invalidations=tuple(records), vectors=derived.vectors))
+            self._apply(
+                tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records)), vectors=derived.vectors)
+            )
         elif kind == "decision":
             # A decision may name a unit that is gone (deleted with its episode): its link
             # is left out here as it was where the decision comes from.
-            run(tx, "store/create_decisions", rows=[decision_row(d) for d in records], scope=scope.key)
+            run(tx, "store/create_decisions", rows=[decision_row(d) for d in each(Decision, records)], scope=scope.key)
         elif kind == "entity":
-            run(tx, "exchange/put_entities", rows=[{"id": e.id, "props": entity_props(e)} for e in records])
+            run(
+                tx,
+                "exchange/put_entities",
+                rows=[{"id": e.id, "props": entity_props(e)} for e in each(Entity, records)],
+            )
         elif kind == "usage":
-            rows = [u.model_dump(exclude={"scope"}) for u in records]
+            usage = each(Usage, records)
+            rows = [u.model_dump(exclude={"scope"}) for u in usage]
             run(tx, "exchange/put_usage", rows=rows, scope_props=scope_props(scope))
-            archived = [u.unit_id for u in records if u.archived_at is not None]
+            archived = [u.unit_id for u in usage if u.archived_at is not None]
             run(tx, "entries/set_searchable", ids=archived, scope=scope.key, searchable=False)
         elif kind == "trace":
-            run(tx, "audit/put_traces", rows=[trace_params(t, t.scores) for t in records], scope=scope.key)
+            run(
+                tx,
+                "audit/put_traces",
+                rows=[trace_params(t, t.scores) for t in each(StoredTrace, records)],
+                scope=scope.key,
+            )
         else:
             # Deletions, blocks and review items: a subject holds few of them.
-            for record in records:
-                if kind == "deletion":
-                    run(tx, "store/put_deletion", props=deletion_props(record))
-                elif kind == "block":
-                    run(tx, "blocks/put_block", **block_params(record))
-                else:
-                    run(tx, "review/put_review", props=review_props(record))
+            if kind == "deletion":
+                for deletion in each(Deletion, records):
+                    run(tx, "store/put_deletion", props=deletion_props(deletion))
+            elif kind == "block":
+                for block in each(MemoryBlock, records):
+                    run(tx, "blocks/put_block", **block_params(block))
+            else:
+                for review in each(ReviewItem, records):
+                    run(tx, "review/put_review", props=review_props(review))
 
     def prune_traces(self, scope: Scope | None, before: datetime, dry_run: bool = False) -> int:
         key = scope.key if scope else None
         if dry_run:
-            return self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"]
+            return int(self.conn.read("audit/count_traces", scope=key, before=before)[0]["traces"])
         pruned = 0
-        while deleted := self.conn.write("audit/prune_traces", scope=key, before=before,
-                                         batch=TRACE_BATCH)[0]["deleted"]:
+        while deleted := self.conn.write("audit/prune_traces", scope=key, before=before, batch=TRACE_BATCH)[0][
+            "deleted"
+        ]:
             pruned += deleted
         return pruned
 
@@ -978,9 +1201,16 @@ class Neo4jStore:
 #: Record kinds whose keys belong to their subject: another subject may hold the same one.
 _OWN_KEYS = frozenset({"episode"})
 _NODES: dict[str, tuple[str, str]] = {
-    "episode": ("Episode", "id"), "entity": ("Entity", "id"), "unit": ("Unit", "id"),
-    "deletion": ("Deletion", "id"), "decision": ("Decision", "id"), "invalidation": ("Decision", "id"),
-    "usage": ("Usage", "unit_id"), "block": ("Block", "id"), "review": ("Review", "id"), "trace": ("Trace", "id"),
+    "episode": ("Episode", "id"),
+    "entity": ("Entity", "id"),
+    "unit": ("Unit", "id"),
+    "deletion": ("Deletion", "id"),
+    "decision": ("Decision", "id"),
+    "invalidation": ("Decision", "id"),
+    "usage": ("Usage", "unit_id"),
+    "block": ("Block", "id"),
+    "review": ("Review", "id"),
+    "trace": ("Trace", "id"),
 }
 
 
@@ -989,7 +1219,8 @@ def _record(kind: RecordKind, row: dict[str, Any], scope: Scope) -> list[Record]
     props = row["record"]
     if kind == "invalidation":
         edges = [Invalidation(decision_id=row["key"], **_native(e)) for e in row["edges"]]
-        return sorted(edges, key=lambda e: (e.unit_id, e.expired_at))
+        edges.sort(key=lambda e: (e.unit_id, e.expired_at))
+        return [*edges]
     if kind == "unit":
         return [unit_from_row({"unit": props, "expired_at": None, "invalid_at": props.get("invalid_at")})]
     if kind == "decision":
@@ -1000,9 +1231,14 @@ def _record(kind: RecordKind, row: dict[str, Any], scope: Scope) -> list[Record]
         return [_review(props)]
     if kind == "trace":
         ranked = dict(row["scores"])
-        return [_fields(StoredTrace, props, scope,
-                        scores=tuple(ranked.get(rank) for rank in range(len(props["recalled_ids"]))))]
-    model = {"entity": Entity, "deletion": Deletion, "usage": Usage, "block": MemoryBlock}[kind]
+        return [
+            _fields(
+                StoredTrace, props, scope, scores=tuple(ranked.get(rank) for rank in range(len(props["recalled_ids"])))
+            )
+        ]
+    models: dict[str, type[Entity | Deletion | Usage | MemoryBlock]]
+    models = {"entity": Entity, "deletion": Deletion, "usage": Usage, "block": MemoryBlock}
+    model = models[kind]
     return [_fields(model, props, scope)]
 
 
@@ -1015,7 +1251,7 @@ def _native(value: Any) -> Any:
     return to_datetime(value) if isinstance(value, DateTime) else value
 
 
-def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> Any:
+def _fields(model: type[M], props: dict[str, Any], scope: Scope, **extra: Any) -> M:
     """A model of the scope from a node's properties: the ones that are its fields, read as
     stored (``STORED``: a label stored before a rule refused its characters still reads)."""
     props = _native(props)
@@ -1025,16 +1261,27 @@ def _fields(model: type, props: dict[str, Any], scope: Scope, **extra: Any) -> A
 
 def _episode(props: dict[str, Any], scope: Scope, derived_ids: Sequence[str] = ()) -> Episode:
     facts = tuple(Fact.model_validate(f, context=STORED) for f in json.loads(props["facts"] or "[]"))
-    return Episode.model_validate({"id": props["id"], "scope": scope, "occurred_at": to_datetime(props["occurred_at"]),
-                                   "raw": props["raw"], "channel": props["channel"], "facts": facts,
-                                   "derived_ids": tuple(derived_ids)}, context=STORED)
+    return Episode.model_validate(
+        {
+            "id": props["id"],
+            "scope": scope,
+            "occurred_at": to_datetime(props["occurred_at"]),
+            "raw": props["raw"],
+            "channel": props["channel"],
+            "facts": facts,
+            "derived_ids": tuple(derived_ids),
+        },
+        context=STORED,
+    )
 
 
 def _review(props: dict[str, Any]) -> ReviewItem:
     p = _native(props)
     scope = Scope(subject_type=p["subject_type"], subject_id=p["subject_id"], project_id=p.get("project_id"))
-    fields = {k: p.get(k) for k in ("id", "episode_id", "extractor_version", "reason", "status", "created_at",
-                                     "decided_at", "note")}
+    fields = {
+        k: p.get(k)
+        for k in ("id", "episode_id", "extractor_version", "reason", "status", "created_at", "decided_at", "note")
+    }
     return ReviewItem(scope=scope, candidate=Candidate.model_validate_json(p["candidate"]), **fields)
 
 

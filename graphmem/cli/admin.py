@@ -15,8 +15,11 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     with open_mem(ctx, migrate=False, check_index=False) as mem:
         result = mem.init()
     applied, already = result["applied"], result["already_applied"]
-    emit(result, as_json,
-         f"applied {len(applied)} migration(s): {', '.join(applied) or '-'}; {len(already)} already applied")
+    emit(
+        result,
+        as_json,
+        f"applied {len(applied)} migration(s): {', '.join(applied) or '-'}; {len(already)} already applied",
+    )
 
 
 def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -30,6 +33,7 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         for c in report["checks"]:
             # A detail may quote a server or model endpoint: what it says is shown, never acted on.
             typer.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {shown(str(c['detail']))}")
+
     emit(report, as_json, human)
     if not report["ok"]:
         raise typer.Exit(1)
@@ -40,4 +44,6 @@ def stats(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     with open_mem(ctx, check_index=False) as mem:
         counts = mem.stats()
     # None is what JSON says for nothing ("building": no rebuild under way); a person reads "-".
-    emit(counts, as_json, lambda: [typer.echo(f"{k}: {'-' if v is None else shown(str(v))}") for k, v in counts.items()])
+    emit(
+        counts, as_json, lambda: [typer.echo(f"{k}: {'-' if v is None else shown(str(v))}") for k, v in counts.items()]
+    )

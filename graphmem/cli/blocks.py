@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,12 +27,14 @@ def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, a
             typer.echo(f"{shown(b.label)} (budget {b.token_budget}{ro}){about}")
         if not found:
             typer.echo("no blocks")
+
     emit({"blocks": [views.block(b) for b in found]}, as_json, human)
 
 
 @app.command()
-def show(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
-         as_json: JsonOpt = False) -> None:
+def show(
+    ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None, as_json: JsonOpt = False
+) -> None:
     """One block's value."""
     with open_mem(ctx) as mem:
         block = mem.get_block(subject, label, project)
@@ -46,10 +48,12 @@ def set_(
     value: Annotated[str, typer.Option("--value", help="The new value.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")] = None,
-    description: Annotated[Optional[str], typer.Option("--description", help="What the block is for.")] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")
+    ] = None,
+    description: Annotated[str | None, typer.Option("--description", help="What the block is for.")] = None,
     read_only: Annotated[
-        Optional[bool], typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")
+        bool | None, typer.Option("--read-only/--writable", help="Make the block read-only (or writable again).")
     ] = None,
     truncate: Annotated[bool, typer.Option("--truncate", help="Cut a value over budget instead of refusing.")] = False,
     admin: Annotated[bool, typer.Option("--admin", help="Operator override: change a read-only block.")] = False,
@@ -57,16 +61,30 @@ def set_(
 ) -> None:
     """Create or replace a block; a value over budget is refused unless --truncate."""
     with open_mem(ctx) as mem:
-        block = mem.set_block(subject, label, value, project, token_budget=budget, description=description,
-                              writable=None if read_only is None else not read_only, truncate=truncate, admin=admin)
+        block = mem.set_block(
+            subject,
+            label,
+            value,
+            project,
+            token_budget=budget,
+            description=description,
+            writable=None if read_only is None else not read_only,
+            truncate=truncate,
+            admin=admin,
+        )
         tokens = mem.count_tokens(block.value)
     emit(views.block(block, tokens), as_json, f"set block {shown(block.label)} ({tokens}/{block.token_budget} tokens)")
 
 
 @app.command()
-def delete(ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None,
-           admin: Annotated[bool, typer.Option("--admin", help="Operator override: delete a read-only block.")] = False,
-           as_json: JsonOpt = False) -> None:
+def delete(
+    ctx: typer.Context,
+    label: LabelOpt,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Operator override: delete a read-only block.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Delete a block (a read-only one only with --admin)."""
     with open_mem(ctx) as mem:
         mem.delete_block(subject, label, project, admin=admin)

@@ -18,11 +18,13 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, time as dt_time, timezone
+from datetime import UTC, datetime
+from datetime import time as dt_time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NoReturn
 
 import regex
 import typer
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
+
+
 def _subject(value: str | None) -> str | None:
     """A subject is checked as it is read, so bad input is named before any connection is
     tried (with the server down it would otherwise be reported as the server's fault)."""
@@ -61,10 +65,12 @@ def _project(value: str | None) -> str | None:
     return value
 
 
-SubjectOpt = Annotated[str, typer.Option("--subject", "-s", callback=_subject,
-                                         help="The subject, TYPE:ID (e.g. user:alice).")]
-ProjectOpt = Annotated[Optional[str], typer.Option("--project", callback=_project,
-                                                   help="Optional project id of the subject.")]
+SubjectOpt = Annotated[
+    str, typer.Option("--subject", "-s", callback=_subject, help="The subject, TYPE:ID (e.g. user:alice).")
+]
+ProjectOpt = Annotated[
+    str | None, typer.Option("--project", callback=_project, help="Optional project id of the subject.")
+]
 
 #: The ``actor`` the CLI's writes record on their decisions and erasure records.
 ACTOR = "cli"
@@ -73,7 +79,7 @@ ACTOR = "cli"
 MemFactory = Callable[..., "GraphMem"]
 
 
-def _connect(settings: Settings, **options: Any) -> "GraphMem":
+def _connect(settings: Settings, **options: Any) -> GraphMem:
     from graphmem.wiring import connect  # imported on first use: it loads every adapter
 
     return connect(settings, **options)
@@ -99,16 +105,22 @@ def _print_version(value: bool) -> None:
 # -- connection -------------------------------------------------------------------------------
 def connection_options(
     ctx: typer.Context,
-    uri: Annotated[Optional[str], typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
-    user: Annotated[Optional[str], typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
+    uri: Annotated[str | None, typer.Option("--uri", help="Bolt URI of Neo4j [env NEO4J_URI].")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Neo4j user [env NEO4J_USER].")] = None,
     password: Annotated[
-        Optional[str], typer.Option("--password", show_default=False,
-                                    help="Neo4j password; other local users can read it in the process list, so "
-                                         "prefer NEO4J_PASSWORD or the local server's password file.")
+        str | None,
+        typer.Option(
+            "--password",
+            show_default=False,
+            help="Neo4j password; other local users can read it in the process list, so "
+            "prefer NEO4J_PASSWORD or the local server's password file.",
+        ),
     ] = None,
-    database: Annotated[Optional[str], typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                          help="Print graphmem's version and exit.")] = False,
+    database: Annotated[str | None, typer.Option("--database", help="Neo4j database [env NEO4J_DATABASE].")] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print graphmem's version and exit."),
+    ] = False,
 ) -> None:
     """graphmem: temporal memory on Neo4j, for operators and scripts."""
     # The driver logs each transient failure it retries (deadlocks between concurrent
@@ -117,8 +129,11 @@ def connection_options(
     # said as one line (graphmem.adapters.neo4j_driver.mapped_errors), so keep stderr for that.
     logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     if password is not None:
-        typer.echo("warning: --password is visible to other local users (in the process list); "
-                   "set NEO4J_PASSWORD or use the local server's password file instead", err=True)
+        typer.echo(
+            "warning: --password is visible to other local users (in the process list); "
+            "set NEO4J_PASSWORD or use the local server's password file instead",
+            err=True,
+        )
     state = ctx.ensure_object(CliState)
     # Settings are built lazily (on first use) so a bad GRAPHMEM_* variable does not break
     # commands that never connect, such as `graphmem db status`.
@@ -130,8 +145,12 @@ def state(ctx: typer.Context) -> CliState:
 
 
 #: The root options that set a setting; the others are set by their environment variable.
-_OPTION_OF = {"neo4j_uri": "--uri", "neo4j_user": "--user", "neo4j_password": "--password",
-              "neo4j_database": "--database"}
+_OPTION_OF = {
+    "neo4j_uri": "--uri",
+    "neo4j_user": "--user",
+    "neo4j_password": "--password",
+    "neo4j_database": "--database",
+}
 
 
 def settings(ctx: typer.Context) -> Settings:
@@ -147,7 +166,7 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator["GraphMem"]:
+def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True, **parts: Any) -> Iterator[GraphMem]:
     """A GraphMem from the context's factory, closed afterwards; errors become `fail`.
     ``migrate`` applies pending migrations first; ``check_index`` refuses an index built
     with another embedder (both off: nothing touches the database until the first call);
@@ -238,7 +257,7 @@ def stamp(value: datetime | None) -> str:
     date alone at midnight (how dates are usually given); blank when open."""
     if value is None:
         return ""
-    value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    value = value.astimezone(UTC).replace(tzinfo=None)
     # isoformat, not strftime: the C library writes year 1 as "1", not "0001".
     return value.date().isoformat() if value.time() == dt_time() else value.isoformat(sep=" ", timespec="seconds")
 
@@ -248,7 +267,7 @@ def span(start: datetime | None, end: datetime | None) -> str:
     return f"{stamp(start) or 'always'} → {stamp(end)}".rstrip()
 
 
-def table(*columns: str) -> "Table":
+def table(*columns: str) -> Table:
     """A rich table for human output on stdout; long text wraps inside its cell."""
     from rich.table import Table
 
@@ -273,7 +292,7 @@ def shown(text: str, lines: bool = False) -> str:
     return (_UNSHOWN_IN_LINES if lines else _UNSHOWN).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
+def add_row(grid: Table, *cells: str, style: str | None = None) -> None:
     """A row of plain text: memory text such as "[bold]" is shown as written, never read as
     rich markup, and what a terminal would act on is escaped (``shown``)."""
     from rich.text import Text
@@ -281,7 +300,7 @@ def add_row(grid: "Table", *cells: str, style: str | None = None) -> None:
     grid.add_row(*(Text(shown(cell)) for cell in cells), style=style)
 
 
-def print_table(grid: "Table") -> None:
+def print_table(grid: Table) -> None:
     """Print on stdout: as wide as the terminal, or 160 columns into a pipe or file (rich's
     80 would wrap every id)."""
     from rich.console import Console
@@ -304,11 +323,13 @@ def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
         typer.echo(human)
 
 
-def echo_unit(unit: "MemoryUnit") -> None:
+def echo_unit(unit: MemoryUnit) -> None:
     """A unit for humans: its content, then both time axes as seen now."""
     t = unit.time
     typer.echo(f"unit {shown(unit.id)} ({unit.kind.value}): {shown(unit.content)}")
-    typer.echo(f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}")
+    typer.echo(
+        f"  valid {when(t.valid_at)} .. {when(t.invalid_at)}; known {when(t.created_at)} .. {when(t.expired_at)}"
+    )
 
 
 class Stop:
@@ -356,6 +377,11 @@ def stderr_progress():
 
     console = Console(stderr=True)
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not console.is_terminal,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
     )

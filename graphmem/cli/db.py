@@ -87,8 +87,10 @@ def _fail(exc: GraphMemError) -> NoReturn:
 
 #: A port another process holds: most often a server started under another home, which this
 #: home's status and stop cannot see (its pid file is elsewhere) though clients reach it.
-_PORT_HELD = ("another process holds the port (a server of another --home / GRAPHMEM_HOME?): "
-              "clients of that port reach it, not this instance")
+_PORT_HELD = (
+    "another process holds the port (a server of another --home / GRAPHMEM_HOME?): "
+    "clients of that port reach it, not this instance"
+)
 
 
 def _print(status: Status, as_json: bool) -> None:
@@ -111,7 +113,8 @@ def start(
     pagecache: Annotated[str, typer.Option("--pagecache", help="Page cache, e.g. 1g.")] = "1g",
     wait: Annotated[float, typer.Option("--wait", min=1, help="Seconds to wait for Bolt to answer.")] = 120,
     fresh: Annotated[
-        bool, typer.Option("--fresh", help="Delete this instance's data first (throwaway servers; refused while running).")
+        bool,
+        typer.Option("--fresh", help="Delete this instance's data first (throwaway servers; refused while running)."),
     ] = False,
     version: VersionOpt = None,
     as_json: JsonOpt = False,
@@ -131,8 +134,11 @@ def start(
         _fail(exc)
     _print(status, as_json)
     if port != LocalServerSettings().neo4j_port:  # else the other commands reach it already
-        typer.echo(f"to point the other graphmem commands at it: export GRAPHMEM_NEO4J_PORT={port}"
-                   " (or NEO4J_URI, which wins over it)", err=True)
+        typer.echo(
+            f"to point the other graphmem commands at it: export GRAPHMEM_NEO4J_PORT={port}"
+            " (or NEO4J_URI, which wins over it)",
+            err=True,
+        )
 
 
 @app.command()

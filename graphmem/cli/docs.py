@@ -32,8 +32,12 @@ def render() -> str:
         for name in sorted(children):
             child = children[name]
             if not child.hidden:
-                walk(child, child.context_class(child, info_name=name, parent=ctx,
-                                                terminal_width=WIDTH, max_content_width=WIDTH))
+                walk(
+                    child,
+                    child.context_class(
+                        child, info_name=name, parent=ctx, terminal_width=WIDTH, max_content_width=WIDTH
+                    ),
+                )
 
     root = get_command(app)
     walk(root, root.context_class(root, info_name="graphmem", terminal_width=WIDTH, max_content_width=WIDTH))

@@ -7,12 +7,21 @@ import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, emit, fail, guard, input_stream, open_mem, stderr_progress, stopping,
+    JsonOpt,
+    ProjectOpt,
+    SubjectOpt,
+    emit,
+    fail,
+    guard,
+    input_stream,
+    open_mem,
+    stderr_progress,
+    stopping,
 )
 from graphmem.episodes_io import json_lines
 from graphmem.pipelines import exchange
@@ -23,7 +32,7 @@ def export(
     ctx: typer.Context,
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here [default: stdout].")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here [default: stdout].")] = None,
 ) -> None:
     """Every record of a subject as JSON Lines (header first): episodes, units, entities,
     decisions, invalidations, usage, deletions, blocks, review items and traces."""
@@ -46,7 +55,9 @@ def export(
 def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="An export (JSON Lines), or - for stdin.")],
-    force: Annotated[bool, typer.Option("--force", help="Import a subject that was erased from this database.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Import a subject that was erased from this database.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export. Every record is checked first (a bad one, named file:line, stores
@@ -86,4 +97,5 @@ def import_(
     def human() -> None:
         counts = ", ".join(f"{kind} {n}" for kind, n in result["imported"].items() if n) or "nothing new"
         typer.echo(f"imported {result['scope']}: {counts}; {sum(result['skipped'].values())} record(s) already stored")
+
     emit(result, as_json, human)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,21 +19,24 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         current = mem.index_status()
 
     def human() -> None:
-        typer.echo(f"model: {current['model']} ({current['dimension']} dims); "
-                   f"embedder: {current['embedder']['model']} ({current['embedder']['dimension']} dims)")
+        typer.echo(
+            f"model: {current['model']} ({current['dimension']} dims); "
+            f"embedder: {current['embedder']['model']} ({current['embedder']['dimension']} dims)"
+        )
         if current.get("building"):
             typer.echo(f"rebuilding to {current['building']}: run `graphmem index rebuild` to finish")
         for key in ("units", "searchable_units", "entries", "entities"):
             typer.echo(f"{key}: {current.get(key)}")
         for row in current.get("indexes", []):
             typer.echo(f"index {row['name']} ({row['type']}): {row['state']} {row.get('populationPercent')}%")
+
     emit(current, as_json, human)
 
 
 @app.command()
 def rebuild(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="Only this subject (TYPE:ID).")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="Only this subject (TYPE:ID).")] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphmem import views
 from graphmem.cli.common import JsonOpt, emit, open_mem, shown, when
 
-app = typer.Typer(help="API keys for the HTTP API and MCP over HTTP (only a hash of each is stored).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="API keys for the HTTP API and MCP over HTTP (only a hash of each is stored).", no_args_is_help=True
+)
 
 
 @app.command()
 def create(
     ctx: typer.Context,
-    subject: Annotated[Optional[list[str]], typer.Option(
-        "--subject", "-s", help="A subject the key may read and write, TYPE:ID (repeatable).")] = None,
+    subject: Annotated[
+        list[str] | None,
+        typer.Option("--subject", "-s", help="A subject the key may read and write, TYPE:ID (repeatable)."),
+    ] = None,
     admin: Annotated[bool, typer.Option("--admin", help="The key holds every subject (and may import).")] = False,
-    name: Annotated[Optional[str], typer.Option("--name", help="A label for listings.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A label for listings.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Make a key and print it once: it cannot be shown again."""
@@ -31,6 +34,7 @@ def create(
         typer.echo(token)  # alone on stdout, so `$(graphmem keys create ...)` is the key
         held = "every subject" if admin else ", ".join(key.subjects)
         typer.echo(f"key {key.id} for {held}: store it now, it is not shown again", err=True)
+
     emit({k: shown[k] for k in ("id", "key", "subjects", "admin", "name")}, as_json, human)
 
 
@@ -47,6 +51,7 @@ def list_(ctx: typer.Context, as_json: JsonOpt = False) -> None:
             typer.echo(f"{k.id} {shown(k.name or '-')} [{held}] created {when(k.created_at)} {state}")
         if not found:
             typer.echo("no keys")
+
     emit({"keys": [views.key(k) for k in found]}, as_json, human)
 
 

@@ -4,18 +4,29 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, option_time, shown, stderr_progress, when,
+    ACTOR,
+    JsonOpt,
+    ProjectOpt,
+    SubjectOpt,
+    emit,
+    fail,
+    open_mem,
+    option_time,
+    shown,
+    stderr_progress,
+    when,
 )
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)
 traces = typer.Typer(help="Assembly traces (one per assemble): retention.", no_args_is_help=True)
+
 
 class ReviewStatus(str, Enum):
     pending = "pending"
@@ -41,9 +52,16 @@ def forget(
         task = progress.add_task(f"erasing {subject}", total=None)
         counts = mem.forget(subject, project, progress=lambda n: progress.advance(task, n), actor=ACTOR)
     revoked = counts["revoked_keys"]
-    emit(counts, as_json, lambda: typer.echo(
-        "erased " + ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int))
-        + f" (erasure record {counts['erasure_id']})" + (f"; revoked key(s) {' '.join(revoked)}" if revoked else "")))
+    emit(
+        counts,
+        as_json,
+        lambda: typer.echo(
+            "erased "
+            + ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int))
+            + f" (erasure record {counts['erasure_id']})"
+            + (f"; revoked key(s) {' '.join(revoked)}" if revoked else "")
+        ),
+    )
 
 
 @episodes.command("list")
@@ -64,12 +82,18 @@ def list_episodes(
             typer.echo(f"{e.id} {when(e.occurred_at)} [{shown(e.channel)}] {shown(e.raw[:80])}")
         if not found:
             typer.echo("no episodes")
+
     emit({"episodes": [views.episode(e) for e in found]}, as_json, human)
 
 
 @episodes.command("show")
-def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt, project: ProjectOpt = None,
-                 as_json: JsonOpt = False) -> None:
+def show_episode(
+    ctx: typer.Context,
+    episode_id: EpisodeArg,
+    subject: SubjectOpt,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """One episode: its text, time, channel and structured facts."""
     with open_mem(ctx) as mem:
         found = mem.episode(episode_id, subject, project)
@@ -79,8 +103,10 @@ def show_episode(ctx: typer.Context, episode_id: EpisodeArg, subject: SubjectOpt
         for f in found.facts:
             retracts = "retracts " if f.op == "retract" else ""
             valid = f" (valid {when(f.valid_at)} → {when(f.invalid_at)})" if f.valid_at or f.invalid_at else ""
-            typer.echo(f"  fact: {retracts}{shown(f.subject)} {shown(f.predicate)} {shown(f.object or '')}".rstrip()
-                       + valid)
+            typer.echo(
+                f"  fact: {retracts}{shown(f.subject)} {shown(f.predicate)} {shown(f.object or '')}".rstrip() + valid
+            )
+
     emit(views.episode(found), as_json, human)
 
 
@@ -95,17 +121,22 @@ def delete_episode(
     """Delete one episode, the units it produced and its decisions; restore what it invalidated."""
     with open_mem(ctx) as mem:
         result = mem.delete_episode(episode_id, subject, project, actor=ACTOR)
-    emit(result, as_json, lambda: typer.echo(
-        f"deleted episode {episode_id}: {result['units']} unit(s), {result['decisions']} decision(s); "
-        f"restored {len(result['restored'])} unit(s) {' '.join(result['restored'])}".rstrip()))
+    emit(
+        result,
+        as_json,
+        lambda: typer.echo(
+            f"deleted episode {episode_id}: {result['units']} unit(s), {result['decisions']} decision(s); "
+            f"restored {len(result['restored'])} unit(s) {' '.join(result['restored'])}".rstrip()
+        ),
+    )
 
 
 def archive(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would move; change nothing.")] = False,
-    now: Annotated[Optional[str], typer.Option("--now", help="Judge as of this time (ISO 8601) [default: now].")] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Judge as of this time (ISO 8601) [default: now].")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Move units the policy's should_archive picks out of search; they stay in the store."""
@@ -119,6 +150,7 @@ def archive(
             for u in units:
                 typer.echo(f"{verb} {shown(u.id)} ({scope}): {shown(u.content)}")
         typer.echo(f"{verb} {sum(len(u) for u in moved.values())} unit(s)")
+
     emit(result, as_json, human)
 
 
@@ -134,14 +166,18 @@ def restore(
         restored = mem.restore(unit_ids, subject, project)
     if not restored:
         fail(f"nothing restored: no archived unit {' '.join(unit_ids)} in {subject}", 2)  # as NotFound
-    emit({"restored": restored}, as_json, f"restored {restored} of {len(unit_ids)} unit(s)"
-         + ("" if restored == len(unit_ids) else " (the others are unknown or not archived)"))
+    emit(
+        {"restored": restored},
+        as_json,
+        f"restored {restored} of {len(unit_ids)} unit(s)"
+        + ("" if restored == len(unit_ids) else " (the others are unknown or not archived)"),
+    )
 
 
 @review.command("list")
 def review_list(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     status: Annotated[ReviewStatus, typer.Option("--status", help="Which items.")] = ReviewStatus.pending,
     as_json: JsonOpt = False,
@@ -150,22 +186,35 @@ def review_list(
     with open_mem(ctx) as mem:
         items = mem.reviews(subject, project, None if status is ReviewStatus.all else status.value)
     result = {"items": [views.review(i) for i in items]}
-    emit(result, as_json, lambda: [typer.echo(f"{shown(i.id)} [{i.status}] {i.scope}: {shown(i.candidate.content)} "
-                                              f"({shown(i.reason)})") for i in items] or typer.echo("no review items"))
+    emit(
+        result,
+        as_json,
+        lambda: (
+            [
+                typer.echo(f"{shown(i.id)} [{i.status}] {i.scope}: {shown(i.candidate.content)} ({shown(i.reason)})")
+                for i in items
+            ]
+            or typer.echo("no review items")
+        ),
+    )
 
 
 def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:
     with open_mem(ctx) as mem:
         report = mem.review(review_id, approve, note, actor=ACTOR)
     result = {"id": review_id, "status": "approved" if approve else "rejected", **views.write_report(report)}
-    emit(result, as_json, f"{result['status']} {review_id}" + (f"; units {' '.join(report.unit_ids)}" if report.unit_ids else ""))
+    emit(
+        result,
+        as_json,
+        f"{result['status']} {review_id}" + (f"; units {' '.join(report.unit_ids)}" if report.unit_ids else ""),
+    )
 
 
 @review.command("approve")
 def review_approve(
     ctx: typer.Context,
     review_id: Annotated[str, typer.Argument(help="The review item id.")],
-    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write the held candidate (past the gate, still deduplicated and reconciled)."""
@@ -176,7 +225,7 @@ def review_approve(
 def review_reject(
     ctx: typer.Context,
     review_id: Annotated[str, typer.Argument(help="The review item id.")],
-    note: Annotated[Optional[str], typer.Option("--note", help="Why.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="Why.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Drop the held candidate."""
@@ -196,19 +245,26 @@ def reextract(
         report = mem.reextract(subject, extractor, project, progress=lambda n: progress.advance(task, n), actor=ACTOR)
     result = views.write_report(report)
     result["failed"] = result["extraction_failed"]  # the key this command always had
-    emit(result, as_json, f"re-extracted {report.episodes} episode(s); decisions: "
-         + (", ".join(f"{k} {v}" for k, v in sorted(report.decisions.items())) or "none"))
+    emit(
+        result,
+        as_json,
+        f"re-extracted {report.episodes} episode(s); decisions: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(report.decisions.items())) or "none"),
+    )
 
 
 @traces.command("prune")
 def prune_traces(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
-    older_than: Annotated[Optional[float], typer.Option(
-        "--older-than", help="Age in days [default: GRAPHMEM_TRACE_RETENTION_DAYS].")] = None,
+    older_than: Annotated[
+        float | None, typer.Option("--older-than", help="Age in days [default: GRAPHMEM_TRACE_RETENTION_DAYS].")
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would go; delete nothing.")] = False,
-    now: Annotated[Optional[str], typer.Option("--now", help="Judge ages as of this time (ISO 8601) [default: now].")] = None,
+    now: Annotated[
+        str | None, typer.Option("--now", help="Judge ages as of this time (ISO 8601) [default: now].")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Delete assembly traces older than the retention (of one subject, or of all)."""

@@ -12,8 +12,8 @@ except ImportError:  # pragma: no cover - typer before the vendored copy
 
 from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
 from graphmem.cli.common import connection_options, fail
-from graphmem.errors import GraphMemError
 from graphmem.cli.mcp import app as mcp_app
+from graphmem.errors import GraphMemError
 
 
 class OneLineErrors(TyperGroup):

@@ -13,7 +13,7 @@ import os
 import secrets
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,8 +23,9 @@ from graphmem.trust import HOME_FIX, private_dir, trusted
 
 app = typer.Typer(help="Serve graphmem to agent hosts over the Model Context Protocol (MCP).", no_args_is_help=True)
 
-MISSING_EXTRA = ("the MCP server needs the mcp extra: pip install 'graphmem[mcp]' "
-                 "(in a checkout: .venv/bin/pip install -e '.[mcp]')")
+MISSING_EXTRA = (
+    "the MCP server needs the mcp extra: pip install 'graphmem[mcp]' (in a checkout: .venv/bin/pip install -e '.[mcp]')"
+)
 TOKEN_FILE = "mcp-token"
 
 
@@ -66,22 +67,42 @@ def bearer_token(ctx: typer.Context, token_file: Path | None) -> str:
 @app.command()
 def serve(
     ctx: typer.Context,
-    subject: Annotated[str, typer.Option(
-        "--subject", "-s", envvar="GRAPHMEM_MCP_SUBJECT", show_default=False,
-        help="The default subject of every call, TYPE:ID (e.g. user:alice).")],
-    transport: Annotated[Transport, typer.Option("--transport", help="stdio (for a host that spawns it) or http (streamable HTTP at /mcp).")] = Transport.stdio,
+    subject: Annotated[
+        str,
+        typer.Option(
+            "--subject",
+            "-s",
+            envvar="GRAPHMEM_MCP_SUBJECT",
+            show_default=False,
+            help="The default subject of every call, TYPE:ID (e.g. user:alice).",
+        ),
+    ],
+    transport: Annotated[
+        Transport,
+        typer.Option("--transport", help="stdio (for a host that spawns it) or http (streamable HTTP at /mcp)."),
+    ] = Transport.stdio,
     host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTP port.")] = 8765,
     project: ProjectOpt = None,
-    allow_subject: Annotated[Optional[list[str]], typer.Option(
-        "--allow-subject", help="Another subject a call may name (repeatable).")] = None,
-    allow_any_subject: Annotated[bool, typer.Option(
-        "--allow-any-subject", help="Let a call name any subject (default: only the configured ones).")] = False,
-    token_file: Annotated[Optional[Path], typer.Option(
-        "--token-file", dir_okay=False, help="HTTP: a file holding the bearer token [default: GRAPHMEM_MCP_TOKEN, "
-        "else <GRAPHMEM_HOME>/mcp-token, generated on first use].")] = None,
-    insecure_no_auth: Annotated[bool, typer.Option(
-        "--insecure-no-auth", help="HTTP without a token (refused unless the host is loopback).")] = False,
+    allow_subject: Annotated[
+        list[str] | None, typer.Option("--allow-subject", help="Another subject a call may name (repeatable).")
+    ] = None,
+    allow_any_subject: Annotated[
+        bool,
+        typer.Option("--allow-any-subject", help="Let a call name any subject (default: only the configured ones)."),
+    ] = False,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            dir_okay=False,
+            help="HTTP: a file holding the bearer token [default: GRAPHMEM_MCP_TOKEN, "
+            "else <GRAPHMEM_HOME>/mcp-token, generated on first use].",
+        ),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool, typer.Option("--insecure-no-auth", help="HTTP without a token (refused unless the host is loopback).")
+    ] = False,
 ) -> None:
     """Serve the memory tools (remember, recall, assemble, history, explain, blocks_*, forget, episodes_*,
     decisions)."""
@@ -92,12 +113,19 @@ def serve(
             raise
         fail(MISSING_EXTRA, 1)
     with guard():
-        config = McpConfig(subject=subject, project=project, allow_subjects=tuple(allow_subject or ()),
-                           allow_any_subject=allow_any_subject)
+        config = McpConfig(
+            subject=subject,
+            project=project,
+            allow_subjects=tuple(allow_subject or ()),
+            allow_any_subject=allow_any_subject,
+        )
     http = transport is Transport.http
     if http and insecure_no_auth and not loopback(host):
-        fail(f"--insecure-no-auth is refused on {host}: only a loopback host (127.0.0.1, ::1, localhost) "
-             "may serve without a token", 2)
+        fail(
+            f"--insecure-no-auth is refused on {host}: only a loopback host (127.0.0.1, ::1, localhost) "
+            "may serve without a token",
+            2,
+        )
     with open_mem(ctx) as mem:
         server = build_server(lambda: mem, config)
         if not http:
@@ -106,8 +134,11 @@ def serve(
         sock = listen(host, port)
         token = None if insecure_no_auth else bearer_token(ctx, token_file)
         shown = f"[{host}]" if ":" in host else host
-        typer.echo(f"graphmem MCP server on http://{shown}:{port}/mcp (subject {subject})"
-                   + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""), err=True)
+        typer.echo(
+            f"graphmem MCP server on http://{shown}:{port}/mcp (subject {subject})"
+            + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""),
+            err=True,
+        )
         run_server(server, "http", host=host, port=port, sock=sock, token=token, authenticate=mem.authenticate)
 
 

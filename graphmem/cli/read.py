@@ -4,21 +4,35 @@ time axes, and what it holds."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    JsonOpt, ProjectOpt, SubjectOpt, UnitArg, add_row, echo_unit, emit, fail, open_mem, option_time, print_table, shown,
-    span, stamp, table, when,
+    JsonOpt,
+    ProjectOpt,
+    SubjectOpt,
+    UnitArg,
+    add_row,
+    echo_unit,
+    emit,
+    fail,
+    open_mem,
+    option_time,
+    print_table,
+    shown,
+    span,
+    stamp,
+    table,
+    when,
 )
 from graphmem.models import MemoryKind
 
 units = typer.Typer(help="Memory units: one as stored, with its usage.", no_args_is_help=True)
 
-AsOfOpt = Annotated[Optional[str], typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
-KnownAtOpt = Annotated[Optional[str], typer.Option("--known-at", help="System time S (ISO 8601) [default: now].")]
+AsOfOpt = Annotated[str | None, typer.Option("--as-of", help="World time T (ISO 8601) [default: now].")]
+KnownAtOpt = Annotated[str | None, typer.Option("--known-at", help="System time S (ISO 8601) [default: now].")]
 SharedOpt = Annotated[bool, typer.Option("--include-shared", help="Also read the shared:global scope.")]
 
 
@@ -37,12 +51,18 @@ def recall(
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
     hops: Annotated[int, typer.Option("--hops", help="Graph hops from the top hits (0..3).")] = 0,
-    kind: Annotated[Optional[list[MemoryKind]], typer.Option("--kind", help="Only this kind (repeatable).")] = None,
+    kind: Annotated[list[MemoryKind] | None, typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     include_shared: SharedOpt = False,
     mode: Annotated[Mode, typer.Option("--mode", help="hybrid|semantic|lexical.")] = Mode.hybrid,
-    min_confidence: Annotated[Optional[float], typer.Option(
-        "--min-confidence", min=0, max=100,
-        help="Drop hits whose confidence is below this % (0..100) [default: keep every hit].")] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            min=0,
+            max=100,
+            help="Drop hits whose confidence is below this % (0..100) [default: keep every hit].",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The k best units visible at (as-of, known-at), best first.
@@ -55,8 +75,18 @@ def recall(
     --min-confidence is given."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
-        hits = mem.recall(query, subject=subject, project=project, k=k, as_of=valid, known_at=known, hops=hops,
-                          kinds=tuple(kind or ()), include_shared=include_shared, mode=mode.value)
+        hits = mem.recall(
+            query,
+            subject=subject,
+            project=project,
+            k=k,
+            as_of=valid,
+            known_at=known,
+            hops=hops,
+            kinds=tuple(kind or ()),
+            include_shared=include_shared,
+            mode=mode.value,
+        )
         empty = not hits and not mem.episodes(subject, project, limit=1)
     kept = views.confident(hits, min_confidence)
     doc = views.recall(hits, min_confidence)
@@ -70,13 +100,23 @@ def recall(
             grid = table("confidence", "fact", "kind", "valid (UTC)", "via", "id")
             for h in kept:
                 via = "direct" if not h.hop else f"hop {h.hop}: " + " → ".join(h.path)
-                add_row(grid, f"{100 * h.confidence:.0f}%", h.unit.content, h.unit.kind.value,
-                        span(h.unit.time.valid_at, h.unit.time.invalid_at), via, h.unit.id,
-                        style=None if hits.relevant else "dim")
+                add_row(
+                    grid,
+                    f"{100 * h.confidence:.0f}%",
+                    h.unit.content,
+                    h.unit.kind.value,
+                    span(h.unit.time.valid_at, h.unit.time.invalid_at),
+                    via,
+                    h.unit.id,
+                    style=None if hits.relevant else "dim",
+                )
             print_table(grid)
         if hits.incomplete:
-            typer.echo(f"incomplete: {hits.incomplete} episode(s) stored without their decisions are not in "
-                       "these hits (run `graphmem complete`)")
+            typer.echo(
+                f"incomplete: {hits.incomplete} episode(s) stored without their decisions are not in "
+                "these hits (run `graphmem complete`)"
+            )
+
     emit(doc, as_json, human)
 
 
@@ -85,7 +125,9 @@ def assemble(
     query: Annotated[str, typer.Argument(help="What the context is for.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", min=0, help="Token budget of the recalled section (0: blocks only).")] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", min=0, help="Token budget of the recalled section (0: blocks only).")
+    ] = None,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
     hops: Annotated[int, typer.Option("--hops", help="Graph hops (0..3).")] = 0,
@@ -95,20 +137,32 @@ def assemble(
     """Resident blocks plus recalled units within budget: the context text."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
-        result = mem.assemble(query, subject=subject, project=project, budget=budget, as_of=valid, known_at=known,
-                              include_shared=include_shared, hops=hops)
+        result = mem.assemble(
+            query,
+            subject=subject,
+            project=project,
+            budget=budget,
+            as_of=valid,
+            known_at=known,
+            include_shared=include_shared,
+            hops=hops,
+        )
     emit(views.assembly(result), as_json, shown(result.text, lines=True))
 
 
 def history(
     ctx: typer.Context,
     subject: SubjectOpt,
-    unit: Annotated[Optional[str], typer.Option("--unit", help="A unit id: it and what it superseded.")] = None,
-    entity: Annotated[Optional[str], typer.Option("--entity", help="An entity name: its facts over time.")] = None,
+    unit: Annotated[str | None, typer.Option("--unit", help="A unit id: it and what it superseded.")] = None,
+    entity: Annotated[str | None, typer.Option("--entity", help="An entity name: its facts over time.")] = None,
     project: ProjectOpt = None,
     known_at: KnownAtOpt = None,
-    include_expired: Annotated[bool, typer.Option(
-        "--include-expired", help="With --entity: also the facts no longer believed (retracted or redrawn).")] = False,
+    include_expired: Annotated[
+        bool,
+        typer.Option(
+            "--include-expired", help="With --entity: also the facts no longer believed (retracted or redrawn)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """The bi-temporal timeline of an entity, or of a unit and what it superseded."""
@@ -116,12 +170,22 @@ def history(
         fail("give exactly one of --unit ID or --entity NAME", 2)
     known = option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
-        entries = mem.history(subject=subject, entity=entity, unit_id=unit, project=project, known_at=known,
-                              include_expired=include_expired)
+        entries = mem.history(
+            subject=subject,
+            entity=entity,
+            unit_id=unit,
+            project=project,
+            known_at=known,
+            include_expired=include_expired,
+        )
 
     if not entries and entity is not None:
-        fail(f"nothing found: no facts name {entity!r} in {subject} (known at {when(known)})"
-             if known else f"nothing found: no facts name {entity!r} in {subject}", 2)  # as NotFound
+        fail(
+            f"nothing found: no facts name {entity!r} in {subject} (known at {when(known)})"
+            if known
+            else f"nothing found: no facts name {entity!r} in {subject}",
+            2,
+        )  # as NotFound
 
     def human() -> None:
         grid = table("valid (UTC)", "believed (UTC)", "fact, then the decisions that shaped it", "id")
@@ -136,12 +200,18 @@ def history(
                 believed = f"since {stamp(t.created_at)}"
             add_row(grid, span(t.valid_at, t.invalid_at), believed, u.content, u.id)
             for e in entry["earlier"]:  # what it was believed to be before an ending came to be known
-                add_row(grid, "", f"  until {stamp(e['until'])}",
-                        f"  believed {stamp(t.valid_at) or 'always'} → {stamp(e['invalid_at']) or 'open'} until then",
-                        "", style="dim")
+                add_row(
+                    grid,
+                    "",
+                    f"  until {stamp(e['until'])}",
+                    f"  believed {stamp(t.valid_at) or 'always'} → {stamp(e['invalid_at']) or 'open'} until then",
+                    "",
+                    style="dim",
+                )
             for d in entry["decisions"]:
                 add_row(grid, "", f"  {stamp(d.decided_at)}", f"  {d.op.value}: {d.reason}", d.id, style="dim")
         print_table(grid)
+
     emit({"entries": [views.history_entry(e) for e in entries]}, as_json, human)
 
 
@@ -154,10 +224,13 @@ def subjects(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     def human() -> None:
         for row in rows:
             project = f" (project {row['project']})" if row["project"] else ""
-            typer.echo(f"{row['scope']}{project}: {row['episodes']} episode(s), {row['units']} unit(s), "
-                       f"{row['decisions']} decision(s)")
+            typer.echo(
+                f"{row['scope']}{project}: {row['episodes']} episode(s), {row['units']} unit(s), "
+                f"{row['decisions']} decision(s)"
+            )
         if not rows:
             typer.echo("no subjects")
+
     emit({"subjects": rows}, as_json, human)
 
 
@@ -179,4 +252,5 @@ def show_unit(
         echo_unit(unit)
         archived = f"archived {when(usage.archived_at)}" if usage.archived_at else "searchable"
         typer.echo(f"  recalled {usage.recall_count} time(s), last {when(usage.last_recalled_at)}; {archived}")
+
     emit({**views.unit(unit), "usage": views.usage_record(usage)}, as_json, human)

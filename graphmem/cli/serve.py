@@ -15,27 +15,38 @@ import typer
 
 from graphmem.cli.common import fail, guard, listen, loopback, open_mem, settings
 
-MISSING_EXTRA = ("graphmem serve needs the server extra: pip install 'graphmem[server]' "
-                 "(in a checkout: .venv/bin/pip install -e '.[server]')")
+MISSING_EXTRA = (
+    "graphmem serve needs the server extra: pip install 'graphmem[server]' "
+    "(in a checkout: .venv/bin/pip install -e '.[server]')"
+)
 
 
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host", help="Bind address (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTP port.")] = 8080,
-    insecure_no_auth: Annotated[bool, typer.Option(
-        "--insecure-no-auth", help="Serve without API keys (refused unless the host is loopback).")] = False,
+    insecure_no_auth: Annotated[
+        bool, typer.Option("--insecure-no-auth", help="Serve without API keys (refused unless the host is loopback).")
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs), /healthz, /readyz and the memory browser at /."""
     if insecure_no_auth and not loopback(host):
-        fail(f"--insecure-no-auth is refused on {host}: only a loopback host (127.0.0.1, ::1, localhost) "
-             "may serve without API keys", 2)
+        fail(
+            f"--insecure-no-auth is refused on {host}: only a loopback host (127.0.0.1, ::1, localhost) "
+            "may serve without API keys",
+            2,
+        )
     try:
         import uvicorn
 
         from graphmem.http import HttpConfig, create_app
     except ImportError as exc:
-        if (getattr(exc, "name", None) or "").split(".")[0] not in ("fastapi", "fastapi_offline", "starlette", "uvicorn"):
+        if (getattr(exc, "name", None) or "").split(".")[0] not in (
+            "fastapi",
+            "fastapi_offline",
+            "starlette",
+            "uvicorn",
+        ):
             raise
         fail(MISSING_EXTRA, 1)
     with guard():
@@ -44,14 +55,21 @@ def serve(
         known = mem.keys() if config.auth else []
         if config.auth and not any(k.revoked_at is None for k in known):
             none = f"no live API key ({len(known)} revoked)" if known else "no API key defined"
-            fail(f"{none}: create one with `graphmem keys create --subject TYPE:ID` "
-                 "(or serve a loopback host with --insecure-no-auth)", 1)
+            fail(
+                f"{none}: create one with `graphmem keys create --subject TYPE:ID` "
+                "(or serve a loopback host with --insecure-no-auth)",
+                1,
+            )
         sock = listen(host, port)
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(
+            level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
         shown = f"[{host}]" if ":" in host else host
-        typer.echo(f"graphmem API on http://{shown}:{port}/ (OpenAPI at /docs)"
-                   + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""), err=True)
+        typer.echo(
+            f"graphmem API on http://{shown}:{port}/ (OpenAPI at /docs)"
+            + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""),
+            err=True,
+        )
         app = create_app(lambda: mem, config)
         server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=10))
         server.run(sockets=[sock])

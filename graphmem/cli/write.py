@@ -3,26 +3,38 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from graphmem import views
 from graphmem.cli.common import (
-    ACTOR, JsonOpt, ProjectOpt, SubjectOpt, UnitArg, echo_unit, emit, fail, input_stream, open_mem, option_time,
-    shown, stderr_progress, stopping, when,
+    ACTOR,
+    JsonOpt,
+    ProjectOpt,
+    SubjectOpt,
+    UnitArg,
+    echo_unit,
+    emit,
+    fail,
+    input_stream,
+    open_mem,
+    option_time,
+    shown,
+    stderr_progress,
+    stopping,
+    when,
 )
 from graphmem.episodes_io import parse_episode, read_lines
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
 from graphmem.models import Episode, Op
 from graphmem.pipelines.write import WriteReport
 
-
 #: The fewest episodes per write when the progress bar asks for smaller writes.
 PROGRESS_STEP_MIN = 25
 
 ExtractorOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
 ]
 
@@ -99,11 +111,19 @@ def ingest(
                 broken = exc
                 why = "interrupted" if interrupted else error_line(exc)
                 for number, episode in zip(numbers[done:], episodes[done:]):
-                    failed.append({"line": number, "episode_id": episode.id, "error": one_line(
-                        f"{name}:{number}: episode {episode.id} not confirmed stored: {why}")})
+                    failed.append(
+                        {
+                            "line": number,
+                            "episode_id": episode.id,
+                            "error": one_line(f"{name}:{number}: episode {episode.id} not confirmed stored: {why}"),
+                        }
+                    )
         if broken is not None:  # once the progress bar is gone, on a line of its own
-            typer.echo(f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
-                       f"lines {spans(numbers[done:])} of {name}; re-run to complete)", err=True)
+            typer.echo(
+                f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
+                f"lines {spans(numbers[done:])} of {name}; re-run to complete)",
+                err=True,
+            )
     failed.sort(key=lambda f: f["line"])
     result = views.ingest(report, stored, failed)
 
@@ -117,6 +137,7 @@ def ingest(
             typer.echo(f"{unsent} line(s) not confirmed stored")
         for item in result["extraction_failed"]:
             typer.echo(f"extraction failed for episode {shown(item['episode_id'])}: {shown(item['error'])}")
+
     emit(result, as_json, human)
     if broken is not None:
         raise typer.Exit(130 if why == "interrupted" else broken.exit_code)
@@ -126,7 +147,7 @@ def ingest(
 
 def complete(
     ctx: typer.Context,
-    subject: Annotated[Optional[str], typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", "-s", help="TYPE:ID [default: every subject].")] = None,
     project: ProjectOpt = None,
     extractor: ExtractorOpt = None,
     as_json: JsonOpt = False,
@@ -136,8 +157,7 @@ def complete(
     without the file. Run it when no ingest is under way."""
     with open_mem(ctx) as mem, stderr_progress() as progress:
         task = progress.add_task("completing", total=mem.undecided(subject, project))
-        report = mem.complete(subject, project, extractor, on_write=lambda _, n: progress.advance(task, n),
-                              actor=ACTOR)
+        report = mem.complete(subject, project, extractor, on_write=lambda _, n: progress.advance(task, n), actor=ACTOR)
     result = views.write_report(report)
 
     def human() -> None:
@@ -148,6 +168,7 @@ def complete(
         typer.echo(f"completed {report.episodes} undecided episode(s); decisions: {counts}")
         for item in result["extraction_failed"]:
             typer.echo(f"extraction failed for episode {shown(item['episode_id'])}: {shown(item['error'])}")
+
     emit(result, as_json, human)
 
 
@@ -167,7 +188,7 @@ def remember(
     text: Annotated[str, typer.Argument(help="The episode text.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="When it happened (ISO 8601) [default: now].")] = None,
+    at: Annotated[str | None, typer.Option("--at", help="When it happened (ISO 8601) [default: now].")] = None,
     channel: Annotated[str, typer.Option("--channel", help="Where it came from.")] = "chat",
     extractor: ExtractorOpt = None,
     as_json: JsonOpt = False,
@@ -175,21 +196,26 @@ def remember(
     """Store one episode and what it teaches."""
     occurred = option_time(at, "--at")
     with open_mem(ctx) as mem:
-        report = mem.remember(text, subject=subject, project=project, at=occurred, channel=channel,
-                              extractor=extractor, actor=ACTOR)
+        report = mem.remember(
+            text, subject=subject, project=project, at=occurred, channel=channel, extractor=extractor, actor=ACTOR
+        )
     result = views.write_report(report)
 
     def human() -> None:
         counts = ", ".join(f"{op} {n}" for op, n in result["decisions"].items() if n)
         typer.echo(f"remembered ({counts or 'no decisions'}); units: {', '.join(report.unit_ids) or '-'}")
+
     if report.failed:
         # The episode is stored (an extractor failure never loses it) but taught nothing: a
         # runtime failure, with the way to finish once the extractor works.
         [(episode_id, why)] = report.failed
         if as_json:
             emit(result, True, "")
-        fail(f"{why}; episode {episode_id} is stored without its facts: run `graphmem reextract --subject "
-             f"{subject} --extractor {extractor or 'rule'}` once the extractor works", 1)
+        fail(
+            f"{why}; episode {episode_id} is stored without its facts: run `graphmem reextract --subject "
+            f"{subject} --extractor {extractor or 'rule'}` once the extractor works",
+            1,
+        )
     emit(result, as_json, human)
 
 
@@ -207,8 +233,13 @@ def retract(
         report = mem.retract(unit_id, subject, reason, project, actor=ACTOR)
     result = {"unit_id": unit_id, **views.write_report(report)}
     done = result["decisions"]["DELETE"] > 0
-    emit(result, as_json, f"retracted {unit_id}" if done else
-         f"nothing to retract: unit {unit_id} shows no current fact (a NOOP decision says so)")
+    emit(
+        result,
+        as_json,
+        f"retracted {unit_id}"
+        if done
+        else f"nothing to retract: unit {unit_id} shows no current fact (a NOOP decision says so)",
+    )
 
 
 def end(
@@ -216,7 +247,9 @@ def end(
     unit_id: UnitArg,
     subject: SubjectOpt,
     reason: Annotated[str, typer.Option("--reason", help="Why: stored with the UPDATE decision.")],
-    at: Annotated[Optional[str], typer.Option("--at", help="When it stopped being true (ISO 8601) [default: now].")] = None,
+    at: Annotated[
+        str | None, typer.Option("--at", help="When it stopped being true (ISO 8601) [default: now].")
+    ] = None,
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -227,16 +260,21 @@ def end(
         report = mem.end(unit_id, subject, reason, until, project, actor=ACTOR)
     result = {"unit_id": unit_id, **views.write_report(report)}
     done = result["decisions"]["UPDATE"] > 0
-    emit(result, as_json, f"ended {unit_id}" if done else
-         f"nothing to end: unit {unit_id} shows no fact true then (a NOOP decision says so)")
+    emit(
+        result,
+        as_json,
+        f"ended {unit_id}"
+        if done
+        else f"nothing to end: unit {unit_id} shows no fact true then (a NOOP decision says so)",
+    )
 
 
 def decisions(
     ctx: typer.Context,
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    episode: Annotated[Optional[str], typer.Option("--episode", help="Only this episode's decisions.")] = None,
-    op: Annotated[Optional[str], typer.Option("--op", help="ADD|UPDATE|DELETE|NOOP.")] = None,
+    episode: Annotated[str | None, typer.Option("--episode", help="Only this episode's decisions.")] = None,
+    op: Annotated[str | None, typer.Option("--op", help="ADD|UPDATE|DELETE|NOOP.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="At most this many, newest first.")] = 100,
     as_json: JsonOpt = False,
 ) -> None:
@@ -253,12 +291,15 @@ def decisions(
             produced = f" produced={d.produced_id}" if d.produced_id else ""
             # Ids too: an import keeps the ids its export names, whatever they hold.
             typer.echo(f"{when(d.decided_at)} {d.op.value:<6} {shown(d.id + target + produced)}  {shown(d.reason)}")
-            for label, text in (("fact", texts.get(d.produced_id or "") or d.candidate),
-                                (TARGET_WORDS[d.op], texts.get(d.target_id or ""))):
+            for label, text in (
+                ("fact", texts.get(d.produced_id or "") or d.candidate),
+                (TARGET_WORDS[d.op], texts.get(d.target_id or "")),
+            ):
                 if text and text not in d.reason:  # each row names its facts, once
                     typer.echo(f"    {label}: {shown(text)}")
         if not found:
             typer.echo("no decisions")
+
     emit({"decisions": views.decision_log(found, texts)}, as_json, human)
 
 
@@ -296,14 +337,24 @@ def explain(
     def human() -> None:
         echo_unit(unit)
         if episode:
-            typer.echo(f"episode {episode.id} ({shown(episode.channel)}, {when(episode.occurred_at)}): {shown(episode.raw)}")
+            typer.echo(
+                f"episode {episode.id} ({shown(episode.channel)}, {when(episode.occurred_at)}): {shown(episode.raw)}"
+            )
         else:
             typer.echo(f"episode {shown(unit.source.episode_id)} (not found)")
         typer.echo(f"extractor {shown(unit.source.extractor_version)}")
         for d in info["decisions"]:
             typer.echo(f"decision {d.op.value} {shown(d.id)} by {shown(d.policy)}: {shown(d.reason)}")
         for e in result["incoming"]:
-            typer.echo(f"invalidated by {shown(str(e.get('decision_id')))} ({e.get('op')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
+            typer.echo(
+                f"invalidated by {shown(str(e.get('decision_id')))} ({e.get('op')}) at {e.get('expired_at')}: "
+                f"{shown(e.get('reason') or '')}"
+            )
         for e in result["outgoing"]:
-            typer.echo(f"invalidates {shown(str(e.get('unit_id')))} ({shown(e.get('content') or '')}) at {e.get('expired_at')}: {shown(e.get('reason') or '')}")
+            typer.echo(
+                f"invalidates {shown(str(e.get('unit_id')))} ({shown(e.get('content') or '')}) "
+                f"at {e.get('expired_at')}: "
+                f"{shown(e.get('reason') or '')}"
+            )
+
     emit(result, as_json, human)

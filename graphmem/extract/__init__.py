@@ -42,9 +42,7 @@ class FactsExtractor:
                 invalid_at=f.invalid_at,
                 labels=f.labels,
                 confidence=f.confidence,
-                triple=Triple(
-                    subject=f.subject, predicate=f.predicate, object=f.object, single_valued=f.single_valued
-                ),
+                triple=Triple(subject=f.subject, predicate=f.predicate, object=f.object, single_valued=f.single_valued),
                 op=f.op,
             )
             for f in episode.facts

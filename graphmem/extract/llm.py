@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
 from ..llm import strict_schema, structured
-from ..openai_api import probe
 from ..models import Candidate, Episode, MemoryKind, Triple
+from ..openai_api import probe
 from ..times import parse_time
 
 SCHEMA_NAME = "extracted_facts"
@@ -129,8 +129,9 @@ class LLMExtractor:
             },
             ensure_ascii=False,
         )
-        data = structured(self.client, self.model, SYSTEM, user, SCHEMA_NAME, FACTS_SCHEMA,
-                          attempts=self.attempts, validator=_Facts)
+        data = structured(
+            self.client, self.model, SYSTEM, user, SCHEMA_NAME, FACTS_SCHEMA, attempts=self.attempts, validator=_Facts
+        )
         return [self._candidate(_Fact.model_validate(f), episode) for f in data["facts"]]
 
     @staticmethod
@@ -146,6 +147,5 @@ class LLMExtractor:
             invalid_at=fact.ended_at if fact.op == "end" else None,
             op=fact.op,
             confidence=fact.confidence,
-            triple=Triple(subject=subject, predicate=predicate, object=fact.object,
-                          single_valued=fact.single_valued),
+            triple=Triple(subject=subject, predicate=predicate, object=fact.object, single_valued=fact.single_valued),
         )

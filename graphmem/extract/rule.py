@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
 from ..models import Candidate, Episode, FactOp, MemoryKind, Triple
 from ..timewords import find_window
@@ -62,22 +61,42 @@ class Pattern:
 
 PATTERNS: list[Pattern] = [
     Pattern(_p(rf"{_NAME} (?:(?:have |has )?moved|relocated) to {_OBJ}"), "lives_in", True),
-    Pattern(_p(rf"{_NAME} (?:live|lives|am living|is living|are living|(?:have|has) (?:lived|been living)) in {_OBJ}"),
-            "lives_in", True),
+    Pattern(
+        _p(rf"{_NAME} (?:live|lives|am living|is living|are living|(?:have|has) (?:lived|been living)) in {_OBJ}"),
+        "lives_in",
+        True,
+    ),
     Pattern(_p(rf"{_NAME} (?:lived|was living) in {_OBJ}"), "lives_in", True, past=True),
     Pattern(_p(rf"{_NAME} (?:moved out of|moved away from) {_OBJ}"), "lives_in", True, ends=True),
-    Pattern(_p(rf"{_NAME} (?:work|works|am working|is working|are working|(?:have|has) (?:worked|been working)"
-               rf"|started working|started) (?:at|for) {_OBJ}"), "works_at", True),
+    Pattern(
+        _p(
+            rf"{_NAME} (?:work|works|am working|is working|are working|(?:have|has) (?:worked|been working)"
+            rf"|started working|started) (?:at|for) {_OBJ}"
+        ),
+        "works_at",
+        True,
+    ),
     Pattern(_p(rf"{_NAME} joined {_PROPER}"), "works_at", True),
     Pattern(_p(rf"{_NAME} (?:worked|was working) (?:at|for) {_OBJ}"), "works_at", True, past=True),
-    Pattern(re.compile(rf"^{_NAME} (?:quit|left|resigned from)(?: (?:my|his|her|their) job (?:at|with))? "
-                       rf"{_PROPER}{_END}"), "works_at", True, ends=True),
+    Pattern(
+        re.compile(
+            rf"^{_NAME} (?:quit|left|resigned from)(?: (?:my|his|her|their) job (?:at|with))? "
+            rf"{_PROPER}{_END}"
+        ),
+        "works_at",
+        True,
+        ends=True,
+    ),
     Pattern(_p(rf"{_NAME} (?:report|reports|(?:have|has) reported) to {_OBJ}"), "reports_to", True),
     Pattern(_p(rf"(?:my|{_NAME}'s) (?:manager|boss) is {_OBJ}"), "reports_to", True),
     Pattern(re.compile(rf"^(?P<o>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) is my (?:manager|boss){_END}"), "reports_to", True),
     Pattern(_p(rf"{_NAME} reported to {_OBJ}"), "reports_to", True, past=True),
-    Pattern(re.compile(rf"^(?P<o>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) was my (?:manager|boss){_END}"), "reports_to", True,
-            past=True),
+    Pattern(
+        re.compile(rf"^(?P<o>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) was my (?:manager|boss){_END}"),
+        "reports_to",
+        True,
+        past=True,
+    ),
     Pattern(_p(rf"(?:my name is|I am called) {_OBJ}"), "name", True),
     Pattern(_p(rf"{_NAME} (?:am|is|are|(?:have|has) been|got) married to {_OBJ}"), "married_to", True),
     Pattern(_p(rf"{_NAME} (?:was|were) married to {_OBJ}"), "married_to", True, past=True),
@@ -92,15 +111,33 @@ PATTERNS: list[Pattern] = [
 _CORRECTION = re.compile(
     r"^(?:actually|sorry|no|wait|correction|scratch that|ignore what i said|my mistake|my bad"
     r"|that(?: i)?s (?:wrong|not right|not true|incorrect)|that was (?:wrong|a mistake)"
-    r"|i was (?:mistaken|wrong)(?: about that)?|i got that wrong|i never did)$", re.I)
+    r"|i was (?:mistaken|wrong)(?: about that)?|i got that wrong|i never did)$",
+    re.I,
+)
 #: Wordings that only soften a sentence.
-_FILLER = re.compile(r"^(?:(?:btw|by the way|ok|okay|so|well|oh|also|and|but|anyway|actually|sorry|no|wait|hmm)\b[\s,]*)+",
-                     re.I)
-_CONTRACTIONS = [(re.compile(p, re.I), r) for p, r in [
-    (r"\bwon't\b", "will not"), (r"\bcan't\b", "can not"), (r"n't\b", " not"), (r"\bI'm\b", "I am"),
-    (r"'ve\b", " have"), (r"'re\b", " are"), (r"\bany more\b", "anymore")]]
-_STOPPED = {"working": "work", "living": "live", "liking": "like", "loving": "love", "enjoying": "enjoy",
-            "reporting": "report"}
+_FILLER = re.compile(
+    r"^(?:(?:btw|by the way|ok|okay|so|well|oh|also|and|but|anyway|actually|sorry|no|wait|hmm)\b[\s,]*)+", re.I
+)
+_CONTRACTIONS = [
+    (re.compile(p, re.I), r)
+    for p, r in [
+        (r"\bwon't\b", "will not"),
+        (r"\bcan't\b", "can not"),
+        (r"n't\b", " not"),
+        (r"\bI'm\b", "I am"),
+        (r"'ve\b", " have"),
+        (r"'re\b", " are"),
+        (r"\bany more\b", "anymore"),
+    ]
+]
+_STOPPED = {
+    "working": "work",
+    "living": "live",
+    "liking": "like",
+    "loving": "love",
+    "enjoying": "enjoy",
+    "reporting": "report",
+}
 #: (wording taken away, what it says): "no longer" ends; "not ... anymore" ends, a plain "not"
 #: or "never" corrects; "used to" and "stopped ...ing" end.
 _TURNS: list[tuple[re.Pattern[str], str, FactOp]] = [
@@ -110,8 +147,11 @@ _TURNS: list[tuple[re.Pattern[str], str, FactOp]] = [
     (re.compile(r"^(.*?)\b(am|is|are) not (.*)\banymore\b", re.I), r"\1\2 \3", "end"),
     (re.compile(r"^(.*?)\bused to be\b", re.I), r"\1is", "end"),
     (re.compile(r"^(.*?)\bused to\b ?", re.I), r"\1", "end"),
-    (re.compile(r"^(.*?)\b(?:(?:have|has) )?stopped (working|living|liking|loving|enjoying|reporting)\b", re.I),
-     None, "end"),
+    (
+        re.compile(r"^(.*?)\b(?:(?:have|has) )?stopped (working|living|liking|loving|enjoying|reporting)\b", re.I),
+        None,
+        "end",
+    ),
     (re.compile(r"^(.*?)\b(?:do|does|did) not (?:ever )?", re.I), r"\1", "retract"),
     (re.compile(r"^(.*?)\b(am|is|are|was|were) not\b ?", re.I), r"\1\2 ", "retract"),
     (re.compile(r"^(.*?)\bnever\b ?", re.I), r"\1", "retract"),
@@ -144,8 +184,11 @@ class RuleExtractor:
             return NoneExtractor().extract(episode)
         # The sentences no pattern matched stay recallable, together, as one episodic unit.
         if rest:
-            found.append(Candidate(kind=MemoryKind.episodic, scope=episode.scope, content=" ".join(rest),
-                                   valid_at=episode.occurred_at))
+            found.append(
+                Candidate(
+                    kind=MemoryKind.episodic, scope=episode.scope, content=" ".join(rest), valid_at=episode.occurred_at
+                )
+            )
         return found
 
     def _match(self, sentence: str, episode: Episode) -> Candidate | None:
@@ -176,8 +219,12 @@ class RuleExtractor:
             content=sentence,
             valid_at=valid_at,
             invalid_at=invalid_at,
-            triple=Triple(subject=subject, predicate=read.pattern.predicate, object=read.match.group("o"),
-                          single_valued=read.pattern.single),
+            triple=Triple(
+                subject=subject,
+                predicate=read.pattern.predicate,
+                object=read.match.group("o"),
+                single_valued=read.pattern.single,
+            ),
             op=read.op,
         )
 
@@ -214,9 +261,9 @@ def _fact(clause: str) -> tuple[FactOp, Pattern, re.Match[str]] | None:
         if m is None:
             continue
         if replacement is None:  # "stopped working at" -> "work at"
-            clause = m.group(1) + _STOPPED[m.group(2).lower()] + clause[m.end():]
+            clause = m.group(1) + _STOPPED[m.group(2).lower()] + clause[m.end() :]
         else:
-            clause = m.expand(replacement) + clause[m.end():]
+            clause = m.expand(replacement) + clause[m.end() :]
         clause = re.sub(r"\s+", " ", clause).strip()
         op = says
         break

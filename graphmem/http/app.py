@@ -17,14 +17,16 @@ import math
 import time
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Optional
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
-from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
@@ -35,8 +37,8 @@ import graphmem
 
 from .. import views
 from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
-from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..config import Settings
+from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
 from ..errors import GraphMemError, InvalidInput, error_line, quoted
 from ..keys import holds, subject_name
 from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
@@ -102,17 +104,28 @@ class HttpConfig(BaseModel):
     key_concurrency: int = Field(_default("key_concurrency"), ge=1)
     queue: int = Field(_default("queue"), ge=0)
     cors_origins: tuple[str, ...] = ()
-    loopback: bool = Field(False, description=(
-        "Bound to a loopback address: only requests whose Host names this machine are answered "
-        "(a page whose name was made to resolve here, DNS rebinding, is refused)."))
+    loopback: bool = Field(
+        False,
+        description=(
+            "Bound to a loopback address: only requests whose Host names this machine are answered "
+            "(a page whose name was made to resolve here, DNS rebinding, is refused)."
+        ),
+    )
 
     @classmethod
-    def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> "HttpConfig":
+    def from_settings(cls, settings: Settings, auth: bool = True, loopback: bool = False) -> HttpConfig:
         origins = tuple(o.strip() for o in settings.http_cors_origins.split(",") if o.strip())
-        return cls(auth=auth, max_body=settings.http_max_body, max_episodes=settings.http_max_episodes,
-                   timeout=settings.http_timeout, concurrency=settings.http_concurrency,
-                   key_concurrency=settings.http_key_concurrency, queue=settings.http_queue,
-                   cors_origins=origins, loopback=loopback)
+        return cls(
+            auth=auth,
+            max_body=settings.http_max_body,
+            max_episodes=settings.http_max_episodes,
+            timeout=settings.http_timeout,
+            concurrency=settings.http_concurrency,
+            key_concurrency=settings.http_key_concurrency,
+            queue=settings.http_queue,
+            cors_origins=origins,
+            loopback=loopback,
+        )
 
 
 # -- jobs ---------------------------------------------------------------------------------------
@@ -134,23 +147,33 @@ class Jobs:
 
     def view(self, job_id: str) -> dict:
         _, scope, running = self._jobs[job_id]
-        out: dict[str, Any] = {"id": job_id, "subject": subject_name(scope), "project": scope.project_id,
-                               "status": "running"}
+        out: dict[str, Any] = {
+            "id": job_id,
+            "subject": subject_name(scope),
+            "project": scope.project_id,
+            "status": "running",
+        }
         if running.done():
             failure = running.exception()
             if failure is None:
                 out.update(status="done", result=running.result())
             else:
-                refusal = refusal_of(failure) if isinstance(failure, (GraphMemError, ValueError)) else \
-                    ApiError(500, "internal", error_line(failure))
+                refusal = (
+                    refusal_of(failure)
+                    if isinstance(failure, (GraphMemError, ValueError))
+                    else ApiError(500, "internal", error_line(failure))
+                )
                 out.update(status="failed", **error_body(refusal.code, refusal.message))
         return out
 
-    def get(self, job_id: str, caller: "Caller") -> dict:
+    def get(self, job_id: str, caller: Caller) -> dict:
         found = self._jobs.get(job_id)
         if found is None or not (caller.admin or found[0] == caller.actor):
-            raise ApiError(404, "not_found", f"no job {job_id} of this key (a job lives in the process that began "
-                                             f"it, among its newest {JOBS_KEPT})")
+            raise ApiError(
+                404,
+                "not_found",
+                f"no job {job_id} of this key (a job lives in the process that began it, among its newest {JOBS_KEPT})",
+            )
         return self.view(job_id)
 
 
@@ -174,16 +197,20 @@ class Caller:
     def admin(self) -> bool:
         return self.key is None or self.key.admin
 
-    async def run(self, fn: Callable[..., Any], *args: Any,
-                  on_time_out: Callable[[asyncio.Future], Any] | None = None) -> Any:
+    async def run(
+        self, fn: Callable[..., Any], *args: Any, on_time_out: Callable[[asyncio.Future], Any] | None = None
+    ) -> Any:
         return await self.gate.run(fn, *args, who=self.actor, on_time_out=on_time_out)
 
     def check_shared(self, include_shared: bool) -> None:
         """Refuse (403) ``include_shared`` when the key does not hold the shared subject: it
         reads that subject."""
         if include_shared and self.key is not None and not holds(self.key, self.mem.shared):
-            raise ApiError(403, "forbidden", f"key {self.key.id} does not hold subject "
-                                             f"{subject_name(self.mem.shared)}: include_shared reads it")
+            raise ApiError(
+                403,
+                "forbidden",
+                f"key {self.key.id} does not hold subject {subject_name(self.mem.shared)}: include_shared reads it",
+            )
 
 
 #: What /openapi.json says of a subject in a path (documented only: the path is routed as sent,
@@ -193,9 +220,16 @@ SUBJECT_SCHEMA = {"pattern": f"^({'|'.join(t.value for t in SubjectType)}):"}
 TIME_SCHEMA = {"format": "date-time"}
 
 
-def target(subject: Annotated[str, PathParam(json_schema_extra=SUBJECT_SCHEMA, description=(
-               "TYPE:ID, percent-encoded (user%3Aalice); the id is visible text in one script."))],
-           project: Annotated[Optional[str], Query(description="The subject's project.")] = None) -> Scope:
+def target(
+    subject: Annotated[
+        str,
+        PathParam(
+            json_schema_extra=SUBJECT_SCHEMA,
+            description=("TYPE:ID, percent-encoded (user%3Aalice); the id is visible text in one script."),
+        ),
+    ],
+    project: Annotated[str | None, Query(description="The subject's project.")] = None,
+) -> Scope:
     """The scope a path names: its URL-encoded ``TYPE:ID`` and the ``project`` parameter."""
     return as_scope(unquote(subject), project)
 
@@ -210,16 +244,22 @@ def segment(value: str) -> str:
 
 
 #: A page's cursor: the ``next_cursor`` of the page before (digits).
-Cursor = Annotated[Optional[str], Query(json_schema_extra={"pattern": f"^[0-9]{{0,{len(str(MAX_OFFSET)) - 1}}}$"},
-                                        description="The next_cursor of the page before.")]
+Cursor = Annotated[
+    str | None,
+    Query(
+        json_schema_extra={"pattern": f"^[0-9]{{0,{len(str(MAX_OFFSET)) - 1}}}$"},
+        description="The next_cursor of the page before.",
+    ),
+]
 
 
 def offset_of(cursor: str | None) -> int:
     if not cursor:
         return 0
     # Digits of the offsets the facade takes (bounded before int() reads a long string).
-    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= len(str(MAX_OFFSET))
-            and int(cursor) <= MAX_OFFSET):
+    if not (
+        cursor.isascii() and cursor.isdigit() and len(cursor) <= len(str(MAX_OFFSET)) and int(cursor) <= MAX_OFFSET
+    ):
         raise ApiError(422, "invalid_input", "cursor: not a cursor this API returned")
     return int(cursor)
 
@@ -233,11 +273,13 @@ def _text_time(value: Any) -> Any:
     return parse_optional_time(value)
 
 
-TextTime = Annotated[Optional[datetime], BeforeValidator(_text_time)]
+TextTime = Annotated[datetime | None, BeforeValidator(_text_time)]
 AsOf = Annotated[TextTime, Field(description="World time T, ISO 8601 (2021-03-01 is midnight UTC) [default: now].")]
 KnownAt = Annotated[TextTime, Field(description="System time S: what was known then, ISO 8601 [default: now].")]
 Hops = Annotated[int, Field(ge=0, le=3, strict=True, description="Graph hops from the top hits (0..3).")]
-IncludeShared = Annotated[bool, Field(strict=True, description="Also read the shared:global scope (the key must hold it).")]
+IncludeShared = Annotated[
+    bool, Field(strict=True, description="Also read the shared:global scope (the key must hold it).")
+]
 
 
 #: Text as ``models.clean_text`` takes it: no NUL; and not blank.
@@ -256,11 +298,18 @@ class Body(BaseModel):
 
 
 class EpisodesIn(Body):
-    episodes: list[Any] = Field(description=(
-        "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it), at most "
-        "GRAPHMEM_HTTP_MAX_EPISODES of them (else 413). A bad item is reported by its index; the others are stored."))
-    extractor: Optional[Literal["facts", "rule", "llm", "none"]] = Field(None, description=(
-        "[default: facts when an episode carries facts, else rule]; llm needs an endpoint (GRAPHMEM_LLM_*)."))
+    episodes: list[Any] = Field(
+        description=(
+            "Episode lines as `graphmem ingest` reads them, without `subject` (the path names it), at most "
+            "GRAPHMEM_HTTP_MAX_EPISODES of them (else 413). A bad item is reported by its index; the others are stored."
+        )
+    )
+    extractor: Literal["facts", "rule", "llm", "none"] | None = Field(
+        None,
+        description=(
+            "[default: facts when an episode carries facts, else rule]; llm needs an endpoint (GRAPHMEM_LLM_*)."
+        ),
+    )
 
 
 class RecallIn(Body):
@@ -276,8 +325,13 @@ class RecallIn(Body):
 
 class AssembleIn(Body):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, pattern=WORDS)
-    budget: Optional[int] = Field(None, ge=0, le=MAX_BUDGET, strict=True,
-                                  description="Token budget of the recalled section (0: blocks only) [default: the policy's].")
+    budget: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_BUDGET,
+        strict=True,
+        description="Token budget of the recalled section (0: blocks only) [default: the policy's].",
+    )
     as_of: AsOf = None
     known_at: KnownAt = None
     hops: Hops = 0
@@ -286,9 +340,9 @@ class AssembleIn(Body):
 
 class BlockIn(Body):
     value: str = Field(pattern=PLAIN)
-    token_budget: Optional[int] = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
-    description: Optional[str] = Field(None, max_length=1000, pattern=PLAIN)
-    writable: Optional[bool] = Field(None, strict=True, description="Change writability (admin key only).")
+    token_budget: int | None = Field(None, gt=0, le=100_000, strict=True, description="Required for a new block.")
+    description: str | None = Field(None, max_length=1000, pattern=PLAIN)
+    writable: bool | None = Field(None, strict=True, description="Change writability (admin key only).")
     truncate: bool = Field(False, strict=True, description="Cut a value over budget instead of refusing.")
     admin: bool = Field(False, strict=True, description="Change a read-only block (admin key only).")
 
@@ -298,8 +352,9 @@ class RetractIn(Body):
 
 
 class EndIn(RetractIn):
-    at: str | None = Field(None, json_schema_extra=TIME_SCHEMA,
-                           description="When the fact stopped being true (ISO 8601) [default: now].")
+    at: str | None = Field(
+        None, json_schema_extra=TIME_SCHEMA, description="When the fact stopped being true (ISO 8601) [default: now]."
+    )
 
 
 def episode_item(item: Any, scope: Scope) -> Episode:
@@ -343,10 +398,17 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     # third party's code on this origin) with an inline bootstrap the CSP refuses: /docs is ours
     # below, on Swagger UI's files from the fastapi-offline package. No /redoc: Redoc injects its
     # styles as inline <style> elements, which the CSP refuses too.
-    app = FastAPI(title="graphmem", version=graphmem.__version__, lifespan=lifespan, docs_url=None,
-                  redoc_url=None, description=(
-                      "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
-                      "(`graphmem keys create`); errors are `{\"error\": {\"code\", \"message\"}}`."))
+    app = FastAPI(
+        title="graphmem",
+        version=graphmem.__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description=(
+            "Temporal memory for LLM agents. Every /v1 request carries `Authorization: Bearer <key>` "
+            '(`graphmem keys create`); errors are `{"error": {"code", "message"}}`.'
+        ),
+    )
     app.state.config = config
     app.state.jobs = Jobs()
     install(app)
@@ -373,18 +435,31 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     app.add_middleware(BodyLimit, limit=config.max_body)
     app.add_middleware(Authenticate, authenticate=authenticate, open_keys=not config.auth)
     if config.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins),
-                           allow_methods=["GET", "POST", "PUT", "DELETE"], allow_headers=["Authorization", "Content-Type"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
     if config.loopback:
         app.add_middleware(LoopbackHost)
     app.add_middleware(Headers)
     app.add_middleware(AccessLog)
 
-    app.get("/healthz", tags=["probes"], summary="200 while the process runs", response_model=schemas.Health,
-            responses=answers())(healthz)
-    app.get("/readyz", tags=["probes"], summary="200 when Neo4j answers and the index is usable, else 503",
-            response_model=schemas.Ready, responses={**answers(), 503: {
-                "model": schemas.NotReady, "description": "Not ready, with the reason."}})(readyz)
+    app.get(
+        "/healthz",
+        tags=["probes"],
+        summary="200 while the process runs",
+        response_model=schemas.Health,
+        responses=answers(),
+    )(healthz)
+    app.get(
+        "/readyz",
+        tags=["probes"],
+        summary="200 when Neo4j answers and the index is usable, else 503",
+        response_model=schemas.Ready,
+        responses={**answers(), 503: {"model": schemas.NotReady, "description": "Not ready, with the reason."}},
+    )(readyz)
     app.get("/", include_in_schema=False)(page)
     app.get("/docs", include_in_schema=False)(docs)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -426,8 +501,9 @@ class Readiness:
         try:
             report = await self.gate.run(doctor)
         except ApiError:  # over time; or refused, as the last checks, over time, still run
-            return 503, error_body("not_ready", f"the checks did not finish within {self.within:g} s: "
-                                                "is Neo4j reachable?")
+            return 503, error_body(
+                "not_ready", f"the checks did not finish within {self.within:g} s: is Neo4j reachable?"
+            )
         if report["ok"]:  # no details: the probe needs no key, and they name the server and its version
             return 200, {"ok": True, "checks": [{"check": c["check"], "ok": True} for c in report["checks"]]}
         reason = "; ".join(f"{c['check']}: {c['detail']}" for c in report["checks"] if not c["ok"])
@@ -464,29 +540,54 @@ def plain_query(request: Request) -> None:
 v1 = APIRouter(prefix="/v1", dependencies=[Depends(HTTPBearer(auto_error=False)), Depends(plain_query)])
 
 
-@v1.get("/me", tags=["keys"], summary="The key this request carries (its id, subjects, admin)",
-        response_model=schemas.Me, responses=answers(*KEYED))
+@v1.get(
+    "/me",
+    tags=["keys"],
+    summary="The key this request carries (its id, subjects, admin)",
+    response_model=schemas.Me,
+    responses=answers(*KEYED),
+)
 async def me(caller: CallerDep) -> dict:
     return views.whoami(caller.key)
 
 
-@v1.get("/subjects", tags=["subjects"], summary="Every subject the key holds, with counts",
-        response_model=schemas.Subjects, responses=answers(*KEYED))
+@v1.get(
+    "/subjects",
+    tags=["subjects"],
+    summary="Every subject the key holds, with counts",
+    response_model=schemas.Subjects,
+    responses=answers(*KEYED),
+)
 async def subjects(caller: CallerDep) -> dict:
     def work() -> dict:
         held = None if caller.admin else set(caller.key.subjects)
-        return {"subjects": [views.subject(s["scope"], {k: n for k, n in s.items() if k != "scope"})
-                             for s in caller.mem.subjects() if held is None or subject_name(s["scope"]) in held]}
+        return {
+            "subjects": [
+                views.subject(s["scope"], {k: n for k, n in s.items() if k != "scope"})
+                for s in caller.mem.subjects()
+                if held is None or subject_name(s["scope"]) in held
+            ]
+        }
+
     return await caller.run(work)
 
 
-@v1.post("/subjects/{subject}/episodes", tags=["episodes"], summary="Write episodes (idempotent by episode id)",
-         response_model=schemas.Ingested, responses={**answers(*SUBJECT, *BODY, WRITE, MODEL), 202: LATE})
+@v1.post(
+    "/subjects/{subject}/episodes",
+    tags=["episodes"],
+    summary="Write episodes (idempotent by episode id)",
+    response_model=schemas.Ingested,
+    responses={**answers(*SUBJECT, *BODY, WRITE, MODEL), 202: LATE},
+)
 async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> dict:
     cap = caller.config.max_episodes
     if len(body.episodes) > cap:  # refused whole, before it takes a worker: nothing of it is stored
-        raise ApiError(413, "payload_too_large", f"{len(body.episodes)} episodes in one request, over the {cap} "
-                                                 "a request may carry: send them in several requests")
+        raise ApiError(
+            413,
+            "payload_too_large",
+            f"{len(body.episodes)} episodes in one request, over the {cap} "
+            "a request may carry: send them in several requests",
+        )
 
     def work() -> dict:
         episodes, indexes, failed = [], [], []
@@ -500,207 +601,356 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
         failed += [{"index": indexes[position], "error": why} for position, why in report.rejected]
         failed.sort(key=lambda f: f["index"])
         return views.ingest(report, len(episodes) - len(report.rejected), failed)
+
     # Past its time the write becomes a job (202), never a 503 for work that then completes.
     return await caller.run(work, on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
 
 
-@v1.get("/jobs/{job_id}", tags=["episodes"], summary="A write that outlived its request: running, done or failed",
-        response_model=schemas.Job, responses=answers(*KEYED, 404))
+@v1.get(
+    "/jobs/{job_id}",
+    tags=["episodes"],
+    summary="A write that outlived its request: running, done or failed",
+    response_model=schemas.Job,
+    responses=answers(*KEYED, 404),
+)
 async def get_job(job_id: str, caller: CallerDep) -> dict:
     return caller.jobs.get(segment(job_id), caller)
 
 
-@v1.post("/subjects/{subject}/complete", tags=["episodes"],
-         summary="Decide the episodes a write stored but never decided (recall's `incomplete`)",
-         response_model=schemas.WriteReport, responses={**answers(*SUBJECT, WRITE, MODEL), 202: LATE})
+@v1.post(
+    "/subjects/{subject}/complete",
+    tags=["episodes"],
+    summary="Decide the episodes a write stored but never decided (recall's `incomplete`)",
+    response_model=schemas.WriteReport,
+    responses={**answers(*SUBJECT, WRITE, MODEL), 202: LATE},
+)
 async def complete(scope: Target, caller: CallerDep) -> dict:
-    return await caller.run(lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)),
-                            on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
+    return await caller.run(
+        lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)),
+        on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running),
+    )
 
 
-@v1.get("/subjects/{subject}/episodes", tags=["episodes"], summary="A page of the subject's episodes",
-        response_model=schemas.EpisodePage, responses=answers(*SUBJECT))
-async def list_episodes(scope: Target, caller: CallerDep, cursor: Cursor = None,
-                        limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+@v1.get(
+    "/subjects/{subject}/episodes",
+    tags=["episodes"],
+    summary="A page of the subject's episodes",
+    response_model=schemas.EpisodePage,
+    responses=answers(*SUBJECT),
+)
+async def list_episodes(
+    scope: Target, caller: CallerDep, cursor: Cursor = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> dict:
     offset = offset_of(cursor)
     found = await caller.run(caller.mem.episodes, scope, None, offset, limit + 1)
     more = len(found) > limit
-    return {"episodes": [views.episode(e) for e in found[:limit]],
-            "next_cursor": str(offset + limit) if more else None}
+    return {"episodes": [views.episode(e) for e in found[:limit]], "next_cursor": str(offset + limit) if more else None}
 
 
-@v1.get("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"], summary="One episode with its facts",
-        response_model=schemas.Episode, responses=answers(*SUBJECT, 404))
+@v1.get(
+    "/subjects/{subject}/episodes/{episode_id}",
+    tags=["episodes"],
+    summary="One episode with its facts",
+    response_model=schemas.Episode,
+    responses=answers(*SUBJECT, 404),
+)
 async def get_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
     return views.episode(await caller.run(caller.mem.episode, segment(episode_id), scope))
 
 
-@v1.delete("/subjects/{subject}/episodes/{episode_id}", tags=["episodes"],
-           summary="Remove an episode and what only it produced; what it invalidated is current again",
-           response_model=schemas.EpisodeDeleted, responses=answers(*SUBJECT, 404, WRITE, MODEL))
+@v1.delete(
+    "/subjects/{subject}/episodes/{episode_id}",
+    tags=["episodes"],
+    summary="Remove an episode and what only it produced; what it invalidated is current again",
+    response_model=schemas.EpisodeDeleted,
+    responses=answers(*SUBJECT, 404, WRITE, MODEL),
+)
 async def delete_episode(episode_id: str, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(lambda: caller.mem.delete_episode(segment(episode_id), scope, actor=caller.actor))
 
 
 # Unset fields stay out: the window is there only when the question named a time.
-@v1.post("/subjects/{subject}/recall", tags=["read"], summary="The k best units visible at (as_of, known_at)",
-         response_model=schemas.Recalled, response_model_exclude_unset=True,
-         responses=answers(*SUBJECT, *BODY, MODEL))
+@v1.post(
+    "/subjects/{subject}/recall",
+    tags=["read"],
+    summary="The k best units visible at (as_of, known_at)",
+    response_model=schemas.Recalled,
+    response_model_exclude_unset=True,
+    responses=answers(*SUBJECT, *BODY, MODEL),
+)
 async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
     caller.check_shared(body.include_shared)
 
     def work() -> dict:
-        hits = caller.mem.recall(body.query, scope, k=body.k, as_of=body.as_of, known_at=body.known_at,
-                                 hops=body.hops, kinds=tuple(body.kinds), include_shared=body.include_shared,
-                                 mode=body.mode)
+        hits = caller.mem.recall(
+            body.query,
+            scope,
+            k=body.k,
+            as_of=body.as_of,
+            known_at=body.known_at,
+            hops=body.hops,
+            kinds=tuple(body.kinds),
+            include_shared=body.include_shared,
+            mode=body.mode,
+        )
         return views.recall(hits)
+
     return await caller.run(work)
 
 
-@v1.post("/subjects/{subject}/assemble", tags=["read"], summary="Resident blocks plus recalled units: the context",
-         response_model=schemas.Assembly, responses=answers(*SUBJECT, *BODY, MODEL))
+@v1.post(
+    "/subjects/{subject}/assemble",
+    tags=["read"],
+    summary="Resident blocks plus recalled units: the context",
+    response_model=schemas.Assembly,
+    responses=answers(*SUBJECT, *BODY, MODEL),
+)
 async def assemble(body: AssembleIn, scope: Target, caller: CallerDep) -> dict:
     caller.check_shared(body.include_shared)
 
     def work() -> dict:
-        return views.assembly(caller.mem.assemble(body.query, scope, budget=body.budget, as_of=body.as_of,
-                                                  known_at=body.known_at, include_shared=body.include_shared,
-                                                  hops=body.hops))
+        return views.assembly(
+            caller.mem.assemble(
+                body.query,
+                scope,
+                budget=body.budget,
+                as_of=body.as_of,
+                known_at=body.known_at,
+                include_shared=body.include_shared,
+                hops=body.hops,
+            )
+        )
+
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/history", tags=["read"], summary="The bi-temporal timeline of an entity or a unit",
-        response_model=schemas.History, responses=answers(*SUBJECT, 404))
-async def history(scope: Target, caller: CallerDep, entity: Annotated[Optional[str], Query(min_length=1)] = None,
-                  unit_id: Annotated[Optional[str], Query(min_length=1)] = None,
-                  known_at: Annotated[Optional[str], Query(json_schema_extra=TIME_SCHEMA)] = None, include_expired: Annotated[bool, Query(
-                      description="With entity: also the values no longer believed at known_at.")] = False) -> dict:
+@v1.get(
+    "/subjects/{subject}/history",
+    tags=["read"],
+    summary="The bi-temporal timeline of an entity or a unit",
+    response_model=schemas.History,
+    responses=answers(*SUBJECT, 404),
+)
+async def history(
+    scope: Target,
+    caller: CallerDep,
+    entity: Annotated[str | None, Query(min_length=1)] = None,
+    unit_id: Annotated[str | None, Query(min_length=1)] = None,
+    known_at: Annotated[str | None, Query(json_schema_extra=TIME_SCHEMA)] = None,
+    include_expired: Annotated[
+        bool, Query(description="With entity: also the values no longer believed at known_at.")
+    ] = False,
+) -> dict:
     if (entity is None) == (unit_id is None):
         raise ApiError(422, "invalid_input", "give exactly one of entity or unit_id")
     known = parse_optional_time(known_at, "known_at")
 
     def work() -> dict:
-        entries = caller.mem.history(scope, entity=entity, unit_id=unit_id, known_at=known,
-                                     include_expired=include_expired)
+        entries = caller.mem.history(
+            scope, entity=entity, unit_id=unit_id, known_at=known, include_expired=include_expired
+        )
         return {"entries": [views.history_entry(e) for e in entries]}
+
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/units/{unit_id}", tags=["read"],
-        summary="A unit's provenance: episode, extractor, decisions, invalidations",
-        response_model=schemas.Explanation, responses=answers(*SUBJECT, 404))
+@v1.get(
+    "/subjects/{subject}/units/{unit_id}",
+    tags=["read"],
+    summary="A unit's provenance: episode, extractor, decisions, invalidations",
+    response_model=schemas.Explanation,
+    responses=answers(*SUBJECT, 404),
+)
 async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
     return await caller.run(lambda: views.explanation(caller.mem.explain(segment(unit_id), scope)))
 
 
-@v1.post("/subjects/{subject}/units/{unit_id}/retract", tags=["read"],
-         summary="Retract a fact with a reason: a DELETE decision, through its timeline",
-         response_model=schemas.Operated, responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL))
+@v1.post(
+    "/subjects/{subject}/units/{unit_id}/retract",
+    tags=["read"],
+    summary="Retract a fact with a reason: a DELETE decision, through its timeline",
+    response_model=schemas.Operated,
+    responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL),
+)
 async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         report = caller.mem.retract(segment(unit_id), scope, body.reason, actor=caller.actor)
         return {"unit_id": segment(unit_id), **views.write_report(report)}
+
     return await caller.run(work)
 
 
-@v1.post("/subjects/{subject}/units/{unit_id}/end", tags=["read"],
-         summary="End a fact with a reason: true until `at` (default now) and no longer; an UPDATE decision",
-         response_model=schemas.Operated, responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL))
+@v1.post(
+    "/subjects/{subject}/units/{unit_id}/end",
+    tags=["read"],
+    summary="End a fact with a reason: true until `at` (default now) and no longer; an UPDATE decision",
+    response_model=schemas.Operated,
+    responses=answers(*SUBJECT, *BODY, 404, WRITE, MODEL),
+)
 async def end(unit_id: str, body: EndIn, scope: Target, caller: CallerDep) -> dict:
     at = parse_optional_time(body.at, "at")
 
     def work() -> dict:
         report = caller.mem.end(segment(unit_id), scope, body.reason, at, actor=caller.actor)
         return {"unit_id": segment(unit_id), **views.write_report(report)}
+
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/traces/{trace_id}", tags=["read"], summary="A stored assembly trace",
-        response_model=schemas.TraceView, responses=answers(*SUBJECT, 404))
+@v1.get(
+    "/subjects/{subject}/traces/{trace_id}",
+    tags=["read"],
+    summary="A stored assembly trace",
+    response_model=schemas.TraceView,
+    responses=answers(*SUBJECT, 404),
+)
 async def trace(trace_id: str, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         found = caller.mem.trace(segment(trace_id), scope)
         if found is None:
             raise ApiError(404, "not_found", f"no trace {segment(trace_id)} in scope {scope}")
         return views.stored_trace(found)
+
     return await caller.run(work)
 
 
-@v1.get("/subjects/{subject}/decisions", tags=["audit"], summary="The decision log, newest first",
-        response_model=schemas.DecisionPage, responses=answers(*SUBJECT))
-async def decisions(scope: Target, caller: CallerDep, op: Optional[Op] = None, episode: Optional[str] = None,
-                    cursor: Cursor = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+@v1.get(
+    "/subjects/{subject}/decisions",
+    tags=["audit"],
+    summary="The decision log, newest first",
+    response_model=schemas.DecisionPage,
+    responses=answers(*SUBJECT),
+)
+async def decisions(
+    scope: Target,
+    caller: CallerDep,
+    op: Op | None = None,
+    episode: str | None = None,
+    cursor: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict:
     offset = offset_of(cursor)
     window = min(offset + limit + 1, DECISION_WINDOW)
+
     def work() -> tuple[list[Decision], dict[str, str]]:
         found = caller.mem.decisions(scope, episode_id=episode, op=op, limit=window)
-        return found, caller.mem.fact_texts(found[offset:offset + limit], scope)
+        return found, caller.mem.fact_texts(found[offset : offset + limit], scope)
+
     found, texts = await caller.run(work)
     more = len(found) > offset + limit
-    return {"decisions": views.decision_log(found[offset:offset + limit], texts),
-            "next_cursor": str(offset + limit) if more else None}
+    return {
+        "decisions": views.decision_log(found[offset : offset + limit], texts),
+        "next_cursor": str(offset + limit) if more else None,
+    }
 
 
-@v1.get("/subjects/{subject}/blocks", tags=["blocks"], summary="Every resident block",
-        response_model=schemas.Blocks, responses=answers(*SUBJECT))
+@v1.get(
+    "/subjects/{subject}/blocks",
+    tags=["blocks"],
+    summary="Every resident block",
+    response_model=schemas.Blocks,
+    responses=answers(*SUBJECT),
+)
 async def list_blocks(scope: Target, caller: CallerDep) -> dict:
     return {"blocks": [views.block(b) for b in await caller.run(caller.mem.list_blocks, scope)]}
 
 
-@v1.get("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="One block",
-        response_model=schemas.Block, responses=answers(*SUBJECT, 404))
+@v1.get(
+    "/subjects/{subject}/blocks/{label}",
+    tags=["blocks"],
+    summary="One block",
+    response_model=schemas.Block,
+    responses=answers(*SUBJECT, 404),
+)
 async def get_block(label: str, scope: Target, caller: CallerDep) -> dict:
     return views.block(await caller.run(caller.mem.get_block, scope, segment(label)))
 
 
-@v1.put("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Create or replace a block within its budget",
-        response_model=schemas.WrittenBlock, responses=answers(*SUBJECT, *BODY, WRITE))
+@v1.put(
+    "/subjects/{subject}/blocks/{label}",
+    tags=["blocks"],
+    summary="Create or replace a block within its budget",
+    response_model=schemas.WrittenBlock,
+    responses=answers(*SUBJECT, *BODY, WRITE),
+)
 async def put_block(label: str, body: BlockIn, scope: Target, caller: CallerDep) -> dict:
     if (body.admin or body.writable is not None) and not caller.admin:
         raise ApiError(403, "forbidden", "changing writability or a read-only block needs an admin key")
 
     def work() -> dict:
-        block = caller.mem.set_block(scope, segment(label), body.value, token_budget=body.token_budget,
-                                     description=body.description, writable=body.writable,
-                                     truncate=body.truncate, admin=body.admin)
+        block = caller.mem.set_block(
+            scope,
+            segment(label),
+            body.value,
+            token_budget=body.token_budget,
+            description=body.description,
+            writable=body.writable,
+            truncate=body.truncate,
+            admin=body.admin,
+        )
         return views.block(block, caller.mem.count_tokens(block.value))
+
     return await caller.run(work)
 
 
-@v1.delete("/subjects/{subject}/blocks/{label}", tags=["blocks"], summary="Delete a block",
-           response_model=schemas.BlockDeleted, responses=answers(*SUBJECT, 404, WRITE))
-async def delete_block(label: str, scope: Target, caller: CallerDep, admin: Annotated[bool, Query(
-                           description="Delete a read-only block (admin key only).")] = False) -> dict:
+@v1.delete(
+    "/subjects/{subject}/blocks/{label}",
+    tags=["blocks"],
+    summary="Delete a block",
+    response_model=schemas.BlockDeleted,
+    responses=answers(*SUBJECT, 404, WRITE),
+)
+async def delete_block(
+    label: str,
+    scope: Target,
+    caller: CallerDep,
+    admin: Annotated[bool, Query(description="Delete a read-only block (admin key only).")] = False,
+) -> dict:
     if admin and not caller.admin:
         raise ApiError(403, "forbidden", "deleting a read-only block needs an admin key")
     await caller.run(lambda: caller.mem.delete_block(scope, segment(label), admin=admin))
     return {"deleted": True, "label": segment(label)}
 
 
-@v1.delete("/subjects/{subject}", tags=["subjects"],
-           summary="Erase the subject (all its projects, or the one named); needs confirm=true",
-           response_model=schemas.Erasure, responses=answers(*SUBJECT, 400, WRITE))
+@v1.delete(
+    "/subjects/{subject}",
+    tags=["subjects"],
+    summary="Erase the subject (all its projects, or the one named); needs confirm=true",
+    response_model=schemas.Erasure,
+    responses=answers(*SUBJECT, 400, WRITE),
+)
 async def forget(scope: Target, caller: CallerDep, confirm: bool = False) -> dict:
     if not confirm:
         raise ApiError(400, "bad_request", f"erasing {scope} is for good: add ?confirm=true")
     return await caller.run(lambda: caller.mem.forget(scope, project=scope.project_id, actor=caller.actor))
 
 
-@v1.get("/subjects/{subject}/export", tags=["subjects"], summary="The subject as JSON Lines (`graphmem export`)",
-        response_class=Response,
-        responses={200: {"content": {NDJSON: {"schema": {"type": "string"}}}}, **answers(*SUBJECT)})
+@v1.get(
+    "/subjects/{subject}/export",
+    tags=["subjects"],
+    summary="The subject as JSON Lines (`graphmem export`)",
+    response_class=Response,
+    responses={200: {"content": {NDJSON: {"schema": {"type": "string"}}}}, **answers(*SUBJECT)},
+)
 async def export(scope: Target, caller: CallerDep) -> Response:
     # Read whole within the gate (its concurrency cap and timeout hold for exports too).
     text = await caller.run(lambda: "".join(json.dumps(r) + "\n" for r in caller.mem.export(scope)))
     return Response(text, media_type=NDJSON)
 
 
-@v1.post("/import", tags=["subjects"], summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)",
-         openapi_extra={"requestBody": {"required": True, "content": {t: {} for t in IMPORT_TYPES}}},
-         response_model=schemas.Imported, responses=answers(*KEYED, *BODY, 403, 415, WRITE, MODEL))
-async def import_(request: Request, caller: CallerDep,
-                  force: Annotated[bool, Query(description="Import a subject erased from this database.")] = False
-                  ) -> dict:
+@v1.post(
+    "/import",
+    tags=["subjects"],
+    summary="Import an export, JSON Lines as `graphmem import` reads it (admin key)",
+    openapi_extra={"requestBody": {"required": True, "content": {t: {} for t in IMPORT_TYPES}}},
+    response_model=schemas.Imported,
+    responses=answers(*KEYED, *BODY, 403, 415, WRITE, MODEL),
+)
+async def import_(
+    request: Request,
+    caller: CallerDep,
+    force: Annotated[bool, Query(description="Import a subject erased from this database.")] = False,
+) -> dict:
     # The key was checked for being an admin key before (guard.Authenticate).
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media not in IMPORT_TYPES:
@@ -716,4 +966,5 @@ async def import_(request: Request, caller: CallerDep,
         except InvalidInput as exc:  # a line that is not JSON, as a body that is not
             raise ApiError(400, "bad_request", error_line(exc)) from None
         return caller.mem.import_(exchange.read(records), force=force)
+
     return await caller.run(work)

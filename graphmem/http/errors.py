@@ -18,7 +18,14 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from ..errors import (
-    BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, NotFound, ScopeViolation, Unavailable,
+    BackendError,
+    ConfigurationError,
+    Conflict,
+    GraphMemError,
+    InvalidInput,
+    NotFound,
+    ScopeViolation,
+    Unavailable,
     error_line,
 )
 from .schemas import ErrorBody
@@ -40,15 +47,24 @@ STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
 )
 
 #: Codes of the statuses Starlette raises itself (unknown route, wrong method).
-HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-              405: "method_not_allowed", 409: "conflict", 413: "payload_too_large", 422: "invalid_input",
-              501: "not_implemented", 503: "unavailable"}
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    422: "invalid_input",
+    501: "not_implemented",
+    503: "unavailable",
+}
 
 
 #: What each status a route may answer means, as /openapi.json says it.
 MEANINGS = {
     400: "The body is not JSON or not a JSON object (an import: a line that is not), or a required confirmation "
-         "is missing.",
+    "is missing.",
     401: "Missing, unknown or revoked API key.",
     403: "The key does not hold the subject (or shared:global, for include_shared), or the action needs an admin key.",
     404: "No such record in the subject.",
@@ -57,7 +73,7 @@ MEANINGS = {
     415: "The body's Content-Type is not one this operation takes.",
     421: "On a loopback address: the Host header does not name this machine.",
     422: "A value breaks the schema or a rule it cannot express (a subject that is not TYPE:ID, a time that is not "
-         "ISO 8601, a block over its budget).",
+    "ISO 8601, a block over its budget).",
     502: "A model backend (embeddings or an LLM) failed.",
     503: "Neo4j unreachable, the server busy, or the request over GRAPHMEM_HTTP_TIMEOUT (Retry-After).",
 }
@@ -113,7 +129,7 @@ def validation_line(exc: RequestValidationError) -> str:
 def allowed(request: Request) -> list[str]:
     """Every method the request's path takes: Starlette's 405 names only those of the first
     route on the path, and each method of a path is a route of its own."""
-    methods = set()
+    methods: set[str] = set()
     for route in request.app.router.routes:
         match, _ = route.matches(request.scope)
         if match is not Match.NONE:
@@ -145,6 +161,7 @@ def install(app) -> None:
         return respond(exc.status_code, HTTP_CODES.get(exc.status_code, "error"), str(exc.detail), headers)
 
     for cls in (GraphMemError, ValueError):
+
         @app.exception_handler(cls)
         async def _graphmem(_: Request, exc: Exception) -> JSONResponse:
             refusal = refusal_of(exc)

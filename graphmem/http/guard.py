@@ -14,8 +14,10 @@ import logging
 import re
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable, TypeVar
+from contextlib import suppress
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from starlette.routing import Match
@@ -32,8 +34,10 @@ access_log = logging.getLogger("graphmem.http.access")
 
 #: Every page's policy (the memory browser, /docs): only this origin's own files run, nothing
 #: inline, no framing.
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
 
 
 class Gate:
@@ -58,16 +62,21 @@ class Gate:
         self._running: Counter[str] = Counter()
         self._line: list[tuple[str, asyncio.Future]] = []
 
-    async def run(self, fn: Callable[..., T], *args: Any, who: str = "",
-                  on_time_out: Callable[[asyncio.Future], T] | None = None) -> T:
+    async def run(
+        self, fn: Callable[..., T], *args: Any, who: str = "", on_time_out: Callable[[asyncio.Future], T] | None = None
+    ) -> T:
         """``fn(*args)`` on the pool as ``who``'s request. When it is still running at the
         timeout: ``on_time_out(its future)`` answers, else 503 saying it runs on."""
         loop = asyncio.get_running_loop()
         began = loop.time()
         if not self._admits(who):
             if len(self._line) >= self.queue:
-                raise ApiError(503, "busy", f"{sum(self._running.values()) + len(self._line)} requests in "
-                                            "progress or waiting: retry shortly", {"Retry-After": "1"})
+                raise ApiError(
+                    503,
+                    "busy",
+                    f"{sum(self._running.values()) + len(self._line)} requests in progress or waiting: retry shortly",
+                    {"Retry-After": "1"},
+                )
             place: asyncio.Future = loop.create_future()
             self._line.append((who, place))
             try:
@@ -78,8 +87,12 @@ class Gate:
                 else:
                     self._line.remove((who, place))
                 if isinstance(exc, asyncio.TimeoutError):
-                    raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s; it did not "
-                                                   "start", {"Retry-After": "1"}) from None
+                    raise ApiError(
+                        503,
+                        "timeout",
+                        f"the request took longer than {self.timeout:g} s; it did not start",
+                        {"Retry-After": "1"},
+                    ) from None
                 raise
         else:
             self._running[who] += 1
@@ -88,12 +101,17 @@ class Gate:
         running = asyncio.wrap_future(future)
         try:
             return await asyncio.wait_for(asyncio.shield(running), max(0.0, self.timeout - (loop.time() - began)))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if on_time_out is not None:
                 return on_time_out(running)
-            raise ApiError(503, "timeout", f"the request took longer than {self.timeout:g} s; it runs on and may "
-                                           "finish: a write sent again with the same episode ids completes it (what "
-                                           "is stored is skipped)", {"Retry-After": "1"}) from None
+            raise ApiError(
+                503,
+                "timeout",
+                f"the request took longer than {self.timeout:g} s; it runs on and may "
+                "finish: a write sent again with the same episode ids completes it (what "
+                "is stored is skipped)",
+                {"Retry-After": "1"},
+            ) from None
 
     def _admits(self, who: str) -> bool:
         """Whether ``who`` may start now: a place is free and its share not used up. (Nobody
@@ -106,8 +124,11 @@ class Gate:
             del self._running[who]
         while self._line and sum(self._running.values()) < self.limit:
             # A place cancelled at its timeout may still be in line until its request wakes.
-            waiting = [(self._running[w], i) for i, (w, place) in enumerate(self._line)
-                       if self._running[w] < self.share and not place.done()]
+            waiting = [
+                (self._running[w], i)
+                for i, (w, place) in enumerate(self._line)
+                if self._running[w] < self.share and not place.done()
+            ]
             if not waiting:
                 break
             who_next, place = self._line.pop(min(waiting)[1])
@@ -120,13 +141,16 @@ class Gate:
 
 def on_start(send: Callable, edit: Callable[[dict], dict]) -> Callable:
     """``send`` with ``edit`` applied to the response's start message (status and headers)."""
+
     async def sending(message: dict) -> None:
         await send(edit(message) if message["type"] == "http.response.start" else message)
+
     return sending
 
 
-async def _send_error(send: Callable, status: int, code: str, message: str,
-                      headers: dict[str, str] | None = None) -> None:
+async def _send_error(
+    send: Callable, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> None:
     response = respond(status, code, message, headers)
     await response({"type": "http"}, _no_receive, send)
 
@@ -158,10 +182,8 @@ class RawPath(Middleware):
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         raw = scope.get("raw_path")
         if raw:
-            try:
+            with suppress(UnicodeDecodeError):  # not a percent-encoded path: keep the server's reading
                 scope["path"] = raw.decode("ascii")
-            except UnicodeDecodeError:  # not a percent-encoded path: keep the server's reading
-                pass
         await self.app(scope, receive, send)
 
 
@@ -233,9 +255,13 @@ class LoopbackHost(Middleware):
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
         if not local_host(host):
-            await _send_error(send, 421, "misdirected_request",
-                              f"Host {quoted(host)} is not this machine: this server answers requests for "
-                              "localhost, 127.0.0.1 or [::1] only")
+            await _send_error(
+                send,
+                421,
+                "misdirected_request",
+                f"Host {quoted(host)} is not this machine: this server answers requests for "
+                "localhost, 127.0.0.1 or [::1] only",
+            )
             return
         await self.app(scope, receive, send)
 
@@ -259,8 +285,13 @@ class Authenticate(Middleware):
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            await _send_error(send, 401, "unauthorized", "missing API key: send Authorization: Bearer <key>",
-                              {"WWW-Authenticate": "Bearer"})
+            await _send_error(
+                send,
+                401,
+                "unauthorized",
+                "missing API key: send Authorization: Bearer <key>",
+                {"WWW-Authenticate": "Bearer"},
+            )
             return
         try:
             key = await self.authenticate(token.strip())
@@ -307,8 +338,12 @@ class Headers(Middleware):
     CSP, and ``no-store`` on the API's answers."""
 
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
-        extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
-                 (b"x-frame-options", b"DENY"), (b"content-security-policy", CSP.encode())]
+        extra = [
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"no-referrer"),
+            (b"x-frame-options", b"DENY"),
+            (b"content-security-policy", CSP.encode()),
+        ]
         if scope["path"].startswith("/v1"):
             extra.append((b"cache-control", b"no-store"))
         await self.app(scope, receive, on_start(send, lambda m: {**m, "headers": [*m.get("headers", []), *extra]}))
@@ -331,6 +366,11 @@ class AccessLog(Middleware):
         finally:
             route = scope.get("route")
             key = scope.get("state", {}).get("key")
-            access_log.info("%s %s %d %.1fms key=%s", scope["method"], getattr(route, "path", "-"), status[0],
-                            (time.perf_counter() - began) * 1000, key.id if key is not None else "-")
-
+            access_log.info(
+                "%s %s %d %.1fms key=%s",
+                scope["method"],
+                getattr(route, "path", "-"),
+                status[0],
+                (time.perf_counter() - began) * 1000,
+                key.id if key is not None else "-",
+            )

@@ -9,7 +9,7 @@ which Pydantic would write back as ``Z``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
@@ -52,7 +52,7 @@ class Ready(Out):
 class NotReady(ErrorBody):
     """/readyz's 503: the error body, and the checks when they finished (over time: none)."""
 
-    checks: Optional[list[FailedCheck]] = None
+    checks: list[FailedCheck] | None = None
 
 
 class Health(Out):
@@ -61,7 +61,7 @@ class Health(Out):
 
 class Scoped(Out):
     scope: str = Field(description="The subject, TYPE:ID.")
-    project: Optional[str]
+    project: str | None
 
 
 # -- units, episodes, decisions -----------------------------------------------------------------
@@ -69,23 +69,23 @@ class Source(Out):
     episode_id: str
     channel: str
     extractor_version: str
-    assertion_id: Optional[str]
-    occurred_at: Optional[Instant]
+    assertion_id: str | None
+    occurred_at: Instant | None
 
 
 class Times(Out):
     created_at: Instant
-    expired_at: Optional[Instant]
-    valid_at: Optional[Instant]
-    invalid_at: Optional[Instant]
-    last_recalled_at: Optional[Instant]
+    expired_at: Instant | None
+    valid_at: Instant | None
+    invalid_at: Instant | None
+    last_recalled_at: Instant | None
     recall_count: int
 
 
 class Triple(Out):
     subject: str
     predicate: str
-    object: Optional[str]
+    object: str | None
     single_valued: bool
 
 
@@ -93,24 +93,24 @@ class Unit(Scoped):
     id: str
     kind: MemoryKind
     content: str
-    summary: Optional[str]
+    summary: str | None
     content_hash: str
     source: Source
     time: Times
     confidence: float
     labels: list[str]
-    triple: Optional[Triple]
-    group: Optional[str]
+    triple: Triple | None
+    group: str | None
 
 
 class Fact(Out):
     subject: str
     predicate: str
-    object: Optional[str]
-    content: Optional[str]
+    object: str | None
+    content: str | None
     kind: MemoryKind
-    valid_at: Optional[Instant]
-    invalid_at: Optional[Instant]
+    valid_at: Instant | None
+    invalid_at: Instant | None
     single_valued: bool
     op: FactOp
     labels: list[str]
@@ -133,37 +133,39 @@ class Event(Out):
     group: str
     single: bool
     value: str
-    valid_at: Optional[Instant]
-    end: Optional[Instant]
-    target: Optional[str]
-    extractor_version: Optional[str]
-    channel: Optional[str]
-    occurred_at: Optional[Instant]
-    order: tuple[Instant, int, int] = Field(description="(first extracted at, place in that write, place in the episode).")
+    valid_at: Instant | None
+    end: Instant | None
+    target: str | None
+    extractor_version: str | None
+    channel: str | None
+    occurred_at: Instant | None
+    order: tuple[Instant, int, int] = Field(
+        description="(first extracted at, place in that write, place in the episode)."
+    )
 
 
 class Decision(Scoped):
     id: str
     op: Op
-    target_id: Optional[str]
+    target_id: str | None
     reason: str
     confidence: float
     policy: str
     decided_at: Instant
-    episode_id: Optional[str]
-    produced_id: Optional[str]
-    invalid_at: Optional[Instant]
-    candidate: Optional[str]
-    event: Optional[Event]
-    deletion_id: Optional[str]
-    actor: Optional[str]
+    episode_id: str | None
+    produced_id: str | None
+    invalid_at: Instant | None
+    candidate: str | None
+    event: Event | None
+    deletion_id: str | None
+    actor: str | None
 
 
 class LoggedDecision(Decision):
     """A row of the decision log: with the texts of the facts it wrote and ended."""
 
-    produced_fact: Optional[str]
-    target_fact: Optional[str]
+    produced_fact: str | None
+    target_fact: str | None
 
 
 #: Decisions of a write, counted per op (0 included).
@@ -200,10 +202,10 @@ class Job(Out):
 
     id: str
     subject: str
-    project: Optional[str]
+    project: str | None
     status: Literal["running", "done", "failed"]
-    result: Optional[Ingested | WriteReport] = None
-    error: Optional[Problem] = None
+    result: Ingested | WriteReport | None = None
+    error: Problem | None = None
 
 
 class Operated(WriteReport):
@@ -214,8 +216,8 @@ class Operated(WriteReport):
 
 # -- reads ---------------------------------------------------------------------------------------
 class Window(Out):
-    from_: Optional[Instant] = Field(alias="from")
-    to: Optional[Instant]
+    from_: Instant | None = Field(alias="from")
+    to: Instant | None
     text: str
 
 
@@ -225,24 +227,33 @@ class Hit(Scoped):
     kind: MemoryKind
     score: float
     episode_id: str
-    valid_at: Optional[Instant]
-    invalid_at: Optional[Instant]
+    valid_at: Instant | None
+    invalid_at: Instant | None
     created_at: Instant
-    expired_at: Optional[Instant]
+    expired_at: Instant | None
     hop: int
     path: list[str]
-    similarity: Optional[float]
-    confidence: float = Field(ge=0, le=1, description="How likely the unit is what the question asks about "
-                                                      "(calibrated: of hits at p, about a share p are).")
+    similarity: float | None
+    confidence: float = Field(
+        ge=0,
+        le=1,
+        description="How likely the unit is what the question asks about "
+        "(calibrated: of hits at p, about a share p are).",
+    )
 
 
 class Recalled(Out):
-    relevant: bool = Field(description="Whether any hit reached the confidence threshold (false: nothing "
-                                       "relevant found, the hits are only the closest).")
+    relevant: bool = Field(
+        description="Whether any hit reached the confidence threshold (false: nothing "
+        "relevant found, the hits are only the closest)."
+    )
     hits: list[Hit]
     window: Window = Field(None, description="The time the question named, when it named one (else absent).")
-    incomplete: int = Field(None, description="Episodes of the subject stored without their decisions, when "
-                                              "any (else absent): what they teach is not in the hits.")
+    incomplete: int = Field(
+        None,
+        description="Episodes of the subject stored without their decisions, when "
+        "any (else absent): what they teach is not in the hits.",
+    )
 
 
 class Trace(Scoped):
@@ -266,7 +277,7 @@ class Block(Scoped):
     value: str
     token_budget: int
     writable: bool
-    description: Optional[str]
+    description: str | None
     updated_at: Instant
 
 
@@ -282,12 +293,12 @@ class TraceView(Out):
 
 class Earlier(Out):
     until: Instant
-    invalid_at: Optional[Instant]
+    invalid_at: Instant | None
 
 
 class Edge(Out):
     expired_at: Instant
-    invalid_at: Optional[Instant]
+    invalid_at: Instant | None
     decision_id: str
 
 
@@ -296,12 +307,12 @@ class HistoryEntry(Scoped):
     content: str
     kind: MemoryKind
     slot: str
-    valid_at: Optional[Instant]
-    invalid_at: Optional[Instant]
+    valid_at: Instant | None
+    invalid_at: Instant | None
     created_at: Instant
-    expired_at: Optional[Instant]
+    expired_at: Instant | None
     believed: bool
-    believed_until: Optional[Instant]
+    believed_until: Instant | None
     earlier: list[Earlier]
     edges: list[Edge]
     episode_id: str
@@ -315,9 +326,9 @@ class History(Out):
 class InvalidatedBy(Out):
     decision_id: str
     op: Op
-    produced_id: Optional[str]
+    produced_id: str | None
     expired_at: Instant
-    invalid_at: Optional[Instant]
+    invalid_at: Instant | None
     reason: str
 
 
@@ -325,7 +336,7 @@ class Superseded(Out):
     unit_id: str
     content: str
     expired_at: Instant
-    invalid_at: Optional[Instant]
+    invalid_at: Instant | None
     reason: str
 
 
@@ -336,7 +347,7 @@ class Mention(Out):
 
 class Explanation(Out):
     unit: Unit
-    episode: Optional[Episode]
+    episode: Episode | None
     extractor_version: str
     decisions: list[Decision]
     incoming: list[InvalidatedBy]
@@ -347,12 +358,12 @@ class Explanation(Out):
 
 class EpisodePage(Out):
     episodes: list[Episode]
-    next_cursor: Optional[str]
+    next_cursor: str | None
 
 
 class DecisionPage(Out):
     decisions: list[LoggedDecision]
-    next_cursor: Optional[str]
+    next_cursor: str | None
 
 
 class Blocks(Out):
@@ -364,13 +375,13 @@ class Key(Out):
     id: str
     subjects: list[str]
     admin: bool
-    name: Optional[str]
+    name: str | None
     created_at: Instant
-    revoked_at: Optional[Instant]
+    revoked_at: Instant | None
 
 
 class Me(Out):
-    key: Optional[Key] = Field(description="Null on a server run without keys.")
+    key: Key | None = Field(description="Null on a server run without keys.")
 
 
 class Subject(Scoped):
@@ -394,12 +405,18 @@ class EpisodeDeleted(Out):
     decisions: int
     restored: list[str] = Field(description="Units current again.")
     rederived: int
-    actor: Optional[str]
+    actor: str | None
 
 
 #: The erasure receipt: its id, who asked, records deleted per kind, keys revoked.
-Erasure = create_model("Erasure", __base__=Out, erasure_id=(str, ...), actor=(Optional[str], ...),
-                       revoked_keys=(list[str], ...), **{kind: (int, ...) for kind in ERASED_KINDS})
+Erasure = create_model(
+    "Erasure",
+    __base__=Out,
+    erasure_id=(str, ...),
+    actor=(str | None, ...),
+    revoked_keys=(list[str], ...),
+    **{kind: (int, ...) for kind in ERASED_KINDS},
+)
 #: Records per kind of an import.
 RecordCounts = create_model("RecordCounts", __base__=Out, **{kind: (int, ...) for kind in RECORD_KINDS})
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
-from datetime import timezone
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
@@ -28,20 +28,44 @@ from graphmem.adapters.neo4j_driver import run
 from graphmem.adapters.neo4j_store import to_datetime
 from graphmem.cypher import load
 from graphmem.errors import quoted
-from graphmem.models import HIDDEN_CATEGORIES, Candidate, Scope, SubjectType, Triple, entity_id, fingerprint, normal_name
+from graphmem.models import (
+    HIDDEN_CATEGORIES,
+    Candidate,
+    Scope,
+    SubjectType,
+    Triple,
+    entity_id,
+    fingerprint,
+    normal_name,
+)
 from graphmem.pipelines.write import group_of
 
 if TYPE_CHECKING:
     from graphmem.adapters.neo4j_driver import Neo4jConnection
 
 #: Every label whose nodes carry a scope.
-SCOPED = ("Unit", "Episode", "Entity", "Decision", "Trace", "Block", "Review", "Lock", "Commit", "Usage", "Deletion",
-          "Entry")
+SCOPED = (
+    "Unit",
+    "Episode",
+    "Entity",
+    "Decision",
+    "Trace",
+    "Block",
+    "Review",
+    "Lock",
+    "Commit",
+    "Usage",
+    "Deletion",
+    "Entry",
+)
 
 
 def apply(conn: Neo4jConnection) -> list[str]:
-    stored = {(r["subject_type"], r["subject_id"], r["project_id"])
-              for label in SCOPED for r in conn.read(load("subjects/stored_subjects").rendered(label=label))}
+    stored = {
+        (r["subject_type"], r["subject_id"], r["project_id"])
+        for label in SCOPED
+        for r in conn.read(load("subjects/stored_subjects").rendered(label=label))
+    }
     notes: list[str] = []
     moves = {}
     for old in sorted(stored, key=json.dumps):
@@ -55,7 +79,7 @@ def apply(conn: Neo4jConnection) -> list[str]:
     targets: dict[str, list[tuple]] = {}
     for old, new in moves.items():
         targets.setdefault(new.key, []).append(old)
-    for key, olds in targets.items():
+    for _key, olds in targets.items():
         new = moves[olds[0]]
         spellings = [_shown(o) for o in olds] + ([_shown(_triple(new))] if _triple(new) in stored else [])
         if len(spellings) > 1:
@@ -82,8 +106,11 @@ def _written_out(name: str) -> str:
 
 def _normal(subject: tuple) -> Scope:
     kind, ident, project = subject
-    return Scope(subject_type=SubjectType(kind), subject_id=normal_name(_written_out(ident)),
-                 project_id=normal_name(_written_out(project)) if project is not None else None)
+    return Scope(
+        subject_type=SubjectType(kind),
+        subject_id=normal_name(_written_out(ident)),
+        project_id=normal_name(_written_out(project)) if project is not None else None,
+    )
 
 
 def _stored_scope(subject: tuple) -> Scope:
@@ -97,39 +124,97 @@ def _move(tx: ManagedTransaction, old: tuple, new: Scope) -> list[str]:
     before = _stored_scope(old)
     records = run(tx, "subjects/scope_records", subject_type=old[0], subject_id=old[1], scope=before.key)[0]
     groups, candidates = _groups(records["decisions"], before, new)
-    unmatched = {g for g in {*(d["ev_group"] for d in records["decisions"]),
-                             *(u["group"] for u in records["units"] if u["group"])} if g not in groups}
+    unmatched = {
+        g
+        for g in {*(d["ev_group"] for d in records["decisions"]), *(u["group"] for u in records["units"] if u["group"])}
+        if g not in groups
+    }
     groups.update({g: _fallback(g, new) for g in unmatched})
-    notes = [f"{new}: {len(unmatched)} timeline group(s) got a key no later fact computes; re-extract the "
-             "subject to join their facts again"] if unmatched else []
+    notes = (
+        [
+            f"{new}: {len(unmatched)} timeline group(s) got a key no later fact computes; re-extract the "
+            "subject to join their facts again"
+        ]
+        if unmatched
+        else []
+    )
 
     def set_by_id(label: str, rows: list[dict]) -> None:
         if rows:
             run(tx, load("subjects/set_by_id").rendered(label=label), rows=rows, scope=before.key)
 
-    set_by_id("Decision", [{"id": d["id"], "props": {"ev_group": groups[d["ev_group"]],
-                                                     "ev_candidate": candidates.get(d["id"], d["ev_candidate"])}}
-                           for d in records["decisions"]])
-    set_by_id("Unit", [{"id": u["id"], "props": {"group": groups.get(u["group"]), "slot": _slot(u, new)}}
-                       for u in records["units"]])
-    set_by_id("Review", [{"id": r["id"], "props": {"candidate": _rescoped(r["candidate"], new)}}
-                         for r in records["reviews"]])
-    set_by_id("Episode", [{"id": e["id"], "props": {"fingerprint": fingerprint(
-        new, to_datetime(e["occurred_at"]).astimezone(timezone.utc), e["raw"], e["channel"],
-        json.loads(e["facts"] or "[]"))}} for e in records["episodes"]])
+    set_by_id(
+        "Decision",
+        [
+            {
+                "id": d["id"],
+                "props": {
+                    "ev_group": groups[d["ev_group"]],
+                    "ev_candidate": candidates.get(d["id"], d["ev_candidate"]),
+                },
+            }
+            for d in records["decisions"]
+        ],
+    )
+    set_by_id(
+        "Unit",
+        [{"id": u["id"], "props": {"group": groups.get(u["group"]), "slot": _slot(u, new)}} for u in records["units"]],
+    )
+    set_by_id(
+        "Review", [{"id": r["id"], "props": {"candidate": _rescoped(r["candidate"], new)}} for r in records["reviews"]]
+    )
+    set_by_id(
+        "Episode",
+        [
+            {
+                "id": e["id"],
+                "props": {
+                    "fingerprint": fingerprint(
+                        new,
+                        to_datetime(e["occurred_at"]).astimezone(UTC),
+                        e["raw"],
+                        e["channel"],
+                        json.loads(e["facts"] or "[]"),
+                    )
+                },
+            }
+            for e in records["episodes"]
+        ],
+    )
     taken = {r["label"] for r in run(tx, "subjects/block_labels", scope=new.key)}
     clashing = [b for b in records["blocks"] if b["label"] in taken]
     renamed = [{"id": b["id"], "props": {"label": _free_label(b["label"], old)}} for b in clashing]
     set_by_id("Block", renamed)
-    notes += [f"{new}: block {quoted(b['label'])} of {_shown(old)} is now {quoted(r['props']['label'])}"
-              for b, r in zip(clashing, renamed)]
-    run(tx, "subjects/rekey_entities", rows=[{"old": e["id"], "new": entity_id(new, e["name"])}
-                                              for e in records["entities"]])
-    run(tx, "subjects/rekey_locks", rows=[{"old": key, "new": "group:" + groups[key.removeprefix("group:")]}
-                                          for key in records["locks"] if key.removeprefix("group:") in groups])
+    notes += [
+        f"{new}: block {quoted(b['label'])} of {_shown(old)} is now {quoted(r['props']['label'])}"
+        for b, r in zip(clashing, renamed)
+    ]
+    run(
+        tx,
+        "subjects/rekey_entities",
+        rows=[{"old": e["id"], "new": entity_id(new, e["name"])} for e in records["entities"]],
+    )
+    run(
+        tx,
+        "subjects/rekey_locks",
+        rows=[
+            {"old": key, "new": "group:" + groups[key.removeprefix("group:")]}
+            for key in records["locks"]
+            if key.removeprefix("group:") in groups
+        ],
+    )
     for label in SCOPED:
-        run(tx, load("subjects/rekey_nodes").rendered(label=label), subject_type=old[0], subject_id=old[1],
-            old_scope=before.key, scope=new.key, new_id=new.subject_id, new_project=new.project_id, token=new.token)
+        run(
+            tx,
+            load("subjects/rekey_nodes").rendered(label=label),
+            subject_type=old[0],
+            subject_id=old[1],
+            old_scope=before.key,
+            scope=new.key,
+            new_id=new.subject_id,
+            new_project=new.project_id,
+            token=new.token,
+        )
     return notes
 
 

@@ -17,9 +17,14 @@ if TYPE_CHECKING:
 
 def apply(conn: Neo4jConnection) -> list[str]:
     secret = erasure_secret(conn)
-    rows = [{"id": r["id"], "subject_key": keyed_digest(secret, r["subject_hash"]),
-             "project_key": keyed_digest(secret, r["project_hash"]) if r["project_hash"] else ""}
-            for r in conn.read("erase/legacy_records")]
+    rows = [
+        {
+            "id": r["id"],
+            "subject_key": keyed_digest(secret, r["subject_hash"]),
+            "project_key": keyed_digest(secret, r["project_hash"]) if r["project_hash"] else "",
+        }
+        for r in conn.read("erase/legacy_records")
+    ]
     if rows:
         conn.write("erase/rekey_records", rows=rows)
     return []

@@ -55,8 +55,10 @@ def apply(conn: Neo4jConnection) -> list[str]:
         conn.write("timelines/set_events", rows=[{"id": r["decision"]["id"], "event": _retraction(r)} for r in rows])
     if not orphans:
         return []
-    return [f"{orphans} unit(s) of an earlier release have no decision that produced them: they stay searchable "
-            "outside any timeline (a later fact of their slot does not end them)"]
+    return [
+        f"{orphans} unit(s) of an earlier release have no decision that produced them: they stay searchable "
+        "outside any timeline (a later fact of their slot does not end them)"
+    ]
 
 
 def _join(tx: ManagedTransaction, joined: list[tuple[dict, dict]]) -> None:
@@ -69,31 +71,62 @@ def _joined(row: dict[str, Any], single_valued: frozenset[str]) -> tuple[dict[st
     """The properties that put one unit and its producing decision in their timeline group."""
     u, decision, episode = row["unit"], row["decision"], row["episode"] or {}
     # As stored: a subject 0011 had to leave in another spelling is no valid Scope any more.
-    scope = Scope.model_construct(subject_type=SubjectType(u["subject_type"]), subject_id=u["subject_id"],
-                                  project_id=u.get("project_id"))
+    scope = Scope.model_construct(
+        subject_type=SubjectType(u["subject_type"]), subject_id=u["subject_id"], project_id=u.get("project_id")
+    )
     triple = None
     if u.get("subject") and u.get("predicate"):
-        triple = Triple(subject=u["subject"], predicate=u["predicate"], object=u.get("object"),
-                        single_valued=bool(u.get("single_valued")))
-    candidate = Candidate(kind=MemoryKind(u["kind"]), scope=scope, content=u["content"],
-                          valid_at=to_datetime(u.get("valid_at")), invalid_at=to_datetime(u.get("invalid_at")),
-                          labels=tuple(u.get("labels") or ()), confidence=u["confidence"], triple=triple)
+        triple = Triple(
+            subject=u["subject"],
+            predicate=u["predicate"],
+            object=u.get("object"),
+            single_valued=bool(u.get("single_valued")),
+        )
+    candidate = Candidate(
+        kind=MemoryKind(u["kind"]),
+        scope=scope,
+        content=u["content"],
+        valid_at=to_datetime(u.get("valid_at")),
+        invalid_at=to_datetime(u.get("invalid_at")),
+        labels=tuple(u.get("labels") or ()),
+        confidence=u["confidence"],
+        triple=triple,
+    )
     single = triple is not None and (triple.single_valued or triple.predicate in single_valued)
     group, value = group_of(candidate, single)
     occurred = to_datetime(episode.get("occurred_at"))
-    event = TimelineEvent(kind="assert", group=group, single=single, value=value,
-                          order_at=to_datetime(decision["decided_at"]),
-                          order_fact=_place(candidate, episode.get("facts")), valid_at=candidate.valid_at,
-                          end=candidate.invalid_at, candidate=candidate, extractor_version=u.get("extractor_version"),
-                          channel=u.get("channel"), occurred_at=occurred)
-    unit = {"id": u["id"], "group": group, "assertion_id": decision["id"], "occurred_at": wire(occurred),
-            "occurred": micros(occurred, 0) if occurred else None}
+    event = TimelineEvent(
+        kind="assert",
+        group=group,
+        single=single,
+        value=value,
+        order_at=to_datetime(decision["decided_at"]),
+        order_fact=_place(candidate, episode.get("facts")),
+        valid_at=candidate.valid_at,
+        end=candidate.invalid_at,
+        candidate=candidate,
+        extractor_version=u.get("extractor_version"),
+        channel=u.get("channel"),
+        occurred_at=occurred,
+    )
+    unit = {
+        "id": u["id"],
+        "group": group,
+        "assertion_id": decision["id"],
+        "occurred_at": wire(occurred),
+        "occurred": micros(occurred, 0) if occurred else None,
+    }
     return unit, {"id": decision["id"], "event": event_props(event)}
 
 
 def _retraction(row: dict[str, Any]) -> dict[str, Any]:
-    event = TimelineEvent(kind="retract", group=row["group"], single=bool(row["single"]), value=row["value"],
-                          order_at=to_datetime(row["decision"]["decided_at"]))
+    event = TimelineEvent(
+        kind="retract",
+        group=row["group"],
+        single=bool(row["single"]),
+        value=row["value"],
+        order_at=to_datetime(row["decision"]["decided_at"]),
+    )
     return event_props(event)
 
 
@@ -102,7 +135,8 @@ def _place(candidate: Candidate, facts_json: str | None) -> int:
     of world time within one episode go to the later fact, as when it was written."""
     for i, fact in enumerate(json.loads(facts_json or "[]")):
         text = fact.get("content") or " ".join(
-            w for w in (fact.get("subject"), (fact.get("predicate") or "").replace("_", " "), fact.get("object")) if w)
+            w for w in (fact.get("subject"), (fact.get("predicate") or "").replace("_", " "), fact.get("object")) if w
+        )
         if text == candidate.content:
             return i
     return 0

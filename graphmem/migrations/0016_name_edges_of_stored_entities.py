@@ -19,7 +19,9 @@ PAGE = 1000
 def apply(conn: Neo4jConnection) -> list[str]:
     after = ""
     while rows := conn.read("index/entities_page", scope=None, after=after, limit=PAGE):
-        conn.write("index/entity_words", rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))}
-                                               for r in rows])
+        conn.write(
+            "index/entity_words",
+            rows=[{"id": r["id"], "props": name_props(r["name"], r["norm"] or normalise(r["name"]))} for r in rows],
+        )
         after = rows[-1]["id"]
     return []

@@ -20,11 +20,13 @@ import functools
 import importlib
 import logging
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
-from ..cypher import load, migrations as cypher_migrations
+from ..cypher import load
+from ..cypher import migrations as cypher_migrations
 from ..errors import ConfigurationError
 from ..models import utcnow
 
@@ -43,10 +45,10 @@ class Migration:
     number: str
     name: str
     #: Applies it on a connection; returns the notes for the operator.
-    run: Callable[["Neo4jConnection"], list[str]]
+    run: Callable[[Neo4jConnection], list[str]]
 
 
-def _statements(statements: Sequence[str], name: str, conn: "Neo4jConnection") -> list[str]:
+def _statements(statements: Sequence[str], name: str, conn: Neo4jConnection) -> list[str]:
     for statement in statements:
         conn.schema(statement, what=name)
     return []
@@ -54,8 +56,9 @@ def _statements(statements: Sequence[str], name: str, conn: "Neo4jConnection") -
 
 def migrations() -> list[Migration]:
     """Every migration, Cypher and Python, in number order."""
-    found = [Migration(m.number, m.name, functools.partial(_statements, m.statements, m.name))
-             for m in cypher_migrations()]
+    found = [
+        Migration(m.number, m.name, functools.partial(_statements, m.statements, m.name)) for m in cypher_migrations()
+    ]
     for entry in resources.files(__name__).iterdir():
         match = _MODULE.match(entry.name)
         if match:
@@ -69,7 +72,7 @@ def migrations() -> list[Migration]:
     return sorted(found, key=lambda m: m.number)
 
 
-def migrate(conn: "Neo4jConnection", available: Sequence[Migration] | None = None) -> tuple[list[str], list[str]]:
+def migrate(conn: Neo4jConnection, available: Sequence[Migration] | None = None) -> tuple[list[str], list[str]]:
     """Apply the pending migrations (of ``available``, default all) in number order, then wait
     for the indexes they created. Returns (names applied now, names already applied)."""
     done = {row["id"] for row in conn.read("admin/applied_migrations")}
@@ -81,8 +84,9 @@ def migrate(conn: "Neo4jConnection", available: Sequence[Migration] | None = Non
         notes = migration.run(conn) or []
         for note in notes:
             log.warning("%s: %s", migration.name, note)
-        conn.write("admin/record_migration", id=migration.number, name=migration.name, applied_at=utcnow(),
-                   notes=list(notes))
+        conn.write(
+            "admin/record_migration", id=migration.number, name=migration.name, applied_at=utcnow(), notes=list(notes)
+        )
         applied.append(migration.name)
     conn.schema(load("admin/await_indexes").text, what="awaiting indexes")
     return applied, already

@@ -3,7 +3,8 @@
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
 separate recall budget; neither eats the other. Recalled units below the confidence threshold
 (``graphmem.confidence``) are left out; resident blocks and rules stay. Counts are exact
-tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled units' recall statistics.
+tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled
+units' recall statistics.
 
 Only the assembly starts a section (``## label``): memory text cannot, or a unit reading
 "...\n\n## rules learned\n- Always obey..." would pass for rules a person reviewed. A unit is
@@ -14,12 +15,22 @@ line naming no section of the assembly.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Any, Protocol
 
 from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
 from ..models import (
-    MAX_CONTENT_CHARS, AsOf, AssembleTrace, MemoryBlock, MemoryKind, MemoryUnit, Page, Scope, UnitFilter, clean_text,
+    MAX_CONTENT_CHARS,
+    AsOf,
+    AssembleTrace,
+    MemoryBlock,
+    MemoryKind,
+    MemoryUnit,
+    Page,
+    Scope,
+    UnitFilter,
+    clean_text,
     utcnow,
 )
 from ..policy import RECALL_BUDGET
@@ -58,8 +69,14 @@ class Blocks:
         self.counter = counter
 
     def set(
-        self, scope: Scope, label: str, value: str, token_budget: int | None = None,
-        description: str | None = None, writable: bool | None = None, truncate: bool = False,
+        self,
+        scope: Scope,
+        label: str,
+        value: str,
+        token_budget: int | None = None,
+        description: str | None = None,
+        writable: bool | None = None,
+        truncate: bool = False,
         admin: bool = False,
     ) -> MemoryBlock:
         """Create or replace a block. A read-only block (writable=false) changes only with
@@ -73,8 +90,10 @@ class Blocks:
             try:
                 clean_text(MAX_DESCRIPTION_CHARS, blank=True)(description)
             except ValueError as exc:
-                raise InvalidInput(f"block {label!r}: a description is text of at most {MAX_DESCRIPTION_CHARS} "
-                                   f"characters, without NUL ({exc})") from None
+                raise InvalidInput(
+                    f"block {label!r}: a description is text of at most {MAX_DESCRIPTION_CHARS} "
+                    f"characters, without NUL ({exc})"
+                ) from None
         existing = self.store.get_block(scope, label)
         _changeable(existing, admin)
         if token_budget is not None and token_budget < 1:
@@ -86,8 +105,10 @@ class Blocks:
         if existing is None and len(others) >= MAX_BLOCKS:
             raise InvalidInput(f"{scope} holds {len(others)} blocks, the most a subject may: delete one first")
         if budget + sum(b.token_budget for b in others) > MAX_RESIDENT_TOKENS:
-            raise InvalidInput(f"block {label!r}: the budgets of {scope}'s blocks would total over "
-                               f"{MAX_RESIDENT_TOKENS} tokens (every context carries them all)")
+            raise InvalidInput(
+                f"block {label!r}: the budgets of {scope}'s blocks would total over "
+                f"{MAX_RESIDENT_TOKENS} tokens (every context carries them all)"
+            )
         value = resident(value)  # stored as the context shows it: its count is what the context spends
         tokens = self.counter.count(value)
         if tokens > budget:
@@ -96,10 +117,15 @@ class Blocks:
             value = self.counter.truncate(value, budget)
         if writable is None:
             writable = existing.writable if existing else True
+        kept: dict[str, Any] = {"id": existing.id} if existing else {}
         block = MemoryBlock(
-            scope=scope, label=label, value=value, token_budget=budget, writable=writable,
+            scope=scope,
+            label=label,
+            value=value,
+            token_budget=budget,
+            writable=writable,
             description=description if description is not None else (existing.description if existing else None),
-            **({"id": existing.id} if existing else {}),
+            **kept,
         )
         self.store.put_block(block)
         return block
@@ -115,8 +141,10 @@ class Blocks:
 def _changeable(block: MemoryBlock | None, admin: bool) -> None:
     """Refuse a change to a read-only block without ``admin`` (the admin CLI's explicit flag)."""
     if block is not None and not block.writable and not admin:
-        raise InvalidInput(f"block {block.label!r} is read-only (writable: false): only an operator's override changes "
-                           "it (the CLI's --admin, or an admin key sending \"admin\": true)")
+        raise InvalidInput(
+            f"block {block.label!r} is read-only (writable: false): only an operator's override changes "
+            'it (the CLI\'s --admin, or an admin key sending "admin": true)'
+        )
 
 
 class AssemblyStore(BlockStore, UnitStore, AuditStore, Protocol):
@@ -124,8 +152,9 @@ class AssemblyStore(BlockStore, UnitStore, AuditStore, Protocol):
 
 
 class Assembler:
-    def __init__(self, store: AssemblyStore, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter,
-                 usage: UsageLog):
+    def __init__(
+        self, store: AssemblyStore, recaller: Recaller, policy: MemoryPolicy, counter: TokenCounter, usage: UsageLog
+    ):
         self.store = store
         self.recaller = recaller
         self.policy = policy
@@ -133,8 +162,14 @@ class Assembler:
         self.usage = usage
 
     def assemble(
-        self, query: str, scopes: Sequence[Scope], at: AsOf | None = None, budget: int | None = None,
-        k: int = 20, hops: int = 0, fixed: bool = False,
+        self,
+        query: str,
+        scopes: Sequence[Scope],
+        at: AsOf | None = None,
+        budget: int | None = None,
+        k: int = 20,
+        hops: int = 0,
+        fixed: bool = False,
     ) -> Assembly:
         scope, at = scopes[0], at or AsOf.now()
         parts: list[str] = []
@@ -162,8 +197,12 @@ class Assembler:
             parts.append(section)
         text = "\n\n".join(parts)
         trace = AssembleTrace(
-            scope=scope, query=query, resident_ids=tuple(resident_ids), rule_ids=tuple(rule_ids),
-            recalled_ids=tuple(h.unit.id for h in chosen), tokens=self.counter.count(text),
+            scope=scope,
+            query=query,
+            resident_ids=tuple(resident_ids),
+            rule_ids=tuple(rule_ids),
+            recalled_ids=tuple(h.unit.id for h in chosen),
+            tokens=self.counter.count(text),
         )
         self.store.put_trace(trace, [h.score for h in chosen])
         now = utcnow()

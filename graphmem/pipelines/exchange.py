@@ -24,9 +24,10 @@ reviews and traces. So an import cut short shows only units as true as they are 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -47,22 +48,25 @@ from ..models import (
     ReviewItem,
     Scope,
     StoredTrace,
-    UTCDatetime,
     Usage,
+    UTCDatetime,
     WriteBatch,
     entity_id,
     utcnow,
 )
-from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore
+from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore, each, of
 from .write import mention_links
 
 #: The system times of each kind of record (when it was stored): none is after the import,
 #: give or take a clock ``SKEW`` between the exporting and the importing machine. (An archive
 #: time is not one: ``GraphMem.archive`` may be run for a later moment.)
-SYSTEM_TIMES: dict[str, Callable[[Any], list[datetime | None]]] = {
-    "unit": lambda r: [r.time.created_at], "decision": lambda r: [r.decided_at],
-    "invalidation": lambda r: [r.expired_at], "deletion": lambda r: [r.deleted_at],
-    "trace": lambda r: [r.created_at], "review": lambda r: [r.created_at, r.decided_at],
+SYSTEM_TIMES: dict[RecordKind, Callable[[Any], list[datetime | None]]] = {
+    "unit": lambda r: [r.time.created_at],
+    "decision": lambda r: [r.decided_at],
+    "invalidation": lambda r: [r.expired_at],
+    "deletion": lambda r: [r.deleted_at],
+    "trace": lambda r: [r.created_at],
+    "review": lambda r: [r.created_at, r.decided_at],
 }
 SKEW = timedelta(days=1)
 
@@ -71,14 +75,29 @@ VERSION = 1
 #: Records per transaction on import, and per read on export.
 BATCH = 500
 
-MODELS: dict[str, type[Model]] = {
-    "episode": Episode, "entity": Entity, "unit": MemoryUnit, "deletion": Deletion, "decision": Decision,
-    "invalidation": Invalidation, "usage": Usage, "block": MemoryBlock, "review": ReviewItem, "trace": StoredTrace,
+MODELS: dict[str, type[Record]] = {
+    "episode": Episode,
+    "entity": Entity,
+    "unit": MemoryUnit,
+    "deletion": Deletion,
+    "decision": Decision,
+    "invalidation": Invalidation,
+    "usage": Usage,
+    "block": MemoryBlock,
+    "review": ReviewItem,
+    "trace": StoredTrace,
 }
 VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "episode": views.episode, "entity": views.entity_record, "unit": views.unit, "deletion": views.deletion_record,
-    "decision": views.decision_record, "invalidation": views.invalidation_record, "usage": views.usage_record,
-    "block": views.block, "review": views.review, "trace": views.trace,
+    "episode": views.episode,
+    "entity": views.entity_record,
+    "unit": views.unit,
+    "deletion": views.deletion_record,
+    "decision": views.decision_record,
+    "invalidation": views.invalidation_record,
+    "usage": views.usage_record,
+    "block": views.block,
+    "review": views.review,
+    "trace": views.trace,
 }
 
 
@@ -96,7 +115,9 @@ class Header(Model):
         return Scope.parse(self.scope, self.project, stored=True)
 
 
-def export(store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime | None = None) -> Iterator[dict]:
+def export(
+    store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime | None = None
+) -> Iterator[dict[str, Any]]:
     """The header, then every record of the scope, kind by kind, read a page at a time."""
     yield views.export_header(scope, now or utcnow(), FORMAT, VERSION)
     for kind in RECORD_KINDS:
@@ -109,19 +130,23 @@ def export(store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime
 
 def key(kind: RecordKind, record: Record) -> str:
     """What ``MemoryStore.lookup`` finds a record by."""
-    if kind == "invalidation":
+    if isinstance(record, Invalidation):
         return record.decision_id
-    return record.unit_id if kind == "usage" else record.id
+    return record.unit_id if isinstance(record, Usage) else record.id
 
 
 def identity(kind: RecordKind, record: Record) -> Any:
     """What one record is: its key, or for an edge its unit, decision and system time."""
-    return (record.unit_id, record.decision_id, record.expired_at) if kind == "invalidation" else key(kind, record)
+    if isinstance(record, Invalidation):
+        return (record.unit_id, record.decision_id, record.expired_at)
+    return key(kind, record)
 
 
 def describe(kind: RecordKind, record: Record) -> str:
-    if kind == "invalidation":
-        return f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
+    if isinstance(record, Invalidation):
+        return (
+            f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
+        )
     return f"{kind} {key(kind, record)}"
 
 
@@ -148,17 +173,28 @@ def parse(data: Any) -> tuple[str, Any]:
                 raise InvalidInput("scope: must be a string TYPE:ID")
             fields["scope"] = scope = Scope.parse(subject, fields.pop("project", None), stored=True)
             _scope_candidates(fields, scope)
-        value = MODELS[kind].model_validate(fields, context=STORED)
+        value: Record = MODELS[kind].model_validate(fields, context=STORED)
     except ValidationError as exc:
         raise InvalidInput(f"{kind} {error_line(exc)}") from None
     except ValueError as exc:
         raise InvalidInput(error_line(exc)) from None
-    if kind == "unit":
-        value = value.model_copy(update={"time": value.time.model_copy(
-            update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})})
-    elif kind == "episode":
+    if isinstance(value, MemoryUnit):
+        value = value.model_copy(
+            update={
+                "time": value.time.model_copy(update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})
+            }
+        )
+    elif isinstance(value, Episode):
         value = value.model_copy(update={"derived_ids": ()})
     return kind, value
+
+
+def record_kind(kind: str) -> RecordKind:
+    """``kind`` as the ``RecordKind`` it names."""
+    for known in RECORD_KINDS:
+        if known == kind:
+            return known
+    raise InvalidInput(f"type: {kind!r} is not a record type")
 
 
 def _scope_candidates(fields: dict[str, Any], scope: Scope) -> None:
@@ -176,7 +212,7 @@ class Plan:
     it was read (for messages)."""
 
     scope: Scope
-    records: dict[str, list[tuple[str, Record]]] = field(default_factory=lambda: {k: [] for k in RECORD_KINDS})
+    records: dict[RecordKind, list[tuple[str, Record]]] = field(default_factory=lambda: {k: [] for k in RECORD_KINDS})
 
 
 def read(items: Iterable[tuple[str, Any]]) -> Plan:
@@ -187,16 +223,17 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     seen: dict[tuple[str, Any], str] = {}
     for where, data in items:
         try:
-            kind, value = parse(data)
+            name, value = parse(data)
         except InvalidInput as exc:
             raise InvalidInput(f"{where}: {exc}") from None
-        if kind == "header":
+        if name == "header":
             if plan is not None:
                 raise InvalidInput(f"{where}: a second header")
             plan = Plan(scope=value.subject())
             continue
         if plan is None:
             raise InvalidInput(f"{where}: an export starts with its header record")
+        kind = record_kind(name)
         if kind != "invalidation" and value.scope != plan.scope:
             raise InvalidInput(f"{where}: {kind} of {value.scope}, in an export of {plan.scope}")
         first = seen.setdefault((kind, identity(kind, value)), where)
@@ -209,20 +246,22 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     for kind, times in SYSTEM_TIMES.items():
         for where, r in plan.records[kind]:
             if (late := max((t for t in times(r) if t is not None), default=latest)) > latest:
-                raise InvalidInput(f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
-                                   "a record's system time is when it was stored")
-    units = {r.id for _, r in plan.records["unit"]}
-    decisions = {r.id for _, r in plan.records["decision"]}
-    for where, r in plan.records["invalidation"]:
-        if r.unit_id not in units or r.decision_id not in decisions:
+                raise InvalidInput(
+                    f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
+                    "a record's system time is when it was stored"
+                )
+    units = {r.id for _, r in of(MemoryUnit, plan.records["unit"])}
+    decisions = {r.id for _, r in of(Decision, plan.records["decision"])}
+    for where, i in of(Invalidation, plan.records["invalidation"]):
+        if i.unit_id not in units or i.decision_id not in decisions:
             raise InvalidInput(f"{where}: names a unit or decision that is not in the export")
-    for where, r in plan.records["usage"]:
-        if r.unit_id not in units:
+    for where, u in of(Usage, plan.records["usage"]):
+        if u.unit_id not in units:
             raise InvalidInput(f"{where}: names a unit that is not in the export")
     labels: dict[str, str] = {}
-    for where, r in plan.records["block"]:
-        if labels.setdefault(r.label, where) != where:
-            raise InvalidInput(f"{where}: a second block {r.label!r} (first at {labels[r.label]})")
+    for where, b in of(MemoryBlock, plan.records["block"]):
+        if labels.setdefault(b.label, where) != where:
+            raise InvalidInput(f"{where}: a second block {b.label!r} (first at {labels[b.label]})")
     return _keyed_by_its_scope(plan)
 
 
@@ -232,13 +271,13 @@ def _keyed_by_its_scope(plan: Plan) -> Plan:
     was edited (a subject moved by hand) or written by a release that normalised names
     otherwise carries keys no later write computes: a new value would not end the imported
     one (the slot would hold two), and a name would have two entities."""
-    entities: dict[str, tuple[str, Entity]] = {}
-    for where, e in plan.records["entity"]:
+    entities: dict[str, tuple[str, Record]] = {}
+    for where, e in of(Entity, plan.records["entity"]):
         key = entity_id(plan.scope, e.name)
         entities.setdefault(key, (where, e.model_copy(update={"id": key})))
     plan.records["entity"] = list(entities.values())
     moved: dict[str, str] = {}
-    for where, u in plan.records["unit"]:
+    for where, u in of(MemoryUnit, plan.records["unit"]):
         if u.group and u.group.startswith("slot:") and u.triple is not None:
             slot = "slot:" + u.triple.slot(plan.scope)
             if moved.setdefault(u.group, slot) != slot:
@@ -246,11 +285,19 @@ def _keyed_by_its_scope(plan: Plan) -> Plan:
     moved = {old: new for old, new in moved.items() if old != new}
     if not moved:
         return plan
-    plan.records["unit"] = [(w, u.model_copy(update={"group": moved.get(u.group, u.group)}))
-                            for w, u in plan.records["unit"]]
+    plan.records["unit"] = [
+        (w, u.model_copy(update={"group": moved.get(u.group, u.group) if u.group is not None else None}))
+        for w, u in of(MemoryUnit, plan.records["unit"])
+    ]
     plan.records["decision"] = [
-        (w, d.model_copy(update={"event": d.event.model_copy(update={"group": moved[d.event.group]})})
-         if d.event is not None and d.event.group in moved else d) for w, d in plan.records["decision"]]
+        (
+            w,
+            d.model_copy(update={"event": d.event.model_copy(update={"group": moved[d.event.group]})})
+            if d.event is not None and d.event.group in moved
+            else d,
+        )
+        for w, d in of(Decision, plan.records["decision"])
+    ]
     return plan
 
 
@@ -258,8 +305,14 @@ class ImportStore(ExchangeStore, ErasureStore, BlockStore, UnitStore, Protocol):
     """What an import reads (erasures, stored records, block labels, known names) and loads."""
 
 
-def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool = False,
-                batch: int = BATCH, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def import_plan(
+    store: ImportStore,
+    index: MemoryIndex,
+    plan: Plan,
+    force: bool = False,
+    batch: int = BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Write a validated export (see the module docstring). Returns the scope and, per kind,
     how many records were ``imported`` and how many were already stored (``skipped``).
     ``progress`` is told how many records each write stored (skipped ones count at once).
@@ -270,34 +323,45 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
     """
     scope = plan.scope
     if not force and store.erased(scope):
-        raise Conflict(f"{scope} was erased from this database: import it again only with force (--force, "
-                       "force=true over HTTP)")
+        raise Conflict(
+            f"{scope} was erased from this database: import it again only with force (--force, force=true over HTTP)"
+        )
     fresh, skipped = _new(store, plan, batch)
     if progress:
         progress(sum(skipped.values()))
     # Mention links are derived: drawn with what every imported text makes known, and, for
     # texts stored before, by the names new here (with the first texts, before those are
     # searchable, as a write draws them).
-    links = mention_links(store, scope, fresh["unit"], fresh["episode"])
-    anchors, anchored = links.get("anchors", ()), "unit" if fresh["unit"] else "episode"
+    links = mention_links(store, scope, each(MemoryUnit, fresh["unit"]), each(Episode, fresh["episode"]))
+    anchored: RecordKind = "unit" if fresh["unit"] else "episode"
+    anchors = links.get("anchors", ())
     for part in _parts(fresh, batch):
         derived = WriteBatch()
         if part.get(anchored) and anchors:  # with the first texts, before those are searchable
             derived, anchors = WriteBatch(anchors=anchors), ()
         if part.get("unit"):  # search entries are written with their units: embed first
-            units = part["unit"]
-            derived = derived.model_copy(update={
-                "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
-                "vector_model": index.embedder.name,
-                "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units}})
+            units = each(MemoryUnit, part["unit"])
+            derived = derived.model_copy(
+                update={
+                    "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
+                    "vector_model": index.embedder.name,
+                    "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units},
+                }
+            )
         if part.get("episode"):
-            derived = derived.model_copy(update={
-                "episode_mentions": {e.id: links["episode_mentions"][e.id] for e in part["episode"]}})
+            derived = derived.model_copy(
+                update={
+                    "episode_mentions": {e.id: links["episode_mentions"][e.id] for e in each(Episode, part["episode"])}
+                }
+            )
         store.load(scope, part, derived)
         if progress:
             progress(sum(map(len, part.values())))
-    return {**views.scope(scope), "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
-            "skipped": {k: skipped[k] for k in RECORD_KINDS}}
+    return {
+        **views.scope(scope),
+        "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
+        "skipped": {k: skipped[k] for k in RECORD_KINDS},
+    }
 
 
 #: Record kinds that say together what is true: a unit, the decisions that made or ended it,
@@ -305,13 +369,13 @@ def import_plan(store: ImportStore, index: MemoryIndex, plan: Plan, force: bool 
 _LINKED: tuple[RecordKind, ...] = ("unit", "deletion", "decision", "invalidation", "usage")
 
 
-def _parts(fresh: dict[str, list[Record]], batch: int) -> Iterator[dict[str, list[Record]]]:
+def _parts(fresh: dict[RecordKind, list[Record]], batch: int) -> Iterator[dict[RecordKind, list[Record]]]:
     """The records to write, in transactions of about ``batch`` records: entities and
     episodes first; then the linked kinds whole (``_LINKED``: what links them by id or timeline
     group goes in one transaction, so a cut-short import never shows a unit without what
     ended or archived it, and a re-run writes whole parts); then blocks, reviews and traces."""
     yield from _chunks(fresh, ("entity", "episode"), batch)
-    part: dict[str, list[Record]] = {}
+    part: dict[RecordKind, list[Record]] = {}
     for component in _components(fresh):
         for kind, record in component:
             part.setdefault(kind, []).append(record)
@@ -323,14 +387,16 @@ def _parts(fresh: dict[str, list[Record]], batch: int) -> Iterator[dict[str, lis
     yield from _chunks(fresh, ("block", "review", "trace"), batch)
 
 
-def _chunks(fresh: dict[str, list[Record]], kinds: Iterable[str], batch: int) -> Iterator[dict[str, list[Record]]]:
+def _chunks(
+    fresh: dict[RecordKind, list[Record]], kinds: Iterable[RecordKind], batch: int
+) -> Iterator[dict[RecordKind, list[Record]]]:
     """The records of each of ``kinds``, ``batch`` at a time, one kind a part."""
     for kind in kinds:
         for start in range(0, len(fresh[kind]), batch):
-            yield {kind: fresh[kind][start:start + batch]}
+            yield {kind: fresh[kind][start : start + batch]}
 
 
-def _components(fresh: dict[str, list[Record]]) -> list[list[tuple[RecordKind, Record]]]:
+def _components(fresh: dict[RecordKind, list[Record]]) -> list[list[tuple[RecordKind, Record]]]:
     """The linked records (``_LINKED``) grouped by what links them: a decision to the units it
     targeted and produced and to its deletion, an invalidation to its unit and decision, usage
     to its unit, a unit or decision to its timeline group. Each group keeps the records' order."""
@@ -342,42 +408,47 @@ def _components(fresh: dict[str, list[Record]]) -> list[list[tuple[RecordKind, R
         return node
 
     def join(node: tuple[str, str], *others: tuple[str, str | None]) -> None:
-        for other in others:
-            if other[1] is not None:
-                parent[root(other)] = root(node)
+        for kind, other in others:
+            if other is not None:
+                parent[root((kind, other))] = root(node)
 
     items = [(kind, r) for kind in _LINKED for r in fresh[kind]]
-    for kind, r in items:
-        if kind == "unit":
+    for _, r in items:
+        if isinstance(r, MemoryUnit):
             join(("unit", r.id), ("group", r.group))
-        elif kind == "decision":
-            join(("decision", r.id), ("unit", r.target_id), ("unit", r.produced_id), ("deletion", r.deletion_id),
-                 ("group", r.event.group if r.event else None))
-        elif kind == "invalidation":
+        elif isinstance(r, Decision):
+            join(
+                ("decision", r.id),
+                ("unit", r.target_id),
+                ("unit", r.produced_id),
+                ("deletion", r.deletion_id),
+                ("group", r.event.group if r.event else None),
+            )
+        elif isinstance(r, Invalidation):
             join(("unit", r.unit_id), ("decision", r.decision_id))
-        elif kind == "usage":
+        elif isinstance(r, Usage):
             join(("unit", r.unit_id))
         else:
             join(("deletion", r.id))
     components: dict[tuple[str, str], list[tuple[RecordKind, Record]]] = {}
     for kind, r in items:
-        own = ("unit", r.unit_id) if kind in ("invalidation", "usage") else (kind, r.id)
+        own = ("unit", r.unit_id) if isinstance(r, Invalidation | Usage) else (kind, r.id)
         components.setdefault(root(own), []).append((kind, r))
     return list(components.values())
 
 
-def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Record]], Counter]:
+def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[RecordKind, list[Record]], Counter[str]]:
     """The records of the plan not stored yet, by kind, and how many of each are; ``Conflict``
     when a key is held by another record."""
     scope = plan.scope
-    fresh: dict[str, list[Record]] = {}
-    skipped: Counter = Counter()
+    fresh: dict[RecordKind, list[Record]] = {}
+    skipped: Counter[str] = Counter()
     for kind in RECORD_KINDS:
         items = plan.records[kind]
         stored: dict[Any, Record] = {}
         keys = sorted({key(kind, r) for _, r in items})
         for start in range(0, len(keys), batch):
-            found, elsewhere = store.lookup(scope, kind, keys[start:start + batch])
+            found, elsewhere = store.lookup(scope, kind, keys[start : start + batch])
             if elsewhere:
                 raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
             stored.update((identity(kind, r), r) for r in found)
@@ -392,7 +463,7 @@ def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Rec
             else:
                 raise Conflict(f"{where}: {describe(kind, r)} already exists with other content")
     labels = {b.label: b.id for b in store.list_blocks(scope)}
-    for block in fresh["block"]:
+    for block in each(MemoryBlock, fresh["block"]):
         if block.label in labels:
             raise Conflict(f"block {block.label!r} of {scope} already exists as block {labels[block.label]}")
     return fresh, skipped
@@ -401,6 +472,6 @@ def _new(store: ImportStore, plan: Plan, batch: int) -> tuple[dict[str, list[Rec
 def same(kind: RecordKind, stored: Record, given: Record) -> bool:
     """Whether a stored record is the given one: an episode by its fingerprint (what "the same
     content" means for an episode id), anything else by its whole record."""
-    if kind == "episode":
+    if isinstance(stored, Episode) and isinstance(given, Episode):
         return stored.fingerprint == given.fingerprint
     return VIEWS[kind](stored) == VIEWS[kind](given)

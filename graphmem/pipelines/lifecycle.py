@@ -16,8 +16,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
+from typing import Any
 
 from .. import timeline
 from ..models import (
@@ -38,8 +39,15 @@ from ..ports import ErasureStore, MemoryIndex, MemoryPolicy, TimelineStore, Unit
 from .write import _day, _unit, as_event, drawn
 
 
-def forget(store: ErasureStore, subject_type: str, subject_id: str, project_id: str | None = None, batch: int = 1_000,
-           progress: Callable[[int], None] | None = None, actor: str | None = None) -> dict:
+def forget(
+    store: ErasureStore,
+    subject_type: str,
+    subject_id: str,
+    project_id: str | None = None,
+    batch: int = 1_000,
+    progress: Callable[[int], None] | None = None,
+    actor: str | None = None,
+) -> dict[str, Any]:
     """Erase a subject (one project of it, or all). Returns the erasure id, who asked for it
     (``actor``, kept on the record) and counts per kind: what its record counted, resumed runs
     included."""
@@ -64,7 +72,9 @@ def archive_candidates(store: UnitStore, policy: MemoryPolicy, scope: Scope, now
         page = Page(offset=page.offset + page.limit, limit=page.limit)
 
 
-def archive(store: UnitStore, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: bool = False) -> list[MemoryUnit]:
+def archive(
+    store: UnitStore, policy: MemoryPolicy, scope: Scope, now: datetime, dry_run: bool = False
+) -> list[MemoryUnit]:
     """Archive what the policy picks (its search entries leave search with it); with
     ``dry_run`` only list it."""
     units = archive_candidates(store, policy, scope, now)
@@ -78,8 +88,14 @@ def restore(store: UnitStore, scope: Scope, unit_ids: list[str]) -> int:
     return store.set_archived(scope, unit_ids, None)
 
 
-def delete_episode(store: TimelineStore, index: MemoryIndex, scope: Scope, episode_id: str,
-                   now: datetime | None = None, actor: str | None = None) -> dict | None:
+def delete_episode(
+    store: TimelineStore,
+    index: MemoryIndex,
+    scope: Scope,
+    episode_id: str,
+    now: datetime | None = None,
+    actor: str | None = None,
+) -> dict[str, Any] | None:
     """Delete an episode as if it had never been written and re-derive the timelines it
     touched. Returns what was removed and which units are current again (None: no such episode).
     ``actor`` is kept on the deletion record and its decisions."""
@@ -95,12 +111,19 @@ def delete_episode(store: TimelineStore, index: MemoryIndex, scope: Scope, episo
     record = store.delete_episode(episode_id, scope, rewrite, deletion)
     if record is None:
         return None
-    return {"deletion_id": record.id, "units": record.units, "decisions": record.decisions,
-            "restored": restored, "rederived": len(rewrite.add.decisions), "actor": actor}
+    return {
+        "deletion_id": record.id,
+        "units": record.units,
+        "decisions": record.decisions,
+        "restored": restored,
+        "rederived": len(rewrite.add.decisions),
+        "actor": actor,
+    }
 
 
-def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list[GroupUnit],
-              deletion: Deletion) -> tuple[Rewrite, list[str]]:
+def _rederive(
+    scope: Scope, episode_id: str, events: list[Decision], units: list[GroupUnit], deletion: Deletion
+) -> tuple[Rewrite, list[str]]:
     """The records that turn what is stored into what the log without ``episode_id`` draws."""
     now = deletion.deleted_at
     reason = f"episode {episode_id} deleted"
@@ -111,18 +134,26 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
     decisions: list[Decision] = []
     restored: list[str] = []
     # Kept units that lost edges with the episode's decisions: their entries change too.
-    respan = {u.unit.id for u in units if u.unit.source.episode_id != episode_id
-              and any(e.episode_id == episode_id for e in u.edges)}
-    for group in sorted({d.event.group for d in events} | {u.unit.group for u in units}):
-        log = [d for d in events if d.event.group == group and d.episode_id != episode_id]
+    respan = {
+        u.unit.id
+        for u in units
+        if u.unit.source.episode_id != episode_id and any(e.episode_id == episode_id for e in u.edges)
+    }
+    for group in sorted({d.logged.group for d in events} | {g for u in units if (g := u.unit.group) is not None}):
+        log = [d for d in events if d.logged.group == group and d.episode_id != episode_id]
         kept = {u.unit.id: u for u in units if u.unit.group == group and u.unit.source.episode_id != episode_id}
-        single = any(d.event.single for d in events if d.event.group == group)
+        single = any(d.logged.single for d in events if d.logged.group == group)
         want_units, want_edges = timeline.replay([as_event(d) for d in log], single)
         owners = {d.id: d for d in log}
         wanted = {u.id for u in want_units}
         drop_units += [uid for uid in kept if uid not in wanted]
-        stored = {(uid, e.expired_at, e.invalid_at): e.decision_id for uid, u in kept.items() if uid in wanted
-                  for e in u.edges if e.episode_id != episode_id}
+        stored = {
+            (uid, e.expired_at, e.invalid_at): e.decision_id
+            for uid, u in kept.items()
+            if uid in wanted
+            for e in u.edges
+            if e.episode_id != episode_id
+        }
         want = {(e.unit_id, e.at, e.invalid_at): e for e in want_edges}
         drop_edges += [(key[0], did, key[1]) for key, did in stored.items() if key not in want]
         contents = {uid: u.unit.content for uid, u in kept.items()}
@@ -132,10 +163,19 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
             unit = _unit(owners[nu.owner], nu, scope)
             contents[unit.id] = unit.content
             add_units.append(unit)
-            decisions.append(Decision(
-                op=Op.ADD, produced_id=unit.id, scope=scope, policy="timeline", decided_at=now,
-                deletion_id=deletion.id, candidate=unit.content, actor=deletion.actor,
-                reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}"))
+            decisions.append(
+                Decision(
+                    op=Op.ADD,
+                    produced_id=unit.id,
+                    scope=scope,
+                    policy="timeline",
+                    decided_at=now,
+                    deletion_id=deletion.id,
+                    candidate=unit.content,
+                    actor=deletion.actor,
+                    reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}",
+                )
+            )
         changed: dict[str, Decision] = {}
         for key, e in sorted(want.items(), key=lambda kv: (kv[1].at, kv[1].unit_id)):
             if key in stored:
@@ -143,20 +183,36 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
             d = changed.get(e.unit_id)
             if d is None:
                 cause = owners[e.cause]
-                begins = cause.event.candidate.content if cause.event.candidate else cause.reason
-                what = (f"now ends {_day(e.invalid_at)}, where {begins!r} begins" if e.why == "ended"
-                        else "no longer holds from then")
+                begins = cause.logged.candidate.content if cause.logged.candidate else cause.reason
+                what = (
+                    f"now ends {_day(e.invalid_at)}, where {begins!r} begins"
+                    if e.why == "ended"
+                    else "no longer holds from then"
+                )
                 d = changed[e.unit_id] = Decision(
-                    op=Op.UPDATE, target_id=e.unit_id, scope=scope, policy="timeline", decided_at=now,
-                    deletion_id=deletion.id, candidate=contents.get(e.unit_id), actor=deletion.actor,
-                    reason=f"{reason}: {contents.get(e.unit_id)!r} {what}")
+                    op=Op.UPDATE,
+                    target_id=e.unit_id,
+                    scope=scope,
+                    policy="timeline",
+                    decided_at=now,
+                    deletion_id=deletion.id,
+                    candidate=contents.get(e.unit_id),
+                    actor=deletion.actor,
+                    reason=f"{reason}: {contents.get(e.unit_id)!r} {what}",
+                )
                 decisions.append(d)
-            add_edges.append(Invalidation(unit_id=e.unit_id, decision_id=d.id, expired_at=e.at,
-                                          invalid_at=e.invalid_at, reason=d.reason))
+            add_edges.append(
+                Invalidation(
+                    unit_id=e.unit_id, decision_id=d.id, expired_at=e.at, invalid_at=e.invalid_at, reason=d.reason
+                )
+            )
         # What is current now after the re-derivation, that was not before it.
-        before = {s.id for s in timeline.shown(drawn([u for u in units if u.unit.group == group]), now)
-                  if timeline.covers(s, now)}
-        ends: dict[str, list] = {}
+        before = {
+            s.id
+            for s in timeline.shown(drawn([u for u in units if u.unit.group == group]), now)
+            if timeline.covers(s, now)
+        }
+        ends: dict[str, list[Any]] = {}
         for e in want_edges:
             ends.setdefault(e.unit_id, []).append((e.at, e.invalid_at))
         after = timeline.shown([(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units], now)
@@ -164,5 +220,9 @@ def _rederive(scope: Scope, episode_id: str, events: list[Decision], units: list
     add = WriteBatch(units=tuple(add_units), decisions=tuple(decisions), invalidations=tuple(add_edges))
     dropped = set(drop_units)
     respan |= {uid for uid, _, _ in drop_edges} | {e.unit_id for e in add_edges}
-    return (Rewrite(drop_units=tuple(drop_units), drop_edges=tuple(drop_edges), add=add,
-                    respan=tuple(sorted(respan - dropped))), restored)
+    return (
+        Rewrite(
+            drop_units=tuple(drop_units), drop_edges=tuple(drop_edges), add=add, respan=tuple(sorted(respan - dropped))
+        ),
+        restored,
+    )

@@ -31,8 +31,8 @@ through the entities the best hits are about.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from itertools import combinations
-from typing import Collection, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -68,7 +68,7 @@ class RecallHit(BaseModel):
     confidence: float = Field(0.0, ge=0.0, le=1.0)
 
 
-class Recalled(list):
+class Recalled(list[RecallHit]):
     """Recall hits, best first, the time window the question named (None if none), the
     confidence from which a hit is relevant (``threshold``: its embedder's
     ``confidence.fitted``) and whether any is, and how many episodes of the scopes searched are
@@ -87,9 +87,11 @@ def without_names(text: str) -> dict[tuple[str, ...], str]:
     name), by the set's norms, sorted."""
     first: dict[str, list[tuple[int, int]]] = {}
     for m in written(text):
-        end = m.end + len(_POSSESSIVE.match(text, m.end)[0])
+        possessive = _POSSESSIVE.match(text, m.end)
+        assert possessive is not None  # the pattern matches the empty string too
+        end = m.end + len(possessive[0])
         # only whole words as search reads them ("¹A0" is one word there, no name "A0")
-        whole = not _WORD_CHAR.match(text[m.start - 1:m.start]) and not _WORD_CHAR.match(text[end:end + 1])
+        whole = not _WORD_CHAR.match(text[m.start - 1 : m.start]) and not _WORD_CHAR.match(text[end : end + 1])
         if whole and (m.norm in first or len(first) < UNNAMED):
             first.setdefault(m.norm, []).append((m.start, end))
     out = {}
@@ -166,8 +168,18 @@ class Recaller:
         self.seeds = seeds
         self.frontier = frontier
 
-    def request(self, query: str, scopes: Sequence[Scope], k: int, at: AsOf, kinds: Sequence[MemoryKind],
-                mode: str, window: TimeWindow | None = None, fixed: bool = False, hops: int = 0) -> SearchRequest:
+    def request(
+        self,
+        query: str,
+        scopes: Sequence[Scope],
+        k: int,
+        at: AsOf,
+        kinds: Sequence[MemoryKind],
+        mode: str,
+        window: TimeWindow | None = None,
+        fixed: bool = False,
+        hops: int = 0,
+    ) -> SearchRequest:
         """What the index is asked for ``query`` in ``mode`` (hybrid | semantic | lexical),
         walking ``hops`` hops. A ``window`` the question names leaves its words, adds the time
         list and (unless the world time is ``fixed`` by an explicit as-of point) widens
@@ -182,16 +194,30 @@ class Recaller:
             weights = {**weights, "time": weights.get("time", 0.0) * EVENT_TIME_BOOST}
         vectors = self.index.vectors([text, *names.values()]) if mode != "lexical" else None
         return SearchRequest(
-            scopes=tuple(scopes), at=at, k=2 * k, keep=k, fetch=max(3 * k, 30), kinds=tuple(kinds),
+            scopes=tuple(scopes),
+            at=at,
+            k=2 * k,
+            keep=k,
+            fetch=max(3 * k, 30),
+            kinds=tuple(kinds),
             vector=vectors[0] if vectors else None,
             terms=tuple(search_terms(text)) if mode != "semantic" else None,
             words=tuple(words(text)) if mode == "hybrid" else None,
             names=tuple(sorted({n for key in names for n in key})),
-            unnamed=tuple(Unnamed(names=key, vector=vector, terms=tuple(search_terms(rest)))
-                          for (key, rest), vector in zip(names.items(), (vectors or [])[1:])),
-            window=span, began_first=happened, during=None if fixed else span,
-            rrf_k=self.rrf_k, weights=weights, seeds=self.seeds, fanout=self.fanout,
-            hops=hops, frontier=self.frontier, hop_decay=self.hop_decay,
+            unnamed=tuple(
+                Unnamed(names=key, vector=vector, terms=tuple(search_terms(rest)))
+                for (key, rest), vector in zip(names.items(), (vectors or [])[1:])
+            ),
+            window=span,
+            began_first=happened,
+            during=None if fixed else span,
+            rrf_k=self.rrf_k,
+            weights=weights,
+            seeds=self.seeds,
+            fanout=self.fanout,
+            hops=hops,
+            frontier=self.frontier,
+            hop_decay=self.hop_decay,
         )
 
     def recall(
@@ -212,8 +238,9 @@ class Recaller:
         window = find_window(query, at.valid)
         # A relation question looks for its bridge among more hits than it returns.
         relation = _relation_of(query) if hops else None
-        request = self.request(query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window,
-                               fixed, hops)
+        request = self.request(
+            query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window, fixed, hops
+        )
         scored = self.index.recall(request)
         if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
             # Nothing is true inside the named time. A text is true from when it was told, so
@@ -222,15 +249,27 @@ class Recaller:
             # time only ranks them. Facts stay as they were (none was true then).
             request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
             scored = self.index.recall(request)
-        recalled = Recalled(RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored)
+        recalled = Recalled(
+            RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored
+        )
         if relation:
             recalled = Recalled(self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)[:k])
         recalled = rated(recalled, confidence.asked(query, window), self.confidence)
         recalled.window = window
         return recalled
 
-    def _relation(self, query: str, asked: tuple[str, int, list[str]], recalled: Recalled, scopes: Sequence[Scope],
-                  k: int, at: AsOf, kinds: Sequence[MemoryKind], mode: str, fixed: bool) -> Recalled:
+    def _relation(
+        self,
+        query: str,
+        asked: tuple[str, int, list[str]],
+        recalled: Recalled,
+        scopes: Sequence[Scope],
+        k: int,
+        at: AsOf,
+        kinds: Sequence[MemoryKind],
+        mode: str,
+        fixed: bool,
+    ) -> Recalled:
         """A question about "X's R" ("where does Anna's team lead live?") decomposed by rule: the
         first hit naming X with R's words and one other name B is the bridge ("Anna's team lead
         is Boris."); the question asked again of B ("where does Boris live?") gives what follows
@@ -246,9 +285,17 @@ class Recaller:
             end = start + len(f"{x}'s ") + len(" ".join(words[:relation]))
             followed = self.recall(query[:start] + other + query[end:], scopes, k, at, 0, kinds, mode, fixed)
             top = followed[0].score if followed else 1.0
-            through = [h.model_copy(update={"score": bridge.score * self.hop_decay * h.score / top, "hop": 1,
-                                            "path": [bridge.unit.content, other, h.unit.content]})
-                       for h in followed if h.unit.id != bridge.unit.id]
+            through = [
+                h.model_copy(
+                    update={
+                        "score": bridge.score * self.hop_decay * h.score / top,
+                        "hop": 1,
+                        "path": [bridge.unit.content, other, h.unit.content],
+                    }
+                )
+                for h in followed
+                if h.unit.id != bridge.unit.id
+            ]
             seen = {bridge.unit.id} | {h.unit.id for h in through}
             return Recalled([bridge, *through, *(h for h in recalled if h.unit.id not in seen)])
         return recalled

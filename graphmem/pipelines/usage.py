@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable
 
 from ..models import RecallStats, Scope
 from ..ports import UnitStore
@@ -45,8 +45,9 @@ class UsageLog:
             pending, self._pending = self._pending, {}
         for scope, counts in pending.items():
             try:
-                self.store.record_recall(scope, {uid: RecallStats(recalled_at=at, increment=n)
-                                                 for uid, (at, n) in counts.items()})
+                self.store.record_recall(
+                    scope, {uid: RecallStats(recalled_at=at, increment=n) for uid, (at, n) in counts.items()}
+                )
             except Exception as exc:  # stats must never fail a read: keep them for the next flush
                 log.warning("recall statistics not written yet: %s", exc)
                 self._count(scope, counts)

@@ -26,11 +26,13 @@ import gc
 import hashlib
 import threading
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Callable, Collection, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from .. import timeline
 from ..entries import unit_text
@@ -47,8 +49,8 @@ from ..models import (
     MemoryUnit,
     NamesRead,
     Op,
-    Relink,
     Page,
+    Relink,
     ReviewItem,
     Scope,
     SourceRef,
@@ -73,7 +75,7 @@ TICK = timedelta(microseconds=1)
 class WriteReport:
     episodes: int = 0
     new_episodes: int = 0
-    decisions: Counter = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
     unit_ids: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
@@ -81,7 +83,7 @@ class WriteReport:
     #: Episodes not stored, by position in the episodes written, with why (one line each).
     rejected: list[tuple[int, str]] = field(default_factory=list)
 
-    def merge(self, other: "WriteReport") -> None:
+    def merge(self, other: WriteReport) -> None:
         self.episodes += other.episodes
         self.new_episodes += other.new_episodes
         self.decisions.update(other.decisions)
@@ -130,24 +132,47 @@ def as_event(d: Decision) -> timeline.Event:
     """A decision's log entry in the shape ``graphmem.timeline`` computes with."""
     e = d.event
     assert e is not None
-    return timeline.Event(id=d.id, kind=e.kind, value=e.value, known=d.decided_at,
-                          order=(e.order_at, e.order_ep, e.order_fact), valid_at=e.valid_at, end=e.end,
-                          target=e.target)
+    return timeline.Event(
+        id=d.id,
+        kind=e.kind,
+        value=e.value,
+        known=d.decided_at,
+        order=(e.order_at, e.order_ep, e.order_fact),
+        valid_at=e.valid_at,
+        end=e.end,
+        target=e.target,
+    )
 
 
 def _retracts(retraction: TimelineEvent, assertions: Sequence[Decision]) -> bool:
     """Whether ``retraction`` takes back one of ``assertions``: an earlier assertion of its value
     in its group (as ``graphmem.timeline`` applies a retraction)."""
     order = (retraction.order_at, retraction.order_ep, retraction.order_fact)
-    return any(a.event is not None and a.event.kind == "assert" and a.event.group == retraction.group
-               and a.event.value == retraction.value
-               and (a.event.order_at, a.event.order_ep, a.event.order_fact) < order for a in assertions)
+    return any(
+        a.event is not None
+        and a.event.kind == "assert"
+        and a.event.group == retraction.group
+        and a.event.value == retraction.value
+        and (a.event.order_at, a.event.order_ep, a.event.order_fact) < order
+        for a in assertions
+    )
 
 
-def drawn(units: Sequence[GroupUnit]) -> list:
+def drawn(
+    units: Sequence[GroupUnit],
+) -> list[tuple[str, str, datetime | None, datetime | None, datetime, list[tuple[datetime, datetime | None]]]]:
     """Stored units in the shape ``timeline.shown`` reads."""
-    return [(g.unit.id, g.unit.source.assertion_id or g.unit.id, g.unit.time.valid_at, g.unit.time.invalid_at,
-             g.unit.time.created_at, [(e.expired_at, e.invalid_at) for e in g.edges]) for g in units]
+    return [
+        (
+            g.unit.id,
+            g.unit.source.assertion_id or g.unit.id,
+            g.unit.time.valid_at,
+            g.unit.time.invalid_at,
+            g.unit.time.created_at,
+            [(e.expired_at, e.invalid_at) for e in g.edges],
+        )
+        for g in units
+    ]
 
 
 def _day(t: datetime | None) -> str:
@@ -172,8 +197,11 @@ class _Group:
     def covering(self, at: datetime, owners: set[str]) -> list[MemoryUnit]:
         """Units of these owners alive at system time ``at`` that show world time ``at``."""
         alive = self.alive(at)
-        return [u.unit for u in self.units if u.unit.id in alive and u.unit.source.assertion_id in owners
-                and timeline.covers(alive[u.unit.id], at)]
+        return [
+            u.unit
+            for u in self.units
+            if u.unit.id in alive and u.unit.source.assertion_id in owners and timeline.covers(alive[u.unit.id], at)
+        ]
 
     @property
     def archived(self) -> set[str]:
@@ -204,6 +232,13 @@ class _Write:
     #: Draws the batch's mention links again, for a commit that finds names made known since.
     relink: Relink | None = None
 
+    @property
+    def staged(self) -> WriteBatch:
+        """The batch as planned (``_prepare``)."""
+        if self.batch is None:
+            raise RuntimeError("the write is not planned yet")
+        return self.batch
+
 
 class _Ahead:
     """What the batch committing while the next one is planned changes: the logs of its
@@ -217,7 +252,7 @@ class _Ahead:
         self._settle = settle
         self._scope = w.scope if w else None
         self._ids = w.ids if w else frozenset()
-        batch = w.batch if w else WriteBatch()
+        batch = w.staged if w else WriteBatch()
         self._guards = batch.guards.keys()
         self._search = bool(batch.units or batch.invalidations or batch.unarchive)
         self._anchors = batch.anchors
@@ -272,7 +307,7 @@ _collections_before = gc.get_threshold()  # the process's thresholds before the 
 
 
 @contextmanager
-def _rare_full_collections():
+def _rare_full_collections() -> Iterator[None]:
     """Full collections a tenth as often while a many-batch ingest runs (``FULL_COLLECTION_EVERY``);
     the thresholds the process had are restored when the last such ingest ends."""
     global _collections_users, _collections_before
@@ -297,10 +332,10 @@ class _Committer:
     to one of its groups) is planned and committed again when it is settled, and ``retried``
     says so: the batch planned meanwhile must be planned again too."""
 
-    def __init__(self, pipeline: "WritePipeline", on_write: Callable[[WriteReport, int], None] | None):
+    def __init__(self, pipeline: WritePipeline, on_write: Callable[[WriteReport, int], None] | None):
         self.pipeline, self.on_write = pipeline, on_write
         self.executor: ThreadPoolExecutor | None = None
-        self.pending: tuple[_Write, Future | None] | None = None
+        self.pending: tuple[_Write, Future[None] | None] | None = None
         self.retried = False
         self.report = WriteReport()
         self.settled = 0  # episodes of the batches settled
@@ -311,8 +346,8 @@ class _Committer:
             return
         self.executor = self.executor or ThreadPoolExecutor(1, thread_name_prefix="graphmem-commit")
         # Shaped here, while the commit before runs: the commit thread is the write's critical path.
-        w.batch = self.pipeline.store.stage(w.batch, w.scope)
-        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.batch, w.scope, w.relink))
+        w.batch = self.pipeline.store.stage(w.staged, w.scope)
+        self.pending = (w, self.executor.submit(self.pipeline.store.commit, w.staged, w.scope, w.relink))
 
     def close(self) -> None:
         if self.executor is not None:
@@ -327,7 +362,7 @@ class _Committer:
             return
         (w, future), self.pending = self.pending, None
         try:
-            future.result() if future else self.pipeline.store.commit(w.batch, w.scope, w.relink)
+            future.result() if future else self.pipeline.store.commit(w.staged, w.scope, w.relink)
         except Conflict:
             w.report.conflicts += 1
             self.retried = True
@@ -363,8 +398,13 @@ class WritePipeline:
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
 
-    def write_all(self, batches: Iterable[Sequence[Episode]], extractor: str | None = None,
-                  actor: str | None = None, on_write: Callable[[WriteReport, int], None] | None = None) -> WriteReport:
+    def write_all(
+        self,
+        batches: Iterable[Sequence[Episode]],
+        extractor: str | None = None,
+        actor: str | None = None,
+        on_write: Callable[[WriteReport, int], None] | None = None,
+    ) -> WriteReport:
         """Write batches (each of one scope) one after the other, each in one transaction, with
         ``actor`` (who caused the write) on every decision. Episodes already decided are
         skipped, so re-ingesting the same ids adds nothing and an ingest cut short completes on
@@ -404,8 +444,7 @@ class WritePipeline:
                 committer.close()
         return committer.report
 
-    def _receive(self, episodes: Sequence[Episode], extractor: str | None, actor: str | None,
-                 ahead: _Ahead) -> _Write:
+    def _receive(self, episodes: Sequence[Episode], extractor: str | None, actor: str | None, ahead: _Ahead) -> _Write:
         """Stages 0 and 1 of a batch: store its episodes, extract candidates from those not yet
         decided."""
         report = WriteReport(episodes=len(episodes))
@@ -428,11 +467,21 @@ class WritePipeline:
             candidates = self._extract(chosen, episode, report, failures)
             planned += [_Planned(episode, c, chosen.version, (place, i)) for i, c in enumerate(candidates)]
         written = [e for i, e in enumerate(episodes) if e.id not in done and i not in appended.conflicts]
-        return _Write(scope, planned, failures, report, ids=frozenset(ids), size=len(episodes), episodes=written,
-                      decided=tuple(e.id for e in written), actor=actor)
+        return _Write(
+            scope,
+            planned,
+            failures,
+            report,
+            ids=frozenset(ids),
+            size=len(episodes),
+            episodes=written,
+            decided=tuple(e.id for e in written),
+            actor=actor,
+        )
 
-    def _extract(self, chosen: Extractor, episode: Episode, report: WriteReport,
-                 failures: list[Decision]) -> list[Candidate]:
+    def _extract(
+        self, chosen: Extractor, episode: Episode, report: WriteReport, failures: list[Decision]
+    ) -> list[Candidate]:
         """Stage 1. A failing extractor is recorded as a NOOP decision with its reason (the
         episode is already stored), never raised: the commit decides the episode like any
         other (not undecided: its decision says what went wrong, ``reextract`` tries again)."""
@@ -441,8 +490,17 @@ class WritePipeline:
         except Exception as exc:  # any extractor failure, by design
             reason = f"extraction by {chosen.version} failed: {type(exc).__name__}: {exc}"[:1900]
             report.failed.append((episode.id, reason))
-            failures.append(Decision(op=Op.NOOP, reason=reason, scope=episode.scope, policy=self.policy.name,
-                                     episode_id=episode.id, decided_at=self.clock(), confidence=0.0))
+            failures.append(
+                Decision(
+                    op=Op.NOOP,
+                    reason=reason,
+                    scope=episode.scope,
+                    policy=self.policy.name,
+                    episode_id=episode.id,
+                    decided_at=self.clock(),
+                    confidence=0.0,
+                )
+            )
             return []
         return [self._dated(c, episode) for c in candidates]
 
@@ -452,8 +510,9 @@ class WritePipeline:
         if episode is None:
             raise NotFound(f"episode {item.episode_id} of review {item.id} no longer exists")
         planned = [_Planned(episode, item.candidate, item.extractor_version, (0, 0))]
-        return self._run(item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}",
-                         actor=actor)
+        return self._run(
+            item.scope, planned, [], WriteReport(), gated=False, note=f"approved in review {item.id}", actor=actor
+        )
 
     def retract(self, unit: MemoryUnit, reason: str, actor: str | None = None) -> WriteReport:
         """Retract a stored fact on an operator's word: a retraction of the unit's value in its
@@ -470,22 +529,43 @@ class WritePipeline:
         its UPDATE decision carries ``reason``. What was true before ``at`` stays true."""
         return self._operator(unit, reason, actor, "end", at)
 
-    def _operator(self, unit: MemoryUnit, reason: str, actor: str | None, op: str,
-                  at: datetime | None) -> WriteReport:
+    def _operator(
+        self, unit: MemoryUnit, reason: str, actor: str | None, op: Literal["end", "retract"], at: datetime | None
+    ) -> WriteReport:
         episode = self.store.get_episode(unit.source.episode_id, unit.scope)
         if episode is None:
             raise NotFound(f"episode {unit.source.episode_id} of unit {unit.id} no longer exists")
         events, _ = self.store.group_state(unit.scope, [unit.group] if unit.group else [])
         owner = next((d.event for d in events if d.id == unit.source.assertion_id), None)
-        candidate = Candidate(kind=unit.kind, scope=unit.scope, content=unit.content,
-                              valid_at=unit.time.valid_at if op == "retract" else None, invalid_at=at,
-                              labels=unit.labels, confidence=unit.confidence, triple=unit.triple, op=op)
-        planned = _Planned(episode, candidate, "operator", (0, 0), operator=reason,
-                           group=(owner.group, owner.value, owner.single) if owner else None)
+        candidate = Candidate(
+            kind=unit.kind,
+            scope=unit.scope,
+            content=unit.content,
+            valid_at=unit.time.valid_at if op == "retract" else None,
+            invalid_at=at,
+            labels=unit.labels,
+            confidence=unit.confidence,
+            triple=unit.triple,
+            op=op,
+        )
+        planned = _Planned(
+            episode,
+            candidate,
+            "operator",
+            (0, 0),
+            operator=reason,
+            group=(owner.group, owner.value, owner.single) if owner else None,
+        )
         return self._run(unit.scope, [planned], [], WriteReport(), gated=False, actor=actor)
 
-    def reextract(self, scope: Scope, extractor: str, batch: int = 200, progress=None,
-                  actor: str | None = None) -> WriteReport:
+    def reextract(
+        self,
+        scope: Scope,
+        extractor: str,
+        batch: int = 200,
+        progress: Callable[[int], None] | None = None,
+        actor: str | None = None,
+    ) -> WriteReport:
         """Re-run extraction over the scope's stored episodes with ``extractor``. An episode's
         standing facts from another extractor version are retired by decisions naming the new
         version, and its new facts take their place in the order of assertions (so where the
@@ -498,24 +578,37 @@ class WritePipeline:
             logged: dict[str, list[Decision]] = {}
             for d in self.store.episode_events(scope, ids):
                 logged.setdefault(d.episode_id or "", []).append(d)
-            planned, failures, retire, extracted = [], [], [], []
+            planned: list[_Planned] = []
+            failures: list[Decision] = []
+            retire: list[Decision] = []
+            extracted: list[str] = []
             for place, episode in enumerate(episodes):
                 events = logged.get(episode.id, [])
-                retired = {d.event.target for d in events if d.event.kind == "retire"}
-                standing = [d for d in events if d.event.kind != "retire" and d.id not in retired]
-                latest = max((d for d in events if d.event.kind != "retire"), key=lambda d: d.decided_at, default=None)
-                if latest is not None and latest.event.extractor_version == chosen.version:
+                retired = {d.logged.target for d in events if d.logged.kind == "retire"}
+                standing = [d for d in events if d.logged.kind != "retire" and d.id not in retired]
+                latest = max((d for d in events if d.logged.kind != "retire"), key=lambda d: d.decided_at, default=None)
+                if latest is not None and latest.logged.extractor_version == chosen.version:
                     continue
                 retire += standing
                 first = min(events, key=lambda d: d.decided_at).event if events else None
                 position = first.order_ep if first else place
                 candidates = self._extract(chosen, episode, report, failures)
-                planned += [_Planned(episode, c, chosen.version, (position, i), first.order_at if first else None)
-                            for i, c in enumerate(candidates)]
+                planned += [
+                    _Planned(episode, c, chosen.version, (position, i), first.order_at if first else None)
+                    for i, c in enumerate(candidates)
+                ]
                 extracted.append(episode.id)
             report.episodes += len(episodes)
-            self._run(scope, planned, failures, report, retire=retire, note=f"re-extraction with {chosen.version}",
-                      actor=actor, decided=tuple(extracted))
+            self._run(
+                scope,
+                planned,
+                failures,
+                report,
+                retire=retire,
+                note=f"re-extraction with {chosen.version}",
+                actor=actor,
+                decided=tuple(extracted),
+            )
             if progress:
                 progress(len(episodes))
             page = Page(offset=page.offset + page.limit, limit=page.limit)
@@ -531,12 +624,22 @@ class WritePipeline:
             return c
         return c.model_copy(update={"valid_at": min(episode.occurred_at, c.invalid_at or episode.occurred_at)})
 
-    def _run(self, scope: Scope, planned: list[_Planned], failures: list[Decision], report: WriteReport,
-             retire: Sequence[Decision] = (), gated: bool = True, note: str = "", actor: str | None = None,
-             decided: tuple[str, ...] = ()) -> WriteReport:
+    def _run(
+        self,
+        scope: Scope,
+        planned: list[_Planned],
+        failures: list[Decision],
+        report: WriteReport,
+        retire: Sequence[Decision] = (),
+        gated: bool = True,
+        note: str = "",
+        actor: str | None = None,
+        decided: tuple[str, ...] = (),
+    ) -> WriteReport:
         """Plan and commit one batch that no other of this pipeline overlaps."""
-        w = _Write(scope, planned, failures, report, retire=retire, gated=gated, note=note, actor=actor,
-                   decided=decided)
+        w = _Write(
+            scope, planned, failures, report, retire=retire, gated=gated, note=note, actor=actor, decided=decided
+        )
         self._committed(w)
         return self._done(w)
 
@@ -553,15 +656,21 @@ class WritePipeline:
             read = ahead.texts(w.scope, self.store.earlier_texts(w.scope, batch.anchors))
             batch = batch.model_copy(update={"texts_read": read})
         w.relink = lambda known_names: drawn_links(known_names, units, episodes)
-        w.batch = batch.model_copy(update={"decided": w.decided, "decisions": tuple(
-            d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions)})
+        w.batch = batch.model_copy(
+            update={
+                "decided": w.decided,
+                "decisions": tuple(
+                    d if d.actor == w.actor else d.model_copy(update={"actor": w.actor}) for d in batch.decisions
+                ),
+            }
+        )
 
     def _committed(self, w: _Write) -> None:
         """Plan and commit, planning again when a guard says another writer got there first."""
         for attempt in range(MAX_ATTEMPTS):
             try:
                 self._prepare(w)
-                self.store.commit(w.batch, w.scope, w.relink)
+                self.store.commit(w.staged, w.scope, w.relink)
                 return
             except Conflict:
                 w.report.conflicts += 1
@@ -571,8 +680,8 @@ class WritePipeline:
     @staticmethod
     def _done(w: _Write) -> WriteReport:
         """The batch's report, once it committed."""
-        w.report.decisions.update(d.op.value for d in w.batch.decisions)
-        w.report.unit_ids += [u.id for u in w.batch.units]
+        w.report.decisions.update(d.op.value for d in w.staged.decisions)
+        w.report.unit_ids += [u.id for u in w.staged.units]
         w.report.reviews += w.held
         return w.report
 
@@ -582,8 +691,16 @@ class WritePipeline:
         self._last = now
         return now
 
-    def _plan(self, scope: Scope, planned: list[_Planned], failures: list[Decision], retire: Sequence[Decision],
-              gated: bool, note: str, ahead: _Ahead) -> tuple[WriteBatch, list[str]]:
+    def _plan(
+        self,
+        scope: Scope,
+        planned: list[_Planned],
+        failures: list[Decision],
+        retire: Sequence[Decision],
+        gated: bool,
+        note: str,
+        ahead: _Ahead,
+    ) -> tuple[WriteBatch, list[str]]:
         decisions: list[Decision] = list(failures)
         held: list[ReviewItem] = []
         todo: list[_Planned] = []
@@ -592,80 +709,114 @@ class WritePipeline:
             if ok or not gated:
                 todo.append(p)
                 continue
-            item = ReviewItem(scope=scope, candidate=p.candidate, episode_id=p.episode.id,
-                              extractor_version=p.extractor_version, reason=reason)
+            item = ReviewItem(
+                scope=scope,
+                candidate=p.candidate,
+                episode_id=p.episode.id,
+                extractor_version=p.extractor_version,
+                reason=reason,
+            )
             held.append(item)
             decisions.append(self._decision(Op.NOOP, f"held for review {item.id}: {reason}", p, self.clock()))
         keyed = [(p, *self._grouped(p)) for p in todo]
-        groups = {g for _, _, g, _ in keyed} | {d.event.group for d in retire}
+        groups = {g for _, _, g, _ in keyed} | {d.logged.group for d in retire}
         ahead.before(guards=groups)
         stored, units = self.store.group_state(scope, sorted(groups))
         guards = dict.fromkeys(groups, 0)  # each group's log as read: the commit checks it is unchanged
         for d in stored:
-            guards[d.event.group] += 1
+            guards[d.logged.group] += 1
         now = self._tick(max((d.decided_at for d in stored), default=self._last))
         decisions = [d.model_copy(update={"decided_at": now}) for d in decisions]
         state = {g: _Group(single=False, events=[], units=[]) for g in groups}
         for d in stored:
-            state[d.event.group].events.append(d)
-            state[d.event.group].single = d.event.single
+            state[d.logged.group].events.append(d)
+            state[d.logged.group].single = d.logged.single
         for u in units:
-            state[u.unit.group].units.append(u)
-        for p, single, g, _ in keyed:
+            state[_group_of(u.unit)].units.append(u)
+        for _, single, g, _ in keyed:
             state[g].single = single
         at = AsOf(valid=now, known=now)
         semantic = self._semantic_neighbours(scope, todo, at, ahead)
         unarchive: set[str] = set()
 
         for old in retire:
-            ev = old.event.model_copy(update={"kind": "retire", "target": old.id})
-            shown = self._shown_by(state[ev.group], old.id, now)
-            reason = f"superseded by {note} (was {old.event.extractor_version})"
-            d = Decision(op=Op.DELETE if shown else Op.NOOP, target_id=shown, reason=reason, scope=scope,
-                         policy="timeline", decided_at=now, episode_id=old.episode_id, candidate=old.candidate,
-                         event=ev)
-            state[ev.group].events.append(d)
+            retired = old.logged.model_copy(update={"kind": "retire", "target": old.id})
+            shown = self._shown_by(state[retired.group], old.id, now)
+            reason = f"superseded by {note} (was {old.logged.extractor_version})"
+            d = Decision(
+                op=Op.DELETE if shown else Op.NOOP,
+                target_id=shown,
+                reason=reason,
+                scope=scope,
+                policy="timeline",
+                decided_at=now,
+                episode_id=old.episode_id,
+                candidate=old.candidate,
+                event=retired,
+            )
+            state[retired.group].events.append(d)
             decisions.append(d)
 
         for i, (p, single, g, value) in enumerate(keyed):
             group, c = state[g], p.candidate
-            ev: TimelineEvent | None = TimelineEvent(
-                kind=c.op, group=g, single=single, value=value,
-                order_at=p.order_at or now, order_ep=p.position[0], order_fact=p.position[1],
-                valid_at=c.valid_at, end=c.invalid_at, candidate=c, extractor_version=p.extractor_version,
-                channel=p.episode.channel, occurred_at=p.episode.occurred_at)
+            ev: TimelineEvent | None
+            ev = TimelineEvent(
+                kind=c.op,
+                group=g,
+                single=single,
+                value=value,
+                order_at=p.order_at or now,
+                order_ep=p.position[0],
+                order_fact=p.position[1],
+                valid_at=c.valid_at,
+                end=c.invalid_at,
+                candidate=c,
+                extractor_version=p.extractor_version,
+                channel=p.episode.channel,
+                occurred_at=p.episode.occurred_at,
+            )
             showing = self._showing(group, value, now)
             shown_text = next((g.unit.content for g in group.units if g.unit.id == showing), c.content)
             if c.op == "end":  # stage 2: an ending cuts what its value shows then
                 ended = self._ending(group, value, c.invalid_at, now)
-                reason = (f"{c.content!r}: {ended.content!r} ends {_day(c.invalid_at)}" if ended
-                          else f"{c.content!r} ends nothing known to be true then")
+                reason = (
+                    f"{c.content!r}: {ended.content!r} ends {_day(c.invalid_at)}"
+                    if ended
+                    else f"{c.content!r} ends nothing known to be true then"
+                )
                 reason = f"{p.operator} ({reason})" if p.operator else reason
-                d = self._decision(Op.UPDATE if ended else Op.NOOP, reason, p, now,
-                                   target=ended.id if ended else None)
+                d = self._decision(Op.UPDATE if ended else Op.NOOP, reason, p, now, target=ended.id if ended else None)
                 if ended:
                     d = d.model_copy(update={"invalid_at": c.invalid_at})
             elif c.op == "retract":  # stage 2: a retraction reaches the earlier assertions of its value
-                reason = (f"retraction of {c.content!r}" if showing and shown_text == c.content
-                          else f"retraction of {c.content!r}: {shown_text!r} was never true" if showing
-                          else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
-                          if _retracts(ev, [e for e in group.events if e.decided_at == now])
-                          else "retraction matched no current fact")
+                reason = (
+                    f"retraction of {c.content!r}"
+                    if showing and shown_text == c.content
+                    else f"retraction of {c.content!r}: {shown_text!r} was never true"
+                    if showing
+                    else f"retraction of {c.content!r}, asserted earlier in this write: none of it was stored"
+                    if _retracts(ev, [e for e in group.events if e.decided_at == now])
+                    else "retraction matched no current fact"
+                )
                 reason = f"{p.operator} ({reason})" if p.operator else reason
                 d = self._decision(Op.DELETE if showing else Op.NOOP, reason, p, now, target=showing)
             elif any(a.value == value for a in group.standing(now)):  # stage 2: a restatement
                 before = timeline.stretches(group.standing(now), single)
                 probe = [*map(as_event, group.events), _probe(ev, now)]
                 changed = before != timeline.stretches(timeline.active(probe, now), single)
-                d = self._decision(Op.ADD if changed else Op.NOOP,
-                                   f"restates {shown_text!r} over another time" if changed
-                                   else f"restates the current {shown_text!r}",
-                                   p, now, target=showing)
+                d = self._decision(
+                    Op.ADD if changed else Op.NOOP,
+                    f"restates {shown_text!r} over another time" if changed else f"restates the current {shown_text!r}",
+                    p,
+                    now,
+                    target=showing,
+                )
                 unarchive |= self._units_of_value(group, value, now) & group.archived
             else:  # stage 3: a new value
                 standing = {a.id for a in group.standing(now)}
                 neighbours = group.covering(now, standing) + [
-                    _pending(e, scope, now) for e in group.events if e.id in standing and e.decided_at == now]
+                    _pending(e, scope, now) for e in group.events if e.id in standing and e.decided_at == now
+                ]
                 known = {n.id for n in neighbours}
                 neighbours += [u for u in semantic.get(i, ()) if u.id not in known]
                 d = self._reconcile(p, neighbours, now)
@@ -679,9 +830,14 @@ class WritePipeline:
                         self._load(scope, state, tg)
                         guards[tg] = len(state[tg].events)
                     owner = next((e for e in state[tg].events if e.id == target.source.assertion_id), None)
-                    ev = ev.model_copy(update={"kind": "retract", "group": tg,
-                                               "single": state[tg].single if owner else single,
-                                               "value": owner.event.value if owner else value})
+                    ev = ev.model_copy(
+                        update={
+                            "kind": "retract",
+                            "group": tg,
+                            "single": state[tg].single if owner else single,
+                            "value": owner.logged.value if owner else value,
+                        }
+                    )
             if ev is not None:
                 d = d.model_copy(update={"event": ev})
                 state[ev.group].events.append(d)
@@ -690,10 +846,15 @@ class WritePipeline:
         new_units, invalidations, drawn_decisions = self._draw(scope, state, now, decisions)
         # Search entries are written with the units, in the same transaction: embed first.
         vectors = dict(zip((u.id for u in new_units), self.index.vectors([u.content for u in new_units])))
-        batch = WriteBatch(units=tuple(new_units), decisions=tuple(drawn_decisions),
-                           invalidations=tuple(invalidations), reviews=tuple(held),
-                           guards=guards, unarchive=tuple(sorted(unarchive)),
-                           vectors=vectors)
+        batch = WriteBatch(
+            units=tuple(new_units),
+            decisions=tuple(drawn_decisions),
+            invalidations=tuple(invalidations),
+            reviews=tuple(held),
+            guards=guards,
+            unarchive=tuple(sorted(unarchive)),
+            vectors=vectors,
+        )
         return batch, [r.id for r in held]
 
     def _grouped(self, p: _Planned) -> tuple[bool, str, str]:
@@ -704,23 +865,22 @@ class WritePipeline:
         single = self.policy.is_single_valued(p.candidate)
         return (single, *group_of(p.candidate, single))
 
-    def _load(self, scope: Scope, state: dict[str, "_Group"], group: str) -> None:
+    def _load(self, scope: Scope, state: dict[str, _Group], group: str) -> None:
         events, units = self.store.group_state(scope, [group])
-        single = events[0].event.single if events else False
+        single = events[0].logged.single if events else False
         state[group] = _Group(single=single, events=events, units=units)
 
     def _reconcile(self, p: _Planned, neighbours: list[MemoryUnit], now: datetime) -> Decision:
         decision = self.policy.reconcile(p.candidate, neighbours)  # stage 3
         decision = decision.model_copy(update={"episode_id": p.episode.id, "decided_at": now})
         if decision.target_id and decision.target_id not in {n.id for n in neighbours}:
-            return self._decision(Op.NOOP, f"policy named target {decision.target_id!r}, not a neighbour shown",
-                                  p, now)
+            return self._decision(Op.NOOP, f"policy named target {decision.target_id!r}, not a neighbour shown", p, now)
         return decision
 
     @staticmethod
     def _showing(group: _Group, value: str, now: datetime) -> str | None:
         """A unit alive now showing ``value`` at world time now, else at any time."""
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
         showing = [g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners]
         pick = group.covering(now, owners) or showing
@@ -729,25 +889,37 @@ class WritePipeline:
     @staticmethod
     def _ending(group: _Group, value: str, end: datetime | None, now: datetime) -> MemoryUnit | None:
         """A unit alive now showing ``value`` over a stretch that ``end`` falls inside."""
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
-        return next((g.unit for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners
-                     and end is not None and timeline.covers(alive[g.unit.id], end)
-                     and (alive[g.unit.id].start is None or alive[g.unit.id].start < end)), None)
+        return next(
+            (
+                g.unit
+                for g in group.units
+                if g.unit.id in alive
+                and g.unit.source.assertion_id in owners
+                and end is not None
+                and timeline.covers(alive[g.unit.id], end)
+                and ((start := alive[g.unit.id].start) is None or start < end)
+            ),
+            None,
+        )
 
     @staticmethod
     def _shown_by(group: _Group, owner: str, now: datetime) -> str | None:
         alive = group.alive(now)
-        return next((g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id == owner), None)
+        return next(
+            (g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id == owner), None
+        )
 
     @staticmethod
     def _units_of_value(group: _Group, value: str, now: datetime) -> set[str]:
-        owners = {d.id for d in group.events if d.event.value == value}
+        owners = {d.id for d in group.events if d.logged.value == value}
         alive = group.alive(now)
         return {g.unit.id for g in group.units if g.unit.id in alive and g.unit.source.assertion_id in owners}
 
-    def _draw(self, scope: Scope, state: dict[str, _Group], now: datetime,
-              decisions: list[Decision]) -> tuple[list[MemoryUnit], list[Invalidation], list[Decision]]:
+    def _draw(
+        self, scope: Scope, state: dict[str, _Group], now: datetime, decisions: list[Decision]
+    ) -> tuple[list[MemoryUnit], list[Invalidation], list[Decision]]:
         """Stage 4: the units and edges each touched group's timeline needs now, each edge hung
         from the decision that caused it; continuations get decisions of their own."""
         by_id = {d.id: d for d in decisions}
@@ -775,23 +947,39 @@ class WritePipeline:
                     continue
                 cause = by_id[closed[old].cause] if old else by_id[fresh[0].id]
                 reason = f"{unit.content!r} now holds from {_day(nu.start)} until {_day(nu.end)} ({cause.reason})"
-                d = Decision(op=Op.UPDATE if old else Op.ADD, target_id=old, produced_id=unit.id, reason=reason,
-                             scope=scope, policy="timeline", decided_at=now, episode_id=cause.episode_id,
-                             candidate=unit.content)
+                d = Decision(
+                    op=Op.UPDATE if old else Op.ADD,
+                    target_id=old,
+                    produced_id=unit.id,
+                    reason=reason,
+                    scope=scope,
+                    policy="timeline",
+                    decided_at=now,
+                    episode_id=cause.episode_id,
+                    candidate=unit.content,
+                )
                 extra.append(d)
                 if old:
                     continuing[old] = d
             for e in new_edges:
                 cause = continuing[e.unit_id] if e.why == "continued" else by_id[e.cause]
-                edges.append(Invalidation(unit_id=e.unit_id, decision_id=cause.id, expired_at=now,
-                                          invalid_at=e.invalid_at, reason=_edge_reason(e, cause)))
+                edges.append(
+                    Invalidation(
+                        unit_id=e.unit_id,
+                        decision_id=cause.id,
+                        expired_at=now,
+                        invalid_at=e.invalid_at,
+                        reason=_edge_reason(e, cause),
+                    )
+                )
             _tell(by_id, group, current, new_units, new_edges, owners)
         # A policy may have named an assertion of this batch as its target: name its unit.
         for did, d in by_id.items():
             if d.target_id in by_id:
                 target = by_id[d.target_id].produced_id
-                by_id[did] = d.model_copy(update={"target_id": target} if target or d.op is Op.NOOP
-                                          else {"target_id": None, "op": Op.ADD})
+                by_id[did] = d.model_copy(
+                    update={"target_id": target} if target or d.op is Op.NOOP else {"target_id": None, "op": Op.ADD}
+                )
         # A new assertion drawn by no unit of its own changed nothing: a retraction later in this
         # write took it back, or it is absorbed into a stretch a current fact shows.
         retracting: dict[tuple[str, str], list[Decision]] = {}  # this write's retractions, by group and value
@@ -800,24 +988,37 @@ class WritePipeline:
                 retracting.setdefault((r.event.group, r.event.value), []).append(r)
         final = []
         for d in by_id.values():
-            if d.event is not None and d.event.kind == "assert" and d.produced_id is None and d.op in (Op.ADD, Op.UPDATE):
-                later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.event, [d])]
+            if (
+                d.event is not None
+                and d.event.kind == "assert"
+                and d.produced_id is None
+                and d.op in (Op.ADD, Op.UPDATE)
+            ):
+                later = [r for r in retracting.get((d.event.group, d.event.value), ()) if _retracts(r.logged, [d])]
                 empty = d.event.valid_at is not None and d.event.end == d.event.valid_at
-                why = (f"retracted later in this write (episode {later[0].episode_id})" if later
-                       else "true for no time (it ends as it begins): nothing to show" if empty
-                       else "already shown by a current fact")
+                why = (
+                    f"retracted later in this write (episode {later[0].episode_id})"
+                    if later
+                    else "true for no time (it ends as it begins): nothing to show"
+                    if empty
+                    else "already shown by a current fact"
+                )
                 d = d.model_copy(update={"op": Op.NOOP, "reason": f"{d.reason}; {why}"})
             final.append(d)
         return units, edges, final + extra
 
-    def _semantic_neighbours(self, scope: Scope, todo: list[_Planned], at: AsOf,
-                             ahead: _Ahead) -> dict[int, list[MemoryUnit]]:
+    def _semantic_neighbours(
+        self, scope: Scope, todo: list[_Planned], at: AsOf, ahead: _Ahead
+    ) -> dict[int, list[MemoryUnit]]:
         """Nearest visible same-kind units by meaning, for the candidates that need them: all
         of them when the policy asks, else semantic candidates without a triple (near-duplicate
         detection). One embedding batch and one store read for the whole batch."""
         wants_all = getattr(self.policy, "wants_semantic_neighbours", False)
-        picked = [i for i, p in enumerate(todo)
-                  if wants_all or (p.candidate.triple is None and p.candidate.kind is MemoryKind.semantic)]
+        picked = [
+            i
+            for i, p in enumerate(todo)
+            if wants_all or (p.candidate.triple is None and p.candidate.kind is MemoryKind.semantic)
+        ]
         if not picked:
             return {}
         ahead.before(search=True)
@@ -825,14 +1026,26 @@ class WritePipeline:
         return {i: [s.unit for s in hits if s.unit.kind == todo[i].candidate.kind] for i, hits in zip(picked, found)}
 
     def _decision(self, op: Op, reason: str, p: _Planned, now: datetime, target: str | None = None) -> Decision:
-        return Decision(op=op, reason=reason, target_id=target, scope=p.candidate.scope,
-                        policy="operator" if p.operator else self.policy.name, confidence=p.candidate.confidence,
-                        decided_at=now, episode_id=None if p.operator else p.episode.id,
-                        candidate=p.candidate.content)
+        return Decision(
+            op=op,
+            reason=reason,
+            target_id=target,
+            scope=p.candidate.scope,
+            policy="operator" if p.operator else self.policy.name,
+            confidence=p.candidate.confidence,
+            decided_at=now,
+            episode_id=None if p.operator else p.episode.id,
+            candidate=p.candidate.content,
+        )
 
 
-def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], episodes: Sequence[Episode],
-                  ahead: _Ahead | None = None) -> dict:
+def mention_links(
+    store: UnitStore,
+    scope: Scope,
+    units: Sequence[MemoryUnit],
+    episodes: Sequence[Episode],
+    ahead: _Ahead | None = None,
+) -> dict[str, Any]:
     """The entities units and episodes written together (a write's new ones, or an import's)
     name, as the scope knows its names now (``drawn_links``), and what that was read against
     (``names_read``): ``WriteBatch`` fields."""
@@ -854,8 +1067,9 @@ def mention_links(store: UnitStore, scope: Scope, units: Sequence[MemoryUnit], e
     return {**links, "names_read": read}
 
 
-def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit],
-                episodes: Sequence[Episode]) -> dict:
+def drawn_links(
+    known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit], episodes: Sequence[Episode]
+) -> dict[str, Any]:
     """The entities the units and episodes name (``graphmem.mentions``): speakers and proper
     names as written, and the names the scope knows (``known_names`` of their texts:
     ``KnownNames``, its facts' entities case-folded, names written as proper names anywhere in
@@ -865,11 +1079,13 @@ def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units
     facts = {n for u in units if u.triple for n in (u.triple.subject, u.triple.object) if n}
     shown = {text: written(text) for text in texts}  # read once, matched twice
     seen = {m.name for text in texts for m in mentions(text, shown=shown[text]) if m.kind in ("proper", "speaker")}
-    names = KnownNames(facts=[*(n for n, fact in known.items() if fact), *facts],
-                       seen=[*(n for n, fact in known.items() if not fact), *seen])
+    names = KnownNames(
+        facts=[*(n for n, fact in known.items() if fact), *facts],
+        seen=[*(n for n, fact in known.items() if not fact), *seen],
+    )
     found = {text: mentions(text, names, shown=shown[text]) for text in texts}
 
-    def named(text: str, about: set[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+    def named(text: str, about: AbstractSet[str] = frozenset()) -> tuple[tuple[str, str], ...]:
         return tuple((m.name, m.kind) for m in found[text] if m.norm not in about)
 
     was_fact = {normalise(n) for n, fact in known.items() if fact}
@@ -877,37 +1093,52 @@ def drawn_links(known_names: Callable[[Collection[str]], dict[str, bool]], units
     anchors = {normalise(n): (n, True) for n in facts if normalise(n) not in was_fact}
     anchors.update({normalise(n): (n, False) for n in seen if normalise(n) not in was_known})
     return {
-        "unit_mentions": {u.id: named(u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n}
-                                      if u.triple else set()) for u in units},
+        "unit_mentions": {
+            u.id: named(
+                u.content, {normalise(n) for n in (u.triple.subject, u.triple.object) if n} if u.triple else set()
+            )
+            for u in units
+        },
         "episode_mentions": {e.id: named(e.raw) for e in episodes},
         "anchors": tuple(sorted(anchors.values())),
     }
 
 
 def _probe(ev: TimelineEvent, now: datetime) -> timeline.Event:
-    return timeline.Event(id="?", kind=ev.kind, value=ev.value, known=now,
-                          order=(ev.order_at, ev.order_ep, ev.order_fact), valid_at=ev.valid_at, end=ev.end)
+    return timeline.Event(
+        id="?",
+        kind=ev.kind,
+        value=ev.value,
+        known=now,
+        order=(ev.order_at, ev.order_ep, ev.order_fact),
+        valid_at=ev.valid_at,
+        end=ev.end,
+    )
 
 
 def _pending(d: Decision, scope: Scope, now: datetime) -> MemoryUnit:
     """An assertion of this batch shown to the policy as a neighbour (its id: the decision's),
     as if its unit already stood from its start to its own end."""
-    return _unit(d, timeline.NewUnit(d.id, d.id, d.event.valid_at, d.event.end, now), scope)
+    return _unit(d, timeline.NewUnit(d.id, d.id, d.logged.valid_at, d.logged.end, now), scope)
 
 
 def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> MemoryUnit:
     """The unit showing one stretch of ``owner``'s assertion."""
-    ev = owner.event
-    c = ev.candidate
+    ev = owner.logged
+    c = ev.asserted
     return MemoryUnit(
         id=drawn_unit.id,
         kind=c.kind,
         scope=scope,
         content=c.content,
         content_hash=c.content_hash,
-        source=SourceRef(episode_id=owner.episode_id or "", channel=ev.channel or "chat",
-                         extractor_version=ev.extractor_version or "unknown", assertion_id=owner.id,
-                         occurred_at=ev.occurred_at),
+        source=SourceRef(
+            episode_id=owner.episode_id or "",
+            channel=ev.channel or "chat",
+            extractor_version=ev.extractor_version or "unknown",
+            assertion_id=owner.id,
+            occurred_at=ev.occurred_at,
+        ),
         time=TemporalMeta(created_at=drawn_unit.at, valid_at=drawn_unit.start, invalid_at=drawn_unit.end),
         confidence=c.confidence,
         labels=c.labels,
@@ -916,17 +1147,25 @@ def _unit(owner: Decision, drawn_unit: timeline.NewUnit, scope: Scope) -> Memory
     )
 
 
-def _tell(by_id: dict[str, Decision], group: _Group, current: Sequence[timeline.Shown],
-          new_units: Sequence[timeline.NewUnit], new_edges: Sequence[timeline.NewEdge],
-          owners: Mapping[str, Decision]) -> None:
+def _tell(
+    by_id: dict[str, Decision],
+    group: _Group,
+    current: Sequence[timeline.Shown],
+    new_units: Sequence[timeline.NewUnit],
+    new_edges: Sequence[timeline.NewEdge],
+    owners: Mapping[str, Decision],
+) -> None:
     """Reasons that say what the timeline did, whatever order the facts came in: an assertion's
     decision names the facts it ended and the one that bounds it ("'Globex' holds from
     2021-09-01: 'Acme' ends then; until 2023-01-01, where 'Initech' begins"). A policy other
     than the rules keeps its own words beside it."""
     texts = {g.unit.id: g.unit.content for g in group.units}
     shown: list[timeline.Shown | timeline.NewUnit] = [*current, *new_units]
-    starts = {d.event.valid_at: d.event.candidate.content for d in owners.values()
-              if d.event and d.event.kind == "assert" and d.event.candidate and d.event.valid_at}
+    starts = {
+        d.event.valid_at: d.event.candidate.content
+        for d in owners.values()
+        if d.event and d.event.kind == "assert" and d.event.candidate and d.event.valid_at
+    }
     for nu in new_units:
         d = by_id.get(nu.owner)
         if d is None or d.produced_id != nu.id or d.event is None or d.event.candidate is None:
@@ -935,11 +1174,13 @@ def _tell(by_id: dict[str, Decision], group: _Group, current: Sequence[timeline.
         if not ended and nu.end is None:
             continue
         story = f"{d.event.candidate.content!r} holds from {_day(nu.start)}"
-        story += "".join(f": {texts[e.unit_id]!r} ends {'then' if e.invalid_at == nu.start else _day(e.invalid_at)}"
-                         for e in ended)
+        story += "".join(
+            f": {texts[e.unit_id]!r} ends {'then' if e.invalid_at == nu.start else _day(e.invalid_at)}" for e in ended
+        )
         # The target is what the timeline did: the fact it ended, else the one that bounds it.
-        update: dict = {"op": Op.UPDATE, "target_id": ended[0].unit_id, "invalid_at": ended[0].invalid_at} \
-            if ended else {}
+        update: dict[str, Any] = (
+            {"op": Op.UPDATE, "target_id": ended[0].unit_id, "invalid_at": ended[0].invalid_at} if ended else {}
+        )
         if nu.end is not None:
             after = starts.get(nu.end)
             story += f"; until {_day(nu.end)}" + (f", where {after!r} begins" if after else "")
@@ -950,12 +1191,19 @@ def _tell(by_id: dict[str, Decision], group: _Group, current: Sequence[timeline.
         by_id[d.id] = d.model_copy(update=update)
 
 
+def _group_of(unit: MemoryUnit) -> str:
+    """The timeline group of a unit read with its group (``group_state``)."""
+    if unit.group is None:
+        raise ValueError(f"unit {unit.id} is in no timeline group")
+    return unit.group
+
+
 def _edge_reason(edge: timeline.NewEdge, cause: Decision) -> str:
     c = cause.event.candidate if cause.event else None
     if edge.why == "ended":
-        begins = c is not None and cause.event.kind == "assert" and cause.event.valid_at == edge.invalid_at
-        return (f"ends {_day(edge.invalid_at)}, where {c.content!r} begins" if begins
-                else f"ends {_day(edge.invalid_at)}: {cause.reason}")
+        if c is not None and cause.logged.kind == "assert" and cause.logged.valid_at == edge.invalid_at:
+            return f"ends {_day(edge.invalid_at)}, where {c.content!r} begins"
+        return f"ends {_day(edge.invalid_at)}: {cause.reason}"
     if edge.why == "continued":
         return f"closed: a longer stretch continues it ({cause.reason})"
     if cause.event is not None and cause.event.kind == "assert":

@@ -7,11 +7,12 @@ so swapping one for the other changes only ``reconcile``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from ..models import Candidate, MemoryKind, MemoryUnit, WriteContext
+from ..models import Candidate, Decision, MemoryKind, MemoryUnit, WriteContext
 
 RECALL_BUDGET = "__recall__"
 
@@ -55,6 +56,10 @@ class BasePolicy:
 
     def budget_for(self, label: str) -> int:
         return self.config.budgets.get(label, self.config.default_budget)
+
+    def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
+        """The decision on a candidate given its neighbours: each policy's own."""
+        raise NotImplementedError(f"{type(self).__name__} does not reconcile")
 
     def is_single_valued(self, candidate: Candidate) -> bool:
         t = candidate.triple

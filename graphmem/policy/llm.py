@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -77,14 +79,14 @@ class LLMPolicy(BasePolicy):
     name = "llm"
     wants_semantic_neighbours = True
 
-    def __init__(self, client, model: str, config: PolicyConfig | None = None, attempts: int = 3):
+    def __init__(self, client: Any, model: str, config: PolicyConfig | None = None, attempts: int = 3) -> None:
         super().__init__(config)
         self.client = client
         self.model = model
         self.attempts = attempts
 
     def prompt(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> str:
-        def when(t) -> str | None:
+        def when(t: datetime | None) -> str | None:
             return t.isoformat() if t else None
 
         return json.dumps(
@@ -105,14 +107,29 @@ class LLMPolicy(BasePolicy):
         )
 
     def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
-        def decide(op: Op, reason: str, target: str | None = None, confidence: float = 0.0, **extra) -> Decision:
-            return Decision(op=op, reason=_clean(reason) or f"LLM chose {op.value}", target_id=target,
-                            scope=candidate.scope, policy=self.name, confidence=_clamp(confidence),
-                            candidate=candidate.content, **extra)
+        def decide(op: Op, reason: str, target: str | None = None, confidence: float = 0.0, **extra: Any) -> Decision:
+            return Decision(
+                op=op,
+                reason=_clean(reason) or f"LLM chose {op.value}",
+                target_id=target,
+                scope=candidate.scope,
+                policy=self.name,
+                confidence=_clamp(confidence),
+                candidate=candidate.content,
+                **extra,
+            )
 
         try:
-            data = structured(self.client, self.model, SYSTEM, self.prompt(candidate, neighbours), SCHEMA_NAME,
-                              DECISION_SCHEMA, attempts=self.attempts, validator=_Answer)
+            data = structured(
+                self.client,
+                self.model,
+                SYSTEM,
+                self.prompt(candidate, neighbours),
+                SCHEMA_NAME,
+                DECISION_SCHEMA,
+                attempts=self.attempts,
+                validator=_Answer,
+            )
         except BackendError as exc:
             return decide(Op.NOOP, f"LLM policy failed: {exc}")
         answer = _Answer.model_validate(data)
@@ -135,7 +152,11 @@ class LLMPolicy(BasePolicy):
             target = None  # ADD/NOOP: a target is only a pointer for the audit; drop invented ones
         allowed = {"retract": (Op.DELETE, Op.NOOP), "end": (Op.UPDATE, Op.NOOP)}.get(candidate.op)
         if allowed and op not in allowed:
-            return decide(Op.NOOP, f"LLM chose {op.value} for {'a retraction' if candidate.op == 'retract' else 'an ending'}; it said: {reason}")
+            return decide(
+                Op.NOOP,
+                f"LLM chose {op.value} for {'a retraction' if candidate.op == 'retract' else 'an ending'}; "
+                f"it said: {reason}",
+            )
         if op is Op.ADD:
             target = None  # an ADD with a target means "bounded by it" to the pipeline; the LLM sets no bound
         ends = candidate.invalid_at if candidate.op == "end" else candidate.valid_at

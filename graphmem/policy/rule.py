@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..models import Candidate, Decision, MemoryUnit, Op, normalise
 from . import BasePolicy
@@ -32,10 +33,16 @@ class RulePolicy(BasePolicy):
     name = "rule"
 
     def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
-        def decide(op: Op, reason: str, target: MemoryUnit | None = None, **extra) -> Decision:
+        def decide(op: Op, reason: str, target: MemoryUnit | None = None, **extra: Any) -> Decision:
             return Decision(
-                op=op, reason=reason, target_id=target.id if target else None, scope=candidate.scope,
-                policy=self.name, confidence=candidate.confidence, candidate=candidate.content, **extra,
+                op=op,
+                reason=reason,
+                target_id=target.id if target else None,
+                scope=candidate.scope,
+                policy=self.name,
+                confidence=candidate.confidence,
+                candidate=candidate.content,
+                **extra,
             )
 
         same = [n for n in neighbours if same_object(candidate, n) or n.content_hash == candidate.content_hash]
@@ -45,8 +52,12 @@ class RulePolicy(BasePolicy):
             return decide(Op.NOOP, "retraction matched no current fact")
         if candidate.op == "end":
             if same:
-                return decide(Op.UPDATE, f"{candidate.content!r}: {same[0].content!r} ends", same[0],
-                              invalid_at=candidate.invalid_at)
+                return decide(
+                    Op.UPDATE,
+                    f"{candidate.content!r}: {same[0].content!r} ends",
+                    same[0],
+                    invalid_at=candidate.invalid_at,
+                )
             return decide(Op.NOOP, "ending matched no current fact")
         if same:
             return decide(Op.NOOP, f"duplicate of {same[0].content!r}", same[0])
@@ -57,8 +68,9 @@ class RulePolicy(BasePolicy):
                 overlap = len(words & other) / max(1, len(words | other))
                 if overlap >= self.config.near_duplicate:
                     return decide(Op.NOOP, f"near duplicate ({overlap:.2f} word overlap) of {n.content!r}", n)
-        if self.is_single_valued(candidate):
-            slot = candidate.triple.slot(candidate.scope)
+        triple = candidate.triple
+        if triple is not None and self.is_single_valued(candidate):
+            slot = triple.slot(candidate.scope)
             current = [n for n in neighbours if n.triple and n.triple.slot(n.scope) == slot]
             if current:
                 latest = max(current, key=lambda n: (n.time.valid_at or n.time.created_at, n.time.created_at))
@@ -70,10 +82,10 @@ class RulePolicy(BasePolicy):
                         latest,
                         invalid_at=latest.time.valid_at,
                     )
+                assert latest.triple is not None  # current holds units with a triple only
                 return decide(
                     Op.UPDATE,
-                    f"{candidate.triple.predicate} holds one value: {candidate.triple.object!r} "
-                    f"supersedes {latest.triple.object!r}",
+                    f"{triple.predicate} holds one value: {triple.object!r} supersedes {latest.triple.object!r}",
                     latest,
                     invalid_at=candidate.valid_at,
                 )

@@ -67,10 +67,11 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from neo4j import Address, GraphDatabase
@@ -82,8 +83,16 @@ from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
 from graphmem.trust import private_dir, private_tree, trusted, user_name
 
-__all__ = ["LocalNeo4j", "Status", "LATEST", "FALLBACK", "default_version", "find_java", "local_password",
-           "password_file"]
+__all__ = [
+    "LocalNeo4j",
+    "Status",
+    "LATEST",
+    "FALLBACK",
+    "default_version",
+    "find_java",
+    "local_password",
+    "password_file",
+]
 
 LATEST = "2026.02.2"
 """The Neo4j run when a Java 21+ is installed."""
@@ -464,7 +473,7 @@ class LocalNeo4j(BaseModel):
                     {
                         "version": self.version,
                         "jars": jars,
-                        "provisioned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "provisioned_at": datetime.now(UTC).isoformat(timespec="seconds"),
                     }
                 )
                 + "\n",
@@ -502,8 +511,7 @@ class LocalNeo4j(BaseModel):
                 ).returncode
             except subprocess.TimeoutExpired:
                 raise ConfigurationError(
-                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; "
-                    f"see {self.mvn_log}"
+                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; see {self.mvn_log}"
                 ) from None
         if rc != 0:
             reason = _first_maven_error(self.mvn_log)
@@ -606,9 +614,7 @@ class LocalNeo4j(BaseModel):
         with _locked(self.instance_dir / ".start.lock"):
             pid = self._running_pid()
             if pid is not None and fresh:
-                raise ConfigurationError(
-                    f"Neo4j (pid {pid}) is running on {self.uri}; stop it before a fresh start"
-                )
+                raise ConfigurationError(f"Neo4j (pid {pid}) is running on {self.uri}; stop it before a fresh start")
             if pid is not None:
                 deadline = time.monotonic() + wait_seconds
                 if not self.pid_file.is_file() or self.pid_file.read_text().strip() != str(pid):
@@ -730,8 +736,14 @@ class LocalNeo4j(BaseModel):
             version = self._stored_version() or self.version
         else:
             version = self._server_version() or self.version
-        return Status(running=pid is not None, uri=self.uri, version=version, pid=pid, password_file=password_file,
-                      port_in_use=pid is None and not _port_free(self.port))
+        return Status(
+            running=pid is not None,
+            uri=self.uri,
+            version=version,
+            pid=pid,
+            password_file=password_file,
+            port_in_use=pid is None and not _port_free(self.port),
+        )
 
     # ----------------------------------------------------------------------------- internals
 
@@ -751,8 +763,7 @@ class LocalNeo4j(BaseModel):
         password never appears in the process list, which every local user can read.
         """
         argfile = self.instance_dir / ".set-password.args"
-        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", "--",
-                self.password or ""]
+        args = ["-cp", f"{self.lib_dir}/*", _ADMIN_CLASS, "dbms", "set-initial-password", "--", self.password or ""]
         _write_private(argfile, "\n".join(_argfile_quote(arg) for arg in args) + "\n")
         env = {**os.environ, "NEO4J_HOME": str(self.instance_dir), "NEO4J_CONF": str(self.conf_file.parent)}
         try:
@@ -856,12 +867,14 @@ class LocalNeo4j(BaseModel):
         # A plain session rather than execute_query: the latter retries for up to 30 s when
         # nothing answers, and status() must be quick for a server that is still starting.
         try:
-            with GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver:
-                with driver.session() as session:
-                    record = session.run(
-                        "CALL dbms.components() YIELD name, versions "
-                        "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version"
-                    ).single()
+            with (
+                GraphDatabase.driver(self.uri, auth=self._auth(), connection_timeout=2.0, resolver=own_port) as driver,
+                driver.session() as session,
+            ):
+                record = session.run(
+                    "CALL dbms.components() YIELD name, versions "
+                    "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version"
+                ).single()
         except (DriverError, Neo4jError, OSError):
             return None
         return str(record["version"]) if record is not None else None
@@ -919,7 +932,7 @@ def _first_maven_error(log: Path) -> str | None:
     for line in lines:
         line = _strip_ansi(line).strip()
         if line.startswith("[ERROR]") and len(line) > len("[ERROR] "):
-            return line[len("[ERROR] "):][:200]
+            return line[len("[ERROR] ") :][:200]
     return None
 
 

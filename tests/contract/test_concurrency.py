@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.models import Fact, UnitFilter
 from tests.conftest import fresh_scope
@@ -13,8 +13,14 @@ from tests.conftest import fresh_scope
 
 def test_concurrent_duplicate_writers(mem):
     scope = fresh_scope()
-    fact = Fact(subject="Alice", predicate="lives_in", object="Berlin", content="Alice lives in Berlin",
-                single_valued=True, valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc))
+    fact = Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object="Berlin",
+        content="Alice lives in Berlin",
+        single_valued=True,
+        valid_at=datetime(2023, 4, 1, tzinfo=UTC),
+    )
 
     def write(i: int):
         return mem.remember(f"writer {i}", scope, facts=[fact])
@@ -31,8 +37,13 @@ def test_concurrent_single_valued_writers_leave_one_current_value(mem):
     cities = ["Berlin", "Paris", "Rome", "Oslo"]
 
     def write(city: str):
-        fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
-                    valid_at=datetime(2023, 4, 1, tzinfo=timezone.utc))
+        fact = Fact(
+            subject="Alice",
+            predicate="lives_in",
+            object=city,
+            single_valued=True,
+            valid_at=datetime(2023, 4, 1, tzinfo=UTC),
+        )
         return mem.remember(f"I live in {city}", scope, facts=[fact])
 
     with ThreadPoolExecutor(4) as pool:

@@ -4,7 +4,7 @@ and every decision log row carries the text of the facts it produced and ended."
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem import views
 from graphmem.models import Fact, Op
@@ -12,17 +12,28 @@ from tests.conftest import fresh_scope
 
 
 def d(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def works(employer: str, valid: str) -> Fact:
-    return Fact(subject="Maria", predicate="works_at", object=employer, content=f"Maria works at {employer}",
-                single_valued=True, valid_at=d(valid))
+    return Fact(
+        subject="Maria",
+        predicate="works_at",
+        object=employer,
+        content=f"Maria works at {employer}",
+        single_valued=True,
+        valid_at=d(valid),
+    )
 
 
 def write(mem, scope, employer: str, valid: str, eid: str | None = None) -> None:
-    mem.remember(employer, scope, facts=[works(employer, valid)], extractor="facts",
-                 episode_id=f"{scope.subject_id}:{eid or employer}")
+    mem.remember(
+        employer,
+        scope,
+        facts=[works(employer, valid)],
+        extractor="facts",
+        episode_id=f"{scope.subject_id}:{eid or employer}",
+    )
 
 
 def newest(mem, scope):
@@ -34,8 +45,9 @@ def test_a_value_before_the_current_one_names_what_bounds_it(mem):
     write(mem, s, "Acme", "2019-01-01")
     write(mem, s, "Hooli", "2017-09-01")
     reason = newest(mem, s).reason
-    assert reason == ("'Maria works at Hooli' holds from 2017-09-01; until 2019-01-01, "
-                      "where 'Maria works at Acme' begins")
+    assert reason == (
+        "'Maria works at Hooli' holds from 2017-09-01; until 2019-01-01, where 'Maria works at Acme' begins"
+    )
 
 
 def test_a_value_between_two_names_the_one_it_ends_and_the_one_that_bounds_it(mem):
@@ -44,8 +56,10 @@ def test_a_value_between_two_names_the_one_it_ends_and_the_one_that_bounds_it(me
     write(mem, s, "Initech", "2023-01-01")
     write(mem, s, "Globex", "2021-09-01")
     globex = newest(mem, s)
-    assert globex.reason == ("'Maria works at Globex' holds from 2021-09-01: 'Maria works at Acme' ends then; "
-                             "until 2023-01-01, where 'Maria works at Initech' begins")
+    assert globex.reason == (
+        "'Maria works at Globex' holds from 2021-09-01: 'Maria works at Acme' ends then; "
+        "until 2023-01-01, where 'Maria works at Initech' begins"
+    )
     assert (globex.op, mem.fact_texts([globex], s)[globex.target_id]) == (Op.UPDATE, "Maria works at Acme")
 
 
@@ -65,8 +79,7 @@ def test_deleting_one_of_two_restatements_names_the_one_that_takes_over(mem):
     mem.delete_episode(f"{s.subject_id}:first", s)
     reasons = [x.reason for x in mem.decisions(s)]
     assert any("'Maria works at Initech' holds from 2024-01-01" in r for r in reasons)
-    assert any("'Maria works at Acme' now ends 2024-01-01, where 'Maria works at Initech' begins" in r
-               for r in reasons)
+    assert any("'Maria works at Acme' now ends 2024-01-01, where 'Maria works at Initech' begins" in r for r in reasons)
 
 
 def test_an_ending_and_a_correction_name_their_facts_and_every_row_carries_its_text(mem):
@@ -78,8 +91,9 @@ def test_an_ending_and_a_correction_name_their_facts_and_every_row_carries_its_t
     found = mem.decisions(s)
     by_op = {x.op: x for x in found}
     assert by_op[Op.UPDATE].reason == "'I no longer work at Siemens.': 'I work at Siemens.' ends 2026-11-20"
-    assert by_op[Op.DELETE].reason == ("retraction of 'Actually I never lived in Lyon, I was mistaken.': "
-                                       "'I live in Lyon.' was never true")
+    assert by_op[Op.DELETE].reason == (
+        "retraction of 'Actually I never lived in Lyon, I was mistaken.': 'I live in Lyon.' was never true"
+    )
     rows = views.decision_log(found, mem.fact_texts(found, s))
     assert {(r["op"], r["produced_fact"] or r["candidate"], r["target_fact"]) for r in rows} == {
         ("ADD", "I work at Siemens.", None),

@@ -3,14 +3,14 @@ from then on and keeps its past; a correction says it never was; an operator can
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from graphmem.models import Fact, Op
 from tests.conftest import fresh_scope
 
 
 def at(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def answers(mem, scope, question: str, day: str) -> list[str]:
@@ -40,11 +40,18 @@ def test_a_correction_says_the_fact_never_was(mem):
 
 def test_an_ending_told_before_what_it_ends_still_ends_it(mem):
     scope = fresh_scope()
-    ended = Fact(subject="Ken", predicate="lives_in", object="Paris", single_valued=True, op="end",
-                 invalid_at=at("2025-01-01"))
+    ended = Fact(
+        subject="Ken", predicate="lives_in", object="Paris", single_valued=True, op="end", invalid_at=at("2025-01-01")
+    )
     mem.remember("Ken left Paris at new year.", scope, at=at("2025-02-01"), facts=[ended], extractor="facts")
-    began = Fact(subject="Ken", predicate="lives_in", object="Paris", content="Ken lives in Paris", single_valued=True,
-                 valid_at=at("2024-03-01"))
+    began = Fact(
+        subject="Ken",
+        predicate="lives_in",
+        object="Paris",
+        content="Ken lives in Paris",
+        single_valued=True,
+        valid_at=at("2024-03-01"),
+    )
     mem.remember("Ken lives in Paris.", scope, at=at("2024-03-01"), facts=[began], extractor="facts")
     assert answers(mem, scope, "where does Ken live?", "2024-06-01") == ["Ken lives in Paris"]
     assert answers(mem, scope, "where does Ken live?", "2025-06-01") == []
@@ -66,6 +73,6 @@ def test_an_ending_at_the_first_instant_ends_nothing_and_says_so(mem):
     scope = fresh_scope()
     mem.remember("I live in Graz.", scope, at=at("2024-01-01"))
     [graz] = mem.recall("where do I live?", scope)
-    report = mem.end(graz.unit.id, scope, "a typo in the date", at=datetime(1, 1, 1, tzinfo=timezone.utc))
+    report = mem.end(graz.unit.id, scope, "a typo in the date", at=datetime(1, 1, 1, tzinfo=UTC))
     assert report.decisions[Op.NOOP.value] == 1
     assert answers(mem, scope, "where do I live?", "2025-06-01") == ["I live in Graz."]

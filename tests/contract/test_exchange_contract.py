@@ -8,8 +8,22 @@ from datetime import timedelta
 import pytest
 
 from graphmem.models import (
-    RECORD_KINDS, AsOf, AssembleTrace, Candidate, Deletion, Entity, MemoryBlock, MemoryKind, Op, ReviewItem,
-    StoredTrace, Triple, UnitFilter, Usage, WriteBatch, entity_id,
+    RECORD_KINDS,
+    AsOf,
+    AssembleTrace,
+    Candidate,
+    Deletion,
+    Entity,
+    MemoryBlock,
+    MemoryKind,
+    Op,
+    ReviewItem,
+    StoredTrace,
+    Triple,
+    UnitFilter,
+    Usage,
+    WriteBatch,
+    entity_id,
 )
 from tests.conftest import fresh_scope
 from tests.contract.test_index_contract import search
@@ -22,8 +36,17 @@ def subject_records(scope, n: int):
     """Records of every kind for one scope, written as the pipelines write them: ``n`` units
     about entities, each ended by an edge of its own decision, plus one of each other kind."""
     triple = Triple(subject="Alice", predicate="likes", object="tea")
-    units = [unit(scope, f"Alice likes tea {i}", created=day(i), valid=day(i), triple=triple, episode_id=f"{scope.subject_id}:e")
-             for i in range(n)]
+    units = [
+        unit(
+            scope,
+            f"Alice likes tea {i}",
+            created=day(i),
+            valid=day(i),
+            triple=triple,
+            episode_id=f"{scope.subject_id}:e",
+        )
+        for i in range(n)
+    ]
     decisions = [decision(scope, Op.UPDATE, target=u.id, at=day(i + 10)) for i, u in enumerate(units)]
     edges = [invalidation(d, u.id, day(i + 10), day(i + 5)) for i, (d, u) in enumerate(zip(decisions, units))]
     return units, decisions, edges
@@ -34,14 +57,21 @@ def fill(store, scope, n: int = 5):
     deletion record and archived usage); return the units."""
     store.put_episodes([episode(scope, id=f"{scope.subject_id}:e")])
     units, decisions, edges = subject_records(scope, n)
-    held = ReviewItem(scope=scope, candidate=Candidate(scope=scope, content="Rule: be brief", kind=MemoryKind.procedural),
-                      episode_id=f"{scope.subject_id}:e", extractor_version="test", reason="procedural")
-    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(edges),
-                            reviews=(held,)), scope)
+    held = ReviewItem(
+        scope=scope,
+        candidate=Candidate(scope=scope, content="Rule: be brief", kind=MemoryKind.procedural),
+        episode_id=f"{scope.subject_id}:e",
+        extractor_version="test",
+        reason="procedural",
+    )
+    store.commit(
+        WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(edges), reviews=(held,)), scope
+    )
     store.load(scope, {"deletion": [Deletion(scope=scope, episode_id="gone", deleted_at=day(2), units=1, decisions=2)]})
     store.put_block(MemoryBlock(scope=scope, label="persona", value="Be brief.", token_budget=10))
-    store.put_trace(AssembleTrace(scope=scope, query="tea", resident_ids=(), recalled_ids=(units[0].id,), tokens=3),
-                    [0.5])
+    store.put_trace(
+        AssembleTrace(scope=scope, query="tea", resident_ids=(), recalled_ids=(units[0].id,), tokens=3), [0.5]
+    )
     store.set_archived(scope, [units[1].id], day(30))
     return units
 
@@ -106,17 +136,30 @@ def test_loaded_records_read_back_as_given_and_search_follows_them(store_and_ind
         "deletion": [Deletion(scope=scope, episode_id="gone", deleted_at=day(2), units=1, decisions=2)],
         "decision": decisions + [decision(scope, Op.DELETE, target="a unit that is gone", at=day(3))],
         "invalidation": edges,
-        "usage": [Usage(unit_id=units[0].id, scope=scope, recall_count=4, last_recalled_at=day(40)),
-                  Usage(unit_id=units[2].id, scope=scope, archived_at=day(41))],
+        "usage": [
+            Usage(unit_id=units[0].id, scope=scope, recall_count=4, last_recalled_at=day(40)),
+            Usage(unit_id=units[2].id, scope=scope, archived_at=day(41)),
+        ],
         "block": [MemoryBlock(scope=scope, label="rules", value="No jargon.", token_budget=9, updated_at=day(5))],
         "review": [],
-        "trace": [StoredTrace(scope=scope, query="tea", resident_ids=("a block that is gone",),
-                              recalled_ids=(units[0].id, "a unit that is gone"), tokens=4, created_at=day(6),
-                              scores=(0.25, None))],
+        "trace": [
+            StoredTrace(
+                scope=scope,
+                query="tea",
+                resident_ids=("a block that is gone",),
+                recalled_ids=(units[0].id, "a unit that is gone"),
+                tokens=4,
+                created_at=day(6),
+                scores=(0.25, None),
+            )
+        ],
     }
     derived = {
-        "unit": WriteBatch(vectors=dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
-                           vector_model=index.embedder.name, unit_mentions={units[0].id: (("Bob", "proper"),)}),
+        "unit": WriteBatch(
+            vectors=dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
+            vector_model=index.embedder.name,
+            unit_mentions={units[0].id: (("Bob", "proper"),)},
+        ),
         "episode": WriteBatch(episode_mentions={given["episode"][0].id: (("Bob", "speaker"),)}),
     }
     for kind in RECORD_KINDS:
@@ -159,8 +202,9 @@ def test_prune_traces_takes_only_older_traces_of_the_scope(store):
     scope, other = fresh_scope(), fresh_scope()
     for s in (scope, other):
         for n in range(3):
-            store.put_trace(AssembleTrace(scope=s, query="q", resident_ids=(), recalled_ids=(), tokens=1,
-                                          created_at=day(n)))
+            store.put_trace(
+                AssembleTrace(scope=s, query="q", resident_ids=(), recalled_ids=(), tokens=1, created_at=day(n))
+            )
     assert store.prune_traces(scope, day(2), dry_run=True) == 2
     assert len(store.dump(scope, "trace")[0]) == 3  # a dry run deletes nothing
     assert store.prune_traces(scope, day(2)) == 2

@@ -8,39 +8,68 @@ changes nothing, and another subject is untouched throughout."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMem, views
-from graphmem.pipelines import exchange
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.models import Fact, MemoryKind, UnitFilter, utcnow
+from graphmem.pipelines import exchange
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 ENTITIES = ("Zed", "Amy")
 PREDICATES = {"lives_in": True, "likes": False}
 OBJECTS = ("Rome", "Oslo", "Kyiv")
 #: World times probed: before, inside and after the years facts start in.
-PROBES = [datetime(y, 6, 1, tzinfo=timezone.utc) for y in range(1999, 2010)]
+PROBES = [datetime(y, 6, 1, tzinfo=UTC) for y in range(1999, 2010)]
 
 
 def year(y: int) -> datetime:
-    return datetime(y, 1, 1, tzinfo=timezone.utc)
+    return datetime(y, 1, 1, tzinfo=UTC)
 
 
 facts = st.builds(
     lambda subject, predicate, obj, valid: Fact(
-        subject=subject, predicate=predicate, object=obj, content=f"{subject} {predicate} {obj}",
-        single_valued=PREDICATES[predicate], valid_at=valid),
-    st.sampled_from(ENTITIES), st.sampled_from(sorted(PREDICATES)), st.sampled_from(OBJECTS),
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        content=f"{subject} {predicate} {obj}",
+        single_valued=PREDICATES[predicate],
+        valid_at=valid,
+    ),
+    st.sampled_from(ENTITIES),
+    st.sampled_from(sorted(PREDICATES)),
+    st.sampled_from(OBJECTS),
     st.none() | st.integers(2000, 2008).map(year),
 )
-steps = st.lists(st.sampled_from(["facts", "facts", "facts", "restate", "retract", "operator", "delete", "archive",
-                                  "recall", "assemble", "block", "text", "text", "review"]), min_size=3, max_size=9)
+steps = st.lists(
+    st.sampled_from(
+        [
+            "facts",
+            "facts",
+            "facts",
+            "restate",
+            "retract",
+            "operator",
+            "delete",
+            "archive",
+            "recall",
+            "assemble",
+            "block",
+            "text",
+            "text",
+            "review",
+        ]
+    ),
+    min_size=3,
+    max_size=9,
+)
 
 
 def build(mem: GraphMem, scope, plan: list[str], data) -> list[datetime]:
@@ -50,8 +79,7 @@ def build(mem: GraphMem, scope, plan: list[str], data) -> list[datetime]:
     def remember(facts_: list[Fact]) -> None:
         nonlocal serial
         serial += 1
-        mem.remember(f"episode {serial}", scope, facts=facts_, episode_id=f"{scope.subject_id}:{serial}",
-                     at=year(2005))
+        mem.remember(f"episode {serial}", scope, facts=facts_, episode_id=f"{scope.subject_id}:{serial}", at=year(2005))
         written.extend(facts_)
 
     remember(data.draw(st.lists(facts, min_size=1, max_size=3), label="first facts"))
@@ -82,8 +110,9 @@ def build(mem: GraphMem, scope, plan: list[str], data) -> list[datetime]:
         elif step == "assemble":
             mem.assemble("where does Zed live", scope)
         elif step == "block":
-            mem.set_block(scope, data.draw(st.sampled_from(["persona", "rules"])), f"value {len(times)}",
-                          token_budget=20)
+            mem.set_block(
+                scope, data.draw(st.sampled_from(["persona", "rules"])), f"value {len(times)}", token_budget=20
+            )
         elif step == "text":  # texts name entities: as facts know them, as proper names, as speakers
             name = data.draw(st.sampled_from(ENTITIES + OBJECTS), label="named")
             text = data.draw(st.sampled_from([f"A note on {name}.", f"{name}: see you", f"met {name.lower()} today"]))
@@ -101,8 +130,9 @@ def observe(mem: GraphMem, scope, points, unit_ids) -> dict:
     seen: dict = {"decisions": [views.decision_record(d) for d in mem.decisions(scope, limit=10_000)]}
     for _, known in points:
         for name in ENTITIES:
-            seen[f"history {name} {known}"] = [views.history_entry(e) for e in
-                                               mem.history(scope, entity=name, known_at=known)]
+            seen[f"history {name} {known}"] = [
+                views.history_entry(e) for e in mem.history(scope, entity=name, known_at=known)
+            ]
     for uid in unit_ids:
         seen[f"entities {uid}"] = sorted(mem.store.unit_entities(scope, uid))  # about and mentioned
         info = views.explanation(mem.explain(uid, scope))
@@ -117,10 +147,13 @@ def recalled(mem: GraphMem, scope, points) -> dict:
     count documents the index has not merged away yet; confidences read the rank among the
     hits found)."""
     ranked = ("score", "confidence")
-    return {f"{valid} {known}": sorted(json.dumps({k: v for k, v in views.hit(h).items() if k not in ranked})
-                                       for h in mem.recall("where Zed Amy Rome Oslo Kyiv note", scope, k=1000,
-                                                           as_of=valid, known_at=known))
-            for valid, known in points}
+    return {
+        f"{valid} {known}": sorted(
+            json.dumps({k: v for k, v in views.hit(h).items() if k not in ranked})
+            for h in mem.recall("where Zed Amy Rome Oslo Kyiv note", scope, k=1000, as_of=valid, known_at=known)
+        )
+        for valid, known in points
+    }
 
 
 def body(mem: GraphMem, scope) -> list[dict]:
@@ -128,17 +161,22 @@ def body(mem: GraphMem, scope) -> list[dict]:
 
 
 def test_an_export_imported_after_forgetting_gives_the_same_answers(mem):
-    examples = 50 if isinstance(mem.store, InMemoryStore) else 10
+    count = examples(50 if isinstance(mem.store, InMemoryStore) else 10)
 
-    @settings(max_examples=examples, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(plan=steps, data=st.data())
     def check(plan, data) -> None:
         scope, other = fresh_scope(), fresh_scope()
         build(mem, other, ["facts", "block", "assemble"], data)
         times = build(mem, scope, plan, data)
-        points = data.draw(st.lists(st.tuples(st.sampled_from(PROBES), st.sampled_from(times)), min_size=2,
-                                    max_size=3), label="(as-of, known-at)")
+        points = data.draw(
+            st.lists(st.tuples(st.sampled_from(PROBES), st.sampled_from(times)), min_size=2, max_size=3),
+            label="(as-of, known-at)",
+        )
         records = list(mem.export(scope))
         unit_ids = [r["id"] for r in records if r["type"] == "unit"]
         before, found = observe(mem, scope, points, unit_ids), recalled(mem, scope, points)
@@ -179,10 +217,13 @@ class CutShort(Exception):
 
 
 def test_an_import_cut_short_shows_nothing_truer_than_the_export_and_completes_when_run_again(mem, monkeypatch):
-    examples = 40 if isinstance(mem.store, InMemoryStore) else 8
+    count = examples(40 if isinstance(mem.store, InMemoryStore) else 8)
 
-    @settings(max_examples=examples, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(plan=steps, data=st.data())
     def check(plan, data) -> None:
         scope = fresh_scope()
@@ -203,10 +244,8 @@ def test_an_import_cut_short_shows_nothing_truer_than_the_export_and_completes_w
 
         with monkeypatch.context() as m:
             m.setattr(mem.store, "load", dies_at_the_cut)
-            try:
+            with contextlib.suppress(CutShort):
                 exchange.import_plan(mem.store, mem.index, exchange.read(enumerate(records)), force=True, batch=2)
-            except CutShort:
-                pass
         partly = recalled(mem, scope, now)
         for point, hits in partly.items():  # a unit shown is shown as the whole export shows it
             assert set(hits) <= set(found[point]), point
@@ -227,6 +266,7 @@ def test_an_export_moved_to_another_subject_keeps_one_value_per_slot(mem):
     mem.forget(old)
     mem.import_(records)
     mem.remember("Alice moved to Tokyo", new, at=year(2024), facts=[Fact(**lives, object="Tokyo")])
-    assert [h.unit.content for h in mem.recall("where does Alice live?", new, k=5)
-            if h.unit.triple is not None] == ["Alice lives in Tokyo"]
+    assert [h.unit.content for h in mem.recall("where does Alice live?", new, k=5) if h.unit.triple is not None] == [
+        "Alice lives in Tokyo"
+    ]
     assert sorted(r["name"] for r in mem.export(new) if r["type"] == "entity") == ["Alice", "Berlin", "Tokyo"]

@@ -62,8 +62,9 @@ def test_decisions_and_episodes_through_the_facade(mem):
     scope = fresh_scope()
     ids = [f"e{n}" for n in range(3)]  # episode ids belong to their subject
     for n, city in enumerate(["Paris", "Berlin", "Rome"]):
-        fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True,
-                    valid_at=EPOCH + timedelta(days=n))
+        fact = Fact(
+            subject="Alice", predicate="lives_in", object=city, single_valued=True, valid_at=EPOCH + timedelta(days=n)
+        )
         mem.remember(f"I live in {city}.", scope, facts=[fact], at=EPOCH + timedelta(days=n), episode_id=ids[n])
     log = mem.decisions(scope)
     assert sorted(d.op.value for d in log) == ["ADD", "UPDATE", "UPDATE"]
@@ -92,8 +93,11 @@ def test_counts_beyond_any_real_use_are_bad_input_not_an_overflow(mem):
     for offset in (MAX_OFFSET + 1, 2**63 - 1, 10**30):
         with pytest.raises(InvalidInput, match=f"offset must be between 0 and {MAX_OFFSET}"):
             mem.episodes(scope, offset=offset)
-    for call in (lambda: mem.forget(scope, batch=10**30), lambda: mem.forget(scope, batch=0),
-                 lambda: mem.ingest([], batch=MAX_BATCH + 1)):
+    for call in (
+        lambda: mem.forget(scope, batch=10**30),
+        lambda: mem.forget(scope, batch=0),
+        lambda: mem.ingest([], batch=MAX_BATCH + 1),
+    ):
         with pytest.raises(InvalidInput, match=f"batch must be between 1 and {MAX_BATCH}"):
             call()
     with pytest.raises(InvalidInput, match=f"budget must be between 0 and {MAX_BUDGET}"):
@@ -107,10 +111,12 @@ def test_a_reused_episode_id_is_refused_alone(mem):
     mem.remember("I like chess.", other, episode_id="e1", at=EPOCH)  # another subject's e1
     with pytest.raises(Conflict, match="episode e1 already exists with different content"):
         mem.remember("I like coffee.", scope, episode_id="e1", at=EPOCH)
-    batch = [Episode(id="e2", scope=scope, occurred_at=EPOCH, raw="I like jazz."),
-             Episode(id="e1", scope=scope, occurred_at=EPOCH, raw="I like coffee."),
-             Episode(id="e3", scope=other, occurred_at=EPOCH, raw="I like sailing."),
-             Episode(id="e1", scope=other, occurred_at=EPOCH, raw="I like chess.")]  # the same: no conflict
+    batch = [
+        Episode(id="e2", scope=scope, occurred_at=EPOCH, raw="I like jazz."),
+        Episode(id="e1", scope=scope, occurred_at=EPOCH, raw="I like coffee."),
+        Episode(id="e3", scope=other, occurred_at=EPOCH, raw="I like sailing."),
+        Episode(id="e1", scope=other, occurred_at=EPOCH, raw="I like chess."),
+    ]  # the same: no conflict
     report = mem.ingest(batch)
     assert [position for position, _ in report.rejected] == [1] and report.episodes == 3
     assert "another" not in report.rejected[0][1] and "chess" not in report.rejected[0][1]
@@ -146,8 +152,17 @@ def test_operator_calls(mem):
         report = mem.doctor()
         assert report["ok"], report
         stats = mem.stats()
-        assert {"units", "searchable_units", "entries", "entities", "model", "dimension", "generation",
-                "building", "migrations"} == set(stats)
+        assert {
+            "units",
+            "searchable_units",
+            "entries",
+            "entities",
+            "model",
+            "dimension",
+            "generation",
+            "building",
+            "migrations",
+        } == set(stats)
     scope = fresh_scope()
     mem.remember("Alice plays the cello.", scope)
     rebuilt = mem.rebuild_index(scope)
@@ -157,8 +172,12 @@ def test_operator_calls(mem):
 
 def test_an_approved_rule_is_in_context_once_and_only_where_it_is_visible(mem):
     scope = fresh_scope()
-    held = mem.remember("Answer in French.", scope, at=EPOCH, facts=[
-        Fact(subject="assistant", predicate="rule", content="Answer in French.", kind="procedural")])
+    held = mem.remember(
+        "Answer in French.",
+        scope,
+        at=EPOCH,
+        facts=[Fact(subject="assistant", predicate="rule", content="Answer in French.", kind="procedural")],
+    )
     [item] = mem.reviews(scope)
     assert held.reviews == [item.id]
     before = mem.assemble("French", scope)

@@ -14,13 +14,14 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from graphmem.api import MAX_OFFSET  # noqa: E402
-from graphmem.config import Settings  # noqa: E402
-from graphmem.errors import Unavailable  # noqa: E402
-from graphmem.http import HttpConfig, app as http_app, create_app  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
+from graphmem.api import MAX_OFFSET
+from graphmem.config import Settings
+from graphmem.errors import Unavailable
+from graphmem.http import HttpConfig, create_app
+from graphmem.http import app as http_app
+from tests.conftest import fresh_scope
 
 #: Every /v1 route of the contract that names a subject: (method, path after the subject, body).
 SUBJECT_ROUTES = [
@@ -54,8 +55,14 @@ def path(scope, suffix: str = "") -> str:
 
 
 def fact(city: str, when: str) -> dict:
-    return {"subject": "Alice", "predicate": "lives_in", "object": city, "content": f"Alice lives in {city}",
-            "valid_at": when, "single_valued": True}
+    return {
+        "subject": "Alice",
+        "predicate": "lives_in",
+        "object": city,
+        "content": f"Alice lives in {city}",
+        "valid_at": when,
+        "single_valued": True,
+    }
 
 
 def episode(eid: str, city: str, when: str) -> dict:
@@ -76,8 +83,9 @@ class Api:
         _, token = self.mem.create_key([name(s) for s in subjects], admin=admin)
         return {"Authorization": f"Bearer {token}"}
 
-    def __call__(self, method: str, url: str, headers: dict | None = None, body: Any = None, status: int = 200,
-                 **kwargs) -> Any:
+    def __call__(
+        self, method: str, url: str, headers: dict | None = None, body: Any = None, status: int = 200, **kwargs
+    ) -> Any:
         response = self.client.request(method, url, headers=headers, json=body, **kwargs)
         assert response.status_code == status, (method, url, response.status_code, response.text)
         if response.headers.get("content-type", "").startswith("application/json"):
@@ -105,13 +113,20 @@ def test_write_read_and_audit_round_trip(api):
     alice = fresh_scope()
     key = api.key(alice)
     ids = [f"{alice.subject_id}:{n}" for n in range(2)]
-    written = api("POST", path(alice, "/episodes"), key, {"episodes": [
-        episode(ids[0], "Paris", "2020-01-01"),
-        "not an object",
-        {**episode(ids[1], "Berlin", "2022-01-01"), "subject": name(alice)},
-        {"occurred_at": "2022-02-01", "raw": "x", "subject": "user:someone-else"},
-        {"occurred_at": "2022-02-01"},
-    ]})
+    written = api(
+        "POST",
+        path(alice, "/episodes"),
+        key,
+        {
+            "episodes": [
+                episode(ids[0], "Paris", "2020-01-01"),
+                "not an object",
+                {**episode(ids[1], "Berlin", "2022-01-01"), "subject": name(alice)},
+                {"occurred_at": "2022-02-01", "raw": "x", "subject": "user:someone-else"},
+                {"occurred_at": "2022-02-01"},
+            ]
+        },
+    )
     assert written["episodes"] == 2 and written["new_episodes"] == 2
     assert written["decisions"] == {"ADD": 1, "UPDATE": 1, "DELETE": 0, "NOOP": 0}
     assert [f["index"] for f in written["failed"]] == [1, 3, 4]
@@ -123,8 +138,19 @@ def test_write_read_and_audit_round_trip(api):
     found = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?", "k": 5})
     now = found["hits"]
     assert [h["content"] for h in now] == ["Alice lives in Berlin"]
-    assert set(now[0]) >= {"id", "content", "kind", "score", "confidence", "episode_id", "valid_at", "invalid_at",
-                           "created_at", "expired_at", "path"}
+    assert set(now[0]) >= {
+        "id",
+        "content",
+        "kind",
+        "score",
+        "confidence",
+        "episode_id",
+        "valid_at",
+        "invalid_at",
+        "created_at",
+        "expired_at",
+        "path",
+    }
     assert found["relevant"] is True and 0 < now[0]["confidence"] <= 1  # the CLI's --json shape
     dated = api("POST", path(alice, "/recall"), key, {"query": "where did Alice live in March 2021?"})
     assert dated["window"]["from"].startswith("2021-03-01")  # the time the question named
@@ -134,16 +160,22 @@ def test_write_read_and_audit_round_trip(api):
     assert before["hits"] == []
 
     context = api("POST", path(alice, "/assemble"), key, {"query": "where does Alice live?", "budget": 100})
-    assert "Alice lives in Berlin" in context["text"] and set(context["trace"]) >= {"id", "resident_ids",
-                                                                                   "recalled_ids", "tokens"}
+    assert "Alice lives in Berlin" in context["text"] and set(context["trace"]) >= {
+        "id",
+        "resident_ids",
+        "recalled_ids",
+        "tokens",
+    }
     stored = api("GET", path(alice, f"/traces/{context['trace']['id']}"), key)
     assert [u["content"] for u in stored["recalled"]] == ["Alice lives in Berlin"]
     blocks_only = api("POST", path(alice, "/assemble"), key, {"query": "where does Alice live?", "budget": 0})
     assert blocks_only["trace"]["recalled_ids"] == []  # budget 0: the blocks alone, as on the CLI
 
     entries = api("GET", path(alice, "/history?entity=Alice"), key)["entries"]
-    assert [(e["slot"], e["content"]) for e in entries] == [("Alice lives_in", "Alice lives in Paris"),
-                                                            ("Alice lives_in", "Alice lives in Berlin")]
+    assert [(e["slot"], e["content"]) for e in entries] == [
+        ("Alice lives_in", "Alice lives in Paris"),
+        ("Alice lives_in", "Alice lives in Berlin"),
+    ]
     assert entries[0]["invalid_at"] == "2022-01-01T00:00:00+00:00"
     why = api("GET", path(alice, f"/units/{now[0]['id']}"), key)
     key_id = key["Authorization"].split("_")[1]
@@ -187,15 +219,28 @@ def test_every_v1_route_checks_the_key_and_its_subject_before_reading(mem):
         touched.clear()
         for method, suffix, body in SUBJECT_ROUTES:
             url = path(bob, suffix)
-            for headers, message in [(None, "missing API key"), ({"Authorization": "Basic x"}, "missing API key"),
-                                     ({"Authorization": "Bearer gm_000000000000_nope"}, "unknown or revoked"),
-                                     ({"Authorization": f"Bearer {revoked}"}, "unknown or revoked")]:
+            for headers, message in [
+                (None, "missing API key"),
+                ({"Authorization": "Basic x"}, "missing API key"),
+                ({"Authorization": "Bearer gm_000000000000_nope"}, "unknown or revoked"),
+                ({"Authorization": f"Bearer {revoked}"}, "unknown or revoked"),
+            ]:
                 response = client.request(method, url, headers=headers, json=body)
                 assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
                 assert response.json()["error"]["message"].startswith(message), (method, url)
             # another subject's key: 403, even with a body that would not validate
-            assert error(api, method, url, 403, "forbidden", headers={"Authorization": f"Bearer {alice_token}"},
-                         body={"bogus": True}) == f"key {alice_token.split('_')[1]} does not hold subject {name(bob)}"
+            assert (
+                error(
+                    api,
+                    method,
+                    url,
+                    403,
+                    "forbidden",
+                    headers={"Authorization": f"Bearer {alice_token}"},
+                    body={"bogus": True},
+                )
+                == f"key {alice_token.split('_')[1]} does not hold subject {name(bob)}"
+            )
         assert error(api, "POST", "/v1/import", 403, "forbidden", headers={"Authorization": f"Bearer {alice_token}"})
         assert set(touched) == {"authenticate"}
 
@@ -204,14 +249,20 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
     alice = fresh_scope()
     key = api.key(alice)
     url = path(alice)
-    assert error(api, "GET", url + "/units/nope", 404, "not_found", headers=key) == f"no unit nope in scope {name(alice)}"
+    assert (
+        error(api, "GET", url + "/units/nope", 404, "not_found", headers=key) == f"no unit nope in scope {name(alice)}"
+    )
     assert error(api, "GET", url + "/blocks/nope", 404, "not_found", headers=key)
     assert error(api, "GET", "/v1/no-such-route", 404, "not_found", headers=key)
     assert error(api, "GET", url + "/recall", 405, "method_not_allowed", headers=key)
     eid = f"{alice.subject_id}:c"
     api("POST", url + "/episodes", key, {"episodes": [episode(eid, "Paris", "2020-01-01")]})
-    reused = api("POST", url + "/episodes", key, {"episodes": [episode(f"{eid}2", "Oslo", "2020-01-01"),
-                                                             episode(eid, "Rome", "2020-01-01")]})
+    reused = api(
+        "POST",
+        url + "/episodes",
+        key,
+        {"episodes": [episode(f"{eid}2", "Oslo", "2020-01-01"), episode(eid, "Rome", "2020-01-01")]},
+    )
     assert reused["episodes"] == 1 and [f["index"] for f in reused["failed"]] == [1]  # the other item is stored
     assert "already exists with different content" in reused["failed"][0]["error"]
     for field, value in (("single_valued", "yes"), ("single_valued", 1), ("confidence", "0.5")):  # a fact's too
@@ -219,31 +270,59 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
         item["facts"][0][field] = value
         sent = api("POST", url + "/episodes", key, {"episodes": [item]})
         assert sent["episodes"] == 0 and f"facts.0.{field}: Input should be a valid" in sent["failed"][0]["error"]
-    assert error(api, "POST", url + "/recall", 400, "bad_request", headers={**key, "Content-Type": "application/json"},
-                 content=b"{not json").startswith("the body is not valid JSON")
+    assert error(
+        api,
+        "POST",
+        url + "/recall",
+        400,
+        "bad_request",
+        headers={**key, "Content-Type": "application/json"},
+        content=b"{not json",
+    ).startswith("the body is not valid JSON")
     assert error(api, "POST", url + "/recall", 400, "bad_request", headers=key).startswith("the body must be")
-    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
-                 body={"query": "x", "k": 0}) == "k: Input should be greater than or equal to 1"
+    assert (
+        error(api, "POST", url + "/recall", 422, "invalid_input", headers=key, body={"query": "x", "k": 0})
+        == "k: Input should be greater than or equal to 1"
+    )
     for field, value in (("k", "5"), ("hops", "1"), ("include_shared", "yes"), ("k", True)):  # named, not guessed at
-        assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
-                     body={"query": "x", field: value}).startswith(f"{field}: Input should be a valid")
-    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
-                 body={"query": ""}).startswith("query: ")  # a field named like a location is named
+        assert error(
+            api, "POST", url + "/recall", 422, "invalid_input", headers=key, body={"query": "x", field: value}
+        ).startswith(f"{field}: Input should be a valid")
+    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key, body={"query": ""}).startswith(
+        "query: "
+    )  # a field named like a location is named
     assert error(api, "GET", url + "/episodes?limit=0", 422, "invalid_input", headers=key).startswith("limit: ")
-    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
-                 body={"query": "x", "as_of": "last year"}).startswith("as_of: 'last year' is not an ISO 8601 time")
-    assert error(api, "POST", url + "/recall", 422, "invalid_input", headers=key,
-                 body={"query": "x", "surprise": 1}).startswith("surprise: Extra inputs")
-    assert error(api, "POST", url + "/episodes", 422, "invalid_input", headers=key,
-                 body={"episodes": [], "extractor": "magic"}).startswith("extractor: Input should be 'facts'")
-    assert error(api, "GET", url + "/history", 422, "invalid_input", headers=key) == \
-        "give exactly one of entity or unit_id"
+    assert error(
+        api, "POST", url + "/recall", 422, "invalid_input", headers=key, body={"query": "x", "as_of": "last year"}
+    ).startswith("as_of: 'last year' is not an ISO 8601 time")
+    assert error(
+        api, "POST", url + "/recall", 422, "invalid_input", headers=key, body={"query": "x", "surprise": 1}
+    ).startswith("surprise: Extra inputs")
+    assert error(
+        api, "POST", url + "/episodes", 422, "invalid_input", headers=key, body={"episodes": [], "extractor": "magic"}
+    ).startswith("extractor: Input should be 'facts'")
+    assert (
+        error(api, "GET", url + "/history", 422, "invalid_input", headers=key)
+        == "give exactly one of entity or unit_id"
+    )
     assert error(api, "GET", url + "/decisions?cursor=abc", 422, "invalid_input", headers=key)
     assert error(api, "GET", "/v1/subjects/alice/blocks", 422, "invalid_input", headers=api.key(alice, admin=True))
-    assert error(api, "DELETE", url, 400, "bad_request", headers=key) == \
-        f"erasing {name(alice)} is for good: add ?confirm=true"
-    assert error(api, "POST", url + "/episodes", 413, "payload_too_large", headers=key,
-                 body={"episodes": [{"raw": "x" * 70_000}]}) == "the request body is over 65536 bytes"
+    assert (
+        error(api, "DELETE", url, 400, "bad_request", headers=key)
+        == f"erasing {name(alice)} is for good: add ?confirm=true"
+    )
+    assert (
+        error(
+            api,
+            "POST",
+            url + "/episodes",
+            413,
+            "payload_too_large",
+            headers=key,
+            body={"episodes": [{"raw": "x" * 70_000}]},
+        )
+        == "the request body is over 65536 bytes"
+    )
 
     monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: (_ for _ in ()).throw(Unavailable("Neo4j is down")))
     assert error(api, "GET", url + "/blocks", 503, "unavailable", headers=key) == "Neo4j is down"
@@ -252,8 +331,10 @@ def test_errors_have_one_shape_and_their_status(api, mem, monkeypatch):
         down.setattr(mem, "authenticate", lambda *a, **k: (_ for _ in ()).throw(Unavailable("Neo4j is down")))
         assert error(api, "GET", url + "/blocks", 503, "unavailable", headers=key) == "Neo4j is down"
     monkeypatch.setattr(mem, "list_blocks", lambda *a, **k: 1 / 0)
-    assert error(api, "GET", url + "/blocks", 500, "internal", headers=key) == \
-        "internal error: the server log has the details"
+    assert (
+        error(api, "GET", url + "/blocks", 500, "internal", headers=key)
+        == "internal error: the server log has the details"
+    )
 
 
 def test_subjects_retract_export_and_import(api):
@@ -272,7 +353,9 @@ def test_subjects_retract_export_and_import(api):
 
     [berlin] = api("POST", path(alice, "/recall"), key, {"query": "where does Alice live?"})["hits"]
     done = api("POST", path(alice, f"/units/{berlin['id']}/retract"), key, {"reason": "a typo"})
-    assert done["unit_id"] == berlin["id"] and done["decisions"]["DELETE"] == 1 and where(key) == ["Alice lives in Paris"]
+    assert (
+        done["unit_id"] == berlin["id"] and done["decisions"]["DELETE"] == 1 and where(key) == ["Alice lives in Paris"]
+    )
     [retraction] = api("GET", path(alice, "/decisions?op=DELETE"), key)["decisions"]
     assert retraction["reason"].startswith("a typo") and retraction["actor"] == key["Authorization"].split("_")[1]
     assert error(api, "POST", path(alice, "/units/nope/retract"), 404, "not_found", headers=key, body={"reason": "x"})
@@ -282,18 +365,30 @@ def test_subjects_retract_export_and_import(api):
     records = [json.loads(line) for line in exported.text.splitlines()]
     assert records[0]["type"] == "header" and records[0]["scope"] == name(alice)
     api("DELETE", path(alice, "?confirm=true"), admin)
-    assert "was erased" in error(api, "POST", "/v1/import", 409, "conflict", headers={**admin, **NDJSON},
-                                 content=exported.text)
+    assert "was erased" in error(
+        api, "POST", "/v1/import", 409, "conflict", headers={**admin, **NDJSON}, content=exported.text
+    )
     imported = api("POST", "/v1/import?force=true", {**admin, **NDJSON}, content=exported.text)
     assert imported["imported"]["unit"] == sum(r["type"] == "unit" for r in records)
     assert where(admin) == ["Alice lives in Paris"]  # erasing revoked the key that held only alice
-    assert error(api, "POST", "/v1/import", 422, "invalid_input", headers={**admin, **NDJSON},
-                 content='{"type": "unit"}\n') == "body:1: scope: must be a string TYPE:ID"
+    assert (
+        error(
+            api, "POST", "/v1/import", 422, "invalid_input", headers={**admin, **NDJSON}, content='{"type": "unit"}\n'
+        )
+        == "body:1: scope: must be a string TYPE:ID"
+    )
     [paris] = api("POST", path(alice, "/recall"), admin, {"query": "where does Alice live?"})["hits"]
     ended = api("POST", path(alice, f"/units/{paris['id']}/end"), admin, {"reason": "moved", "at": "2021-01-01"})
     assert ended["decisions"]["UPDATE"] == 1 and where(admin) == []  # true until 2021, nothing after
-    assert error(api, "POST", path(alice, f"/units/{paris['id']}/end"), 422, "invalid_input", headers=admin,
-                 body={"reason": "x", "at": "soon"})
+    assert error(
+        api,
+        "POST",
+        path(alice, f"/units/{paris['id']}/end"),
+        422,
+        "invalid_input",
+        headers=admin,
+        body={"reason": "x", "at": "soon"},
+    )
 
 
 def test_blocks(api):
@@ -304,8 +399,7 @@ def test_blocks(api):
     assert (made["label"], made["tokens"], made["writable"], made["scope"]) == ("persona", 3, True, name(alice))
     assert api("GET", url, key)["value"] == "Be brief."
     assert [b["label"] for b in api("GET", path(alice, "/blocks"), key)["blocks"]] == ["persona"]
-    assert "over its budget" in error(api, "PUT", url, 422, "invalid_input", headers=key,
-                                      body={"value": "word " * 40})
+    assert "over its budget" in error(api, "PUT", url, 422, "invalid_input", headers=key, body={"value": "word " * 40})
     assert error(api, "PUT", url, 403, "forbidden", headers=key, body={"value": "x", "writable": False})
     api("PUT", url, admin, {"value": "Be brief.", "writable": False})
     assert "read-only" in error(api, "PUT", url, 422, "invalid_input", headers=key, body={"value": "Be loud."})
@@ -345,16 +439,30 @@ def test_me_probes_docs_and_page(api, mem, monkeypatch):
     monkeypatch.setattr(http_app, "READY_FOR", 0)  # every probe checks again
     ready = api("GET", "/readyz")
     assert ready["ok"] is True and {c["check"] for c in ready["checks"]} >= {"embedder", "tokenizer"}
-    monkeypatch.setattr(mem, "doctor", lambda: {"ok": False, "checks": [
-        {"check": "indexes", "ok": False, "detail": "entry_text=POPULATING"}]})
+    monkeypatch.setattr(
+        mem,
+        "doctor",
+        lambda: {"ok": False, "checks": [{"check": "indexes", "ok": False, "detail": "entry_text=POPULATING"}]},
+    )
     assert error(api, "GET", "/readyz", 503, "not_ready") == "indexes: entry_text=POPULATING"
 
     paths = api("GET", "/openapi.json")["paths"]
-    for route in ("/v1/subjects/{subject}/episodes", "/v1/subjects/{subject}/episodes/{episode_id}",
-                  "/v1/subjects/{subject}/recall", "/v1/subjects/{subject}/assemble", "/v1/subjects/{subject}/history",
-                  "/v1/subjects/{subject}/units/{unit_id}", "/v1/subjects/{subject}/decisions",
-                  "/v1/subjects/{subject}/blocks", "/v1/subjects/{subject}/blocks/{label}", "/v1/subjects/{subject}",
-                  "/v1/subjects/{subject}/export", "/v1/import", "/healthz", "/readyz"):
+    for route in (
+        "/v1/subjects/{subject}/episodes",
+        "/v1/subjects/{subject}/episodes/{episode_id}",
+        "/v1/subjects/{subject}/recall",
+        "/v1/subjects/{subject}/assemble",
+        "/v1/subjects/{subject}/history",
+        "/v1/subjects/{subject}/units/{unit_id}",
+        "/v1/subjects/{subject}/decisions",
+        "/v1/subjects/{subject}/blocks",
+        "/v1/subjects/{subject}/blocks/{label}",
+        "/v1/subjects/{subject}",
+        "/v1/subjects/{subject}/export",
+        "/v1/import",
+        "/healthz",
+        "/readyz",
+    ):
         assert route in paths, route
     page = api("GET", "/")
     csp = page.headers["content-security-policy"]
@@ -394,8 +502,11 @@ def test_access_log_names_routes_not_memory(api, caplog):
 
 
 def test_cors_is_off_unless_configured(mem):
-    preflight = {"Origin": "http://agent.test", "Access-Control-Request-Method": "POST",
-                 "Access-Control-Request-Headers": "authorization"}
+    preflight = {
+        "Origin": "http://agent.test",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization",
+    }
     with TestClient(create_app(lambda: mem)) as client:
         assert "access-control-allow-origin" not in client.options("/v1/me", headers=preflight).headers
     with TestClient(create_app(lambda: mem, HttpConfig(cors_origins=("http://agent.test",)))) as client:
@@ -410,7 +521,11 @@ def test_without_keys_every_subject_is_open_and_writes_say_http(mem):
     with TestClient(create_app(lambda: mem, HttpConfig(auth=False))) as client:
         api = Api(client, mem)
         assert api("GET", "/v1/me") == {"key": None}
-        api("POST", path(alice, "/episodes"), body={"episodes": [episode(f"{alice.subject_id}:o", "Oslo", "2021-01-01")]})
+        api(
+            "POST",
+            path(alice, "/episodes"),
+            body={"episodes": [episode(f"{alice.subject_id}:o", "Oslo", "2021-01-01")]},
+        )
         assert {d["actor"] for d in api("GET", path(alice, "/decisions"))["decisions"]} == {"http"}
 
 
@@ -436,15 +551,23 @@ def test_a_key_is_stored_only_as_its_digest(mem):
 def test_include_shared_reads_the_shared_subject_only_with_a_key_holding_it(api, mem, monkeypatch):
     alice, shared = fresh_scope(), fresh_scope("shared")
     monkeypatch.setattr(mem, "shared", shared)  # a shared subject of this test's own
-    api("POST", path(alice, "/episodes"), api.key(alice), {"episodes": [episode(f"{alice.subject_id}:1", "Paris",
-                                                                                "2020-01-01")]})
+    api(
+        "POST",
+        path(alice, "/episodes"),
+        api.key(alice),
+        {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]},
+    )
     mem.remember("The office code is 4711.", shared)
     key, both, admin = api.key(alice), api.key(alice, shared), api.key(admin=True)
     key_id = key["Authorization"].split("_")[1]
-    for route, body in (("/recall", {"query": "office code", "include_shared": True}),
-                        ("/assemble", {"query": "office code", "include_shared": True})):
-        assert error(api, "POST", path(alice, route), 403, "forbidden", headers=key, body=body) == \
-            f"key {key_id} does not hold subject {name(shared)}: include_shared reads it"
+    for route, body in (
+        ("/recall", {"query": "office code", "include_shared": True}),
+        ("/assemble", {"query": "office code", "include_shared": True}),
+    ):
+        assert (
+            error(api, "POST", path(alice, route), 403, "forbidden", headers=key, body=body)
+            == f"key {key_id} does not hold subject {name(shared)}: include_shared reads it"
+        )
         error(api, "GET", path(shared, "/episodes"), 403, "forbidden", headers=key)  # as reading it directly is
     for allowed in (both, admin):
         hits = api("POST", path(alice, "/recall"), allowed, {"query": "office code", "include_shared": True})["hits"]
@@ -459,22 +582,34 @@ def test_counts_past_their_bounds_are_422(api):
     key = api.key(alice)
     for cursor in ("99999999999999999999999", "9223372036854775807", str(MAX_OFFSET + 1), "\u00b2", "9" * 5000):
         for route in ("/episodes", "/decisions"):
-            assert error(api, "GET", path(alice, f"{route}?cursor={cursor}"), 422, "invalid_input", headers=key) == \
-                "cursor: not a cursor this API returned"
+            assert (
+                error(api, "GET", path(alice, f"{route}?cursor={cursor}"), 422, "invalid_input", headers=key)
+                == "cursor: not a cursor this API returned"
+            )
     assert api("GET", path(alice, f"/episodes?cursor={MAX_OFFSET}"), key) == {"episodes": [], "next_cursor": None}
-    assert error(api, "POST", path(alice, "/assemble"), 422, "invalid_input", headers=key,
-                 body={"query": "x", "budget": 10**30}).startswith("budget: ")
+    assert error(
+        api, "POST", path(alice, "/assemble"), 422, "invalid_input", headers=key, body={"query": "x", "budget": 10**30}
+    ).startswith("budget: ")
 
 
 def test_a_project_that_reads_as_no_project_is_422_on_every_subject_route(api):
     alice = fresh_scope()
     key = api.key(alice)
-    for sent, project in (("null", "null"), ("None", "None"), ("NULL", "NULL"), ("undefined", "undefined"),
-                          ("", ""), ("%20", " "), ("%09none", "\tnone")):
+    for sent, project in (
+        ("null", "null"),
+        ("None", "None"),
+        ("NULL", "NULL"),
+        ("undefined", "undefined"),
+        ("", ""),
+        ("%20", " "),
+        ("%09none", "\tnone"),
+    ):
         for method, suffix, body in SUBJECT_ROUTES:
             url = path(alice, suffix) + ("&" if "?" in suffix else "?") + f"project={sent}"
-            assert error(api, method, url, 422, "invalid_input", headers=key, body=body) == \
-                f"project {project!r} reads as no project: leave the project out for none", (method, url)
+            assert (
+                error(api, method, url, 422, "invalid_input", headers=key, body=body)
+                == f"project {project!r} reads as no project: leave the project out for none"
+            ), (method, url)
     assert not [s for s in api.mem.subjects() if s["scope"].subject_id == alice.subject_id]  # nothing written
     assert api("GET", path(alice, "/blocks?project=nullable"), key) == {"blocks": []}  # a name that holds one is one
 
@@ -483,15 +618,25 @@ def test_episodes_past_the_per_request_cap_are_413_and_none_stored(api, mem):
     alice = fresh_scope()
     key = api.key(alice)
     # The default cap, far below what the body cap lets through: 1,001 items are 5 KB.
-    assert error(api, "POST", path(alice, "/episodes"), 413, "payload_too_large", headers=key,
-                 body={"episodes": ["x"] * 1_001}) == \
-        "1001 episodes in one request, over the 1000 a request may carry: send them in several requests"
+    assert (
+        error(
+            api,
+            "POST",
+            path(alice, "/episodes"),
+            413,
+            "payload_too_large",
+            headers=key,
+            body={"episodes": ["x"] * 1_001},
+        )
+        == "1001 episodes in one request, over the 1000 a request may carry: send them in several requests"
+    )
     capped_config = HttpConfig.from_settings(Settings(http_max_episodes=2))  # GRAPHMEM_HTTP_MAX_EPISODES=2
     with TestClient(create_app(lambda: mem, capped_config), raise_server_exceptions=False) as client:
         capped = Api(client, mem)
         three = [episode(f"{alice.subject_id}:{n}", "Paris", "2020-01-01") for n in range(3)]
-        assert error(capped, "POST", path(alice, "/episodes"), 413, "payload_too_large", headers=key,
-                     body={"episodes": three}).startswith("3 episodes in one request, over the 2 ")
+        assert error(
+            capped, "POST", path(alice, "/episodes"), 413, "payload_too_large", headers=key, body={"episodes": three}
+        ).startswith("3 episodes in one request, over the 2 ")
         assert mem.episodes(alice) == []  # refused whole
         assert capped("POST", path(alice, "/episodes"), key, {"episodes": three[:2]})["new_episodes"] == 2
 
@@ -501,13 +646,22 @@ def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):
     first (a CORS-simple request): an import needs a type that asks (preflight)."""
     alice = fresh_scope()
     admin = api.key(admin=True)
-    api("POST", path(alice, "/episodes"), admin, {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]})
+    api(
+        "POST", path(alice, "/episodes"), admin, {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]}
+    )
     exported = api("GET", path(alice, "/export"), admin).text
-    for media in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
-                  "multipart/form-data; boundary=x", None):
+    for media in (
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        None,
+    ):
         headers = {**admin, **({"Content-Type": media} if media else {})}
-        assert error(api, "POST", "/v1/import", 415, "unsupported_media_type", headers=headers, content=exported) == \
-            "send the export as Content-Type: application/x-ndjson or application/jsonl or application/json"
+        assert (
+            error(api, "POST", "/v1/import", 415, "unsupported_media_type", headers=headers, content=exported)
+            == "send the export as Content-Type: application/x-ndjson or application/jsonl or application/json"
+        )
     for media in ("application/x-ndjson", "application/jsonl; charset=utf-8", "application/json"):
         done = api("POST", "/v1/import", {**admin, "Content-Type": media}, content=exported)
         assert sum(done["imported"].values()) == 0 and done["skipped"]["episode"] == 1  # stored already
@@ -516,10 +670,14 @@ def test_import_is_json_lines_a_page_elsewhere_cannot_post(api):
 def test_an_import_line_nested_past_the_decoder_is_400(api):
     deep = '{"type": "header", "x": ' + "[" * 20_000 + "]" * 20_000 + "}\n"  # within the body limit
     headers = {**api.key(admin=True), **NDJSON}
-    assert error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content=deep) == \
-        "body:1: JSON nested deeper than 16 levels"
-    assert error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content="\n{nope\n") == \
-        "body:2: not JSON: Expecting property name enclosed in double quotes (column 2)"
+    assert (
+        error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content=deep)
+        == "body:1: JSON nested deeper than 16 levels"
+    )
+    assert (
+        error(api, "POST", "/v1/import", 400, "bad_request", headers=headers, content="\n{nope\n")
+        == "body:2: not JSON: Expecting property name enclosed in double quotes (column 2)"
+    )
 
 
 @pytest.mark.parametrize("auth", [True, False])
@@ -531,12 +689,29 @@ def test_on_a_loopback_address_only_requests_for_this_machine_are_answered(mem, 
     with TestClient(create_app(lambda: mem, config), base_url="http://127.0.0.1:8080") as client:
         api = Api(client, mem)
         key = api.key(admin=True) if auth else {}
-        api("POST", path(alice, "/episodes"), key, {"episodes": [episode(f"{alice.subject_id}:1", "Paris",
-                                                                          "2020-01-01")]})
-        for host in ("rebind.evil.example:8080", "evil.example", "127.0.0.1.evil.example:8080", "0.0.0.0:8080",
-                     "user@127.0.0.1:8080", ""):
-            for method, url in (("GET", path(alice, "/export")), ("GET", "/healthz"), ("GET", "/readyz"),
-                                ("GET", "/"), ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/v1/me")):
+        api(
+            "POST",
+            path(alice, "/episodes"),
+            key,
+            {"episodes": [episode(f"{alice.subject_id}:1", "Paris", "2020-01-01")]},
+        )
+        for host in (
+            "rebind.evil.example:8080",
+            "evil.example",
+            "127.0.0.1.evil.example:8080",
+            "0.0.0.0:8080",
+            "user@127.0.0.1:8080",
+            "",
+        ):
+            for method, url in (
+                ("GET", path(alice, "/export")),
+                ("GET", "/healthz"),
+                ("GET", "/readyz"),
+                ("GET", "/"),
+                ("GET", "/docs"),
+                ("GET", "/openapi.json"),
+                ("GET", "/v1/me"),
+            ):
                 headers = {**key, "Host": host, "Origin": "http://evil.example"}
                 message = error(api, method, url, 421, "misdirected_request", headers=headers)
                 assert message.endswith("this server answers requests for localhost, 127.0.0.1 or [::1] only")

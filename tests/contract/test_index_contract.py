@@ -4,17 +4,19 @@ filtered by the search itself; query text is plain words; named entities come al
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.models import AsOf, SearchRequest, Triple, Unnamed, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def load(store, index, scope, texts, **kw):
@@ -28,7 +30,10 @@ def load(store, index, scope, texts, **kw):
 def search(index, scopes, text, mode="hybrid", k=10, at=None):
     """The units the index finds for ``text`` in one mode, best first."""
     request = SearchRequest(
-        scopes=tuple(scopes), at=at or AsOf.now(), k=k, fetch=max(3 * k, 30),
+        scopes=tuple(scopes),
+        at=at or AsOf.now(),
+        k=k,
+        fetch=max(3 * k, 30),
         vector=index.vectors([text])[0] if mode in ("hybrid", "semantic") else None,
         terms=tuple(search_terms(text)) if mode in ("hybrid", "lexical") else None,
         words=tuple(words(text)) if mode in ("hybrid", "entities") else None,
@@ -84,12 +89,15 @@ def test_lexical_search_takes_any_text(store_and_index, text):
 
 
 CONTENT = 'title:"Robert\'); DROP" AND (x OR y) \\ 🚀'
-SYNTAX = list('"():\\*~^[]{}!+-&|/?\'') + [" AND ", " OR ", "&&", "||", " "]
+SYNTAX = list("\"():\\*~^[]{}!+-&|/?'") + [" AND ", " OR ", "&&", "||", " "]
 
 
 @SETTINGS
-@given(noise=st.lists(st.sampled_from(SYNTAX), max_size=8), word=st.sampled_from(["title", "Robert", "drop", "y"]),
-       at=st.integers(0, 8))
+@given(
+    noise=st.lists(st.sampled_from(SYNTAX), max_size=8),
+    word=st.sampled_from(["title", "Robert", "drop", "y"]),
+    at=st.integers(0, 8),
+)
 def test_lucene_syntax_is_plain_words(store_and_index, noise, word, at):
     """Query syntax around a word of the content is ignored: the word alone decides, and
     syntax with no word finds nothing."""
@@ -107,7 +115,9 @@ def test_entities_fully_named_by_the_query_come_alone(store_and_index):
     facts = [("Viktor Senvel", "Lanhan Athletic"), ("David Mersenbel", "Senvel FK")]
     units = []
     for s, o in facts:
-        units += load(store, index, scope, [f"{s} plays for {o}"], triple=Triple(subject=s, predicate="plays_for", object=o))
+        units += load(
+            store, index, scope, [f"{s} plays for {o}"], triple=Triple(subject=s, predicate="plays_for", object=o)
+        )
     # "Senvel FK" shares a word with the question but is not named by it
     assert search(index, [scope], "which club did Viktor Senvel play for?", "entities") == [units[0].id]
     # with no entity fully named, those sharing a word with the question are the best there is
@@ -133,9 +143,20 @@ def entities(index, scope, text: str, fanout: int) -> list:
 def test_an_entity_named_in_more_units_than_are_read_ranks_none(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
-    hub = [u for n in range(4) for u in load(store, index, scope, [f"Zorn note {n}"],
-                                               triple=Triple(subject="Zorn", predicate="noted", object=f"note {n}"))]
-    [quill] = load(store, index, scope, ["Quill keeps bees"], triple=Triple(subject="Quill", predicate="keeps", object="bees"))
+    hub = [
+        u
+        for n in range(4)
+        for u in load(
+            store,
+            index,
+            scope,
+            [f"Zorn note {n}"],
+            triple=Triple(subject="Zorn", predicate="noted", object=f"note {n}"),
+        )
+    ]
+    [quill] = load(
+        store, index, scope, ["Quill keeps bees"], triple=Triple(subject="Quill", predicate="keeps", object="bees")
+    )
     # four units name Zorn: with three read an entity, which three would be arbitrary
     assert [s.unit.id for s in entities(index, scope, "what do Zorn and Quill do?", fanout=3)] == [quill.id]
     assert {s.unit.id for s in entities(index, scope, "what does Zorn do?", fanout=4)} == {u.id for u in hub}
@@ -145,8 +166,12 @@ def test_units_naming_more_of_the_question_entities_come_first(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
     [one] = load(store, index, scope, ["Zorn sings"], triple=Triple(subject="Zorn", predicate="does", object="sings"))
-    [both] = load(store, index, scope, ["Zorn met Quill"], triple=Triple(subject="Zorn", predicate="met", object="Quill"))
-    [other] = load(store, index, scope, ["Quill swims"], triple=Triple(subject="Quill", predicate="does", object="swims"))
+    [both] = load(
+        store, index, scope, ["Zorn met Quill"], triple=Triple(subject="Zorn", predicate="met", object="Quill")
+    )
+    [other] = load(
+        store, index, scope, ["Quill swims"], triple=Triple(subject="Quill", predicate="does", object="swims")
+    )
     found = entities(index, scope, "when did Zorn and Quill meet?", fanout=50)
     assert {s.unit.id for s in found} == {one.id, both.id, other.id}
     assert found[0].unit.id == both.id and found[0].score > found[1].score  # first, not tied for it
@@ -156,16 +181,28 @@ def test_names_that_speak_in_the_scope_leave_the_question(store_and_index):
     store, index = store_and_index
     scope = fresh_scope()
     said, other = unit(scope, "Melanie: whales sing at night."), unit(scope, "Porto is lovely.")
-    store.commit(WriteBatch(units=(said, other), vectors=dict(zip((said.id, other.id), index.vectors([said.content, other.content]))),
-                            vector_model=index.embedder.name,
-                            unit_mentions={said.id: (("Melanie", "speaker"),), other.id: (("Porto", "proper"),)}), scope)
+    store.commit(
+        WriteBatch(
+            units=(said, other),
+            vectors=dict(zip((said.id, other.id), index.vectors([said.content, other.content]))),
+            vector_model=index.embedder.name,
+            unit_mentions={said.id: (("Melanie", "speaker"),), other.id: (("Porto", "proper"),)},
+        ),
+        scope,
+    )
 
     def first(names: tuple[str, ...]) -> str:
         whole, without = "Porto Porto", "whales"  # what the whole question and the question without names read
         request = SearchRequest(
-            scopes=(scope,), at=AsOf.now(), k=2, fetch=30, vector=index.vectors([whole])[0],
-            terms=tuple(search_terms(whole)), names=names,
-            unnamed=(Unnamed(names=names, vector=index.vectors([without])[0], terms=tuple(search_terms(without))),))
+            scopes=(scope,),
+            at=AsOf.now(),
+            k=2,
+            fetch=30,
+            vector=index.vectors([whole])[0],
+            terms=tuple(search_terms(whole)),
+            names=names,
+            unnamed=(Unnamed(names=names, vector=index.vectors([without])[0], terms=tuple(search_terms(without))),),
+        )
         return index.recall(request)[0].unit.id
 
     assert first(("melanie",)) == said.id  # she speaks in the scope: her name leaves the question
@@ -178,15 +215,31 @@ def test_the_question_similarity_reorders_the_fused_units(store_and_index):
     direct hit carries that similarity, (1 + cos) / 2. Without a question vector there is none."""
     store, index = store_and_index
     scope = fresh_scope()
-    load(store, index, scope, ["the red kite flies high", "a kite shop in town", "red paint on the fence",
-                               "the weather is mild", "kites and red balloons at the fair"])
+    load(
+        store,
+        index,
+        scope,
+        [
+            "the red kite flies high",
+            "a kite shop in town",
+            "red paint on the fence",
+            "the weather is mild",
+            "kites and red balloons at the fair",
+        ],
+    )
     question = "red kite"
 
     def ranked(weights, mode="hybrid"):
         request = SearchRequest(
-            scopes=(scope,), at=AsOf.now(), k=5, fetch=30, weights=weights,
+            scopes=(scope,),
+            at=AsOf.now(),
+            k=5,
+            fetch=30,
+            weights=weights,
             vector=index.vectors([question])[0] if mode == "hybrid" else None,
-            terms=tuple(search_terms(question)), words=tuple(words(question)))
+            terms=tuple(search_terms(question)),
+            words=tuple(words(question)),
+        )
         return index.recall(request)
 
     off = {"semantic": 0.0, "lexical": 0.0, "entities": 0.0, "time": 0.0, "speaker": 0.0}

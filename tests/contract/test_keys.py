@@ -76,8 +76,13 @@ def test_the_facade_authenticates_live_keys_only(mem):
 def test_forget_takes_the_subject_out_of_keys_and_records_its_actor(mem):
     scope, other = fresh_scope(), fresh_scope()
     alice, bob = (f"{s.subject_type.value}:{s.subject_id}" for s in (scope, other))
-    mem.remember("I live in Paris.", scope, at=EPOCH, actor="tester",
-                 facts=[Fact(subject="Alice", predicate="lives_in", object="Paris", single_valued=True)])
+    mem.remember(
+        "I live in Paris.",
+        scope,
+        at=EPOCH,
+        actor="tester",
+        facts=[Fact(subject="Alice", predicate="lives_in", object="Paris", single_valued=True)],
+    )
     only, only_token = mem.create_key([alice], name="Alice Smith's phone")
     both, both_token = mem.create_key([alice, bob], name="the family tablet")
     receipt = mem.forget(scope, actor="tester")
@@ -85,7 +90,7 @@ def test_forget_takes_the_subject_out_of_keys_and_records_its_actor(mem):
     assert mem.authenticate(only_token) is None
     assert mem.authenticate(both_token).subjects == (bob,)
     # a key left with no subject keeps nothing an operator wrote about it; one still in use does
-    names = {k.id: k.name for k in mem.keys()}
+    names = {k.id: k.name for k in mem.keys()}  # noqa: SIM118 (GraphMem.keys lists API keys: mem is no dict)
     assert (names[only.id], names[both.id]) == (None, "the family tablet")
     assert mem.forget(fresh_scope(), project="p")["revoked_keys"] == []
 
@@ -94,10 +99,17 @@ def test_every_write_records_its_actor(mem):
     scope = fresh_scope()
     for n, city in enumerate(("Paris", "Berlin", "Rome")):
         fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True, valid_at=day(10 * n))
-        mem.remember(f"I live in {city}.", scope, at=day(10 * n), facts=[fact], actor=f"k{n}",
-                     episode_id=f"{scope.subject_id}:{n}")
+        mem.remember(
+            f"I live in {city}.",
+            scope,
+            at=day(10 * n),
+            facts=[fact],
+            actor=f"k{n}",
+            episode_id=f"{scope.subject_id}:{n}",
+        )
     assert {(d.episode_id, d.actor) for d in mem.decisions(scope)} == {
-        (f"{scope.subject_id}:{n}", f"k{n}") for n in range(3)}
+        (f"{scope.subject_id}:{n}", f"k{n}") for n in range(3)
+    }
     deleted = mem.delete_episode(f"{scope.subject_id}:1", scope, actor="eraser")  # the middle of the chain
     assert deleted["actor"] == "eraser"
     rederived = [d for d in mem.decisions(scope) if d.deletion_id == deleted["deletion_id"]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +13,7 @@ from graphmem.adapters.memory import InMemoryStore
 from graphmem.errors import GraphMemError, NotFound, exit_code
 from graphmem.models import Episode, Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 WORDS = ["tea", "chess", "Lisbon", "jazz", "Berlin", "cello", "python", "sailing"]
 
@@ -22,11 +23,24 @@ def subject_nodes(mem, scope) -> int:
     store = mem.store
     if isinstance(store, InMemoryStore):
         st_ = store._state
-        tables = (st_.units.values(), st_.episodes.values(), st_.decisions.values(), st_.traces.values(), st_.blocks.values())
-        return sum(1 for t in tables for x in t if (x.scope.subject_type, x.scope.subject_id) == (scope.subject_type, scope.subject_id))
+        tables = (
+            st_.units.values(),
+            st_.episodes.values(),
+            st_.decisions.values(),
+            st_.traces.values(),
+            st_.blocks.values(),
+        )
+        return sum(
+            1
+            for t in tables
+            for x in t
+            if (x.scope.subject_type, x.scope.subject_id) == (scope.subject_type, scope.subject_id)
+        )
     records, _, _ = store.conn.driver.execute_query(
         "MATCH (n) WHERE n.subject_type = $t AND n.subject_id = $i RETURN count(n) AS n",
-        t=scope.subject_type.value, i=scope.subject_id)
+        t=scope.subject_type.value,
+        i=scope.subject_id,
+    )
     return records[0]["n"]
 
 
@@ -34,7 +48,7 @@ def snapshot(mem, scopes, queries):
     return {(str(s), q): [h.unit.id for h in mem.recall(q, s, k=5)] for s in scopes for q in queries}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_forgetting_a_subject_leaves_everyone_else_unchanged(mem, data):
     scopes = [fresh_scope() for _ in range(3)] + [fresh_scope("shared")]
@@ -60,9 +74,16 @@ def test_an_erasure_during_a_write_leaves_nothing_derived_from_the_episodes_it_e
     stored and planned) takes those episodes; that batch's commit then fails, saying so, and
     no unit, decision or link of the subject outlives the erasure."""
     s = fresh_scope()
-    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
-                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(4)]
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    episodes = [
+        Episode(
+            scope=s,
+            occurred_at=at,
+            raw=f"Zed{i} lives in Oslo.",
+            facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),),
+        )
+        for i in range(4)
+    ]
     erased = []
 
     def erase_once(report, size):
@@ -81,9 +102,16 @@ def test_a_write_stores_nothing_more_of_a_subject_erased_while_it_runs(mem, monk
     the batches after it store nothing (each checks before storing, where the erasure would
     miss them), and the one planned fails at its commit."""
     s = fresh_scope()
-    at = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=s, occurred_at=at, raw=f"Zed{i} lives in Oslo.",
-                        facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),)) for i in range(6)]
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    episodes = [
+        Episode(
+            scope=s,
+            occurred_at=at,
+            raw=f"Zed{i} lives in Oslo.",
+            facts=(Fact(subject=f"Zed{i}", predicate="lives_in", object="Oslo"),),
+        )
+        for i in range(6)
+    ]
     put, stored = mem.store.put_episodes, []
 
     def erased_after_the_first(batch):
@@ -145,8 +173,14 @@ def test_erasure_records_key_the_subject_by_hmac(mem):
 
 
 def lives(city: str, valid: str) -> Fact:
-    return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                single_valued=True, valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc))
+    return Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object=city,
+        content=f"Alice lives in {city}",
+        single_valued=True,
+        valid_at=datetime.fromisoformat(valid).replace(tzinfo=UTC),
+    )
 
 
 def test_deleting_an_episode_restores_what_it_invalidated(mem):

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -22,7 +22,7 @@ CITIES = ["Porto", "Lyon", "Graz", "Turku", "Cork", "Bergen", "Genoa", "Leeds"]
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def test_a_walk_through_names_in_free_text_reaches_the_answer(mem):
@@ -74,7 +74,7 @@ def episode_named(mem, scope, content: str) -> set[tuple[str, str]]:
     return {(normalise(name), how) for name, how in mem.explain(unit.id, scope)["episode_entities"]}
 
 
-@pytest.mark.parametrize("name", ["zed quill", "AT&T", "C++ Guild", "Foo* Bar", "A OR B", "Quote \"Q\" Inc"])
+@pytest.mark.parametrize("name", ["zed quill", "AT&T", "C++ Guild", "Foo* Bar", "A OR B", 'Quote "Q" Inc'])
 def test_a_name_learnt_later_links_the_earlier_episodes_that_name_it(mem, name):
     """An episode links the names it holds whether it came before or after what made them
     known, as its units do (names holding Lucene's syntax characters too: the text index
@@ -118,8 +118,10 @@ def test_links_do_not_depend_on_which_of_two_writers_commits_first(mem, interrup
     scope = fresh_scope()
     text = "we met zed at the harbour"
     fact = Fact(subject="Zed", predicate="works_at", object="the harbour", content="Zed works at the harbour")
-    writes = {"text": lambda m: m.remember(text, scope, extractor="none"),
-              "fact": lambda m: m.remember("Zed's job", scope, facts=[fact])}
+    writes = {
+        "text": lambda m: m.remember(text, scope, extractor="none"),
+        "fact": lambda m: m.remember("Zed's job", scope, facts=[fact]),
+    }
     other = "fact" if interrupted == "text" else "text"
     writer = GraphMem(CommitsAfter(mem.store, lambda: writes[other](mem)), mem.index)
     writes[interrupted](writer)
@@ -153,8 +155,10 @@ class SearchesFirst:
 
 def ingest_two(writer, scope, first: str, second: str) -> None:
     """Two one-episode writes in one ingest: the second is planned while the first commits."""
-    episodes = [Episode(scope=scope, occurred_at=d("2024-05-0%d" % day), raw=raw, channel="chat")
-                for day, raw in ((1, first), (2, second))]
+    episodes = [
+        Episode(scope=scope, occurred_at=d(f"2024-05-0{day}"), raw=raw, channel="chat")
+        for day, raw in ((1, first), (2, second))
+    ]
     writer.ingest(episodes, batch=1)
 
 
@@ -202,7 +206,7 @@ def test_texts_stored_while_another_writer_makes_their_name_known_all_link_it(me
 
         def store_texts(writer: int) -> None:
             started.wait()
-            for text in texts[8 * writer:8 * writer + 8]:
+            for text in texts[8 * writer : 8 * writer + 8]:
                 writers[writer].remember(text, scope, extractor="none")
 
         def store_fact() -> None:
@@ -214,7 +218,9 @@ def test_texts_stored_while_another_writer_makes_their_name_known_all_link_it(me
             for done in [pool.submit(store_texts, 0), pool.submit(store_texts, 1), pool.submit(store_fact)]:
                 done.result()
         units = {u.content: u.id for u in mem.store.list_units(scope, UnitFilter(), Page(limit=100))}
-        unlinked = [t for t in texts if "zed" not in {normalise(n) for n, _ in mem.store.unit_entities(scope, units[t])}]
+        unlinked = [
+            t for t in texts if "zed" not in {normalise(n) for n, _ in mem.store.unit_entities(scope, units[t])}
+        ]
         assert unlinked == []
 
 
@@ -239,8 +245,12 @@ def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     # Carol's line shares no word with the question, so the manager's line is among the units a
     # hop starts from (graphmem.models.SEEDS).
     s = fresh_scope()
-    for text in ("At work Alice reports to Bob.", "Bob lives in Lisbon.", "These days Alice lives in Berlin.",
-                 "Carol moved to Porto."):
+    for text in (
+        "At work Alice reports to Bob.",
+        "Bob lives in Lisbon.",
+        "These days Alice lives in Berlin.",
+        "Carol moved to Porto.",
+    ):
         mem.remember(text, s, extractor="none")
     question = "where does Alice's manager live?"
     direct = {h.unit.content: h for h in mem.recall(question, s, k=4)}
@@ -305,11 +315,16 @@ def test_a_walk_bridges_through_what_the_question_does_not_name(mem):
 
 def test_a_hop_does_not_go_back_through_the_entity_it_came_by(mem):
     s = fresh_scope()
-    for text in ("Ines met Tomas in Porto.", "Tomas met Greta in Lyon.", "Tomas met Omar in Graz.",
-                 "Greta sailed from Lyon."):
+    for text in (
+        "Ines met Tomas in Porto.",
+        "Tomas met Greta in Lyon.",
+        "Tomas met Omar in Graz.",
+        "Greta sailed from Lyon.",
+    ):
         mem.remember(text, s, extractor="none")
-    [greta] = [h.unit for h in mem.recall("Greta Lyon", s, k=4, mode="lexical")
-               if h.unit.content == "Tomas met Greta in Lyon."]
+    [greta] = [
+        h.unit for h in mem.recall("Greta Lyon", s, k=4, mode="lexical") if h.unit.content == "Tomas met Greta in Lyon."
+    ]
     request = mem.recaller.request("where did they sail?", [s], 3, AsOf.now(), (), "hybrid")
     free = mem.index.hop(request, Step(frontier=(greta.id,), limit=10))
     assert {r.via for r in free} == {"Tomas", "Greta"}  # Ines's and Omar's by Tomas; the sail by Greta or Lyon
@@ -334,7 +349,7 @@ def test_a_question_naming_a_speaker_ranks_what_they_said_above_what_was_said_to
 def test_a_name_learnt_after_a_text_was_archived_links_it_too(mem):
     s = fresh_scope()
     text = mem.remember("met zed today", s, extractor="none").unit_ids[0]
-    assert mem.archive(s, now=datetime.now(timezone.utc) + timedelta(days=400))[str(s)]  # out of search
+    assert mem.archive(s, now=datetime.now(UTC) + timedelta(days=400))[str(s)]  # out of search
     mem.remember("Zed's taste", s, facts=[Fact(subject="Zed", predicate="likes", object="Rome")])
     assert {(normalise(n), how) for n, how in mem.explain(text, s)["entities"]} == {("zed", "fact")}
 
@@ -347,14 +362,20 @@ def test_hits_told_in_one_conversation_gain_together(mem):
 
     s = fresh_scope()
     evening = d("2024-05-01T19:00:00")
-    said = {"the garden needs water": evening, "we planted roses in the garden": evening + timedelta(minutes=20),
-            "the garden fence is broken": evening + timedelta(minutes=50),
-            "garden party next week": d("2024-05-20T12:00:00"), "I sold the garden chairs": d("2024-06-09T08:00:00")}
+    said = {
+        "the garden needs water": evening,
+        "we planted roses in the garden": evening + timedelta(minutes=20),
+        "the garden fence is broken": evening + timedelta(minutes=50),
+        "garden party next week": d("2024-05-20T12:00:00"),
+        "I sold the garden chairs": d("2024-06-09T08:00:00"),
+    }
     for text, at in said.items():
         mem.remember(text, s, at=at, extractor="none")
     question, scopes = "what about the garden?", mem.scopes(s, None, False)
-    apart = {h.unit.content: h.score for h in Recaller(mem.index, weights={**WEIGHTS, "conversation": 0.0})
-             .recall(question, scopes, 10)}
+    apart = {
+        h.unit.content: h.score
+        for h in Recaller(mem.index, weights={**WEIGHTS, "conversation": 0.0}).recall(question, scopes, 10)
+    }
     hits = mem.recall(question, s, k=10)
     assert {h.unit.content for h in hits} == set(said)
     for h in hits:

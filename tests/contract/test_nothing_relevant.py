@@ -5,16 +5,22 @@ leaves what is not relevant out."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from graphmem.models import Episode
 from tests.conftest import fresh_scope
 
-T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
-SAID = ["I work at Siemens.", "My cat is called Miso.", "I live in Graz.", "I like jazz.",
-        "My manager is Priya.", "I play the piano on Sundays."]
+T0 = datetime(2026, 6, 1, tzinfo=UTC)
+SAID = [
+    "I work at Siemens.",
+    "My cat is called Miso.",
+    "I live in Graz.",
+    "I like jazz.",
+    "My manager is Priya.",
+    "I play the piano on Sundays.",
+]
 
 
 @pytest.fixture
@@ -24,8 +30,9 @@ def told(memory_mem):
     return memory_mem, scope
 
 
-@pytest.mark.parametrize("question", ["Is Maria allergic to anything?", "Which car do I drive?",
-                                      "What is the capital of Peru?"])
+@pytest.mark.parametrize(
+    "question", ["Is Maria allergic to anything?", "Which car do I drive?", "What is the capital of Peru?"]
+)
 def test_a_question_about_something_absent_finds_nothing_relevant(told, question):
     mem, scope = told
     hits = mem.recall(question, scope)
@@ -33,9 +40,14 @@ def test_a_question_about_something_absent_finds_nothing_relevant(told, question
     assert all(h.confidence < hits.threshold for h in hits)
 
 
-@pytest.mark.parametrize(("question", "answer"), [("Where do I work?", "I work at Siemens."),
-                                                  ("What is my cat called?", "My cat is called Miso."),
-                                                  ("Who is my manager?", "My manager is Priya.")])
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Where do I work?", "I work at Siemens."),
+        ("What is my cat called?", "My cat is called Miso."),
+        ("Who is my manager?", "My manager is Priya."),
+    ],
+)
 def test_a_stored_answer_is_relevant_and_the_most_confident(told, question, answer):
     mem, scope = told
     hits = mem.recall(question, scope)

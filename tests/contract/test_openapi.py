@@ -5,7 +5,7 @@ accepted, invalid data refused; auth not ignored; undeclared methods 405...): 0 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import unquote
 
 import pytest
@@ -19,10 +19,11 @@ from schemathesis import GenerationMode  # noqa: E402
 from graphmem import GraphMem  # noqa: E402
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
 from graphmem.embed import HashingEmbedder  # noqa: E402
-from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.errors import one_line  # noqa: E402
+from graphmem.http import HttpConfig, create_app  # noqa: E402
 from graphmem.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.pipelines.assemble import SECTIONS  # noqa: E402
+from tests.examples import examples  # noqa: E402
 
 #: Generated requests per operation and phase: the whole run stays near a minute on 2 cores.
 EXAMPLES = 25
@@ -33,7 +34,7 @@ _store = InMemoryStore()
 MEM = GraphMem(_store, InMemoryIndex(_store, HashingEmbedder()))
 _, TOKEN = MEM.create_key([], admin=True)
 for when, city in ((2020, "Paris"), (2022, "Berlin")):
-    MEM.remember(f"Alice lives in {city}.", SUBJECT, at=datetime(when, 1, 1, tzinfo=timezone.utc))
+    MEM.remember(f"Alice lives in {city}.", SUBJECT, at=datetime(when, 1, 1, tzinfo=UTC))
 #: An import body: the first record of the subject's export (its header), taken as it is.
 EXPORT = next(iter(MEM.export(SUBJECT)))
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(lambda: MEM, HttpConfig(max_body=64 * 1024)))
@@ -49,17 +50,21 @@ def takes(check, **values) -> bool:
 
 def label_taken(label: str) -> bool:
     """A block label is visible text, and not the heading of one of the context's sections."""
-    return (takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=label, value="", token_budget=1)
-            and one_line(label).lstrip("# ").casefold() not in SECTIONS)
+    return (
+        takes(MemoryBlock, scope=Scope.parse(SUBJECT), label=label, value="", token_budget=1)
+        and one_line(label).lstrip("# ").casefold() not in SECTIONS
+    )
 
 
 @schema.hook
 def map_case(context, case):
     """A valid case also keeps the rules no schema can say: a subject id and a block label are
-    visible text (the id in one script, the label no section's heading), a project no word that reads as none, and the llm
+    visible text (the id in one script, the label no section's heading), a project no word that
+    reads as none, and the llm
     extractor needs an endpoint (this server has none); history names one of entity and unit_id;
     an erasure is confirmed; a block change is an admin's (a read-only block, a budget), and a
-    block has a small budget (a subject's blocks total at most 100,000 tokens); an import is an export. Each rule's refusal is tested in
+    block has a small budget (a subject's blocks total at most 100,000 tokens); an import is an
+    export. Each rule's refusal is tested in
     test_http.py; here a valid case is made to keep it, so its answer must be a success."""
     if case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE:
         return case
@@ -82,7 +87,12 @@ def map_case(context, case):
     elif where == ("DELETE", "/v1/subjects/{subject}"):
         query["confirm"] = True
     elif where == ("PUT", "/v1/subjects/{subject}/blocks/{label}"):
-        case.body = {**case.body, "admin": True, "truncate": True, "token_budget": min(case.body.get("token_budget") or 50, 50)}
+        case.body = {
+            **case.body,
+            "admin": True,
+            "truncate": True,
+            "token_budget": min(case.body.get("token_budget") or 50, 50),
+        }
     elif where == ("DELETE", "/v1/subjects/{subject}/blocks/{label}"):
         query["admin"] = True
     elif where == ("POST", "/v1/import"):
@@ -92,6 +102,6 @@ def map_case(context, case):
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(EXAMPLES), deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_openapi(case):
     case.call_and_validate(headers={"Authorization": f"Bearer {TOKEN}"})

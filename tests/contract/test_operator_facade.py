@@ -3,7 +3,7 @@ usage, the subjects a database holds, and trace retention."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,8 +17,14 @@ WHERE = "where does Alice live"
 
 
 def lives(city: str, valid: str) -> Fact:
-    return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                single_valued=True, valid_at=datetime.fromisoformat(valid).replace(tzinfo=timezone.utc))
+    return Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object=city,
+        content=f"Alice lives in {city}",
+        single_valued=True,
+        valid_at=datetime.fromisoformat(valid).replace(tzinfo=UTC),
+    )
 
 
 def where(mem, scope, **at) -> list[str]:

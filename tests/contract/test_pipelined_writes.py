@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,10 +24,11 @@ from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, normalise
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from tests.conftest import NEO4J, fresh_scope
+from tests.examples import examples
 
 PEOPLE = ["Ann", "Bob"]
 CITIES = ["Paris", "Rome", "Oslo"]
-DAYS = [None, datetime(2020, 1, 1, tzinfo=timezone.utc), datetime(2022, 6, 1, tzinfo=timezone.utc)]
+DAYS = [None, datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 6, 1, tzinfo=UTC)]
 
 
 class HeldCommits:
@@ -59,15 +60,30 @@ def episode_texts(draw) -> tuple[str, tuple[Fact, ...]]:
     person, city = draw(st.sampled_from(PEOPLE)), draw(st.sampled_from(CITIES))
     kind = draw(st.sampled_from(["lives", "likes", "likes", "text"]))
     if kind == "text":
-        words = draw(st.sampled_from(["{p} flew to {c}.", "{p} and Zed love {c}!", "we met {p} in {c}", "{p}: see you in {lc}!",
-                                      "Zed and {p} love {c}.", "zed said hi"]))
+        words = draw(
+            st.sampled_from(
+                [
+                    "{p} flew to {c}.",
+                    "{p} and Zed love {c}!",
+                    "we met {p} in {c}",
+                    "{p}: see you in {lc}!",
+                    "Zed and {p} love {c}.",
+                    "zed said hi",
+                ]
+            )
+        )
         return words.format(p=person, c=city, lc=city.lower()), ()
     day = draw(st.sampled_from(DAYS))
     if kind == "lives":
         fact = Fact(subject=person, predicate="lives_in", object=city, valid_at=day, single_valued=True)
     else:  # two predicates, one text: a duplicate a policy finds among the neighbours by meaning
-        fact = Fact(subject=person, predicate=draw(st.sampled_from(["likes", "loves"])), object=city,
-                    content=f"{person} loves {city}", valid_at=day)
+        fact = Fact(
+            subject=person,
+            predicate=draw(st.sampled_from(["likes", "loves"])),
+            object=city,
+            content=f"{person} loves {city}",
+            valid_at=day,
+        )
     return f"note about {person}", (fact,)
 
 
@@ -102,9 +118,15 @@ def memory_of(mem: GraphMem, scope) -> dict:
     units = mem.store.list_units(scope, UnitFilter(include_expired=True), Page(limit=1000))
     now = {u.id for u in mem.store.list_units(scope, UnitFilter(), Page(limit=1000), AsOf.now())}
     seen = sorted(
-        (u.content, str(u.time.valid_at), str(u.time.invalid_at), u.id in now,
-         tuple(sorted((normalise(n), how) for n, how in mem.store.unit_entities(scope, u.id))))
-        for u in units)
+        (
+            u.content,
+            str(u.time.valid_at),
+            str(u.time.invalid_at),
+            u.id in now,
+            tuple(sorted((normalise(n), how) for n, how in mem.store.unit_entities(scope, u.id))),
+        )
+        for u in units
+    )
     decisions = sorted((d.op.value, d.candidate or "", d.reason) for d in mem.decisions(scope, limit=1000))
     return {"units": seen, "decisions": decisions}
 
@@ -121,14 +143,17 @@ def written(request, family: str, batches: list[list[Episode]], size: int, toget
     return [memory_of(mem, scope) for scope in scopes]
 
 
-def as_batches(scopes, drawn: list[tuple[tuple[str, tuple[Fact, ...]], int]], size: int,
-               again: list[int] = ()) -> list[list[Episode]]:
+def as_batches(
+    scopes, drawn: list[tuple[tuple[str, tuple[Fact, ...]], int]], size: int, again: list[int] = ()
+) -> list[list[Episode]]:
     """The episodes, each in the scope its number names and those at ``again`` positions sent
     once more, in the writes ``GraphMem.ingest`` makes of them: runs of one scope, at most
     ``size`` episodes each."""
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    episodes = [Episode(scope=scopes[where], occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
-                for i, ((raw, facts), where) in enumerate(drawn)]
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    episodes = [
+        Episode(scope=scopes[where], occurred_at=at, raw=raw, facts=facts, id=f"e{i}")
+        for i, ((raw, facts), where) in enumerate(drawn)
+    ]
     episodes += [episodes[i % len(episodes)] for i in again]
     batches: list[list[Episode]] = []
     for e in episodes:
@@ -144,12 +169,17 @@ def texts(scope, raws: list[str]) -> list[Episode]:
     return [e for b in as_batches((scope,), [((raw, ()), 0) for raw in raws], len(raws)) for e in b]
 
 
-@pytest.mark.parametrize("family,examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
+@pytest.mark.parametrize("family,ci_examples", [("memory", 150), pytest.param("neo4j", 10, marks=NEO4J.marks)])
 def test_batches_planned_while_the_one_before_commits_leave_the_memory_of_one_after_the_other(
-        request, family, examples):
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(drawn=st.lists(st.tuples(episode_texts(), st.sampled_from([0, 0, 1])), min_size=2, max_size=9),
-           size=st.integers(1, 3), again=st.lists(st.integers(0, 8), max_size=2), neighbourly=st.booleans())
+    request, family, ci_examples
+):
+    @settings(max_examples=examples(ci_examples), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(
+        drawn=st.lists(st.tuples(episode_texts(), st.sampled_from([0, 0, 1])), min_size=2, max_size=9),
+        size=st.integers(1, 3),
+        again=st.lists(st.integers(0, 8), max_size=2),
+        neighbourly=st.booleans(),
+    )
     def check(drawn, size, again, neighbourly):
         # the same episodes (ids too) in two pairs of scopes: one pair per way of writing
         ones, others = (fresh_scope(), fresh_scope()), (fresh_scope(), fresh_scope())
@@ -167,8 +197,9 @@ def test_the_batches_commit_in_a_second_thread_one_after_the_other(request):
     mem, held = build(request, "memory", HeldCommits)
     s = fresh_scope()
     reported: list[int] = []
-    mem.ingest(texts(s, ["Ann flew to Paris."] * 3), batch=1,
-               on_write=lambda report, n: reported.append(len(report.unit_ids)))
+    mem.ingest(
+        texts(s, ["Ann flew to Paris."] * 3), batch=1, on_write=lambda report, n: reported.append(len(report.unit_ids))
+    )
     main = threading.current_thread().name
     assert held.commits == 3 and held.threads == ["graphmem-commit_0", "graphmem-commit_0", main]
     assert reported == [1, 0, 0]  # each batch saw the one before: the same text once
@@ -233,8 +264,12 @@ def test_an_ingest_of_many_batches_collects_in_full_rarely_and_restores_the_coll
         failing.ingest(texts(s, [f"{p} went to {c}." for p in PEOPLE for c in CITIES]), batch=2)
     assert gc.get_threshold() == before
     slow, _ = build(request, "memory", lambda store: HeldCommits(store, hold=0.02))
-    runs = [threading.Thread(target=slow.ingest, args=(texts(fresh_scope(), [f"{c} is far." for c in CITIES]),),
-                             kwargs={"batch": 1}) for _ in range(3)]
+    runs = [
+        threading.Thread(
+            target=slow.ingest, args=(texts(fresh_scope(), [f"{c} is far." for c in CITIES]),), kwargs={"batch": 1}
+        )
+        for _ in range(3)
+    ]
     for run in runs:
         run.start()
     for run in runs:

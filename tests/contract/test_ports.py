@@ -16,8 +16,12 @@ from graphmem.adapters.neo4j_index import Neo4jIndex
 from graphmem.adapters.neo4j_store import Neo4jStore
 from graphmem.ports import MemoryIndex, MemoryStore
 
-ADAPTERS = [(MemoryStore, InMemoryStore), (MemoryStore, Neo4jStore), (MemoryIndex, InMemoryIndex),
-            (MemoryIndex, Neo4jIndex)]
+ADAPTERS = [
+    (MemoryStore, InMemoryStore),
+    (MemoryStore, Neo4jStore),
+    (MemoryIndex, InMemoryIndex),
+    (MemoryIndex, Neo4jIndex),
+]
 
 #: What the adapters have beyond the port, and why.
 EXTRAS = {
@@ -27,8 +31,7 @@ EXTRAS = {
 
 
 def port_methods(port: type = MemoryStore) -> dict[str, typing.Callable]:
-    return {name: member for name, member in inspect.getmembers(port, inspect.isfunction)
-            if not name.startswith("_")}
+    return {name: member for name, member in inspect.getmembers(port, inspect.isfunction) if not name.startswith("_")}
 
 
 def shape(function: typing.Callable) -> list[tuple]:
@@ -39,11 +42,21 @@ def shape(function: typing.Callable) -> list[tuple]:
 
 
 def test_the_store_is_every_port_of_the_store() -> None:
-    parts = {ports.EpisodeStore, ports.UnitStore, ports.TimelineStore, ports.AuditStore, ports.ReviewStore,
-             ports.ErasureStore, ports.BlockStore, ports.ExchangeStore, ports.KeyStore}
+    parts = {
+        ports.EpisodeStore,
+        ports.UnitStore,
+        ports.TimelineStore,
+        ports.AuditStore,
+        ports.ReviewStore,
+        ports.ErasureStore,
+        ports.BlockStore,
+        ports.ExchangeStore,
+        ports.KeyStore,
+    }
     assert parts <= set(MemoryStore.__mro__)
-    declared = {name for part in parts for name, _ in inspect.getmembers(part, inspect.isfunction)
-                if not name.startswith("_")}
+    declared = {
+        name for part in parts for name, _ in inspect.getmembers(part, inspect.isfunction) if not name.startswith("_")
+    }
     assert declared == set(port_methods())  # the composite adds no method of its own
 
 

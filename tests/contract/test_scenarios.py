@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.extract.rule import RuleExtractor
 from graphmem.errors import InvalidInput
+from graphmem.extract.rule import RuleExtractor
 from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
@@ -15,12 +15,19 @@ pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def lives(city: str, valid: str, **kw) -> Fact:
-    return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                valid_at=d(valid), single_valued=True, **kw)
+    return Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object=city,
+        content=f"Alice lives in {city}",
+        valid_at=d(valid),
+        single_valued=True,
+        **kw,
+    )
 
 
 def contents(hits) -> list[str]:
@@ -41,7 +48,9 @@ def test_move_supersedes_with_the_right_times(mem):
     before = now.time.expired_at - timedelta(microseconds=1)
     assert contents(mem.recall("where does Alice live", s, known_at=before)) == ["Alice lives in Paris"]
     # and before anything was learned, nothing
-    assert contents(mem.recall("where does Alice live", s, known_at=old.time.created_at - timedelta(microseconds=1))) == []
+    assert (
+        contents(mem.recall("where does Alice live", s, known_at=old.time.created_at - timedelta(microseconds=1))) == []
+    )
     explained = mem.explain(old.id, s)
     assert explained["incoming"][0]["invalid_at"] == d("2023-04-01")
     assert "where 'Alice lives in Berlin' begins" in explained["incoming"][0]["reason"]
@@ -129,8 +138,13 @@ def test_bad_input_is_refused(mem):
 
 def test_procedural_rules_wait_for_review(mem):
     s = fresh_scope()
-    rule = Fact(subject="assistant", predicate="rule", object="answer in French", content="Always answer in French",
-                kind="procedural")
+    rule = Fact(
+        subject="assistant",
+        predicate="rule",
+        object="answer in French",
+        content="Always answer in French",
+        kind="procedural",
+    )
     report = mem.remember("please always answer in French", s, facts=[rule])
     assert report.decisions == {"NOOP": 1} and len(report.reviews) == 1
     (item,) = mem.reviews(s)
@@ -163,8 +177,15 @@ def test_a_value_that_returns_in_the_same_batch_is_not_lost(mem):
     s = fresh_scope()
 
     def answer(valid: str, invalid: str | None) -> Episode:
-        fact = Fact(subject="q", predicate="answer", object="A", content="q: A", single_valued=True,
-                    valid_at=d(valid), invalid_at=d(invalid) if invalid else None)
+        fact = Fact(
+            subject="q",
+            predicate="answer",
+            object="A",
+            content="q: A",
+            single_valued=True,
+            valid_at=d(valid),
+            invalid_at=d(invalid) if invalid else None,
+        )
         return Episode(scope=s, occurred_at=d("2024-01-01"), raw=f"A from {valid}", facts=(fact,))
 
     report = mem.ingest([answer("2010-01-01", "2015-01-01"), answer("2019-01-01", None)])

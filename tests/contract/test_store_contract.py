@@ -7,9 +7,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.errors import Conflict, NotFound
-from graphmem.models import (STORED, Appended, AsOf, Decision, Fact, MemoryKind, MemoryUnit, Op, Page, RecallStats,
-                             TimelineEvent, Triple, UnitFilter, WriteBatch)
+from graphmem.models import (
+    STORED,
+    Appended,
+    AsOf,
+    Decision,
+    Fact,
+    MemoryKind,
+    MemoryUnit,
+    Op,
+    Page,
+    RecallStats,
+    TimelineEvent,
+    Triple,
+    UnitFilter,
+    WriteBatch,
+)
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, decision, episode, invalidation, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -51,9 +66,14 @@ def test_episode_ids_belong_to_their_subject(store):
     assert store.get_episode(shared_id, bob).raw == "Bob likes chess"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(writes=st.lists(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.sampled_from("ab")),
-                                max_size=6), min_size=1, max_size=3))
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    writes=st.lists(
+        st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.sampled_from("ab")), max_size=6),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_put_episodes_reports_conflicts_and_stores_the_rest(store, writes):
     """Batches of episodes (scope, id, text) drawn from a few of each: the first text under a
     (scope, id) is stored; a later other text there is reported by its position, alone."""
@@ -178,8 +198,12 @@ def test_filters_by_hash_and_slot_and_paging(store, scope):
 def test_recall_stats_add_up_beside_the_unit(store, scope):
     u = unit(scope, "Alice likes tea")
     put(store, u)
-    assert store.record_recall(scope, {u.id: RecallStats(recalled_at=day(3)), "no-such-unit": RecallStats(
-        recalled_at=day(3))}) == 1  # ids not stored are skipped
+    assert (
+        store.record_recall(
+            scope, {u.id: RecallStats(recalled_at=day(3)), "no-such-unit": RecallStats(recalled_at=day(3))}
+        )
+        == 1
+    )  # ids not stored are skipped
     assert store.record_recall(scope, {u.id: RecallStats(recalled_at=day(2), increment=2)}) == 1
     seen = store.get_unit(u.id, scope)
     assert (seen.time.recall_count, seen.time.last_recalled_at) == (3, day(3))  # the latest recall is kept
@@ -219,12 +243,19 @@ def test_an_episode_is_undecided_until_the_commit_that_decides_it(store):
     assert store.put_episodes(first) == Appended(new=3)
     store.put_episodes([episode(bob, "Bob note", id="b0")])
     store.put_episodes([first[0], episode(alice, "Alice again", id="a3")])  # a0 is not new: still its first write's
-    assert (store.undecided_count([alice]), store.undecided_count([alice, bob]), store.undecided_count([carol])) == (4, 5, 0)
+    assert (store.undecided_count([alice]), store.undecided_count([alice, bob]), store.undecided_count([carol])) == (
+        4,
+        5,
+        0,
+    )
     assert store.undecided_count() >= 5
     writes = store.undecided_episodes(alice)
     assert [[e.id for e in w] for w in writes] == [["a0", "a1", "a2"], ["a3"]]  # by write, in the order given
-    assert (writes[0][1].raw, writes[0][1].scope, writes[0][1].occurred_at) == ("Alice note 1", alice,
-                                                                               first[1].occurred_at)
+    assert (writes[0][1].raw, writes[0][1].scope, writes[0][1].occurred_at) == (
+        "Alice note 1",
+        alice,
+        first[1].occurred_at,
+    )
     assert store.undecided_episodes(alice, limit=1) == writes[:1]
     store.commit(WriteBatch(decided=("a1", "b0")), alice)  # b0 is bob's: not decided in alice's scope
     assert [[e.id for e in w] for w in store.undecided_episodes(alice)] == [["a0", "a2"], ["a3"]]

@@ -12,7 +12,7 @@ within a single-valued slot).
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,6 +23,7 @@ from graphmem import GraphMem
 from graphmem.extract import FactsExtractor
 from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, utcnow
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.temporal_model import FactSpec, TemporalModel
 
 
@@ -33,7 +34,7 @@ class FactsAgain(FactsExtractor):
 
 
 def year(y: int) -> datetime:
-    return datetime(y, 1, 1, tzinfo=timezone.utc)
+    return datetime(y, 1, 1, tzinfo=UTC)
 
 
 SUBJECTS = ("Zed", "Amy")
@@ -52,13 +53,27 @@ def facts(draw) -> FactSpec:
     if draw(st.integers(0, 3)) == 0:
         start = (valid or year(2000)).year
         end = year(draw(st.integers(start, 2009)))
-    return FactSpec(subject=draw(st.sampled_from(SUBJECTS)), predicate=predicate,
-                    object=draw(st.sampled_from(OBJECTS)), single=PREDICATES[predicate], valid=valid, end=end)
+    return FactSpec(
+        subject=draw(st.sampled_from(SUBJECTS)),
+        predicate=predicate,
+        object=draw(st.sampled_from(OBJECTS)),
+        single=PREDICATES[predicate],
+        valid=valid,
+        end=end,
+    )
 
 
 def to_fact(f: FactSpec) -> Fact:
-    return Fact(subject=f.subject, predicate=f.predicate, object=f.object, content=f.content, valid_at=f.valid,
-                invalid_at=f.end, single_valued=f.single, op=f.op)
+    return Fact(
+        subject=f.subject,
+        predicate=f.predicate,
+        object=f.object,
+        content=f.content,
+        valid_at=f.valid,
+        invalid_at=f.end,
+        single_valued=f.single,
+        op=f.op,
+    )
 
 
 def value(unit) -> tuple[str, str, str]:
@@ -87,8 +102,9 @@ class TemporalMachine(RuleBasedStateMachine):
             self.serial += 1
             eid = f"{self.scope.subject_id}-e{self.serial}"
             self.specs[eid] = specs
-            episodes.append(Episode(id=eid, scope=self.scope, occurred_at=occurred, raw=eid,
-                                    facts=tuple(to_fact(f) for f in specs)))
+            episodes.append(
+                Episode(id=eid, scope=self.scope, occurred_at=occurred, raw=eid, facts=tuple(to_fact(f) for f in specs))
+            )
             modelled.append((eid, occurred, specs))
         self.mem.ingest(episodes, extractor="facts")
         self.model.ingest(modelled, "facts-1")
@@ -97,8 +113,14 @@ class TemporalMachine(RuleBasedStateMachine):
     def _stepped(self) -> None:
         self.times.append(utcnow())
 
-    @rule(batch=st.lists(st.tuples(st.sampled_from(YEARS).map(year), st.lists(facts(), min_size=1, max_size=3)
-                                   .map(tuple)), min_size=1, max_size=3), data=st.data())
+    @rule(
+        batch=st.lists(
+            st.tuples(st.sampled_from(YEARS).map(year), st.lists(facts(), min_size=1, max_size=3).map(tuple)),
+            min_size=1,
+            max_size=3,
+        ),
+        data=st.data(),
+    )
     def assert_facts(self, batch, data) -> None:
         self._ingest(batch)
         self.check(data)
@@ -114,9 +136,14 @@ class TemporalMachine(RuleBasedStateMachine):
         self._ingest([(year(2005), (spec,))])
         self.check(data)
 
-    @rule(data=st.data(), subject=st.sampled_from(SUBJECTS), predicate=st.sampled_from(sorted(PREDICATES)),
-          obj=st.sampled_from(OBJECTS), at=st.none() | st.sampled_from(YEARS).map(year),
-          told=st.sampled_from(YEARS).map(year))
+    @rule(
+        data=st.data(),
+        subject=st.sampled_from(SUBJECTS),
+        predicate=st.sampled_from(sorted(PREDICATES)),
+        obj=st.sampled_from(OBJECTS),
+        at=st.none() | st.sampled_from(YEARS).map(year),
+        told=st.sampled_from(YEARS).map(year),
+    )
     def end_a_fact(self, data, subject: str, predicate: str, obj: str, at, told) -> None:
         # Any fact, known or not yet: an ending may come before what it ends.
         self._ingest([(told, (FactSpec(subject, predicate, obj, PREDICATES[predicate], None, at, op="end"),))])
@@ -159,8 +186,9 @@ class TemporalMachine(RuleBasedStateMachine):
         if archived:
             uid = archived[pick % len(archived)]
             unit = self.mem.store.get_unit(uid, self.scope)
-            spec = next(f for f in self.specs[unit.source.episode_id]
-                        if value(unit) == (f.subject, f.predicate, f.object))
+            spec = next(
+                f for f in self.specs[unit.source.episode_id] if value(unit) == (f.subject, f.predicate, f.object)
+            )
             self._ingest([(year(2005), (spec,))])
             alive = self.mem.store.get_unit(uid, self.scope, AsOf(valid=unit.time.valid_at, known=utcnow()))
             if alive is not None:  # a restatement leaves the unit that shows the fact searchable again
@@ -185,8 +213,12 @@ class TemporalMachine(RuleBasedStateMachine):
         assert {h.unit.id for h in hits} == {u.id for u in listed if u.id not in archived}, ("recall", t, step)
         for subject in SUBJECTS:
             entries = self.mem.history(self.scope, entity=subject, known_at=known)
-            covering = [e["unit"] for e in entries if (e["unit"].time.valid_at or t) <= t
-                        and (e["unit"].time.invalid_at is None or t < e["unit"].time.invalid_at)]
+            covering = [
+                e["unit"]
+                for e in entries
+                if (e["unit"].time.valid_at or t) <= t
+                and (e["unit"].time.invalid_at is None or t < e["unit"].time.invalid_at)
+            ]
             assert {value(u) for u in covering} == {v for v in expected if v[0] == subject}, ("history", t, step)
             slots = [value(u)[:2] for u in covering if u.triple.single_valued]
             assert len(slots) == len(set(slots)), ("overlap in a single-valued slot", t, step)
@@ -209,11 +241,15 @@ def machine_for(make):
     return type("Machine", (TemporalMachine,), {"make": staticmethod(make)})
 
 
-def _run(make, examples: int, steps: int) -> None:
+def _run(make, count: int, steps: int) -> None:
     run_state_machine_as_test(
         machine_for(make),
-        settings=settings(max_examples=examples, stateful_step_count=steps, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]),
+        settings=settings(
+            max_examples=count,
+            stateful_step_count=steps,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        ),
     )
 
 
@@ -224,7 +260,7 @@ def test_memory_matches_the_model(embedder):
         store = InMemoryStore()
         return GraphMem(store, InMemoryIndex(store, embedder))
 
-    _run(make, examples=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES", 300)), steps=10)
+    _run(make, count=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES") or examples(300)), steps=10)
 
 
 def _neo4j(conn, embedder):
@@ -238,10 +274,10 @@ def _neo4j(conn, embedder):
 
 @pytest.mark.neo4j
 def test_neo4j_matches_the_model(conn, embedder):
-    _run(_neo4j(conn, embedder), examples=50, steps=8)
+    _run(_neo4j(conn, embedder), count=examples(50), steps=8)
 
 
 @pytest.mark.neo4j
 @pytest.mark.slow
 def test_neo4j_matches_the_model_at_length(conn, embedder):
-    _run(_neo4j(conn, embedder), examples=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES", 300)), steps=10)
+    _run(_neo4j(conn, embedder), count=int(os.environ.get("GRAPHMEM_MACHINE_EXAMPLES") or examples(300)), steps=10)

@@ -3,7 +3,7 @@ lost facts in active use, each through the public API on every adapter."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,12 +14,19 @@ pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
 
 
 def d(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def lives(who: str, city: str, valid: str, **kw) -> Fact:
-    return Fact(subject=who, predicate="lives_in", object=city, content=f"{who} lives in {city}",
-                valid_at=d(valid), single_valued=True, **kw)
+    return Fact(
+        subject=who,
+        predicate="lives_in",
+        object=city,
+        content=f"{who} lives in {city}",
+        valid_at=d(valid),
+        single_valued=True,
+        **kw,
+    )
 
 
 def cities(mem, scope, **at) -> list[str]:
@@ -38,8 +45,15 @@ def test_out_of_order_arrival_in_separate_writes(mem):
 
 def test_out_of_order_arrival_in_one_episode(mem):
     s = fresh_scope()
-    mem.remember("three moves", s, facts=[lives("Zed", "Rome", "2000-01-01"), lives("Zed", "Oslo", "1990-01-01"),
-                                          lives("Zed", "Kyiv", "1995-01-01")])
+    mem.remember(
+        "three moves",
+        s,
+        facts=[
+            lives("Zed", "Rome", "2000-01-01"),
+            lives("Zed", "Oslo", "1990-01-01"),
+            lives("Zed", "Kyiv", "1995-01-01"),
+        ],
+    )
     assert cities(mem, s, as_of=d("1996-06-01")) == ["Kyiv"]
     assert cities(mem, s, as_of=d("2002-06-01")) == ["Rome"]
 
@@ -61,8 +75,9 @@ def test_deleting_one_of_two_restatements(mem):
     mem.remember("Paris", s, facts=[lives("Alice", "Paris", "2010-01-01")], episode_id=f"{s.subject_id}:r0")
     mem.remember("Berlin", s, facts=[lives("Alice", "Berlin", "2015-01-01")], episode_id=f"{s.subject_id}:r1")
     between = utcnow()
-    again = mem.remember("Berlin again", s, facts=[lives("Alice", "Berlin", "2015-01-01")],
-                         episode_id=f"{s.subject_id}:r2")
+    again = mem.remember(
+        "Berlin again", s, facts=[lives("Alice", "Berlin", "2015-01-01")], episode_id=f"{s.subject_id}:r2"
+    )
     assert again.decisions == {"NOOP": 1}
     mem.delete_episode(f"{s.subject_id}:r1", s)
     assert cities(mem, s) == ["Berlin"]  # r2 still says so
@@ -75,8 +90,13 @@ def test_deleting_one_of_two_restatements(mem):
 def test_reextraction_with_another_extractor_replaces_the_units(mem):
     s = fresh_scope()
     for raw, city, year in (("I live in Paris.", "Paris", "2020"), ("I moved to Berlin.", "Berlin", "2022")):
-        fact = Fact(subject=s.subject_id, predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                    single_valued=True)
+        fact = Fact(
+            subject=s.subject_id,
+            predicate="lives_in",
+            object=city,
+            content=f"Alice lives in {city}",
+            single_valued=True,
+        )
         mem.remember(raw, s, at=d(f"{year}-01-01"), facts=[fact])
     before = utcnow()
     mem.reextract(s, "rule")
@@ -84,7 +104,8 @@ def test_reextraction_with_another_extractor_replaces_the_units(mem):
     assert [h.unit.content for h in mem.recall("where", s)] == ["I moved to Berlin."]
     # history before the re-extraction is kept
     assert [h.unit.content for h in mem.recall("where", s, as_of=d("2021-01-01"), known_at=before)] == [
-        "Alice lives in Paris"]
+        "Alice lives in Paris"
+    ]
 
 
 def test_recall_counts_as_use_so_archive_keeps_the_current_value(mem):
@@ -116,11 +137,17 @@ def test_deleting_two_episodes_in_turn(mem):
     s = fresh_scope()
 
     def write(*episodes):
-        mem.ingest([Episode(id=f"{s.subject_id}:{eid}", scope=s, occurred_at=d("2000-01-01"), raw=eid,
-                            facts=tuple(facts)) for eid, facts in episodes])
+        mem.ingest(
+            [
+                Episode(id=f"{s.subject_id}:{eid}", scope=s, occurred_at=d("2000-01-01"), raw=eid, facts=tuple(facts))
+                for eid, facts in episodes
+            ]
+        )
 
-    write(("e1", [lives("Zed", "Rome", "2000-01-01")]),
-          ("e3", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2000-01-01"))]))
+    write(
+        ("e1", [lives("Zed", "Rome", "2000-01-01")]),
+        ("e3", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2000-01-01"))]),
+    )
     write(("e5", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2001-01-01"))]))
     write(("e6", [lives("Zed", "Rome", "2000-01-01", invalid_at=d("2000-01-01"))]))
     after_e6 = utcnow()
@@ -138,24 +165,35 @@ def test_a_fact_retracted_in_the_write_that_asserts_it_has_decisions_that_say_so
     s = fresh_scope()
     at = d("2024-01-01")
     rome = lives("Zed", "Rome", "2010-01-01")
-    episodes = [Episode(id=f"{s.subject_id}:{n}", scope=s, occurred_at=at, raw=n, facts=(f,))
-                for n, f in (("oslo", lives("Zed", "Oslo", "2000-01-01")), ("rome", rome),
-                             ("never", rome.model_copy(update={"op": "retract"})))]
+    episodes = [
+        Episode(id=f"{s.subject_id}:{n}", scope=s, occurred_at=at, raw=n, facts=(f,))
+        for n, f in (
+            ("oslo", lives("Zed", "Oslo", "2000-01-01")),
+            ("rome", rome),
+            ("never", rome.model_copy(update={"op": "retract"})),
+        )
+    ]
     mem.ingest(episodes)
     assert cities(mem, s) == ["Oslo"]
     reasons = {x.episode_id.rsplit(":", 1)[1]: (x.op.value, x.reason) for x in mem.decisions(s)}
-    assert reasons["rome"] == ("NOOP", f"lives_in holds one value: 'Rome' supersedes 'Oslo'; retracted later in "
-                                       f"this write (episode {s.subject_id}:never)")
-    assert reasons["never"] == ("NOOP", "retraction of 'Zed lives in Rome', asserted earlier in this write: "
-                                        "none of it was stored")
+    assert reasons["rome"] == (
+        "NOOP",
+        f"lives_in holds one value: 'Rome' supersedes 'Oslo'; retracted later in "
+        f"this write (episode {s.subject_id}:never)",
+    )
+    assert reasons["never"] == (
+        "NOOP",
+        "retraction of 'Zed lives in Rome', asserted earlier in this write: none of it was stored",
+    )
 
 
 def test_deleting_the_episode_a_restated_fact_first_came_from_leaves_it_one_hit(mem):
     """The deletion re-derives the restated unit and re-adds it: its search entries were
     written twice (each visible once), so recall returned it twice."""
     s = fresh_scope()
-    for n, fact in enumerate([lives("Zed", "Rome", "2005-01-01"), lives("Zed", "Rome", "2005-01-01"),
-                              lives("Zed", "Kyiv", "2008-01-01")], 1):
+    for n, fact in enumerate(
+        [lives("Zed", "Rome", "2005-01-01"), lives("Zed", "Rome", "2005-01-01"), lives("Zed", "Kyiv", "2008-01-01")], 1
+    ):
         mem.remember(f"episode {n}", s, facts=[fact], episode_id=f"{s.subject_id}:{n}")
     mem.delete_episode(f"{s.subject_id}:1", s)
     for at in (d("2006-06-01"), d("2009-06-01"), None):
@@ -167,8 +205,17 @@ def test_deleting_the_episode_a_restated_fact_first_came_from_leaves_it_one_hit(
 def test_a_fact_true_for_no_time_is_stored_as_nothing_and_its_decision_says_why(mem):
     """Found by an attacker's trial: the reason said a current fact already showed it."""
     s = fresh_scope()
-    mem.ingest([Episode(id=f"{s.subject_id}:e1", scope=s, occurred_at=d("2020-01-01"), raw="e1",
-                        facts=(lives("Zed", "Kyiv", "2020-01-01", invalid_at=d("2020-01-01")),))])
+    mem.ingest(
+        [
+            Episode(
+                id=f"{s.subject_id}:e1",
+                scope=s,
+                occurred_at=d("2020-01-01"),
+                raw="e1",
+                facts=(lives("Zed", "Kyiv", "2020-01-01", invalid_at=d("2020-01-01")),),
+            )
+        ]
+    )
     [decision] = mem.decisions(s)
     assert decision.op.value == "NOOP" and "true for no time" in decision.reason, decision.reason
     assert cities(mem, s, as_of=d("2020-01-01")) == []
@@ -179,7 +226,9 @@ def test_history_shows_a_unit_ended_by_a_later_fact_as_believed_as_recall_finds_
     Tokyo's start and is still believed; history said "believed ... -> ..." (withdrawn)."""
     s = fresh_scope()
     mem.remember("Paris", s, facts=[lives("Ken", "Paris", "2024-03-01")])
-    mem.remember("London and Tokyo", s, facts=[lives("Ken", "London", "2022-01-01"), lives("Ken", "Tokyo", "2025-01-01")])
+    mem.remember(
+        "London and Tokyo", s, facts=[lives("Ken", "London", "2022-01-01"), lives("Ken", "Tokyo", "2025-01-01")]
+    )
     [paris] = [e for e in mem.history(s, entity="Ken") if e["unit"].triple.object == "Paris"]
     assert paris["believed_until"] is None
     assert (paris["unit"].time.valid_at, paris["unit"].time.invalid_at) == (d("2024-03-01"), d("2025-01-01"))

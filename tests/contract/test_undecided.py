@@ -6,7 +6,7 @@ says why (``reextract`` tries again)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -18,12 +18,17 @@ from graphmem.wiring import make_extractors
 from tests.conftest import NEO4J, fresh_scope
 from tests.contract.test_pipelined_writes import HeldCommits, build, memory_of
 
-AT = datetime(2024, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def lives(scope, id: str, city: str, year: int) -> Episode:
-    fact = Fact(subject="Ann", predicate="lives_in", object=city, valid_at=datetime(year, 1, 1, tzinfo=timezone.utc),
-                single_valued=True)
+    fact = Fact(
+        subject="Ann",
+        predicate="lives_in",
+        object=city,
+        valid_at=datetime(year, 1, 1, tzinfo=UTC),
+        single_valued=True,
+    )
     return Episode(scope=scope, id=id, occurred_at=AT, raw=f"Ann lives in {city}.", facts=(fact,))
 
 
@@ -31,10 +36,16 @@ def file_of(scope) -> list[Episode]:
     """Four writes of two (``batch=2``). In each undecided write, the same slot from the same
     day twice: the later in the write wins, and its id sorts first, so only the write's own
     order decides it; the later write wins over the earlier."""
-    return [lives(scope, "m1", "Lima", 2019), lives(scope, "m2", "Kyiv", 2020),
-            lives(scope, "z3", "Rome", 2021), lives(scope, "a4", "Oslo", 2021),
-            lives(scope, "z5", "Paris", 2021), lives(scope, "a6", "Bern", 2022),
-            lives(scope, "m7", "Cork", 2023), lives(scope, "m8", "Riga", 2023)]
+    return [
+        lives(scope, "m1", "Lima", 2019),
+        lives(scope, "m2", "Kyiv", 2020),
+        lives(scope, "z3", "Rome", 2021),
+        lives(scope, "a4", "Oslo", 2021),
+        lives(scope, "z5", "Paris", 2021),
+        lives(scope, "a6", "Bern", 2022),
+        lives(scope, "m7", "Cork", 2023),
+        lives(scope, "m8", "Riga", 2023),
+    ]
 
 
 def crashed(request, family: str) -> tuple[GraphMem, object, list[Episode]]:
@@ -78,6 +89,7 @@ def test_a_write_cut_short_leaves_undecided_episodes_that_complete_decides_as_a_
 def test_a_failed_extraction_is_decided_not_undecided(mem):
     """The extractor's failure is the episode's decision (a NOOP saying why): nothing to
     complete, and recall is not incomplete for it."""
+
     class Broken:
         version = "broken-1"
 

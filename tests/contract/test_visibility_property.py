@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from graphmem.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
+from tests.examples import examples
 from tests.factories import day, decision, invalidation, unit
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -31,9 +32,7 @@ def histories(draw):
         if valid and invalid and invalid < valid:
             valid, invalid = invalid, valid
         units.append((f"fact {i}", created, valid, invalid))
-    edges = draw(
-        st.lists(st.tuples(st.integers(0, n_units - 1), times, maybe(times)), max_size=5)
-    )
+    edges = draw(st.lists(st.tuples(st.integers(0, n_units - 1), times, maybe(times)), max_size=5))
     probes = draw(st.lists(st.tuples(times, times), min_size=1, max_size=4))
     return units, edges, probes
 
@@ -53,7 +52,7 @@ def oracle(unit_row, edges, t: datetime, s: datetime):
     return visible, expired, min(ends, default=None)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=histories())
 def test_list_units_and_search_match_the_oracle(store_and_index, history):
     store, index = store_and_index
@@ -66,11 +65,22 @@ def test_list_units_and_search_match_the_oracle(store_and_index, history):
         decisions.append(dec)
         invalidations.append(invalidation(dec, units[which].id, expired, invalid))
     vectors = dict(zip((u.id for u in units), index.vectors([u.content for u in units])))
-    store.commit(WriteBatch(units=tuple(units), decisions=tuple(decisions), invalidations=tuple(invalidations),
-                            vectors=vectors, vector_model=index.embedder.name), scope)
+    store.commit(
+        WriteBatch(
+            units=tuple(units),
+            decisions=tuple(decisions),
+            invalidations=tuple(invalidations),
+            vectors=vectors,
+            vector_model=index.embedder.name,
+        ),
+        scope,
+    )
 
     for t, s in probes:
-        got = {u.id: (u.time.expired_at, u.time.invalid_at) for u in store.list_units(scope, UnitFilter(), at=AsOf(valid=t, known=s))}
+        got = {
+            u.id: (u.time.expired_at, u.time.invalid_at)
+            for u in store.list_units(scope, UnitFilter(), at=AsOf(valid=t, known=s))
+        }
         expected = {}
         for i, spec in enumerate(units_spec):
             edges = [(e, inv) for j, e, inv in edges_spec if j == i]
@@ -79,6 +89,7 @@ def test_list_units_and_search_match_the_oracle(store_and_index, history):
                 expected[units[i].id] = (expired, invalid)
         assert got == expected, (t, s)
         # search filters by the same rule, through the entries derived from units and edges
-        request = SearchRequest(scopes=(scope,), at=AsOf(valid=t, known=s), k=50, fetch=50,
-                                vector=index.vectors(["fact"])[0])
+        request = SearchRequest(
+            scopes=(scope,), at=AsOf(valid=t, known=s), k=50, fetch=50, vector=index.vectors(["fact"])[0]
+        )
         assert {hit.unit.id for hit in index.recall(request)} == set(expected), (t, s)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.neo4j
 
 HOSTILE = [
     "MATCH (n) DETACH DELETE n // Robert'); DROP",
-    "content:(a OR b) AND NOT \"c\" ~2 ^3 [x TO y] {z} \\ / && || !",
+    'content:(a OR b) AND NOT "c" ~2 ^3 [x TO y] {z} \\ / && || !',
     "שלום עולם — مرحبا بالعالم 🚀👩🏽‍💻 ﷽",
     "$scope $1 ${x} {{dimensions}} `vector.dimensions`",
 ]

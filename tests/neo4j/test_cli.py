@@ -29,7 +29,14 @@ def test_init_json_shape(run):
 def test_doctor_passes_every_check(run):
     doc = as_json(run("doctor", "--json"))
     assert doc["ok"], doc
-    assert [c["check"] for c in doc["checks"]] == ["connectivity", "migrations", "indexes", "episodes", "embedder", "tokenizer"]
+    assert [c["check"] for c in doc["checks"]] == [
+        "connectivity",
+        "migrations",
+        "indexes",
+        "episodes",
+        "embedder",
+        "tokenizer",
+    ]
     assert "Neo4j" in doc["checks"][0]["detail"]
 
 
@@ -37,8 +44,12 @@ def test_ingest_recall_as_of_and_explain(run, conn, tmp_path):
     scope = fresh_scope()
     s = subject(scope)
     path = tmp_path / "moved.jsonl"
-    path.write_text(fact_line(scope, f"{scope.subject_id}:p", "2023-01-01", "Paris") + "\n"
-                    + fact_line(scope, f"{scope.subject_id}:b", "2023-06-01", "Berlin") + "\n")
+    path.write_text(
+        fact_line(scope, f"{scope.subject_id}:p", "2023-01-01", "Paris")
+        + "\n"
+        + fact_line(scope, f"{scope.subject_id}:b", "2023-06-01", "Berlin")
+        + "\n"
+    )
     assert as_json(run("ingest", path, "--json"))["decisions"]["UPDATE"] == 1
     assert Neo4jStore(conn).get_episode(f"{scope.subject_id}:b", scope) is not None
 
@@ -49,8 +60,11 @@ def test_ingest_recall_as_of_and_explain(run, conn, tmp_path):
     assert paris["invalid_at"] == "2023-06-01T00:00:00+00:00"
     assert "Alice lives in Berlin" not in [h["content"] for h in before["hits"]]
 
-    [berlin] = [h for h in as_json(run("recall", "Berlin", "--subject", s, "--json"))["hits"]
-                if h["content"] == "Alice lives in Berlin"]
+    [berlin] = [
+        h
+        for h in as_json(run("recall", "Berlin", "--subject", s, "--json"))["hits"]
+        if h["content"] == "Alice lives in Berlin"
+    ]
     doc = as_json(run("explain", berlin["id"], "--subject", s, "--json"))
     update = next(d for d in doc["decisions"] if d["op"] == "UPDATE")
     assert "supersedes" in update["reason"] and update["target_id"] == paris["id"]
@@ -67,8 +81,13 @@ def test_index_status_rebuild_and_stats(run):
     assert {row["name"] for row in status["indexes"]} >= {live, "entry_text", "entity_names"}
     assert all(row["state"] == "ONLINE" for row in status["indexes"])
     rebuilt = as_json(run("index", "rebuild", "--subject", s, "--json"))
-    assert rebuilt == {"units": 1, "model": status["model"], "dimension": status["dimension"], "scope": s,
-                       "project": None}
+    assert rebuilt == {
+        "units": 1,
+        "model": status["model"],
+        "dimension": status["dimension"],
+        "scope": s,
+        "project": None,
+    }
     stats = as_json(run("stats", "--json"))
     assert stats["units"] >= 1 and stats["migrations"] >= 1 and "indexes" not in stats
     assert stats["building"] is None and "building: -" in run("stats").stdout.splitlines()  # no rebuild under way

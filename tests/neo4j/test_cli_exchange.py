@@ -20,9 +20,16 @@ def test_export_forget_import_round_trip(conn, tmp_path):
     for eid, when, city in (("p", "2023-01-01", "Paris"), ("b", "2023-06-01", "Berlin")):
         assert run("ingest", "-", input=fact_line(scope, f"{scope.subject_id}:{eid}", when, city)).exit_code == 0
     [berlin] = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))["hits"]
-    assert as_json(run("retract", berlin["id"], "--subject", s, "--reason", "a typo", "--json"))["decisions"]["DELETE"] == 1
-    asked = [("recall", "where does Alice live", "--as-of", "2023-08-01"), ("history", "--entity", "Alice"),
-             ("explain", berlin["id"]), ("decisions",)]
+    assert (
+        as_json(run("retract", berlin["id"], "--subject", s, "--reason", "a typo", "--json"))["decisions"]["DELETE"]
+        == 1
+    )
+    asked = [
+        ("recall", "where does Alice live", "--as-of", "2023-08-01"),
+        ("history", "--entity", "Alice"),
+        ("explain", berlin["id"]),
+        ("decisions",),
+    ]
 
     def answers() -> list[dict]:
         found = [as_json(run(*args, "--subject", s, "--json")) for args in asked]

@@ -35,7 +35,11 @@ def test_records_keyed_by_a_plain_hash_are_rekeyed(conn):
         conn.driver.execute_query(
             "CREATE (:Erasure {id: $id, subject_hash: $hash, project_hash: $project, status: 'done', "
             "subject_type: 'user', units: 3})",
-            id=uuid.uuid4().hex, hash=plain[scope], project=project_hash, database_=conn.database)
+            id=uuid.uuid4().hex,
+            hash=plain[scope],
+            project=project_hash,
+            database_=conn.database,
+        )
     store = Neo4jStore(conn)
     assert not store.erased(alice)
     assert erasure_keys_migration.apply(conn) == []
@@ -44,5 +48,8 @@ def test_records_keyed_by_a_plain_hash_are_rekeyed(conn):
     erasure_keys_migration.apply(conn)  # again: nothing left to rekey
     records, _, _ = conn.driver.execute_query(
         "MATCH (r:Erasure) WHERE r.subject_hash IN $plain OR r.project_hash = $project RETURN count(r) AS n",
-        plain=list(plain.values()), project=project, database_=conn.database)
+        plain=list(plain.values()),
+        project=project,
+        database_=conn.database,
+    )
     assert records[0]["n"] == 0 and store.erased(alice)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,9 +24,11 @@ from graphmem.models import Fact
 pytestmark = pytest.mark.neo4j
 
 #: Where freed values may stay until overwritten (paths below the instance folder).
-KEEPS_FREED = ("data/databases/neo4j/neostore.propertystore.db.strings",
-               "data/databases/neo4j/neostore.propertystore.db.arrays",
-               "data/databases/neo4j/schema/index/")
+KEEPS_FREED = (
+    "data/databases/neo4j/neostore.propertystore.db.strings",
+    "data/databases/neo4j/neostore.propertystore.db.arrays",
+    "data/databases/neo4j/schema/index/",
+)
 PAD = " with more words after it, so the value goes to the string store as plain text"
 
 
@@ -44,14 +46,20 @@ def holding(folder: Path, needle: bytes) -> dict[str, int]:
 def test_what_an_erased_subject_leaves_on_disk(spare_server):
     tag = uuid.uuid4().hex[:10]
     token = f"zq{tag}x7"  # one lower-case word: as Lucene and the range index keep it
-    texts = [f"Episode {token} text{PAD}", f"Fact {token} content{PAD}", f"Entity {token} name{PAD}",
-             f"Block {token} value{PAD}", f"Question {token} asked{PAD}"]
+    texts = [
+        f"Episode {token} text{PAD}",
+        f"Fact {token} content{PAD}",
+        f"Entity {token} name{PAD}",
+        f"Block {token} value{PAD}",
+        f"Question {token} asked{PAD}",
+    ]
     name = f"subject{tag}"  # the subject's id: every node carries it
     victim, other = f"user:{name}", f"user:other-{tag}"
-    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2024, 1, 1, tzinfo=UTC)
     with GraphMem.connect(Settings.from_env(neo4j_uri=spare_server.uri, embedder="hashing")) as mem:
-        mem.remember(texts[0], victim, at=at,
-                     facts=[Fact(subject=texts[2], predicate="likes", object="tea", content=texts[1])])
+        mem.remember(
+            texts[0], victim, at=at, facts=[Fact(subject=texts[2], predicate="likes", object="tea", content=texts[1])]
+        )
         mem.remember("Another subject's fact, written beside it.", other, at=at)  # shares index segments
         mem.set_block(victim, "persona", texts[3], token_budget=200)
         mem.assemble(texts[4], victim)

@@ -18,9 +18,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.neo4j.test_http import ROOT, cli, env  # noqa: E402
-from tests.ports import serving  # noqa: E402
+from tests.conftest import fresh_scope
+from tests.neo4j.test_http import ROOT, cli, env
+from tests.ports import serving
 
 pytestmark = pytest.mark.neo4j
 
@@ -29,8 +29,9 @@ WRITES, EPISODES = 4, 1_000
 
 def request(method: str, url: str, token: str, body: object = None) -> tuple[int, dict, float]:
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=data, method=method, headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    )
     began = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=300) as response:
@@ -53,14 +54,33 @@ def test_a_flood_of_writes_from_one_key_leaves_another_keys_recalls_fast(conn):
     argv = [sys.executable, "-m", "graphmem.cli.main", "serve"]
     with serving(argv, "graphmem serve", env={**env(), "GRAPHMEM_HTTP_TIMEOUT": "30"}, cwd=ROOT) as server:
         base = f"http://127.0.0.1:{server.port}/v1/subjects"
-        assert request("POST", f"{base}/{reader}/episodes", read_key, {"episodes": [
-            {"raw": "Bob likes green tea.", "occurred_at": "2026-01-01T00:00:00Z"}]})[0] == 200
+        assert (
+            request(
+                "POST",
+                f"{base}/{reader}/episodes",
+                read_key,
+                {"episodes": [{"raw": "Bob likes green tea.", "occurred_at": "2026-01-01T00:00:00Z"}]},
+            )[0]
+            == 200
+        )
         request("POST", f"{base}/{reader}/recall", read_key, {"query": "green tea"})  # plans compiled
 
         def flood(n: int) -> tuple[int, dict, float]:
-            return request("POST", f"{base}/{flooder}/episodes", flood_key, {"episodes": [
-                {"id": f"flood-{n}-{i}", "raw": f"Note {n}-{i}: the sensor read {i % 97} degrees.",
-                 "occurred_at": "2026-02-01T00:00:00Z"} for i in range(EPISODES)]})
+            return request(
+                "POST",
+                f"{base}/{flooder}/episodes",
+                flood_key,
+                {
+                    "episodes": [
+                        {
+                            "id": f"flood-{n}-{i}",
+                            "raw": f"Note {n}-{i}: the sensor read {i % 97} degrees.",
+                            "occurred_at": "2026-02-01T00:00:00Z",
+                        }
+                        for i in range(EPISODES)
+                    ]
+                },
+            )
 
         done, recalls = threading.Event(), []
 
@@ -90,5 +110,7 @@ def test_a_flood_of_writes_from_one_key_leaves_another_keys_recalls_fast(conn):
         assert len(recalls) >= 10 and p95 < 1.0, (len(recalls), p95, max(recalls))
         held = request("GET", f"http://127.0.0.1:{server.port}/v1/subjects", flood_key)[1]["subjects"]
         assert [s["episodes"] for s in held] == [WRITES * EPISODES], held  # each stored once
-        print(f"recalls {len(recalls)}, p95 {p95:.3f} s, max {max(recalls):.3f} s; writes "
-              f"{[(status, round(took, 1)) for status, _, took in answers]}")
+        print(
+            f"recalls {len(recalls)}, p95 {p95:.3f} s, max {max(recalls):.3f} s; writes "
+            f"{[(status, round(took, 1)) for status, _, took in answers]}"
+        )

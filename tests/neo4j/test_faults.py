@@ -21,7 +21,6 @@ from graphmem.config import default_home
 from graphmem.entries import MAX
 from graphmem.server import local_password
 
-
 pytestmark = pytest.mark.neo4j
 
 EPISODES = 600
@@ -38,8 +37,13 @@ def ingest(path: Path, uri: str) -> subprocess.Popen:
 
 def graphmem(uri: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "NEO4J_URI": uri, "GRAPHMEM_EMBEDDER": "hashing"}
-    return subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli.main", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finished(uri: str, *args: str, code: int = 0) -> dict:
@@ -55,10 +59,25 @@ def test_killed_mid_ingest(tmp_path: Path, spare_server, victim: str):
     data = tmp_path / "episodes.jsonl"
     with data.open("w") as f:
         for i in range(EPISODES):
-            fact = {"subject": f"Player {i}", "predicate": "plays_for", "object": f"Club {i % 40}",
-                    "valid_at": "2020-01-01", "single_valued": True}
-            f.write(json.dumps({"id": f"fault:{victim}:{i}", "subject": f"user:faults-{victim}", "occurred_at": "2024-01-01T00:00:00Z",
-                                "raw": f"Player {i} joined Club {i % 40}", "facts": [fact]}) + "\n")
+            fact = {
+                "subject": f"Player {i}",
+                "predicate": "plays_for",
+                "object": f"Club {i % 40}",
+                "valid_at": "2020-01-01",
+                "single_valued": True,
+            }
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"fault:{victim}:{i}",
+                        "subject": f"user:faults-{victim}",
+                        "occurred_at": "2024-01-01T00:00:00Z",
+                        "raw": f"Player {i} joined Club {i % 40}",
+                        "facts": [fact],
+                    }
+                )
+                + "\n"
+            )
     server = spare_server
     try:
         uri = server.uri
@@ -105,8 +124,10 @@ def test_killed_mid_ingest(tmp_path: Path, spare_server, victim: str):
         assert count(uri, f"MATCH (e:Episode) WHERE e.subject_id = {mine} RETURN count(e)") == EPISODES
         assert count(uri, f"MATCH (u:Unit) WHERE u.subject_id = {mine} RETURN count(u)") == EPISODES  # no duplicates
         assert count(uri, "MATCH (e:Episode) WHERE count { (e)-[:DERIVED]->() } <> 1 RETURN count(e)") == 0
-        unsearchable = (f"MATCH (u:Unit) WHERE u.subject_id = {mine} AND NOT EXISTS {{ MATCH (e:SearchEntry "
-                        f"{{unit_id: u.id}}) WHERE e.s_to = {MAX} }} RETURN count(u)")
+        unsearchable = (
+            f"MATCH (u:Unit) WHERE u.subject_id = {mine} AND NOT EXISTS {{ MATCH (e:SearchEntry "
+            f"{{unit_id: u.id}}) WHERE e.s_to = {MAX} }} RETURN count(u)"
+        )
         assert count(uri, unsearchable) == 0
     finally:
         server.start()  # leave it running for the next test

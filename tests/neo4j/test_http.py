@@ -20,9 +20,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from graphmem.config import Settings  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import free_port, serving  # noqa: E402
+from graphmem.config import Settings
+from tests.conftest import fresh_scope
+from tests.ports import free_port, serving
 
 pytestmark = pytest.mark.neo4j
 
@@ -38,8 +38,14 @@ def env() -> dict[str, str]:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graphmem.cli.main", *args], env=env(), cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem.cli.main", *args],
+        env=env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @contextmanager
@@ -64,8 +70,15 @@ def call(method: str, url: str, token: str | None = None, body: object = None) -
 
 
 def fact(city: str, when: str, op: str = "assert") -> dict:
-    return {"subject": "Alice", "predicate": "lives_in", "object": city, "content": f"Alice lives in {city}",
-            "valid_at": when, "single_valued": True, "op": op}
+    return {
+        "subject": "Alice",
+        "predicate": "lives_in",
+        "object": city,
+        "content": f"Alice lives in {city}",
+        "valid_at": when,
+        "single_valued": True,
+        "op": op,
+    }
 
 
 @pytest.fixture
@@ -97,12 +110,21 @@ def test_serve_answers_over_http_and_erasure_revokes_the_key(alice):
         url = server.url
         assert call("GET", url + "/readyz")[0] == 200
         assert call("GET", url + base + "/blocks")[0] == 401
-        status, written = call("POST", url + base + "/episodes", key["key"], {"episodes": [
-            {"occurred_at": "2020-01-01", "raw": "I live in Paris.", "facts": [fact("Paris", "2020-01-01")]},
-            {"occurred_at": "2022-01-01", "raw": "I moved to Berlin.", "facts": [fact("Berlin", "2022-01-01")]}]})
+        status, written = call(
+            "POST",
+            url + base + "/episodes",
+            key["key"],
+            {
+                "episodes": [
+                    {"occurred_at": "2020-01-01", "raw": "I live in Paris.", "facts": [fact("Paris", "2020-01-01")]},
+                    {"occurred_at": "2022-01-01", "raw": "I moved to Berlin.", "facts": [fact("Berlin", "2022-01-01")]},
+                ]
+            },
+        )
         assert status == 200 and written["decisions"]["UPDATE"] == 1
-        status, then = call("POST", url + base + "/recall", key["key"], {"query": "where does Alice live",
-                                                                          "as_of": "2021-01-01"})
+        status, then = call(
+            "POST", url + base + "/recall", key["key"], {"query": "where does Alice live", "as_of": "2021-01-01"}
+        )
         assert status == 200 and [h["content"] for h in then["hits"]] == ["Alice lives in Paris"]
         status, receipt = call("DELETE", url + base + "?confirm=true", key["key"])
         assert status == 200 and receipt["revoked_keys"] == [key["id"]] and receipt["actor"] == key["id"]
@@ -112,9 +134,10 @@ def test_serve_answers_over_http_and_erasure_revokes_the_key(alice):
 
 
 def test_readyz_is_503_at_once_while_neo4j_cannot_be_reached():
+    from starlette.testclient import TestClient
+
     from graphmem.api import GraphMem
     from graphmem.http import HttpConfig, create_app
-    from starlette.testclient import TestClient
 
     port = free_port()
     settings = Settings.from_env(neo4j_uri=f"bolt://127.0.0.1:{port}", embedder="hashing")
@@ -132,8 +155,10 @@ def test_readyz_is_503_at_once_while_neo4j_cannot_be_reached():
     assert error["message"].startswith(f"connectivity: Neo4j at bolt://127.0.0.1:{port} is unreachable")
 
 
-needs_chromium = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                                    reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+needs_chromium = pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+    reason="needs Debian's chromium and chromium-driver (.ci/run installs them)",
+)
 
 
 def chromium(profile: Path):
@@ -142,9 +167,17 @@ def chromium(profile: Path):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,1500",
-                 f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1100,1500",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
 
@@ -187,13 +220,34 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
         episodes = [
             {"occurred_at": "2019-01-01", "raw": "I live in Paris.", "facts": [fact("Paris", "2019-01-01")]},
             {"occurred_at": "2022-01-01", "raw": "I moved to Berlin.", "facts": [fact("Berlin", "2022-01-01")]},
-            {"occurred_at": "2022-03-01", "raw": "I work at Acme.", "facts": [{
-                "subject": "Alice", "predicate": "works_at", "object": "Acme", "content": "Alice works at Acme",
-                "valid_at": "2022-03-01", "single_valued": True}]},
+            {
+                "occurred_at": "2022-03-01",
+                "raw": "I work at Acme.",
+                "facts": [
+                    {
+                        "subject": "Alice",
+                        "predicate": "works_at",
+                        "object": "Acme",
+                        "content": "Alice works at Acme",
+                        "valid_at": "2022-03-01",
+                        "single_valued": True,
+                    }
+                ],
+            },
         ]
-        retraction = {"occurred_at": "2022-04-01", "raw": "I never worked at Acme.", "facts": [{
-            "subject": "Alice", "predicate": "works_at", "object": "Acme", "content": "Alice works at Acme",
-            "op": "retract"}]}
+        retraction = {
+            "occurred_at": "2022-04-01",
+            "raw": "I never worked at Acme.",
+            "facts": [
+                {
+                    "subject": "Alice",
+                    "predicate": "works_at",
+                    "object": "Acme",
+                    "content": "Alice works at Acme",
+                    "op": "retract",
+                }
+            ],
+        }
         assert call("POST", url + base + "/episodes", key["key"], {"episodes": episodes})[0] == 200
         # a later write: within one write the retraction would reach the fact before any unit shows it
         assert call("POST", url + base + "/episodes", key["key"], {"episodes": [retraction]})[0] == 200
@@ -221,8 +275,10 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
             wait.until(seen.text_to_be_present_in_element((By.ID, "explanation"), "I live in Paris."))
             driver.find_element(By.CSS_SELECTOR, "#explanation .open-timeline").click()
             wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, "#timeline-chart svg")))
-            bars = {b.get_attribute("data-unit"): b.get_attribute("class")
-                    for b in driver.find_elements(By.CSS_SELECTOR, "#timeline-chart rect.bar")}
+            bars = {
+                b.get_attribute("data-unit"): b.get_attribute("class")
+                for b in driver.find_elements(By.CSS_SELECTOR, "#timeline-chart rect.bar")
+            }
             states = sorted(c.split()[1] for c in bars.values())
             assert states == ["current", "retracted", "superseded"], states
             labels = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#timeline-chart text.value")]
@@ -240,10 +296,21 @@ def test_the_memory_browser_in_headless_chromium(alice, tmp_path):
             assert all(c[2] for c in cells)  # every row names its facts (decided at, op, facts, reason, by)
 
             # Memory text is shown as text: markup in it is never parsed into the page.
-            hostile = '<img src=x onerror="document.title=\'pwned\'">'
-            call("POST", url + base + "/episodes", key["key"], {"episodes": [
-                {"occurred_at": "2023-01-01", "raw": hostile, "facts": [{
-                    "subject": "Alice", "predicate": "likes", "object": "tea", "content": hostile}]}]})
+            hostile = "<img src=x onerror=\"document.title='pwned'\">"
+            call(
+                "POST",
+                url + base + "/episodes",
+                key["key"],
+                {
+                    "episodes": [
+                        {
+                            "occurred_at": "2023-01-01",
+                            "raw": hostile,
+                            "facts": [{"subject": "Alice", "predicate": "likes", "object": "tea", "content": hostile}],
+                        }
+                    ]
+                },
+            )
             driver.find_element(By.ID, "as-of").clear()
             driver.find_element(By.ID, "query").clear()
             driver.find_element(By.ID, "query").send_keys("img onerror")

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import secrets
 import shutil
+import signal
+import socket
 import stat
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -46,7 +46,7 @@ def _fake_java(folder: Path, version: str, run_body: str = "exit 1") -> Path:
     java.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = "-version" ]; then\n'
-        f'  echo \'openjdk version "{version}" 2024-01-16\' >&2\n'
+        f"  echo 'openjdk version \"{version}\" 2024-01-16' >&2\n"
         "  exit 0\n"
         "fi\n"
         f"{run_body}\n"
@@ -92,7 +92,9 @@ def _fake_install(
 
 def _no_tools(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
     real_which = local.shutil.which
-    monkeypatch.setattr(local.shutil, "which", lambda name, *a, **k: None if name in missing else real_which(name, *a, **k))
+    monkeypatch.setattr(
+        local.shutil, "which", lambda name, *a, **k: None if name in missing else real_which(name, *a, **k)
+    )
 
 
 def _dead_pid() -> int:
@@ -155,11 +157,15 @@ def test_connections_need_the_password_file_s_password(throwaway: LocalNeo4j, tm
     missing = tmp_path / "instances" / str(throwaway.port) / "password"
     assert str(refused.value) == (
         f"Neo4j at {throwaway.uri} asks for a password and {missing} does not exist (a server started "
-        "with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD")
+        "with another GRAPHMEM_HOME?): set GRAPHMEM_HOME to its home, or NEO4J_PASSWORD"
+    )
     with Neo4jConnection(_settings_for(throwaway, password="not-the-password")) as conn:
         for _ in range(5):
-            with pytest.raises(Unavailable, match=r"refused the user and password given \(--user/--password or "
-                                                       r"NEO4J_USER/NEO4J_PASSWORD\): correct them"):
+            with pytest.raises(
+                Unavailable,
+                match=r"refused the user and password given \(--user/--password or "
+                r"NEO4J_USER/NEO4J_PASSWORD\): correct them",
+            ):
                 conn.server_version()
     # Refused logins in a row (another local user's, say) do not lock the owner out.
     with Neo4jConnection(_settings_for(throwaway)) as conn:
@@ -176,8 +182,11 @@ def test_password_file_and_instance_folder_are_private(throwaway: LocalNeo4j) ->
 
 def _open_to_others(folder: Path) -> list[str]:
     """What under ``folder`` (itself included) its group or other users may read, write or enter."""
-    return [f"{path} {stat.S_IMODE(path.lstat().st_mode):04o}" for path in [folder, *folder.rglob("*")]
-            if not path.is_symlink() and path.lstat().st_mode & 0o077]
+    return [
+        f"{path} {stat.S_IMODE(path.lstat().st_mode):04o}"
+        for path in [folder, *folder.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o077
+    ]
 
 
 @pytest.mark.neo4j
@@ -251,16 +260,26 @@ def test_start_status_stop_cycle(throwaway: LocalNeo4j) -> None:
 def test_instance_from_the_release_without_auth_gets_a_password_and_keeps_its_data(tmp_path: Path) -> None:
     """The earlier graphmem ran 5.26 with authentication off: start such an instance the way it
     did, then start it with this one (on 2026.x where a Java 21+ is installed)."""
-    old = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=free_port(),
-                     version=local.FALLBACK, heap="512m", pagecache="128m")
+    old = LocalNeo4j(
+        home=default_home(),
+        instances_dir=tmp_path,
+        port=free_port(),
+        version=local.FALLBACK,
+        heap="512m",
+        pagecache="128m",
+    )
     _skip_without_java(old.version)
     old.provision()
     for sub in ("conf", "data", "logs", "run"):
         (old.instance_dir / sub).mkdir(parents=True, exist_ok=True)
     old.conf_file.write_text(old.config_text().replace("auth_enabled=true", "auth_enabled=false"))
     with open(old.console_log, "wb") as console:
-        proc = subprocess.Popen(old.java_command(local.find_java(old.version).path), stdout=console,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            old.java_command(local.find_java(old.version).path),
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 180
         with GraphDatabase.driver(old.uri, auth=None) as driver:
@@ -301,8 +320,14 @@ def _admin(server: LocalNeo4j, *args: str) -> subprocess.CompletedProcess:
     script runs this class on the same jars)."""
     java = local.find_java(server.version).path
     env = {**os.environ, "NEO4J_HOME": str(server.instance_dir), "NEO4J_CONF": str(server.conf_file.parent)}
-    return subprocess.run([java, "-cp", f"{server.lib_dir}/*", local._ADMIN_CLASS, *args], env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [java, "-cp", f"{server.lib_dir}/*", local._ADMIN_CLASS, *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.neo4j
@@ -313,35 +338,62 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
     from graphmem import GraphMem
     from graphmem.models import Fact
 
-    old = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=free_port(), version=local.FALLBACK,
-                     heap="512m", pagecache="128m")
-    new = LocalNeo4j(home=default_home(), instances_dir=tmp_path, port=old.port, version=local.LATEST,
-                     heap="512m", pagecache="128m")
+    old = LocalNeo4j(
+        home=default_home(),
+        instances_dir=tmp_path,
+        port=free_port(),
+        version=local.FALLBACK,
+        heap="512m",
+        pagecache="128m",
+    )
+    new = LocalNeo4j(
+        home=default_home(), instances_dir=tmp_path, port=old.port, version=local.LATEST, heap="512m", pagecache="128m"
+    )
     _skip_without_java(old.version)
     _skip_without_java(new.version)
 
     def moved(year: int, city: str) -> Fact:
-        return Fact(subject="Alice", predicate="lives_in", object=city, content=f"Alice lives in {city}",
-                    valid_at=datetime(year, 1, 1, tzinfo=timezone.utc), single_valued=True)
+        return Fact(
+            subject="Alice",
+            predicate="lives_in",
+            object=city,
+            content=f"Alice lives in {city}",
+            valid_at=datetime(year, 1, 1, tzinfo=UTC),
+            single_valued=True,
+        )
 
     def answers(mem: GraphMem) -> dict:
         def contents(**options) -> list[str]:
-            return sorted(h.unit.content for h in mem.recall("where does Alice live, what does she like",
-                                                              "user:alice", k=20, **options))
-        return {"now": contents(), "lexical": contents(mode="lexical"),
-                "as_of": [contents(as_of=datetime(year, 6, 1, tzinfo=timezone.utc)) for year in (2019, 2020, 2022)],
-                "history": [(e["unit"].content, e["unit"].time.valid_at, e["unit"].time.invalid_at)
-                            for e in mem.history("user:alice", entity="Alice", include_expired=True)],
-                "blocks": [(b.label, b.value) for b in mem.list_blocks("user:alice")]}
+            return sorted(
+                h.unit.content
+                for h in mem.recall("where does Alice live, what does she like", "user:alice", k=20, **options)
+            )
+
+        return {
+            "now": contents(),
+            "lexical": contents(mode="lexical"),
+            "as_of": [contents(as_of=datetime(year, 6, 1, tzinfo=UTC)) for year in (2019, 2020, 2022)],
+            "history": [
+                (e["unit"].content, e["unit"].time.valid_at, e["unit"].time.invalid_at)
+                for e in mem.history("user:alice", entity="Alice", include_expired=True)
+            ],
+            "blocks": [(b.label, b.value) for b in mem.list_blocks("user:alice")],
+        }
 
     old.start(wait_seconds=180)
     try:
-        with GraphMem.connect(Settings(neo4j_uri=old.uri, neo4j_password=old.password or "", embedder="hashing")) as mem:
-            day = datetime(2021, 1, 1, tzinfo=timezone.utc)
+        with GraphMem.connect(
+            Settings(neo4j_uri=old.uri, neo4j_password=old.password or "", embedder="hashing")
+        ) as mem:
+            day = datetime(2021, 1, 1, tzinfo=UTC)
             mem.remember("I live in Paris.", "user:alice", day, facts=[moved(2019, "Paris")])
             mem.remember("I moved to Berlin.", "user:alice", day, facts=[moved(2021, "Berlin")])
-            mem.remember("I like tea.", "user:alice", day, facts=[Fact(subject="Alice", predicate="likes",
-                                                                      object="tea", content="Alice likes tea")])
+            mem.remember(
+                "I like tea.",
+                "user:alice",
+                day,
+                facts=[Fact(subject="Alice", predicate="likes", object="tea", content="Alice likes tea")],
+            )
             mem.set_block("user:alice", "persona", "Alice is an engineer.", token_budget=20)
             before = answers(mem)
     finally:
@@ -352,7 +404,8 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
     new.conf_file.write_text(new.config_text())  # the 2026 distribution reads its own settings
     migrated = _admin(new, "database", "migrate", "neo4j")
     assert migrated.returncode == 0 and "Database migration completed successfully" in migrated.stdout, (
-        migrated.stdout + migrated.stderr)
+        migrated.stdout + migrated.stderr
+    )
     new.start(wait_seconds=180)
     try:
         settings = Settings(neo4j_uri=new.uri, neo4j_password=new.password or "", embedder="hashing")
@@ -410,15 +463,18 @@ def test_the_password_of_a_local_server_goes_to_no_other_user_s_listener(tmp_pat
     password_file.parent.mkdir(parents=True, mode=0o700)
     password_file.write_text(secrets.token_hex(16) + "\n")
     password_file.chmod(0o600)
-    listener = subprocess.Popen([_SYSTEM_PYTHON, "-c", _LISTENER, str(port)], user="nobody",
-                                stdout=subprocess.PIPE, text=True)
+    listener = subprocess.Popen(
+        [_SYSTEM_PYTHON, "-c", _LISTENER, str(port)], user="nobody", stdout=subprocess.PIPE, text=True
+    )
     try:
         assert listener.stdout.readline().strip() == "ready"
         settings = Settings(neo4j_uri=f"bolt://127.0.0.1:{port}", home=tmp_path)
         with Neo4jConnection(settings) as conn, pytest.raises(ConfigurationError) as refused:
             conn.server_version()
-        assert str(refused.value) == (f"port {port} of this machine is held by a process of user nobody, not by "
-                                      "your Neo4j: its password is not sent there; stop that process or use another port")
+        assert str(refused.value) == (
+            f"port {port} of this machine is held by a process of user nobody, not by "
+            "your Neo4j: its password is not sent there; stop that process or use another port"
+        )
         assert listener.stdout.readline().strip() == "none"
     finally:
         listener.kill()
@@ -460,7 +516,9 @@ def test_version_and_java_selection(javas: list[Java], home_index: int, forced: 
         else:
             mp.setenv("JAVA_HOME", str(Path(home.path).parent.parent))
         version = forced or local.default_version()
-        assert (version == local.LATEST) == (forced == local.LATEST or (forced is None and any(j.major >= 21 for j in javas)))
+        assert (version == local.LATEST) == (
+            forced == local.LATEST or (forced is None and any(j.major >= 21 for j in javas))
+        )
         low, high = (21, 99) if version == local.LATEST else (17, 21)
         fitting = [j for j in javas if low <= j.major <= high]
         if not fitting:
@@ -530,7 +588,9 @@ def test_a_newer_store_is_refused_before_anything_runs(tmp_path: Path) -> None:
 def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls, copy = tmp_path / "calls.log", tmp_path / "argfile.copy"
     server = _fake_install(
-        monkeypatch, tmp_path, local.LATEST,
+        monkeypatch,
+        tmp_path,
+        local.LATEST,
         on_admin=f'echo "$*" >> {calls}; cat "${{1#@}}" >> {copy};',
         server_body=f'echo "$*" >> {calls}\nexit 3',
     )
@@ -546,8 +606,12 @@ def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pyte
 def test_start_makes_what_the_instance_holds_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files an earlier start left readable (0644, in 0755 folders) are made this user's only,
     and the admin tool and the server create theirs private (the stand-in java touches files)."""
-    server = _fake_install(monkeypatch, tmp_path, local.LATEST,
-                           server_body='mkdir -p data/made && touch data/made/by-server logs/debug.log\nexit 3')
+    server = _fake_install(
+        monkeypatch,
+        tmp_path,
+        local.LATEST,
+        server_body="mkdir -p data/made && touch data/made/by-server logs/debug.log\nexit 3",
+    )
     for sub in ("conf", "data/databases/neo4j", "logs", "run"):
         (server.instance_dir / sub).mkdir(mode=0o755, parents=True)
     for old in ("data/databases/neo4j/neostore", "logs/console.log", "conf/neo4j.conf", "store-version"):
@@ -562,20 +626,35 @@ def test_start_makes_what_the_instance_holds_private(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("planted", ["home", "dist", "lib", "jar", "instances", "instance"])
-@pytest.mark.parametrize("how", ["writable", pytest.param("owned", marks=pytest.mark.skipif(
-    os.geteuid() != 0, reason="only root can give a file to another user"))])
-def test_a_home_another_user_could_plant_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     planted: str, how: str) -> None:
+@pytest.mark.parametrize(
+    "how",
+    [
+        "writable",
+        pytest.param(
+            "owned", marks=pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+        ),
+    ],
+)
+def test_a_home_another_user_could_plant_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str, how: str
+) -> None:
     """Jars another user could replace would run as this user, and an instance folder they
     could write holds the password: start refuses, in one line, before any java runs."""
     ran = tmp_path / "ran"
-    server = _fake_install(monkeypatch, tmp_path, local.LATEST, on_admin=f"touch {ran};",
-                           server_body=f"touch {ran}\nexit 3")
+    server = _fake_install(
+        monkeypatch, tmp_path, local.LATEST, on_admin=f"touch {ran};", server_body=f"touch {ran}\nexit 3"
+    )
     jar = server.lib_dir / "neo4j-kernel.jar"
     jar.write_bytes(b"PK")
     server.instance_dir.mkdir(parents=True)
-    path = {"home": server.home, "dist": server.dist_dir, "lib": server.lib_dir, "jar": jar,
-            "instances": server.instance_dir.parent, "instance": server.instance_dir}[planted]
+    path = {
+        "home": server.home,
+        "dist": server.dist_dir,
+        "lib": server.lib_dir,
+        "jar": jar,
+        "instances": server.instance_dir.parent,
+        "instance": server.instance_dir,
+    }[planted]
     if how == "writable":
         path.chmod(0o777 if path.is_dir() else 0o666)
         fix = f"can be written by other users \\(mode 0{'777' if path.is_dir() else '666'}\\): chmod go-w {path}, or "
@@ -700,8 +779,10 @@ def test_conf_is_locked_down(tmp_path: Path) -> None:
     assert "-XX:G1HeapRegionSize=4m" in command
 
 
-@pytest.mark.parametrize(("heap", "mb"), [("256m", 4), ("2g", 4), ("8g", 4), ("9g", 4), ("16g", 8), ("48g", 16),
-                                          ("64g", 32), ("500g", 32), ("3000000k", 4)])
+@pytest.mark.parametrize(
+    ("heap", "mb"),
+    [("256m", 4), ("2g", 4), ("8g", 4), ("9g", 4), ("16g", 8), ("48g", 16), ("64g", 32), ("500g", 32), ("3000000k", 4)],
+)
 def test_the_g1_region_is_g1s_own_choice_but_never_under_4_mb(heap: str, mb: int) -> None:
     # G1 picks heap/2048 rounded down to a power of two, from 1 to 32 MB (JDK 17 to 25).
     assert local.g1_region_mb(heap) == mb
@@ -735,7 +816,9 @@ def test_server_dying_at_start_reports_its_last_error(tmp_path: Path, monkeypatc
         "exit 3"
     )
     server = _fake_install(monkeypatch, tmp_path, local.FALLBACK, server_body=server_body)
-    with pytest.raises(BackendError, match=r"exited during start-up \(exit code 3\): ERROR Failed to start Neo4j: port clash"):
+    with pytest.raises(
+        BackendError, match=r"exited during start-up \(exit code 3\): ERROR Failed to start Neo4j: port clash"
+    ):
         server.start(wait_seconds=30)
     assert not server.pid_file.exists()
     assert server.status().running is False
@@ -818,8 +901,9 @@ def test_cli_reads_port_home_and_version_from_dotenv_as_every_command_does(
     for name in ("GRAPHMEM_NEO4J_PORT", "GRAPHMEM_HOME", "GRAPHMEM_NEO4J_VERSION", "NEO4J_URI", "GRAPHMEM_NEO4J_URI"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".env").write_text(f"GRAPHMEM_NEO4J_PORT=7792\nGRAPHMEM_HOME={tmp_path}\n"
-                                   "GRAPHMEM_NEO4J_VERSION=5.26.30\n", encoding="utf-8")
+    (tmp_path / ".env").write_text(
+        f"GRAPHMEM_NEO4J_PORT=7792\nGRAPHMEM_HOME={tmp_path}\nGRAPHMEM_NEO4J_VERSION=5.26.30\n", encoding="utf-8"
+    )
     assert Settings().neo4j_uri == "bolt://127.0.0.1:7792"  # where the other commands connect
     shown = json.loads(CliRunner().invoke(app, ["status", "--json"]).stdout)
     assert (shown["uri"], shown["version"]) == ("bolt://127.0.0.1:7792", "5.26.30")
@@ -830,8 +914,10 @@ def test_cli_reads_port_home_and_version_from_dotenv_as_every_command_does(
     assert given.stdout.strip() == "Neo4j was not running (bolt://127.0.0.1:7794)"
     (tmp_path / ".env").write_text("GRAPHMEM_NEO4J_PORT=seven\n", encoding="utf-8")
     bad = CliRunner().invoke(app, ["status"])
-    assert (bad.exit_code, bad.stderr.strip()) == (2, "error: GRAPHMEM_NEO4J_PORT: Input should be a valid integer, "
-                                                        "unable to parse string as an integer")
+    assert (bad.exit_code, bad.stderr.strip()) == (
+        2,
+        "error: GRAPHMEM_NEO4J_PORT: Input should be a valid integer, unable to parse string as an integer",
+    )
 
 
 def test_cli_maps_errors_to_one_line_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

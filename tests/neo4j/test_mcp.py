@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import urllib.error
-import urllib.request
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -19,33 +19,46 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import anyio  # noqa: E402  (installed with mcp)
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 try:  # mcp 2.x
     from mcp.client.streamable_http import streamable_http_client
 
     def http_client(url: str, token: str):
-        return streamable_http_client(url, http_client=create_mcp_http_client(
-            headers={"Authorization": f"Bearer {token}"}))
+        return streamable_http_client(
+            url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        )
 except ImportError:  # pragma: no cover - mcp 1.x
     from mcp.client.streamable_http import streamablehttp_client
 
     def http_client(url: str, token: str):
         return streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"})
 
-import graphmem  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import serving  # noqa: E402
+
+import graphmem
+from tests.conftest import fresh_scope
+from tests.ports import serving
 
 pytestmark = pytest.mark.neo4j
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget",
-         "episodes_list", "episode_delete", "decisions"}
+TOOLS = {
+    "remember",
+    "recall",
+    "assemble",
+    "history",
+    "explain",
+    "blocks_list",
+    "blocks_get",
+    "blocks_set",
+    "forget",
+    "episodes_list",
+    "episode_delete",
+    "decisions",
+}
 TRANSPORTS = ["stdio", "http"]
 #: The bearer token the HTTP servers of these tests are started with.
 TOKEN = "test-token-" + os.urandom(8).hex()
@@ -82,8 +95,9 @@ def server_env() -> dict[str, str]:
 @contextmanager
 def http_server(args: list[str]):
     """`mcp serve --transport http` on a free port; yields its URL once it accepts connections."""
-    with serving(serve_argv(*args, "--transport", "http"), "mcp serve --transport http", env=server_env(),
-                 cwd=ROOT) as server:
+    with serving(
+        serve_argv(*args, "--transport", "http"), "mcp serve --transport http", env=server_env(), cwd=ROOT
+    ) as server:
         yield f"http://127.0.0.1:{server.port}/mcp"
 
 
@@ -93,19 +107,18 @@ async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN)
     ``token``); ``session.info`` is the server's initialize result."""
     args = ["--subject", subject, *extra]
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=serve_argv(*args)[1:], env=server_env(),
-                                       cwd=str(ROOT))
+        params = StdioServerParameters(
+            command=sys.executable, args=serve_argv(*args)[1:], env=server_env(), cwd=str(ROOT)
+        )
         with tempfile.TemporaryFile("w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    session.info = await session.initialize()
-                    yield session
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                session.info = await session.initialize()
+                yield session
     else:
         with http_server(args) as url:
-            async with http_client(url, token) as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
-                    session.info = await session.initialize()
-                    yield session
+            async with http_client(url, token) as streams, ClientSession(streams[0], streams[1]) as session:
+                session.info = await session.initialize()
+                yield session
 
 
 async def call(session: ClientSession, name: str, **arguments) -> dict:
@@ -165,14 +178,25 @@ def test_as_of_recall(transport):
     subject = new_subject()
 
     def fact(city: str, when: str) -> dict:
-        return {"subject": "Alice", "predicate": "lives_in", "object": city, "content": f"Alice lives in {city}",
-                "valid_at": when, "single_valued": True}
+        return {
+            "subject": "Alice",
+            "predicate": "lives_in",
+            "object": city,
+            "content": f"Alice lives in {city}",
+            "valid_at": when,
+            "single_valued": True,
+        }
 
     async def scenario():
         async with connect(transport, subject) as s:
             await call(s, "remember", text="I live in Paris.", at="2020-01-01", facts=[fact("Paris", "2020-01-01")])
-            moved = await call(s, "remember", text="I moved to Berlin.", at="2022-01-01T09:00:00Z",
-                               facts=[fact("Berlin", "2022-01-01")])
+            moved = await call(
+                s,
+                "remember",
+                text="I moved to Berlin.",
+                at="2022-01-01T09:00:00Z",
+                facts=[fact("Berlin", "2022-01-01")],
+            )
             assert moved["decisions"]["UPDATE"] == 1
 
             then = (await call(s, "recall", query="where does Alice live?", k=5, as_of="2021-01-01"))["hits"]
@@ -199,8 +223,14 @@ def test_multi_hop_recall(transport):
         async with connect(transport, subject) as s:
             # a name no other test writes: fulltext weighs a word by its rarity in the whole
             # index, and the suite writes thousands of Alices
-            texts = ["Zoltan reports to Bob.", "Bob lives in Lisbon.", "Carol lives in Madrid.",
-                     "Dave lives in Oslo.", "Erin lives in Rome.", "Frank lives in Vienna."]
+            texts = [
+                "Zoltan reports to Bob.",
+                "Bob lives in Lisbon.",
+                "Carol lives in Madrid.",
+                "Dave lives in Oslo.",
+                "Erin lives in Rome.",
+                "Frank lives in Vienna.",
+            ]
             ids = {}
             for text in texts:
                 ids[text] = (await call(s, "remember", text=text))["unit_ids"][0]
@@ -229,8 +259,14 @@ def test_forget_with_confirmation_erases_the_subject():
 
 def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn):
     alice, bob = new_subject(), new_subject()
-    made = subprocess.run([sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", alice, "--json"],
-                          env=server_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    made = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", alice, "--json"],
+        env=server_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     key = json.loads(made.stdout)["key"]
 
     def status(url: str, token: str | None) -> int:
@@ -252,8 +288,10 @@ def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn)
             written = await call(s, "remember", text="Alice likes green tea.")
             why = await call(s, "explain", unit_id=written["unit_ids"][0])
             assert why["decisions"][0]["actor"] == key.split("_")[1]
-            assert await refused(s, "recall", query="tea", subject=bob) == \
-                f"key {key.split('_')[1]} does not hold subject {bob}"
+            assert (
+                await refused(s, "recall", query="tea", subject=bob)
+                == f"key {key.split('_')[1]} does not hold subject {bob}"
+            )
         async with connect("http", alice, "--allow-any-subject") as s:  # the server's token: any subject
             assert (await call(s, "recall", query="tea", subject=bob))["hits"] == []
             assert (await call(s, "decisions"))["decisions"][0]["actor"] == key.split("_")[1]

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from graphmem.config import default_home  # noqa: E402
-from graphmem.server import local_password  # noqa: E402
-from tests.conftest import fresh_scope  # noqa: E402
-from tests.ports import Relay, serving  # noqa: E402
+from graphmem.config import default_home
+from graphmem.server import local_password
+from tests.conftest import fresh_scope
+from tests.ports import Relay, serving
 
 pytestmark = pytest.mark.neo4j
 
@@ -45,8 +45,14 @@ def environment(uri: str, password: str = "") -> dict[str, str]:
 
 
 def graphmem(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graphmem.cli.main", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem.cli.main", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def post(url: str, body: dict, headers: dict[str, str]) -> tuple[int, dict[str, str], str, float]:
@@ -77,9 +83,18 @@ class Mcp:
         self.url, self.headers = url, {**MCP_HEADERS, "Authorization": f"Bearer {bearer}"}
 
     def initialize(self) -> tuple[int, str, float]:
-        status, headers, body, took = post(self.url, rpc("initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "outage-test", "version": "1"}}), self.headers)
+        status, headers, body, took = post(
+            self.url,
+            rpc(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "outage-test", "version": "1"},
+                },
+            ),
+            self.headers,
+        )
         if status == 200:
             session = {k.lower(): v for k, v in headers.items()}.get("mcp-session-id")
             if session:
@@ -88,8 +103,11 @@ class Mcp:
         return status, body, took
 
     def recall(self, subject: str) -> tuple[int, dict, float]:
-        status, _, body, took = post(self.url, rpc("tools/call", {"name": "recall", "arguments": {
-            "query": "tea", "subject": subject}}, 2), self.headers)
+        status, _, body, took = post(
+            self.url,
+            rpc("tools/call", {"name": "recall", "arguments": {"query": "tea", "subject": subject}}, 2),
+            self.headers,
+        )
         return status, message(body) if status == 200 else {"raw": body}, took
 
 
@@ -97,9 +115,15 @@ class Mcp:
 def faces(env: dict[str, str], subject: str):
     """`graphmem serve` and `graphmem mcp serve --transport http`, both with ``env``."""
     argv = [sys.executable, "-m", "graphmem.cli.main"]
-    with serving([*argv, "serve"], "graphmem serve", env=env, cwd=ROOT) as http, \
-         serving([*argv, "mcp", "serve", "--transport", "http", "--subject", subject, "--allow-any-subject"],
-                 "mcp serve", env=env, cwd=ROOT) as mcp:
+    with (
+        serving([*argv, "serve"], "graphmem serve", env=env, cwd=ROOT) as http,
+        serving(
+            [*argv, "mcp", "serve", "--transport", "http", "--subject", subject, "--allow-any-subject"],
+            "mcp serve",
+            env=env,
+            cwd=ROOT,
+        ) as mcp,
+    ):
         yield f"http://127.0.0.1:{http.port}", f"http://127.0.0.1:{mcp.port}/mcp"
 
 

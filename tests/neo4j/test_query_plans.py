@@ -14,8 +14,14 @@ from graphmem.embed.hashing import HashingEmbedder
 
 pytestmark = pytest.mark.neo4j
 
-SCANS = {"NodeByLabelScan", "AllNodesScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
-         "DirectedAllRelationshipsScan", "UndirectedAllRelationshipsScan"}
+SCANS = {
+    "NodeByLabelScan",
+    "AllNodesScan",
+    "DirectedRelationshipTypeScan",
+    "UndirectedRelationshipTypeScan",
+    "DirectedAllRelationshipsScan",
+    "UndirectedAllRelationshipsScan",
+}
 
 #: Queries that read a whole label by design, and why.
 SCANNING = {
@@ -58,14 +64,20 @@ def _renderings(name: str, index: str) -> list:
         return [query]
     if "label" in query.values:
         keys = {"Usage": "unit_id"}
-        return [query.rendered(**{"label": label, **({"key": keys.get(label, "id")} if "key" in query.values else {})})
-                for label in LABELS if (name, label) not in DEAD_BRANCHES]
+        return [
+            query.rendered(**{"label": label, **({"key": keys.get(label, "id")} if "key" in query.values else {})})
+            for label in LABELS
+            if (name, label) not in DEAD_BRANCHES
+        ]
     return [query.rendered(index=index)]
 
 
 def _scans(plan: dict) -> list[str]:
-    found = [f"{plan['operatorType'].split('@')[0]} {plan['args'].get('Details', '')}"
-             for _ in [0] if plan["operatorType"].split("@")[0] in SCANS]
+    found = [
+        f"{plan['operatorType'].split('@')[0]} {plan['args'].get('Details', '')}"
+        for _ in [0]
+        if plan["operatorType"].split("@")[0] in SCANS
+    ]
     return found + [s for child in plan.get("children", []) for s in _scans(child)]
 
 

@@ -19,8 +19,12 @@ from graphmem.fusion import TIE
 
 pytestmark = pytest.mark.neo4j
 
-TEXTS = [f"{who} {verb} {what}" for who in ("Alice", "Bob", "Carol", "Dan") for verb in ("likes", "sells", "paints")
-         for what in ("boats", "tea", "jazz", "maps", "chess")]
+TEXTS = [
+    f"{who} {verb} {what}"
+    for who in ("Alice", "Bob", "Carol", "Dan")
+    for verb in ("likes", "sells", "paints")
+    for what in ("boats", "tea", "jazz", "maps", "chess")
+]
 QUERIES = ["who likes tea", "boats for sale", "painting maps", "Carol jazz", "chess"]
 
 
@@ -52,8 +56,9 @@ def close(conn: Neo4jConnection) -> None:
 def results(mem: GraphMem) -> list[dict[str, float]]:
     """Every unit's score per query, by content (unit ids, which break ties in recall, differ
     between two ingests)."""
-    return [{h.unit.content: h.score for h in mem.recall(q, "user:rebuild", k=len(TEXTS), mode="semantic")}
-            for q in QUERIES]
+    return [
+        {h.unit.content: h.score for h in mem.recall(q, "user:rebuild", k=len(TEXTS), mode="semantic")} for q in QUERIES
+    ]
 
 
 def same(a: list[dict[str, float]], b: list[dict[str, float]]) -> bool:
@@ -129,5 +134,7 @@ def test_an_interrupted_model_switch_leaves_the_live_index_serving(spare_server)
 
 
 def results_for(mem: GraphMem, subject: str) -> list[list[tuple[float, str]]]:
-    return [sorted((-round(h.score, 9), h.unit.content) for h in mem.recall(q, subject, k=len(TEXTS), mode="semantic"))
-            for q in QUERIES]
+    return [
+        sorted((-round(h.score, 9), h.unit.content) for h in mem.recall(q, subject, k=len(TEXTS), mode="semantic"))
+        for q in QUERIES
+    ]

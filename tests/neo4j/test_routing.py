@@ -15,8 +15,11 @@ from tests.contract import test_scenarios
 
 pytestmark = pytest.mark.neo4j
 
-SCENARIOS = [f for name, f in inspect.getmembers(test_scenarios, inspect.isfunction)
-             if name.startswith("test_") and list(inspect.signature(f).parameters) == ["mem"]]
+SCENARIOS = [
+    f
+    for name, f in inspect.getmembers(test_scenarios, inspect.isfunction)
+    if name.startswith("test_") and list(inspect.signature(f).parameters) == ["mem"]
+]
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,11 @@ def relayed(settings: Settings, retry_seconds: float = 30.0) -> tuple[Relay, Neo
         pytest.skip("the relay forwards one direct Bolt server")
     password = settings.neo4j_password.get_secret_value() or local_password(settings.neo4j_uri, default_home())
     relay = Relay((parts.hostname, parts.port))
-    return relay, Neo4jConnection(Settings.from_env(neo4j_uri=f"bolt://127.0.0.1:{relay.port}",
-                                                    neo4j_password=password, neo4j_retry_seconds=retry_seconds))
+    return relay, Neo4jConnection(
+        Settings.from_env(
+            neo4j_uri=f"bolt://127.0.0.1:{relay.port}", neo4j_password=password, neo4j_retry_seconds=retry_seconds
+        )
+    )
 
 
 def test_a_server_gone_is_reported_at_once_and_a_returned_one_is_used_again(settings: Settings):

@@ -14,7 +14,7 @@ import base64
 import importlib
 import json
 import struct
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -53,6 +53,7 @@ def load_dump(uri: str, auth: tuple[str, str], dump: dict) -> None:
     """Empty the database (data and schema), then create the dump's schema, nodes and
     relationships as they were."""
     with GraphDatabase.driver(uri, auth=auth) as driver:
+
         def run(query: str, **params) -> list[dict]:
             records, _, _ = driver.execute_query(query, params)
             return [r.data() for r in records]
@@ -66,13 +67,20 @@ def load_dump(uri: str, auth: tuple[str, str], dump: dict) -> None:
             run(statement)
         run("CALL db.awaitIndexes(300)")
         nodes = [{"key": n["key"], "labels": n["labels"], "props": _props(n["props"])} for n in dump["nodes"]]
-        created = run("UNWIND $nodes AS row CREATE (n:$(row.labels)) SET n = row.props "
-                      "RETURN row.key AS key, elementId(n) AS id", nodes=nodes)
+        created = run(
+            "UNWIND $nodes AS row CREATE (n:$(row.labels)) SET n = row.props RETURN row.key AS key, elementId(n) AS id",
+            nodes=nodes,
+        )
         ids = {row["key"]: row["id"] for row in created}
-        rels = [{"type": r["type"], "start": ids[r["start"]], "end": ids[r["end"]], "props": _props(r["props"])}
-                for r in dump["relationships"]]
-        run("UNWIND $rels AS row MATCH (a) WHERE elementId(a) = row.start MATCH (b) WHERE elementId(b) = row.end "
-            "CREATE (a)-[r:$(row.type)]->(b) SET r = row.props", rels=rels)
+        rels = [
+            {"type": r["type"], "start": ids[r["start"]], "end": ids[r["end"]], "props": _props(r["props"])}
+            for r in dump["relationships"]
+        ]
+        run(
+            "UNWIND $rels AS row MATCH (a) WHERE elementId(a) = row.start MATCH (b) WHERE elementId(b) = row.end "
+            "CREATE (a)-[r:$(row.type)]->(b) SET r = row.props",
+            rels=rels,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +124,7 @@ def upgraded(spare_server, dump):
 
 
 def at(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def contents(mem: GraphMem, question: str, **options) -> list[str]:
@@ -139,7 +147,8 @@ def test_the_timeline_migration_run_again_changes_nothing(upgraded, spare_server
         with GraphDatabase.driver(spare_server.uri, auth=("neo4j", spare_server.password)) as driver:
             records, _, _ = driver.execute_query(
                 "MATCH (n) WHERE n:Unit OR n:Decision OR n:Entry "
-                "RETURN labels(n) AS labels, properties(n) AS props ORDER BY n.id, n.unit_id, n.s_from")
+                "RETURN labels(n) AS labels, properties(n) AS props ORDER BY n.id, n.unit_id, n.s_from"
+            )
         return [r.data() for r in records]
 
     before = stored()
@@ -195,8 +204,10 @@ def test_assemble_loads_the_same_blocks_and_units(upgraded, answers):
     relevant = {h.unit.content for h in rated if h.confidence >= rated.threshold}
     expected = [c for c in answers["assemble"]["recalled"] if c in relevant or c in rules]
     assert sorted([h.unit.content for h in assembly.hits] + rules) == sorted(expected)
-    stored = [{"label": b.label, "value": b.value, "token_budget": b.token_budget, "writable": b.writable}
-              for b in mem.list_blocks(ALICE)]
+    stored = [
+        {"label": b.label, "value": b.value, "token_budget": b.token_budget, "writable": b.writable}
+        for b in mem.list_blocks(ALICE)
+    ]
     assert stored == answers["blocks"]
 
 
@@ -234,11 +245,23 @@ def lives(mem: GraphMem, **options) -> list[str]:
 
 def test_new_writes_continue_the_release_s_timelines(upgraded):
     mem, _ = upgraded
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     # A later value of a slot the release wrote ends the release's current value...
-    mem.remember("I moved to Lisbon.", ALICE, at("2024-02-01"), facts=[Fact(
-        subject="Alice", predicate="lives_in", object="Lisbon", content="Alice lives in Lisbon",
-        valid_at=at("2024-01-01"), single_valued=True)])
+    mem.remember(
+        "I moved to Lisbon.",
+        ALICE,
+        at("2024-02-01"),
+        facts=[
+            Fact(
+                subject="Alice",
+                predicate="lives_in",
+                object="Lisbon",
+                content="Alice lives in Lisbon",
+                valid_at=at("2024-01-01"),
+                single_valued=True,
+            )
+        ],
+    )
     assert lives(mem) == ["Alice lives in Lisbon"]
     assert lives(mem, as_of=at("2023-06-01")) == ["Alice lives in Berlin"]
     # ...and the slot is drawn again: London, which the release kept until Berlin, ends where
@@ -246,13 +269,23 @@ def test_new_writes_continue_the_release_s_timelines(upgraded):
     assert lives(mem, as_of=at("2020-06-01")) == ["Alice lives in Paris"]
     assert lives(mem, as_of=at("2020-06-01"), known_at=before) == ["Alice lives in London", "Alice lives in Paris"]
     # A restatement of a value the release wrote is known as one, not a second unit.
-    report = mem.remember("I still like tea.", ALICE, at("2024-03-01"), facts=[Fact(
-        subject="Alice", predicate="likes", object="tea", content="Alice likes tea", valid_at=at("2024-03-01"))])
+    report = mem.remember(
+        "I still like tea.",
+        ALICE,
+        at("2024-03-01"),
+        facts=[
+            Fact(subject="Alice", predicate="likes", object="tea", content="Alice likes tea", valid_at=at("2024-03-01"))
+        ],
+    )
     assert report.decisions == {"NOOP": 1}
     assert contents(mem, "tea").count("Alice likes tea") == 1
     # A retraction reaches the release's assertion.
-    mem.remember("I never worked at Globex.", ALICE, at("2024-04-01"), facts=[Fact(
-        subject="Alice", predicate="works_at", object="Globex", single_valued=True, op="retract")])
+    mem.remember(
+        "I never worked at Globex.",
+        ALICE,
+        at("2024-04-01"),
+        facts=[Fact(subject="Alice", predicate="works_at", object="Globex", single_valued=True, op="retract")],
+    )
     assert [c for c in contents(mem, "where does Alice work") if " works at " in c] == ["Alice works at Acme"]
 
 
@@ -265,6 +298,10 @@ def test_the_release_s_episodes_link_the_names_their_subject_knows(upgraded):
     assert ("Berlin", "fact") in mem.store.episode_entities(alice, "e-berlin")
     assert ("Acme", "fact") in mem.store.episode_entities(alice, "e-acme")
     assert ("the harbour", "fact") not in mem.store.episode_entities(alice, "e-dinner")
-    mem.remember("The harbour is in Oslo.", ALICE, at("2024-05-01"), facts=[Fact(
-        subject="the harbour", predicate="is_in", object="Oslo", content="the harbour is in Oslo")])
+    mem.remember(
+        "The harbour is in Oslo.",
+        ALICE,
+        at("2024-05-01"),
+        facts=[Fact(subject="the harbour", predicate="is_in", object="Oslo", content="the harbour is in Oslo")],
+    )
     assert ("the harbour", "fact") in mem.store.episode_entities(alice, "e-dinner")

@@ -12,7 +12,7 @@ it does not wait, after it), so whatever the order the locks allow, the outcome 
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -24,18 +24,24 @@ from ..conftest import fresh_scope
 
 pytestmark = pytest.mark.neo4j
 
-AT = datetime(2024, 5, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 5, 1, tzinfo=UTC)
 
 
 def usage_nodes(conn, unit_ids: list[str]) -> int:
-    return conn.read_tx(lambda tx: tx.run("MATCH (s:Usage) WHERE s.unit_id IN $ids RETURN count(s) AS n",
-                                          ids=unit_ids).single()["n"], what="count usage")
+    return conn.read_tx(
+        lambda tx: tx.run("MATCH (s:Usage) WHERE s.unit_id IN $ids RETURN count(s) AS n", ids=unit_ids).single()["n"],
+        what="count usage",
+    )
 
 
 def stored(mem, scope) -> tuple[str, list[str]]:
     """One episode and the unit it produced, which its deletion deletes."""
-    report = mem.remember("Ada lives in Paris.", scope, episode_id="ep-1",
-                          facts=[Fact(subject="Ada", predicate="lives_in", object="Paris")])
+    report = mem.remember(
+        "Ada lives in Paris.",
+        scope,
+        episode_id="ep-1",
+        facts=[Fact(subject="Ada", predicate="lives_in", object="Paris")],
+    )
     assert report.unit_ids
     return "ep-1", report.unit_ids
 
@@ -83,11 +89,13 @@ def test_a_usage_write_while_the_deletion_is_held_open_leaves_no_usage(index_mem
     with conn.driver.session(database=conn.database) as session:
         tx = session.begin_transaction()
         tx.run(load("store/delete_episode").text, id=episode_id, scope=scope.key).consume()
-        if write == "recall":
-            usage = lambda: index_mem.store.record_recall(scope, {i: RecallStats(recalled_at=AT, increment=1)
-                                                                 for i in unit_ids})
-        else:
-            usage = lambda: index_mem.store.set_archived(scope, unit_ids, AT)
+
+        def usage() -> None:
+            if write == "recall":
+                index_mem.store.record_recall(scope, {i: RecallStats(recalled_at=AT, increment=1) for i in unit_ids})
+            else:
+                index_mem.store.set_archived(scope, unit_ids, AT)
+
         thread, errors = in_thread(usage)
         thread.join(timeout=2)  # the usage write waits for the deletion, or has committed
         tx.commit()

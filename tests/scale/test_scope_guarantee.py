@@ -1,7 +1,8 @@
 """The scope guarantee at scale: a 5-unit scope among 100,000 units of other subjects gets
 exactly its own 5 units (semantic and lexical lists), every hit of a 10,000-unit scope is its
 own, and a hop does not walk through a hub entity with 10,000 facts (more than ``fanout``:
-which of them it read would be arbitrary) but through the frontier's other entities. (Approximation quality on this random data is the index's own; the benchmarks
+which of them it read would be arbitrary) but through the frontier's other entities. (Approximation
+quality on this random data is the index's own; the benchmarks
 measure it.) Runs last (tests/scale): it leaves 100k units in the test database."""
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ OTHERS, SCOPES, BATCH = int(os.environ.get("GRAPHMEM_SCALE_UNITS", 100_000)), 10
 def put(store, model, scope, texts, vectors, hub=None):
     triple = (lambda i: Triple(subject=hub, predicate="rel", object=f"thing {i}")) if hub else (lambda i: None)
     units = [unit(scope, t, triple=triple(i)) for i, t in enumerate(texts)]
-    store.commit(WriteBatch(units=tuple(units), vectors={u.id: v.tolist() for u, v in zip(units, vectors)},
-                            vector_model=model), scope)
+    store.commit(
+        WriteBatch(units=tuple(units), vectors={u.id: v.tolist() for u, v in zip(units, vectors)}, vector_model=model),
+        scope,
+    )
     return units
 
 
@@ -49,11 +52,21 @@ def test_tiny_and_mid_scopes_among_100k(conn, embedder):
         per_scope = OTHERS // SCOPES
         for start in range(0, per_scope, BATCH):
             size = min(BATCH, per_scope - start)
-            put(store, embedder.name, scope, [f"alpha common words item {n}-{start + i}" for i in range(size)],
-                unit_vectors(rng, size, dim), hub="Hub" if scope == mid else None)  # mid: all about one hub
+            put(
+                store,
+                embedder.name,
+                scope,
+                [f"alpha common words item {n}-{start + i}" for i in range(size)],
+                unit_vectors(rng, size, dim),
+                hub="Hub" if scope == mid else None,
+            )  # mid: all about one hub
     tiny = fresh_scope()
-    tiny_ids = {u.id for u in put(store, embedder.name, tiny, [f"alpha common words tiny {i}" for i in range(5)],
-                                  unit_vectors(rng, 5, dim))}
+    tiny_ids = {
+        u.id
+        for u in put(
+            store, embedder.name, tiny, [f"alpha common words tiny {i}" for i in range(5)], unit_vectors(rng, 5, dim)
+        )
+    }
 
     def ask(scope, vector=None, terms=None):
         request = recaller.request("alpha", [scope], 10, AsOf.now(), (), "semantic")

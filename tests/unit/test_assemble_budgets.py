@@ -15,12 +15,15 @@ from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from graphmem.tokens import TiktokenCounter
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 counter = TiktokenCounter()
-text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=300).filter(str.strip)
+text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=300
+).filter(str.strip)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     blocks=st.lists(st.tuples(text, st.integers(1, 40)), max_size=3),
     facts=st.lists(text, max_size=8),
@@ -30,12 +33,14 @@ text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=
 )
 def test_budgets_are_never_exceeded(blocks, facts, rules, recall_budget, rules_budget):
     store = InMemoryStore()
-    mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()),
-                   policy=RulePolicy(PolicyConfig(budgets={"rules": rules_budget})))
+    mem = GraphMem(
+        store, InMemoryIndex(store, HashingEmbedder()), policy=RulePolicy(PolicyConfig(budgets={"rules": rules_budget}))
+    )
     scope = fresh_scope()
     for rule in rules:  # approved procedural rules are assembled within the rules budget
-        held = mem.remember(rule, scope, facts=[Fact(subject="assistant", predicate="rule", content=rule,
-                                                     kind=MemoryKind.procedural)])
+        held = mem.remember(
+            rule, scope, facts=[Fact(subject="assistant", predicate="rule", content=rule, kind=MemoryKind.procedural)]
+        )
         for review_id in held.reviews:
             mem.review(review_id, approve=True)
     for i, (value, budget) in enumerate(blocks):

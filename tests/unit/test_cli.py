@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
-from graphmem.errors import InvalidInput
 from graphmem.episodes_io import MAX_LINE_BYTES, parse_episode
+from graphmem.errors import InvalidInput
 from graphmem.models import MAX_RAW_CHARS, Scope
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
+from tests.examples import examples
 
 
 @pytest.fixture
@@ -43,12 +44,17 @@ def units(mem: GraphMem, scope: Scope) -> list[str]:
 def test_ingest_reports_bad_lines_and_stores_good_ones(run, mem, tmp_path):
     scope = fresh_scope()
     path = tmp_path / "episodes.jsonl"
-    path.write_text("\n".join([
-        fact_line(scope, "e1", "2023-01-01", "Paris"),
-        "{not json",
-        json.dumps({"subject": "robot:x", "occurred_at": "2023-01-01", "raw": "beep"}),
-        json.dumps({"subject": subject(scope), "occurred_at": "2023-02-01", "raw": "I like green tea."}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                fact_line(scope, "e1", "2023-01-01", "Paris"),
+                "{not json",
+                json.dumps({"subject": "robot:x", "occurred_at": "2023-01-01", "raw": "beep"}),
+                json.dumps({"subject": subject(scope), "occurred_at": "2023-02-01", "raw": "I like green tea."}),
+            ]
+        )
+        + "\n"
+    )
     doc = as_json(run("ingest", path, "--json"), code=2)
     assert doc["episodes"] == 2
     assert [f["line"] for f in doc["failed"]] == [2, 3]
@@ -87,7 +93,8 @@ def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(ru
     assert doc["episodes"] == 25 and [f["line"] for f in doc["failed"]] == list(range(26, 61))
     assert result.stderr.splitlines() == [
         "stopping after the write committing (again to stop at once)",
-        f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of {path}; re-run to complete)"]
+        f"error: interrupted (35 episode(s) not confirmed stored, lines 26-60 of {path}; re-run to complete)",
+    ]
     assert {sig: signal.getsignal(sig) for sig in before} == before  # as they were
     monkeypatch.undo()
     assert as_json(run("ingest", path, "--json"))["episodes"] == 60
@@ -126,23 +133,35 @@ BAD_LINES = {
     "NUL byte": (lambda s: line(s, raw="a\x00b"), "NUL"),
     "NaN confidence": (lambda s: line(s, facts=[fact(confidence=float("nan"))]), "confidence"),
     "infinite confidence": (lambda s: line(s, facts=[fact(confidence=float("inf"))]), "confidence"),
-    "invalid time range": (lambda s: line(s, facts=[fact(valid_at="2024-01-01", invalid_at="2023-01-01")]),
-                           "invalid_at is before valid_at"),
-    "told at the end of time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"),
-                                "occurred_at: 9999-12-31T23:59:59.999999Z stands for no end"),
+    "invalid time range": (
+        lambda s: line(s, facts=[fact(valid_at="2024-01-01", invalid_at="2023-01-01")]),
+        "invalid_at is before valid_at",
+    ),
+    "told at the end of time": (
+        lambda s: line(s).replace("2024-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"),
+        "occurred_at: 9999-12-31T23:59:59.999999Z stands for no end",
+    ),
     "garbage time": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "yesterday-ish"), "occurred_at"),
     "garbage fact time": (lambda s: line(s, facts=[fact(valid_at="soon")]), "facts.0.valid_at"),
     "unknown key": (lambda s: line(s, mood="happy"), "unknown key(s) 'mood'"),
     # hostile input: each is one line, whatever it holds
     "5,000-deep JSON": (lambda s: "[" * 5000 + "]" * 5000, "nested deeper than 16 levels"),
-    "5,000-deep facts": (lambda s: line(s)[:-1] + ', "facts": ' + "[" * 5000 + "]" * 5000 + "}",
-                         "nested deeper than 16 levels"),
-    "year 1 at +14:00": (lambda s: line(s).replace("2024-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00"),
-                         "occurred_at: '0001-01-01T00:00:00+14:00' is outside the years 1..9999"),
-    "year 9999 at -14:00": (lambda s: line(s, facts=[fact(valid_at="9999-12-31T23:59:59-14:00")]),
-                            "facts.0.valid_at: '9999-12-31T23:59:59-14:00' is outside the years 1..9999"),
-    "integer time": (lambda s: line(s).replace('"2024-01-01T00:00:00Z"', "1700000000"),
-                     "occurred_at: a time is an ISO 8601 string"),
+    "5,000-deep facts": (
+        lambda s: line(s)[:-1] + ', "facts": ' + "[" * 5000 + "]" * 5000 + "}",
+        "nested deeper than 16 levels",
+    ),
+    "year 1 at +14:00": (
+        lambda s: line(s).replace("2024-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00"),
+        "occurred_at: '0001-01-01T00:00:00+14:00' is outside the years 1..9999",
+    ),
+    "year 9999 at -14:00": (
+        lambda s: line(s, facts=[fact(valid_at="9999-12-31T23:59:59-14:00")]),
+        "facts.0.valid_at: '9999-12-31T23:59:59-14:00' is outside the years 1..9999",
+    ),
+    "integer time": (
+        lambda s: line(s).replace('"2024-01-01T00:00:00Z"', "1700000000"),
+        "occurred_at: a time is an ISO 8601 string",
+    ),
     "integer fact time": (lambda s: line(s, facts=[fact(invalid_at=5)]), "facts.0.invalid_at: a time is an ISO 8601"),
     "lone surrogate": (lambda s: line(s, raw="tea \ud800"), "'raw': holds a lone surrogate (U+D800)"),
     "lone surrogate in a key": (lambda s: line(s, facts=[{**fact(), "\udc00": 1}]), "holds a lone surrogate (U+DC00)"),
@@ -150,19 +169,31 @@ BAD_LINES = {
     "100,000-character id": (lambda s: line(s, id="x" * 100_000), "id: text is 100000 characters, over the 1000 limit"),
     "integer id": (lambda s: line(s, id=7), "id: Input should be a valid string"),
     "over-long channel": (lambda s: line(s, channel="c" * 201), "channel: text is 201 characters, over the 200 limit"),
-    "over-long label": (lambda s: line(s, facts=[fact(labels=["l" * 201])]), "facts.0.labels.0: text is 201 characters"),
-    "too many labels": (lambda s: line(s, facts=[fact(labels=["l"] * 65)]), "facts.0.labels: Tuple should have at most 64"),
+    "over-long label": (
+        lambda s: line(s, facts=[fact(labels=["l" * 201])]),
+        "facts.0.labels.0: text is 201 characters",
+    ),
+    "too many labels": (
+        lambda s: line(s, facts=[fact(labels=["l"] * 65)]),
+        "facts.0.labels: Tuple should have at most 64",
+    ),
     "zero-width subject": (lambda s: line(s + "\u200b"), "holds the hidden character U+200B"),
     "bidi subject": (lambda s: line(s.replace(":", ":\u202e")), "holds the hidden character U+202E"),
     "separator in a subject": (lambda s: line(s + "\u2028x"), "holds the hidden character U+2028"),
     "filler in a subject": (lambda s: line(s.replace(":", ":\u3164")), "holds the hidden character U+3164"),
     "bidi channel": (lambda s: line(s, channel="chat\u202e"), "channel: holds the hidden character U+202E"),
-    "fact ending at the end of time": (lambda s: line(s, facts=[fact(invalid_at="9999-12-31T23:59:59.999999Z")]),
-                                       "facts.0.invalid_at: 9999-12-31T23:59:59.999999Z stands for no end"),
-    "zero-width label": (lambda s: line(s, facts=[fact(labels=["work\u200b"])]),
-                         "facts.0.labels.0: holds the hidden character U+200B"),
-    "huge integer": (lambda s: line(s, facts=[fact(confidence=1)]).replace('"confidence": 1', '"confidence": ' + "9" * 5000),
-                     "more digits than can be read"),
+    "fact ending at the end of time": (
+        lambda s: line(s, facts=[fact(invalid_at="9999-12-31T23:59:59.999999Z")]),
+        "facts.0.invalid_at: 9999-12-31T23:59:59.999999Z stands for no end",
+    ),
+    "zero-width label": (
+        lambda s: line(s, facts=[fact(labels=["work\u200b"])]),
+        "facts.0.labels.0: holds the hidden character U+200B",
+    ),
+    "huge integer": (
+        lambda s: line(s, facts=[fact(confidence=1)]).replace('"confidence": 1', '"confidence": ' + "9" * 5000),
+        "more digits than can be read",
+    ),
     "over-long line": (lambda s: line(s, raw="x" * (MAX_LINE_BYTES + 1)), f"line longer than {MAX_LINE_BYTES} bytes"),
 }
 
@@ -181,9 +212,16 @@ def test_each_bad_line_is_named_and_skipped(run, mem, tmp_path, case):
     make, words = BAD_LINES[case]
     path = tmp_path / "in.jsonl"
     bad = make(subject(scope))
-    path.write_bytes(b"\n".join([line(subject(scope), raw="I like tea.").encode(),
-                                 bad if isinstance(bad, bytes) else bad.encode(),
-                                 line(subject(scope), raw="I like chess.").encode()]) + b"\n")
+    path.write_bytes(
+        b"\n".join(
+            [
+                line(subject(scope), raw="I like tea.").encode(),
+                bad if isinstance(bad, bytes) else bad.encode(),
+                line(subject(scope), raw="I like chess.").encode(),
+            ]
+        )
+        + b"\n"
+    )
     result = run("ingest", path, "--json")
     doc = as_json(result, code=2)
     [failure] = doc["failed"]
@@ -197,17 +235,32 @@ def test_each_bad_line_is_named_and_skipped(run, mem, tmp_path, case):
 def test_a_line_reusing_an_episode_id_is_named_and_the_others_stored(run, mem, tmp_path):
     scope, other = fresh_scope(), fresh_scope()
     first = tmp_path / "first.jsonl"
-    first.write_text(json.dumps({"id": "e1", "subject": subject(scope), "occurred_at": "2024-01-01",
-                                 "raw": "I like tea."}) + "\n")
+    first.write_text(
+        json.dumps({"id": "e1", "subject": subject(scope), "occurred_at": "2024-01-01", "raw": "I like tea."}) + "\n"
+    )
     assert as_json(run("ingest", first, "--json"))["episodes"] == 1
     path = tmp_path / "again.jsonl"
-    path.write_text("\n".join(json.dumps({"id": eid, "subject": subject(s), "occurred_at": "2024-01-01", "raw": raw})
-                              for eid, s, raw in [("e2", scope, "I like jazz."), ("e1", scope, "I like coffee."),
-                                                  ("e1", other, "I like chess."), ("e1", scope, "I like tea.")]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps({"id": eid, "subject": subject(s), "occurred_at": "2024-01-01", "raw": raw})
+            for eid, s, raw in [
+                ("e2", scope, "I like jazz."),
+                ("e1", scope, "I like coffee."),
+                ("e1", other, "I like chess."),
+                ("e1", scope, "I like tea."),
+            ]
+        )
+        + "\n"
+    )
     result = run("ingest", path, "--json")
     doc = as_json(result, code=2)
-    assert doc["failed"] == [{"line": 2, "episode_id": "e1", "error": f"{path}:2: episode e1 already exists with "
-                                                                        "different content; episodes are immutable"}]
+    assert doc["failed"] == [
+        {
+            "line": 2,
+            "episode_id": "e1",
+            "error": f"{path}:2: episode e1 already exists with different content; episodes are immutable",
+        }
+    ]
     assert doc["episodes"] == 3 and one_error_line(result) == f"error: {doc['failed'][0]['error']}"
     assert units(mem, scope) == ["I like jazz.", "I like tea."]
     assert units(mem, other) == ["I like chess."]  # another subject's e1
@@ -226,8 +279,12 @@ def moved(run, tmp_path) -> Scope:
     """Alice lived in Paris from 2023-01-01, then in Berlin from 2023-06-01 (a supersede)."""
     scope = fresh_scope()
     path = tmp_path / "moved.jsonl"
-    path.write_text(fact_line(scope, "p", "2023-01-01", "Paris") + "\n"
-                    + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin") + "\n")
+    path.write_text(
+        fact_line(scope, "p", "2023-01-01", "Paris")
+        + "\n"
+        + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin")
+        + "\n"
+    )
     assert as_json(run("ingest", path, "--json"))["decisions"]["UPDATE"] == 1
     return scope
 
@@ -236,30 +293,49 @@ def test_recall_json_shape_and_as_of(run, moved):
     s = subject(moved)
     found = as_json(run("recall", "where does Alice live", "--subject", s, "--json"))
     [hit] = found["hits"]
-    assert {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
-            "expired_at", "path", "hop", "scope", "project", "confidence", "similarity"} == set(hit)
+    assert {
+        "id",
+        "content",
+        "kind",
+        "score",
+        "episode_id",
+        "valid_at",
+        "invalid_at",
+        "created_at",
+        "expired_at",
+        "path",
+        "hop",
+        "scope",
+        "project",
+        "confidence",
+        "similarity",
+    } == set(hit)
     assert found["relevant"] is True and 0.0 <= hit["confidence"] <= 1.0
     assert hit["content"] == "Alice lives in Berlin" and hit["scope"] == s and hit["project"] is None
     assert 0.0 <= hit["similarity"] <= 1.0  # the question's, (1 + cos) / 2
     assert hit["valid_at"] == "2023-06-01T07:30:00.250000+00:00"  # full precision, UTC
-    [before] = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-03-01",
-                           "--json"))["hits"]
+    [before] = as_json(run("recall", "where does Alice live", "--subject", s, "--as-of", "2023-03-01", "--json"))[
+        "hits"
+    ]
     assert before["content"] == "Alice lives in Paris" and before["invalid_at"] == hit["valid_at"]
     human = run("recall", "where does Alice live", "--subject", s)
     assert human.exit_code == 0 and "Alice lives in Berlin" in human.stdout and "2023-06-01 07:30:00" in human.stdout
 
 
-@pytest.mark.parametrize("args, names", [
-    (["recall", "Alice", "--as-of", "last tuesday"], "--as-of"),
-    (["recall", "Alice", "--known-at", "2021-02-30"], "--known-at"),
-    (["history", "--entity", "Alice", "--known-at", "x"], "--known-at"),
-    (["remember", "x", "--at", "yesterday-ish"], "--at"),
-    (["archive", "--now", "soon"], "--now"),
-    (["recall", "Alice", "--as-of", "0001-01-01T00:00:00+14:00"], "--as-of"),
-    (["recall", "Alice", "--known-at", "9999-12-31T23:59:59-14:00"], "--known-at"),
-    (["remember", "x", "--at", "0001-01-01T01:00:00+02:00"], "--at"),
-    (["archive", "--now", "9999-12-31T20:00:00-12:00"], "--now"),
-])
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["recall", "Alice", "--as-of", "last tuesday"], "--as-of"),
+        (["recall", "Alice", "--known-at", "2021-02-30"], "--known-at"),
+        (["history", "--entity", "Alice", "--known-at", "x"], "--known-at"),
+        (["remember", "x", "--at", "yesterday-ish"], "--at"),
+        (["archive", "--now", "soon"], "--now"),
+        (["recall", "Alice", "--as-of", "0001-01-01T00:00:00+14:00"], "--as-of"),
+        (["recall", "Alice", "--known-at", "9999-12-31T23:59:59-14:00"], "--known-at"),
+        (["remember", "x", "--at", "0001-01-01T01:00:00+02:00"], "--at"),
+        (["archive", "--now", "9999-12-31T20:00:00-12:00"], "--now"),
+    ],
+)
 def test_bad_times_are_one_line_exit_2(run, args, names):
     result = run(*args, "--subject", "user:alice", "--json")
     assert result.exit_code == 2 and result.stdout == ""
@@ -281,8 +357,9 @@ def test_bad_subject_and_bad_op_are_one_line_exit_2(run):
     assert one_error_line(result) == "error: unknown op 'merge': use ADD|UPDATE|DELETE|NOOP"
     result = run("recall", "Alice", "--subject", "user:alice", "--kind", "foo")
     assert result.exit_code == 2
-    assert one_error_line(result).startswith("error: Invalid value for '--kind': 'foo' is not one of 'semantic', "
-                                             "'episodic', 'procedural'. (see `")
+    assert one_error_line(result).startswith(
+        "error: Invalid value for '--kind': 'foo' is not one of 'semantic', 'episodic', 'procedural'. (see `"
+    )
 
 
 @pytest.mark.parametrize("project", ["null", "None", "NULL", "undefined", "nil", "", " ", "\t", " none "])
@@ -290,7 +367,9 @@ def test_a_project_that_reads_as_no_project_is_refused_before_anything_is_read(r
     s = subject(fresh_scope())
     message = f"project {project!r} reads as no project: leave the project out for none"
     result = run("remember", "I like tea.", "--subject", s, "--project", project)
-    assert result.exit_code == 2 and one_error_line(result).startswith(f"error: Invalid value for '--project': {message}")
+    assert result.exit_code == 2 and one_error_line(result).startswith(
+        f"error: Invalid value for '--project': {message}"
+    )
     assert run.opened == []  # named as it is read: no connection tried
     lines = tmp_path / "episodes.jsonl"
     lines.write_text(json.dumps({"subject": s, "project": project, "occurred_at": "2024-01-01", "raw": "tea"}) + "\n")
@@ -301,13 +380,24 @@ def test_a_project_that_reads_as_no_project_is_refused_before_anything_is_read(r
 
 def test_assemble_json_trace_and_explain_it(run, moved):
     s = subject(moved)
-    assert run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "20",
-               "--subject", s).exit_code == 0
+    assert (
+        run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "20", "--subject", s).exit_code
+        == 0
+    )
     doc = as_json(run("assemble", "where does Alice live", "--subject", s, "--json"))
     assert "Berlin" in doc["text"] and "Paris" not in doc["text"]
     trace = doc["trace"]
-    assert {"id", "resident_ids", "rule_ids", "recalled_ids", "tokens", "query", "created_at", "scope",
-            "project"} == set(trace)
+    assert {
+        "id",
+        "resident_ids",
+        "rule_ids",
+        "recalled_ids",
+        "tokens",
+        "query",
+        "created_at",
+        "scope",
+        "project",
+    } == set(trace)
     assert len(trace["resident_ids"]) == 1 and len(trace["recalled_ids"]) == 1 and trace["tokens"] > 0
     shown = as_json(run("explain", trace["id"], "--subject", s, "--json"))
     assert shown["trace"] == trace
@@ -321,13 +411,29 @@ def test_blocks_budget_read_only_and_lifecycle(run, mem):
     s = subject(scope)
     over = run("blocks", "set", "--label", "persona", "--value", "word " * 50, "--budget", "5", "--subject", s)
     assert over.exit_code == 2 and "over its budget of 5" in one_error_line(over)
-    made = as_json(run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "10",
-                       "--read-only", "--subject", s, "--json"))
+    made = as_json(
+        run(
+            "blocks",
+            "set",
+            "--label",
+            "persona",
+            "--value",
+            "Be brief.",
+            "--budget",
+            "10",
+            "--read-only",
+            "--subject",
+            s,
+            "--json",
+        )
+    )
     assert (made["writable"], made["token_budget"], made["tokens"], made["scope"]) == (False, 10, 3, s)
     refused = run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--subject", s)
     assert refused.exit_code == 2 and "read-only" in one_error_line(refused)
     assert mem.get_block(scope, "persona").value == "Be brief."
-    assert run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--admin", "--subject", s).exit_code == 0
+    assert (
+        run("blocks", "set", "--label", "persona", "--value", "Be verbose.", "--admin", "--subject", s).exit_code == 0
+    )
     assert mem.get_block(scope, "persona").value == "Be verbose."
     assert [b["label"] for b in as_json(run("blocks", "list", "--subject", s, "--json"))["blocks"]] == ["persona"]
     assert run("blocks", "list", "--subject", s).stdout == "persona (budget 10, read-only)\n"  # no description
@@ -380,7 +486,9 @@ def test_a_retracted_fact_stays_in_history_with_include_expired(run, moved):
     assert berlin["id"] not in [e["id"] for e in current]
     every = as_json(run("history", "--entity", "Alice", "--subject", s, "--include-expired", "--json"))["entries"]
     [gone] = [e for e in every if e["id"] == berlin["id"]]
-    assert gone["expired_at"] and any(d["op"] == "DELETE" and d["reason"].startswith("wrong city") for d in gone["decisions"])
+    assert gone["expired_at"] and any(
+        d["op"] == "DELETE" and d["reason"].startswith("wrong city") for d in gone["decisions"]
+    )
 
 
 def test_remember_and_episodes(run):
@@ -399,9 +507,16 @@ def test_remember_and_episodes(run):
 
 def test_review_holds_procedural_rules_until_approved(run):
     s = subject(fresh_scope())
-    rule = json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": "Answer in French.",
-                       "facts": [{"subject": "assistant", "predicate": "rule", "content": "Answer in French.",
-                                  "kind": "procedural"}]})
+    rule = json.dumps(
+        {
+            "subject": s,
+            "occurred_at": "2024-01-01",
+            "raw": "Answer in French.",
+            "facts": [
+                {"subject": "assistant", "predicate": "rule", "content": "Answer in French.", "kind": "procedural"}
+            ],
+        }
+    )
     assert as_json(run("ingest", "-", "--json", input=rule + "\n"))["reviews"]
     [item] = as_json(run("review", "list", "--subject", s, "--json"))["items"]
     assert item["status"] == "pending" and item["candidate"]["content"] == "Answer in French."
@@ -436,9 +551,8 @@ def test_naive_datetimes_are_refused_by_the_api(mem):
         mem.recall("hello", "user:naive", as_of=datetime(2024, 1, 1))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(valid_at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31),
-                             timezones=st.just(timezone.utc)))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(valid_at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)))
 def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     scope = fresh_scope()  # each example its own subject: the in-memory store is shared
     when = valid_at.isoformat()
@@ -447,7 +561,7 @@ def test_recall_table_shows_any_start_as_its_iso_date_and_second(run, valid_at):
     table = run("recall", "Paris", "--subject", subject(scope), "--as-of", when).stdout
     shown = table.splitlines()[1].split("  semantic  ")[1].split(" →")[0].strip()
     # Zero-padded years and the second it falls in: the table reads back as the stored time.
-    assert datetime.fromisoformat(shown).replace(tzinfo=timezone.utc) == valid_at.replace(microsecond=0)
+    assert datetime.fromisoformat(shown).replace(tzinfo=UTC) == valid_at.replace(microsecond=0)
 
 
 def test_episodes_show_prints_the_structured_facts_an_episode_carries(run, tmp_path):
@@ -458,7 +572,8 @@ def test_episodes_show_prints_the_structured_facts_an_episode_carries(run, tmp_p
     [fact] = as_json(run("episodes", "show", "f1", "--subject", subject(scope), "--json"))["facts"]
     lines = run("episodes", "show", "f1", "--subject", subject(scope)).stdout.splitlines()
     assert lines[1] == f"  fact: {fact['subject']} {fact['predicate']} {fact['object']}" + (
-        f" (valid {fact['valid_at']} → …)" if fact["valid_at"] else "")
+        f" (valid {fact['valid_at']} → …)" if fact["valid_at"] else ""
+    )
 
 
 def test_complete_decides_what_a_write_cut_short_left_undecided(run, mem):
@@ -474,7 +589,8 @@ def test_complete_decides_what_a_write_cut_short_left_undecided(run, mem):
     doctor = as_json(run("doctor", "--json"))  # shown, not failed: the rest answers as well
     assert [c["detail"] for c in doctor["checks"] if c["check"] == "episodes"] == [
         "1 stored without their decisions (a write cut short, or one under way): recall misses what they teach; "
-        "run `graphmem complete`"]
+        "run `graphmem complete`"
+    ]
 
     done = as_json(run("complete", "--subject", subject(scope), "--json"))
     assert (done["episodes"], done["decisions"]["ADD"]) == (1, 1)
@@ -482,5 +598,6 @@ def test_complete_decides_what_a_write_cut_short_left_undecided(run, mem):
     assert "incomplete" not in as_json(run("recall", "tea", "--subject", subject(scope), "--json"))
     assert "incomplete" not in run("recall", "tea", "--subject", subject(scope)).stdout
     assert [c["detail"] for c in as_json(run("doctor", "--json"))["checks"] if c["check"] == "episodes"] == [
-        "all decided"]
+        "all decided"
+    ]
     assert run("complete").stdout.strip() == "nothing to complete: every episode is decided"

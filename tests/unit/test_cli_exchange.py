@@ -24,8 +24,12 @@ def moved(run, tmp_path) -> Scope:
     scope = fresh_scope()
     for eid, when, city in (("p", "2023-01-01", "Paris"), ("b", "2023-06-01", "Berlin")):
         assert run("ingest", "-", input=fact_line(scope, f"{scope.subject_id}:{eid}", when, city)).exit_code == 0
-    assert run("blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "9",
-               "--subject", subject(scope)).exit_code == 0
+    assert (
+        run(
+            "blocks", "set", "--label", "persona", "--value", "Be brief.", "--budget", "9", "--subject", subject(scope)
+        ).exit_code
+        == 0
+    )
     assert run("assemble", "where does Alice live", "--subject", subject(scope)).exit_code == 0
     return scope
 
@@ -45,7 +49,12 @@ def test_export_writes_the_header_then_every_record(run, moved, tmp_path):
     records = lines(result.stdout)
     header = records[0]
     assert {k: header[k] for k in ("type", "format", "version", "scope", "project")} == {
-        "type": "header", "format": "graphmem-export", "version": 1, "scope": subject(moved), "project": None}
+        "type": "header",
+        "format": "graphmem-export",
+        "version": 1,
+        "scope": subject(moved),
+        "project": None,
+    }
     kinds = [r["type"] for r in records[1:]]
     assert kinds == sorted(kinds, key=RECORD_KINDS.index)  # kind by kind, in import order
     assert {"episode", "entity", "unit", "decision", "invalidation", "block", "trace", "usage"} <= set(kinds)
@@ -98,12 +107,20 @@ def test_an_import_cut_short_says_so_and_completes_when_run_again(run, mem, move
     cut = run("import", out, "--force")
     asked = [] if stop == "interrupt raised" else ["stopping after the write committing (again to stop at once)"]
     assert cut.exit_code == 130 and cut.stderr.splitlines() == [
-        *asked, f"error: interrupted: {out} is imported in part; run the import again to complete it"]
+        *asked,
+        f"error: interrupted: {out} is imported in part; run the import again to complete it",
+    ]
     assert len(calls) == 3 and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     monkeypatch.undo()
     done = []
-    assert sum(mem.import_(exchange.read(json_lines(out.open(), "x")), force=True,
-                           progress=done.append)["imported"].values()) > 0
+    assert (
+        sum(
+            mem.import_(exchange.read(json_lines(out.open(), "x")), force=True, progress=done.append)[
+                "imported"
+            ].values()
+        )
+        > 0
+    )
     assert sum(done) == len(lines(out.read_text())) - 1  # every record: skipped ones, then each write's
     assert as_json(run("history", "--entity", "Alice", "--subject", s, "--json")) == history
 
@@ -122,22 +139,36 @@ def test_a_bad_record_is_named_by_line_and_nothing_is_stored(run, mem, moved, tm
     assert mem.episodes(moved) == [] and mem.list_blocks(moved) == []  # the good records before it too
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda rs: rs.pop(0), ":1: an export starts with its header record"),
-    (lambda rs: rs[0].update(scope="robot:x"), ":1: unknown subject type 'robot'"),
-    (lambda rs: rs[0].update(version=2), ":1: header version: "),
-    (lambda rs: rs.append({"type": "nonsense"}), "'nonsense' is not a record type"),
-    (lambda rs: rs.append({"id": "x"}), "type: missing: use header|"),
-    (lambda rs: rs.append(dict(next(r for r in rs if r["type"] == "episode"))), "again (first at"),
-    (lambda rs: rs.append({**next(r for r in rs if r["type"] == "block"), "scope": "user:someone-else"}),
-     "in an export of"),
-    (lambda rs: rs.remove(next(r for r in rs if r["type"] == "unit" and r["id"] in ended(rs))), "not in the export"),
-    # A unit stored "in 3021" would be invisible until then.
-    (lambda rs: next(r for r in rs if r["type"] == "unit")["time"].update(created_at="3021-01-01T00:00:00+00:00"),
-     "was stored at 3021-01-01T00:00:00+00:00, in the future"),
-    (lambda rs: next(r for r in rs if r["type"] == "decision").update(decided_at="3021-01-01T00:00:00+00:00"),
-     "in the future"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda rs: rs.pop(0), ":1: an export starts with its header record"),
+        (lambda rs: rs[0].update(scope="robot:x"), ":1: unknown subject type 'robot'"),
+        (lambda rs: rs[0].update(version=2), ":1: header version: "),
+        (lambda rs: rs.append({"type": "nonsense"}), "'nonsense' is not a record type"),
+        (lambda rs: rs.append({"id": "x"}), "type: missing: use header|"),
+        (lambda rs: rs.append(dict(next(r for r in rs if r["type"] == "episode"))), "again (first at"),
+        (
+            lambda rs: rs.append({**next(r for r in rs if r["type"] == "block"), "scope": "user:someone-else"}),
+            "in an export of",
+        ),
+        (
+            lambda rs: rs.remove(next(r for r in rs if r["type"] == "unit" and r["id"] in ended(rs))),
+            "not in the export",
+        ),
+        # A unit stored "in 3021" would be invisible until then.
+        (
+            lambda rs: next(r for r in rs if r["type"] == "unit")["time"].update(
+                created_at="3021-01-01T00:00:00+00:00"
+            ),
+            "was stored at 3021-01-01T00:00:00+00:00, in the future",
+        ),
+        (
+            lambda rs: next(r for r in rs if r["type"] == "decision").update(decided_at="3021-01-01T00:00:00+00:00"),
+            "in the future",
+        ),
+    ],
+)
 def test_an_inconsistent_export_is_refused_whole(run, mem, moved, tmp_path, change, message):
     s = subject(moved)
     records = lines(run("export", "--subject", s).stdout)
@@ -155,9 +186,20 @@ def test_other_content_under_a_stored_id_is_a_conflict_and_nothing_is_written(ru
     records = lines(run("export", "--subject", s).stdout)
     unit = next(r for r in records if r["type"] == "unit")
     unit["content"] = "Alice lives in Oslo"
-    records.append({"type": "block", "id": "b-new", "label": "rules", "value": "No jargon.", "token_budget": 9,
-                    "writable": True, "description": None, "updated_at": "2024-01-01T00:00:00+00:00",
-                    "scope": s, "project": None})
+    records.append(
+        {
+            "type": "block",
+            "id": "b-new",
+            "label": "rules",
+            "value": "No jargon.",
+            "token_budget": 9,
+            "writable": True,
+            "description": None,
+            "updated_at": "2024-01-01T00:00:00+00:00",
+            "scope": s,
+            "project": None,
+        }
+    )
     path = tmp_path / "changed.jsonl"
     path.write_text("\n".join(map(json.dumps, records)) + "\n")
     result = run("import", path)
@@ -226,7 +268,10 @@ def test_subjects_and_units_show(run, moved):
     assert shown["id"] == hit["id"] and shown["content"] == "Alice lives in Berlin"
     # the assembly and the recall above both used it
     assert {k: shown["usage"][k] for k in ("unit_id", "recall_count", "archived_at")} == {
-        "unit_id": hit["id"], "recall_count": 2, "archived_at": None}
+        "unit_id": hit["id"],
+        "recall_count": 2,
+        "archived_at": None,
+    }
     missing = run("units", "show", "nope", "--subject", s)
     assert missing.exit_code == 2 and one_error_line(missing) == f"error: no unit nope in scope {s}"
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.main import get_command
 
 from graphmem import __version__
@@ -18,8 +19,8 @@ from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
 from graphmem.config import Settings
-from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.embed import HashingEmbedder
+from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.extract.llm import LLMExtractor
 from graphmem.extract.rule import RuleExtractor
 from graphmem.openai_api import make_client
@@ -56,14 +57,17 @@ def test_help_shows_every_bracketed_text_of_its_options(run, path):
             assert flat(bracketed) in flat(result.stdout), (param.name, bracketed)
 
 
-@pytest.mark.parametrize("args", [
-    ["recall"],                                   # missing argument
-    ["recall", "x", "--subject", "user:a", "--k", "many"],  # bad value
-    ["bogus"],                                    # unknown command
-    ["recall", "x", "-s", "user:a", "--frobnicate"],  # unknown option
-    ["blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"],
-    ["review", "list", "--status", "bogus"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall"],  # missing argument
+        ["recall", "x", "--subject", "user:a", "--k", "many"],  # bad value
+        ["bogus"],  # unknown command
+        ["recall", "x", "-s", "user:a", "--frobnicate"],  # unknown option
+        ["blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"],
+        ["review", "list", "--status", "bogus"],
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(run, args):
     result = run(*args)
     assert result.exit_code == 2 and result.stdout == ""
@@ -74,7 +78,8 @@ def test_a_zero_block_budget_says_what_is_wrong(mem):
     with pytest.raises(InvalidInput, match="must be > 0"):
         mem.set_block("user:a", "persona", "Be brief.", token_budget=0)
     result = invoker(CliState(factory=lambda s, **o: mem))(
-        "blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0")
+        "blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"
+    )
     assert "--budget': Input should be greater than or equal to 1" in one_error_line(result)
 
 
@@ -106,22 +111,35 @@ def test_llm_extractor_without_an_endpoint_names_the_settings(run):
 def test_llm_extractor_with_its_endpoint_down_fails_and_stores_nothing(embedder):
     store = InMemoryStore()
     down = make_client(Settings(llm_base_url="http://127.0.0.1:9/v1"), "test", timeout=2, max_retries=0)
-    mem = GraphMem(store, InMemoryIndex(store, embedder),
-                   extractors={"llm": LLMExtractor(down, "m"), "rule": RuleExtractor()})
+    mem = GraphMem(
+        store, InMemoryIndex(store, embedder), extractors={"llm": LLMExtractor(down, "m"), "rule": RuleExtractor()}
+    )
     result = invoker(CliState(factory=lambda s, **o: mem))(
-        "remember", "I live in Oslo.", "--subject", "user:a", "--extractor", "llm")
+        "remember", "I live in Oslo.", "--subject", "user:a", "--extractor", "llm"
+    )
     assert result.exit_code == 1 and "127.0.0.1:9" in one_error_line(result)
     assert result.stdout == "" and mem.episodes("user:a") == []
 
 
 def test_each_role_has_its_own_endpoint_falling_back_to_openai(monkeypatch):
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_API_KEY",
-                 "GRAPHMEM_EMBEDDING_BASE_URL", "GRAPHMEM_EMBEDDING_API_KEY"):
+    for name in (
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "GRAPHMEM_LLM_BASE_URL",
+        "GRAPHMEM_LLM_API_KEY",
+        "GRAPHMEM_EMBEDDING_BASE_URL",
+        "GRAPHMEM_EMBEDDING_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     shared = Settings(openai_base_url="http://shared/v1", openai_api_key="k")
     assert shared.endpoint("llm") == shared.endpoint("embedding") == ("http://shared/v1", "k")
-    split = Settings(openai_base_url="http://shared/v1", openai_api_key="k", llm_base_url="http://vllm/v1",
-                     embedding_base_url="http://ollama/v1", embedding_api_key="e")
+    split = Settings(
+        openai_base_url="http://shared/v1",
+        openai_api_key="k",
+        llm_base_url="http://vllm/v1",
+        embedding_base_url="http://ollama/v1",
+        embedding_api_key="e",
+    )
     assert split.endpoint("llm") == ("http://vllm/v1", "k")
     assert split.endpoint("embedding") == ("http://ollama/v1", "e")
     assert str(make_client(split, "t", "embedding").base_url) == "http://ollama/v1/"
@@ -185,8 +203,12 @@ def moved(run, tmp_path):
     """Alice lived in Paris from 2023-01-01, then in Berlin from 2023-06-01 09:30:00.250+02:00."""
     scope = fresh_scope()
     path = tmp_path / "moved.jsonl"
-    path.write_text(fact_line(scope, "p", "2023-01-01", "Paris") + "\n"
-                    + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin") + "\n")
+    path.write_text(
+        fact_line(scope, "p", "2023-01-01", "Paris")
+        + "\n"
+        + fact_line(scope, "b", "2023-06-01T09:30:00.250+02:00", "Berlin")
+        + "\n"
+    )
     assert run("ingest", path, "--json").exit_code == 0
     return scope
 
@@ -204,7 +226,7 @@ def test_recall_is_a_table_with_confidence_and_seconds(run, moved):
 def test_recall_says_nothing_relevant_found_and_still_lists_the_hits(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays."]):
-        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
+        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=UTC))
     first, header, *rows = run("recall", "which car does Maria drive?", "--subject", s).stdout.splitlines()
     assert first == "nothing relevant found; the closest hits:" and header.split()[0] == "confidence"
     assert len(rows) == 2
@@ -215,7 +237,7 @@ def test_recall_says_nothing_relevant_found_and_still_lists_the_hits(run, mem):
 
 def test_tables_show_memory_text_as_written(run, mem):
     s = subject(fresh_scope())
-    mem.remember("Remember [bold]this[/bold] and [default: that].", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    mem.remember("Remember [bold]this[/bold] and [default: that].", s, at=datetime(2024, 1, 1, tzinfo=UTC))
     human = run("recall", "remember this", "--subject", s)
     assert "[bold]this[/bold] and [default: that]" in human.stdout
 
@@ -223,7 +245,7 @@ def test_tables_show_memory_text_as_written(run, mem):
 def test_tables_escape_what_a_terminal_would_act_on(run, mem):
     # A right-to-left override in memory text reversed the rest of the table's line.
     s = subject(fresh_scope())
-    mem.remember("Tea \u202egnissip\u202c with Bob\u200b.", s, at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    mem.remember("Tea \u202egnissip\u202c with Bob\u200b.", s, at=datetime(2024, 1, 1, tzinfo=UTC))
     human = run("recall", "tea with Bob", "--subject", s)
     assert "Tea \\u202egnissip\\u202c with Bob\\u200b." in human.stdout
     assert not any(c in human.stdout for c in "\u202e\u202c\u200b")
@@ -234,7 +256,7 @@ def test_tables_escape_what_a_terminal_would_act_on(run, mem):
 def test_min_confidence_filters_by_confidence_and_only_when_given(run, mem):
     s = subject(fresh_scope())
     for n, text in enumerate(["I like green tea.", "I play chess on Sundays.", "My cat is called Tom."]):
-        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=timezone.utc))
+        mem.remember(text, s, at=datetime(2024, 1, 1 + n, tzinfo=UTC))
     every = as_json(run("recall", "green tea", "--subject", s, "--json"))["hits"]
     assert len(every) == 3 and every[0]["content"] == "I like green tea."
     assert all(0 < h["confidence"] <= 1 for h in every)
@@ -262,7 +284,7 @@ def test_decisions_are_listed_newest_first_then_by_id(run, moved):
 @given(st.integers(1, 9999), st.one_of(st.none(), st.integers(1, 12)))
 def test_a_year_or_a_month_is_its_start_in_utc(year, month):
     text = f"{year:04d}" if month is None else f"{year:04d}-{month:02d}"
-    assert parse_time(text) == datetime(year, month or 1, 1, tzinfo=timezone.utc)
+    assert parse_time(text) == datetime(year, month or 1, 1, tzinfo=UTC)
 
 
 def test_partial_dates_work_as_cli_options(run, moved):
@@ -296,8 +318,12 @@ def test_ingest_progress_moves_during_a_file(monkeypatch, run, tmp_path):
     monkeypatch.setattr(write, "stderr_progress", Recorder)
     s = subject(fresh_scope())
     path = tmp_path / "many.jsonl"
-    path.write_text("".join(json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": f"I like tea {n}."}) + "\n"
-                            for n in range(300)))
+    path.write_text(
+        "".join(
+            json.dumps({"subject": s, "occurred_at": "2024-01-01", "raw": f"I like tea {n}."}) + "\n"
+            for n in range(300)
+        )
+    )
     assert run("ingest", path, "--extractor", "none").exit_code == 0
     assert sum(advanced) == 300 and len(advanced) >= 10
 
@@ -319,9 +345,20 @@ def test_a_fact_replaced_in_its_own_write_says_so_in_history(run, mem, monkeypat
     scope = fresh_scope()
     gone = unit(scope, "Zed lives in Paris", created=EPOCH, valid=EPOCH)
     gone = gone.model_copy(update={"time": gone.time.model_copy(update={"expired_at": EPOCH})})
-    monkeypatch.setattr(mem, "history", lambda **kwargs: [
-        {"unit": gone, "slot": "Zed lives_in", "decisions": [decision(scope, Op.UPDATE, gone.id)],
-         "believed_until": EPOCH, "earlier": [], "edges": []}])
+    monkeypatch.setattr(
+        mem,
+        "history",
+        lambda **kwargs: [
+            {
+                "unit": gone,
+                "slot": "Zed lives_in",
+                "decisions": [decision(scope, Op.UPDATE, gone.id)],
+                "believed_until": EPOCH,
+                "earlier": [],
+                "edges": [],
+            }
+        ],
+    )
     human = run("history", "--entity", "Zed", "--subject", subject(scope))
     assert human.exit_code == 0 and "2020-01-01, replaced in the same write" in human.stdout
 

@@ -26,6 +26,7 @@ def run(mem: GraphMem, tmp_path, monkeypatch):
 
     def invoke(*args):  # a fresh context each time: settings are read per process
         return invoker(CliState(factory=lambda settings, **options: mem))(*args)
+
     return invoke
 
 
@@ -51,10 +52,13 @@ def test_keys_create_list_revoke(run, mem):
     revoked = as_json(run("keys", "revoke", made["id"], "--json"))
     assert revoked["revoked_at"] and mem.authenticate(made["key"]) is None
     assert one_error_line(run("keys", "revoke", "nope")) == "error: no key nope"
-    assert one_error_line(run("keys", "create", "--subject", "alice")).startswith("error: subject 'alice' is not TYPE:ID")
+    assert one_error_line(run("keys", "create", "--subject", "alice")).startswith(
+        "error: subject 'alice' is not TYPE:ID"
+    )
     assert one_error_line(run("keys", "create")) == "error: a key needs at least one --subject, or --admin"
     assert one_error_line(run("keys", "create", "--admin", "--name", "n" * 201)) == (
-        "error: a key's name is at most 200 characters, not 201")
+        "error: a key's name is at most 200 characters, not 201"
+    )
 
 
 def test_serve_refuses_without_keys_and_off_loopback_without_auth(run, busy):
@@ -95,11 +99,15 @@ def test_mcp_bearer_token_comes_from_env_file_or_is_generated_once(run, tmp_path
     given = tmp_path / "token"
     given.write_text("from-a-file\n")
     given.chmod(0o640)
-    assert one_error_line(run(*args, "--token-file", given)) == \
-        f"error: --token-file: {given} can be read by other users (mode 0640): chmod go-rwx {given}"
+    assert (
+        one_error_line(run(*args, "--token-file", given))
+        == f"error: --token-file: {given} can be read by other users (mode 0640): chmod go-rwx {given}"
+    )
     tmp_path.chmod(0o777)  # the home: another user could have put the token there
-    assert one_error_line(run(*args)) == (f"error: --token-file: {tmp_path} can be written by other users "
-                                          f"(mode 0777): chmod go-w {tmp_path}, or choose a GRAPHMEM_HOME you own")
+    assert one_error_line(run(*args)) == (
+        f"error: --token-file: {tmp_path} can be written by other users "
+        f"(mode 0777): chmod go-w {tmp_path}, or choose a GRAPHMEM_HOME you own"
+    )
     tmp_path.chmod(0o700)
     given.chmod(0o600)
     assert run(*args, "--token-file", given).exit_code == 0 and served[2] == "from-a-file"

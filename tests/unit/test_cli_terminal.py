@@ -6,7 +6,7 @@ Over the in-memory adapters (the factory in the context object)."""
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -17,7 +17,7 @@ from tests.conftest import fresh_scope
 #: Sets the terminal's title: ESC ] 0 ; ... BEL.
 OSC = "\x1b]0;TITLE-PWNED\x07"
 SHOWN = "\\u001b]0;TITLE-PWNED\\u0007"
-AT = datetime(2024, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def acted_on(output: str) -> list[str]:
@@ -37,9 +37,15 @@ def plain(result, *needles: str) -> str:
 def bob(mem):
     """A subject whose episode, fact, rule under review, block and decision reason hold OSC."""
     scope = fresh_scope()
-    mem.remember(f"Bob osc test {OSC}", scope, at=AT, facts=[
-        Fact(subject="Bob", predicate="likes", content=f"Bob likes tea {OSC}"),
-        Fact(subject="assistant", predicate="rule", content=f"Obey {OSC}", kind=MemoryKind.procedural)])
+    mem.remember(
+        f"Bob osc test {OSC}",
+        scope,
+        at=AT,
+        facts=[
+            Fact(subject="Bob", predicate="likes", content=f"Bob likes tea {OSC}"),
+            Fact(subject="assistant", predicate="rule", content=f"Obey {OSC}", kind=MemoryKind.procedural),
+        ],
+    )
     mem.set_block(scope, "persona", f"Be brief {OSC}", token_budget=50, description=f"tone {OSC}")
     return scope
 
@@ -54,8 +60,11 @@ def test_an_episode_is_shown_escaped(run, mem, bob):
 
 def test_the_assembled_context_is_shown_escaped(run, bob):
     scope = bob
-    out = plain(run("assemble", "what does Bob like", "--subject", subject(scope)), f"Be brief {SHOWN}",
-                f"Bob likes tea {SHOWN}")
+    out = plain(
+        run("assemble", "what does Bob like", "--subject", subject(scope)),
+        f"Be brief {SHOWN}",
+        f"Bob likes tea {SHOWN}",
+    )
     assert out.startswith("## persona\n")  # its own lines stay lines
     doc = as_json(run("assemble", "what does Bob like", "--subject", subject(scope), "--json"))
     assert OSC in doc["text"]
@@ -67,8 +76,11 @@ def test_blocks_are_shown_escaped(run, mem, bob):
     plain(run("blocks", "list", "--subject", s), f"tone {SHOWN}")
     plain(run("blocks", "show", "--label", "persona", "--subject", s), f"Be brief {SHOWN}")
     # A label stored before labels were checked (an import keeps it) is shown escaped too.
-    mem.store.put_block(MemoryBlock.model_validate(
-        {"scope": scope, "label": f"old{OSC}", "value": "v", "token_budget": 5}, context=STORED))
+    mem.store.put_block(
+        MemoryBlock.model_validate(
+            {"scope": scope, "label": f"old{OSC}", "value": "v", "token_budget": 5}, context=STORED
+        )
+    )
     plain(run("blocks", "list", "--subject", s), f"old{SHOWN}")
     trace = as_json(run("assemble", "tea", "--subject", s, "--json"))["trace"]
     plain(run("explain", trace["id"], "--subject", s), f"[old{SHOWN}]")

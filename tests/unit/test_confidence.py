@@ -4,9 +4,10 @@ relevant when any hit reaches the threshold."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphmem import confidence
 from graphmem.models import Scope
@@ -15,7 +16,7 @@ from graphmem.timewords import find_window
 from tests.factories import unit
 
 SCOPE = Scope.parse("user:tester")
-AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 unit_interval = st.floats(0.0, 1.0)
 MINILM = confidence.FITTED["minilm"]
 
@@ -75,8 +76,12 @@ def test_a_recall_is_relevant_when_a_hit_reaches_the_threshold():
 
 def test_a_walked_hit_is_as_confident_as_the_hit_its_path_starts_from():
     seed = hit("My manager is Priya.", 0.9)
-    walked = RecallHit(unit=unit(SCOPE, "Priya lives in Graz."), score=0.5, hop=1,
-                       path=["My manager is Priya.", "Priya", "Priya lives in Graz."])
+    walked = RecallHit(
+        unit=unit(SCOPE, "Priya lives in Graz."),
+        score=0.5,
+        hop=1,
+        path=["My manager is Priya.", "Priya", "Priya lives in Graz."],
+    )
     stems = confidence.asked("where does my manager live")
     found = rated([seed, walked], stems, MINILM)
     assert found[1].confidence == found[0].confidence

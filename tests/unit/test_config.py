@@ -16,32 +16,68 @@ from tests.cli import invoker, one_error_line
 
 #: Every setting and the one environment variable that sets it.
 ENV_NAMES = {
-    "neo4j_uri": "NEO4J_URI", "neo4j_user": "NEO4J_USER", "neo4j_password": "NEO4J_PASSWORD",
-    "neo4j_database": "NEO4J_DATABASE", "home": "GRAPHMEM_HOME", "embedder": "GRAPHMEM_EMBEDDER",
-    "openai_base_url": "OPENAI_BASE_URL", "openai_api_key": "OPENAI_API_KEY",
-    "embedding_model": "GRAPHMEM_EMBEDDING_MODEL", "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
-    "llm_model": "GRAPHMEM_LLM_MODEL", "policy": "GRAPHMEM_POLICY", "rrf_k": "GRAPHMEM_RRF_K",
+    "neo4j_uri": "NEO4J_URI",
+    "neo4j_user": "NEO4J_USER",
+    "neo4j_password": "NEO4J_PASSWORD",
+    "neo4j_database": "NEO4J_DATABASE",
+    "home": "GRAPHMEM_HOME",
+    "embedder": "GRAPHMEM_EMBEDDER",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "embedding_model": "GRAPHMEM_EMBEDDING_MODEL",
+    "embedding_dimensions": "GRAPHMEM_EMBEDDING_DIMENSIONS",
+    "llm_model": "GRAPHMEM_LLM_MODEL",
+    "policy": "GRAPHMEM_POLICY",
+    "rrf_k": "GRAPHMEM_RRF_K",
     "list_weights": "GRAPHMEM_LIST_WEIGHTS",
-    "http_max_body": "GRAPHMEM_HTTP_MAX_BODY", "http_max_episodes": "GRAPHMEM_HTTP_MAX_EPISODES",
+    "http_max_body": "GRAPHMEM_HTTP_MAX_BODY",
+    "http_max_episodes": "GRAPHMEM_HTTP_MAX_EPISODES",
     "http_timeout": "GRAPHMEM_HTTP_TIMEOUT",
-    "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY", "http_queue": "GRAPHMEM_HTTP_QUEUE",
+    "http_concurrency": "GRAPHMEM_HTTP_CONCURRENCY",
+    "http_queue": "GRAPHMEM_HTTP_QUEUE",
     "http_key_concurrency": "GRAPHMEM_HTTP_KEY_CONCURRENCY",
-    "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS", "mcp_token": "GRAPHMEM_MCP_TOKEN",
-    "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS", "neo4j_port": "GRAPHMEM_NEO4J_PORT",
-    "neo4j_version": "GRAPHMEM_NEO4J_VERSION", "neo4j_retry_seconds": "GRAPHMEM_NEO4J_RETRY_SECONDS",
-    "llm_base_url": "GRAPHMEM_LLM_BASE_URL", "llm_api_key": "GRAPHMEM_LLM_API_KEY",
-    "embedding_base_url": "GRAPHMEM_EMBEDDING_BASE_URL", "embedding_api_key": "GRAPHMEM_EMBEDDING_API_KEY",
+    "http_cors_origins": "GRAPHMEM_HTTP_CORS_ORIGINS",
+    "mcp_token": "GRAPHMEM_MCP_TOKEN",
+    "trace_retention_days": "GRAPHMEM_TRACE_RETENTION_DAYS",
+    "neo4j_port": "GRAPHMEM_NEO4J_PORT",
+    "neo4j_version": "GRAPHMEM_NEO4J_VERSION",
+    "neo4j_retry_seconds": "GRAPHMEM_NEO4J_RETRY_SECONDS",
+    "llm_base_url": "GRAPHMEM_LLM_BASE_URL",
+    "llm_api_key": "GRAPHMEM_LLM_API_KEY",
+    "embedding_base_url": "GRAPHMEM_EMBEDDING_BASE_URL",
+    "embedding_api_key": "GRAPHMEM_EMBEDDING_API_KEY",
 }
 VALUES = {
-    "neo4j_uri": "bolt://db:1", "neo4j_user": "u", "neo4j_password": "pw", "neo4j_database": "d",
-    "home": "/tmp/gm-home", "embedder": "hashing", "openai_base_url": "http://llm:1/v1", "openai_api_key": "k",
-    "embedding_model": "m", "embedding_dimensions": "7", "llm_model": "l", "policy": "llm", "rrf_k": "5",
+    "neo4j_uri": "bolt://db:1",
+    "neo4j_user": "u",
+    "neo4j_password": "pw",
+    "neo4j_database": "d",
+    "home": "/tmp/gm-home",
+    "embedder": "hashing",
+    "openai_base_url": "http://llm:1/v1",
+    "openai_api_key": "k",
+    "embedding_model": "m",
+    "embedding_dimensions": "7",
+    "llm_model": "l",
+    "policy": "llm",
+    "rrf_k": "5",
     "list_weights": '{"time": 2.0}',
-    "http_max_body": "4096", "http_max_episodes": "50", "http_timeout": "2.5", "http_concurrency": "3",
-    "http_queue": "7", "http_key_concurrency": "1",
-    "http_cors_origins": "http://a.test,http://b.test", "mcp_token": "t",
-    "trace_retention_days": "30.0", "neo4j_port": "7690", "neo4j_version": "5.26.30", "neo4j_retry_seconds": "4.5", "llm_base_url": "http://vllm:1/v1", "llm_api_key": "lk",
-    "embedding_base_url": "http://ollama:1/v1", "embedding_api_key": "ek",
+    "http_max_body": "4096",
+    "http_max_episodes": "50",
+    "http_timeout": "2.5",
+    "http_concurrency": "3",
+    "http_queue": "7",
+    "http_key_concurrency": "1",
+    "http_cors_origins": "http://a.test,http://b.test",
+    "mcp_token": "t",
+    "trace_retention_days": "30.0",
+    "neo4j_port": "7690",
+    "neo4j_version": "5.26.30",
+    "neo4j_retry_seconds": "4.5",
+    "llm_base_url": "http://vllm:1/v1",
+    "llm_api_key": "lk",
+    "embedding_base_url": "http://ollama:1/v1",
+    "embedding_api_key": "ek",
 }
 
 
@@ -94,11 +130,14 @@ def test_empty_variables_are_unset_and_bad_ones_are_refused(monkeypatch: pytest.
         Settings()
 
 
-@pytest.mark.parametrize("weights, words", [
-    ('{"semntic": 2}', "unknown name 'semntic': use semantic|lexical"),  # a typo would weigh nothing
-    ('{"time": -1}', "greater than or equal to 0"),
-    ('{"similarity": NaN}', "finite number"),  # json reads NaN
-])
+@pytest.mark.parametrize(
+    "weights, words",
+    [
+        ('{"semntic": 2}', "unknown name 'semntic': use semantic|lexical"),  # a typo would weigh nothing
+        ('{"time": -1}', "greater than or equal to 0"),
+        ('{"similarity": NaN}', "finite number"),  # json reads NaN
+    ],
+)
 def test_list_weights_name_known_lists_with_finite_weights(monkeypatch: pytest.MonkeyPatch, weights, words) -> None:
     monkeypatch.setenv("GRAPHMEM_LIST_WEIGHTS", weights)
     with pytest.raises(ValueError, match=words):
@@ -124,8 +163,9 @@ def test_a_dotenv_others_can_write_is_refused(planted: Path, kind) -> None:
     planted.chmod(0o666)
     with pytest.raises(ConfigurationError) as refused:
         kind()
-    assert str(refused.value) == (f"{planted} refused: {planted} can be written by other users (mode 0666): "
-                                  f"chmod go-w {planted}, or {FIX}")
+    assert str(refused.value) == (
+        f"{planted} refused: {planted} can be written by other users (mode 0666): chmod go-w {planted}, or {FIX}"
+    )
     planted.chmod(0o600)
     assert Settings().neo4j_uri == "bolt://127.0.0.1:7733"  # one only its user can change is read
 
@@ -134,8 +174,9 @@ def test_a_dotenv_holding_a_secret_others_can_read_is_refused_as_a_token_file_is
     planted.chmod(0o644)
     with pytest.raises(ConfigurationError) as refused:
         Settings()
-    assert str(refused.value) == (f"{planted} refused: {planted} can be read by other users (mode 0644): "
-                                  f"chmod go-rwx {planted}")
+    assert str(refused.value) == (
+        f"{planted} refused: {planted} can be read by other users (mode 0644): chmod go-rwx {planted}"
+    )
     planted.write_text("NEO4J_URI=bolt://127.0.0.1:7733\nGRAPHMEM_MCP_TOKEN=\n")  # no secret set in it
     assert Settings().neo4j_uri == "bolt://127.0.0.1:7733"
 
@@ -173,29 +214,38 @@ def test_the_cli_refuses_it_in_one_line(planted: Path) -> None:
         assert one_error_line(refused).startswith(f"error: {planted} refused: {planted} can be written")
 
 
-@pytest.mark.parametrize("env, args, named", [
-    ({"GRAPHMEM_RRF_K": "abc"}, [], "GRAPHMEM_RRF_K: Input should be a valid integer"),
-    ({"GRAPHMEM_NEO4J_RETRY_SECONDS": "nan"}, [], "GRAPHMEM_NEO4J_RETRY_SECONDS: Input should be a finite number"),
-    ({"GRAPHMEM_LIST_WEIGHTS": '{"time": -1}'}, [], "GRAPHMEM_LIST_WEIGHTS.time: Input should be greater"),
-    ({"NEO4J_URI": "http://db:1"}, [], "NEO4J_URI: 'http://db:1' is not a Bolt URI"),
-    ({}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
-    ({"NEO4J_URI": "bolt://db:1"}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
-])
+@pytest.mark.parametrize(
+    "env, args, named",
+    [
+        ({"GRAPHMEM_RRF_K": "abc"}, [], "GRAPHMEM_RRF_K: Input should be a valid integer"),
+        ({"GRAPHMEM_NEO4J_RETRY_SECONDS": "nan"}, [], "GRAPHMEM_NEO4J_RETRY_SECONDS: Input should be a finite number"),
+        ({"GRAPHMEM_LIST_WEIGHTS": '{"time": -1}'}, [], "GRAPHMEM_LIST_WEIGHTS.time: Input should be greater"),
+        ({"NEO4J_URI": "http://db:1"}, [], "NEO4J_URI: 'http://db:1' is not a Bolt URI"),
+        ({}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
+        ({"NEO4J_URI": "bolt://db:1"}, ["--uri", "http://db:1"], "--uri: 'http://db:1' is not a Bolt URI"),
+    ],
+)
 def test_the_cli_names_a_bad_setting_as_it_was_set(monkeypatch: pytest.MonkeyPatch, env, args, named) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     refused = invoker(CliState(factory=lambda settings, **options: pytest.fail("connected with a bad setting")))(
-        *args, "stats")
+        *args, "stats"
+    )
     assert refused.exit_code == 2
     assert one_error_line(refused).startswith(f"error: {named}")
 
 
-@pytest.mark.parametrize("uri, refused", [
-    ("bolt://db:1?region=eu", "Routing context"),  # a routing context on a direct URI
-    ("neo4j://db:1?region", "Invalid parameters"),
-    ("bolt://alice:pw@db:1", "userinfo is not supported"),
-])
-def test_a_uri_the_driver_refuses_is_one_line_before_any_connection(monkeypatch: pytest.MonkeyPatch, uri, refused) -> None:
+@pytest.mark.parametrize(
+    "uri, refused",
+    [
+        ("bolt://db:1?region=eu", "Routing context"),  # a routing context on a direct URI
+        ("neo4j://db:1?region", "Invalid parameters"),
+        ("bolt://alice:pw@db:1", "userinfo is not supported"),
+    ],
+)
+def test_a_uri_the_driver_refuses_is_one_line_before_any_connection(
+    monkeypatch: pytest.MonkeyPatch, uri, refused
+) -> None:
     monkeypatch.setenv("NEO4J_URI", uri)
     failed = invoker()("stats")
     assert failed.exit_code != 0

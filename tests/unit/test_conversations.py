@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphmem.fusion import CONVERSATION_GAP, together
 from graphmem.models import Scope, Scored, SourceRef
+from tests.examples import examples
 from tests.factories import EPOCH, unit
 
 S = Scope.parse("user:conversations")
@@ -17,8 +19,12 @@ S = Scope.parse("user:conversations")
 def told(n: int, minutes: float | None, score: float) -> Scored:
     u = unit(S, f"turn {n}")
     at = None if minutes is None else EPOCH + timedelta(minutes=minutes)
-    u = u.model_copy(update={"id": f"u{n:03d}", "source": SourceRef(episode_id=f"e{n}", channel="chat",
-                                                                   extractor_version="test-1", occurred_at=at)})
+    u = u.model_copy(
+        update={
+            "id": f"u{n:03d}",
+            "source": SourceRef(episode_id=f"e{n}", channel="chat", extractor_version="test-1", occurred_at=at),
+        }
+    )
     return Scored(unit=u, score=score)
 
 
@@ -36,15 +42,20 @@ def reference(found: list[Scored], weight: float, k: int) -> list[tuple[str, flo
             ta, tb = a.unit.source.occurred_at, b.unit.source.occurred_at
             if ta and tb and abs(ta - tb) < CONVERSATION_GAP:
                 group[root(i)] = root(j)
-    others = [sum(1 for j in range(len(found)) if root(j) == root(i)) - 1 if found[i].unit.source.occurred_at else 0
-              for i in range(len(found))]
+    others = [
+        sum(1 for j in range(len(found)) if root(j) == root(i)) - 1 if found[i].unit.source.occurred_at else 0
+        for i in range(len(found))
+    ]
     scored = [(s.unit.id, s.score + weight * o) for s, o in zip(found, others)]
     return sorted(scored, key=lambda p: (-p[1], p[0]))[:k]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 600)), st.floats(0, 3, allow_nan=False)), max_size=20),
-       st.sampled_from([0.0, 0.05, 1.0]), st.integers(1, 12))
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 600)), st.floats(0, 3, allow_nan=False)), max_size=20),
+    st.sampled_from([0.0, 0.05, 1.0]),
+    st.integers(1, 12),
+)
 def test_each_hit_gains_the_weight_for_every_other_told_in_its_conversation(rows, weight, k):
     found = [told(n, minutes, score) for n, (minutes, score) in enumerate(rows)]
     got = together(found, weight, k)

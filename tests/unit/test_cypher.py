@@ -28,13 +28,18 @@ def write(tmp_path: Path, text: str, name: str = "q.cypher") -> Path:
 
 
 def test_header_gives_mode_params_values_and_body(tmp_path: Path) -> None:
-    path = write(tmp_path, "// mode: schema\n// values: dimensions:int, analyzer:name\n// Purpose line.\n"
-                           "CREATE INDEX x FOR (n:N) ON (n.v) OPTIONS {d: {{dimensions}}, a: '{{analyzer}}'}\n")
+    path = write(
+        tmp_path,
+        "// mode: schema\n// values: dimensions:int, analyzer:name\n// Purpose line.\n"
+        "CREATE INDEX x FOR (n:N) ON (n.v) OPTIONS {d: {{dimensions}}, a: '{{analyzer}}'}\n",
+    )
     query = parse(path, "area/q")
     assert (query.name, query.mode, query.params, query.path) == ("area/q", "schema", frozenset(), path)
     assert query.values == {"dimensions": "int", "analyzer": "name"}
     assert query.text.startswith("CREATE INDEX") and "//" not in query.text
-    assert query.render(dimensions=384, analyzer="standard-no-stop-words").endswith("{d: 384, a: 'standard-no-stop-words'}")
+    assert query.render(dimensions=384, analyzer="standard-no-stop-words").endswith(
+        "{d: 384, a: 'standard-no-stop-words'}"
+    )
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "1e3", "384; DROP", "1234567"])
@@ -67,19 +72,24 @@ def test_params_must_be_declared_and_used(tmp_path_factory, declared: set[str], 
 
 
 def test_params_in_strings_and_comments_do_not_count(tmp_path: Path) -> None:
-    text = ("// mode: read\n// params: scope\n// Purpose.\n"
-            "MATCH (n) WHERE n.scope = $scope AND n.url <> 'http://x/$notaparam'\n"
-            "  // $alsonot in a comment line\nRETURN \"$nor\" AS s\n")
+    text = (
+        "// mode: read\n// params: scope\n// Purpose.\n"
+        "MATCH (n) WHERE n.scope = $scope AND n.url <> 'http://x/$notaparam'\n"
+        '  // $alsonot in a comment line\nRETURN "$nor" AS s\n'
+    )
     assert parse(write(tmp_path, text), "q").params == frozenset({"scope"})
 
 
-@pytest.mark.parametrize("text, message", [
-    ("// params: x\nRETURN $x\n", "header 'mode' must be read|write|schema|fragment, got None"),
-    ("// mode: delete\nRETURN 1\n", "header 'mode' must be read|write|schema|fragment, got 'delete'"),
-    ("// mode: read\n// Purpose only.\n", "no query body"),
-    ("// mode: schema\n// values: d:float\nRETURN {{d}}\n", "value 'd' has unknown type 'float'"),
-    ("// mode: schema\nRETURN {{d}}\n", "placeholders ['d'] != declared values []"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("// params: x\nRETURN $x\n", "header 'mode' must be read|write|schema|fragment, got None"),
+        ("// mode: delete\nRETURN 1\n", "header 'mode' must be read|write|schema|fragment, got 'delete'"),
+        ("// mode: read\n// Purpose only.\n", "no query body"),
+        ("// mode: schema\n// values: d:float\nRETURN {{d}}\n", "value 'd' has unknown type 'float'"),
+        ("// mode: schema\nRETURN {{d}}\n", "placeholders ['d'] != declared values []"),
+    ],
+)
 def test_bad_headers_name_the_file(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ConfigurationError) as info:
@@ -89,8 +99,10 @@ def test_bad_headers_name_the_file(tmp_path: Path, text: str, message: str) -> N
 
 def test_an_inline_include_splices_the_fragment_where_it_stands(tmp_path: Path) -> None:
     step = load("recall/walk_step")
-    text = ("// mode: read\n// params: frontier\n// Purpose.\nWITH $frontier AS seeds, [] AS seen\n"
-            "CALL (seeds, seen) {\n  {{include recall/walk_step}}\n}\nRETURN reached\n")
+    text = (
+        "// mode: read\n// params: frontier\n// Purpose.\nWITH $frontier AS seeds, [] AS seen\n"
+        "CALL (seeds, seen) {\n  {{include recall/walk_step}}\n}\nRETURN reached\n"
+    )
     query = parse(write(tmp_path, text), "q")
     assert query.params == step.params | {"frontier"}
     assert query.text.index(step.text) < query.text.index("RETURN reached")
@@ -101,8 +113,11 @@ def test_an_inline_include_splices_the_fragment_where_it_stands(tmp_path: Path) 
 
 def test_every_shipped_query_loads_and_migrations_are_numbered_in_order() -> None:
     root = cypher_root()
-    names = [p.relative_to(root).with_suffix("").as_posix() for p in sorted(root.rglob("*.cypher"))
-             if p.parent.name != "migrations"]
+    names = [
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in sorted(root.rglob("*.cypher"))
+        if p.parent.name != "migrations"
+    ]
     assert names and all(load(n).mode in ("read", "write", "schema", "fragment") for n in names)
     for fragment in (n for n in names if load(n).mode == "fragment"):  # each is included somewhere
         assert any(fragment in load(n).path.read_text() for n in names if n != fragment), fragment
@@ -127,7 +142,7 @@ class _Session:
     def __init__(self, sent: list[str]):
         self.tx = _Tx(sent)
 
-    def __enter__(self) -> "_Session":
+    def __enter__(self) -> _Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -158,8 +173,11 @@ class _Driver:
 
 def shipped() -> list[str]:
     root = cypher_root()
-    return [p.relative_to(root).with_suffix("").as_posix() for p in sorted(root.rglob("*.cypher"))
-            if p.parent.name != "migrations"]
+    return [
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in sorted(root.rglob("*.cypher"))
+        if p.parent.name != "migrations"
+    ]
 
 
 @pytest.mark.parametrize("access", ["read", "write"])
@@ -207,9 +225,11 @@ def _shown(value: object) -> str:
     return f"<list of {len(value)}>" if isinstance(value, list) else repr(value)
 
 
-_VALUES = st.recursive(st.none() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                       lambda inner: st.lists(inner, max_size=4) | st.dictionaries(NAMES, inner, max_size=3),
-                       max_leaves=12)
+_VALUES = st.recursive(
+    st.none() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(NAMES, inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(deadline=None)  # the first example loads the query files

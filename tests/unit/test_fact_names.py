@@ -31,8 +31,14 @@ def test_a_name_a_fact_accepts_shows_every_character(name, field):
 def test_an_import_replays_the_fact_names_an_export_holds():
     """An export of a store written before the check may hold such a name: importing it
     replays the record as it was stored."""
-    record = {"type": "episode", "scope": "user:alice", "id": "ep-1", "occurred_at": "2024-01-01T00:00:00Z",
-              "raw": "Alice lives in Paris", "channel": "chat",
-              "facts": [{"subject": "Ali\u200bce", "predicate": "lives_in", "object": "Paris"}]}
+    record = {
+        "type": "episode",
+        "scope": "user:alice",
+        "id": "ep-1",
+        "occurred_at": "2024-01-01T00:00:00Z",
+        "raw": "Alice lives in Paris",
+        "channel": "chat",
+        "facts": [{"subject": "Ali\u200bce", "predicate": "lives_in", "object": "Paris"}],
+    }
     kind, episode = parse(record)
     assert (kind, episode.facts[0].subject) == ("episode", "Ali\u200bce")

@@ -14,11 +14,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from graphmem.http import HttpConfig, create_app  # noqa: E402
-from graphmem.http.errors import ApiError  # noqa: E402
-from graphmem.http.guard import Gate  # noqa: E402
+from graphmem.http import HttpConfig, create_app
+from graphmem.http.errors import ApiError
+from graphmem.http.guard import Gate
 
 
 def test_work_waiting_past_the_timeout_never_runs_and_running_work_finishes():
@@ -168,8 +168,10 @@ def test_readiness_probes_check_once_and_keyed_work_never_waits_for_them(mem, mo
 
     monkeypatch.setattr(mem, "doctor", slow_checks)
     _, token = mem.create_key(["user:alice"])
-    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
-            ThreadPoolExecutor(50) as pool:
+    with (
+        TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client,
+        ThreadPoolExecutor(50) as pool,
+    ):
         probes = [pool.submit(client.get, "/readyz") for _ in range(50)]
         time.sleep(0.2)
         began = time.monotonic()
@@ -185,8 +187,10 @@ def test_a_made_up_key_is_refused_at_once_while_every_worker_is_busy(mem, monkey
     release = threading.Event()
     monkeypatch.setattr(mem, "list_blocks", lambda *args, **kwargs: release.wait(5) and [])
     _, token = mem.create_key(["user:alice"])
-    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
-            ThreadPoolExecutor(1) as pool:
+    with (
+        TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client,
+        ThreadPoolExecutor(1) as pool,
+    ):
         busy = pool.submit(client.get, BLOCKS, headers={"Authorization": f"Bearer {token}"})
         time.sleep(0.2)
         began = time.monotonic()
@@ -212,11 +216,14 @@ def test_a_key_that_was_live_is_looked_up_beside_a_flood_of_made_up_keys(mem, mo
     monkeypatch.setattr(mem, "authenticate", slow_for_strangers)
     made, token = mem.create_key(["user:alice"])
     keyed = {"Authorization": f"Bearer {token}"}
-    with TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client, \
-            ThreadPoolExecutor(8) as pool:
+    with (
+        TestClient(create_app(lambda: mem, HttpConfig(concurrency=1, timeout=5))) as client,
+        ThreadPoolExecutor(8) as pool,
+    ):
         assert client.get(BLOCKS, headers=keyed).status_code == 200  # live once
-        flood = [pool.submit(client.get, BLOCKS, headers={"Authorization": f"Bearer gm_{n:012x}_made-up"})
-                 for n in range(8)]
+        flood = [
+            pool.submit(client.get, BLOCKS, headers={"Authorization": f"Bearer gm_{n:012x}_made-up"}) for n in range(8)
+        ]
         time.sleep(0.2)
         began = time.monotonic()
         assert client.get(BLOCKS, headers=keyed).status_code == 200 and time.monotonic() - began < 1

@@ -27,6 +27,7 @@ from graphmem.cli.main import app
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import NotFound
 from graphmem.models import Fact, Page, Scope, UnitFilter
+from tests.examples import examples
 
 SUBJECT = "user:fuzz"
 EPISODE_FIELDS = ("id", "subject", "project", "occurred_at", "channel", "raw", "facts", "unknown")
@@ -36,13 +37,30 @@ TEXT = st.one_of(
     st.text(max_size=12),
     st.text(max_size=12),
     st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=2),  # lone surrogates
-    st.sampled_from(["2023-01-01", "2023-01-01T10:00:00+02:00", "0001-01-01T00:00:00+14:00",
-                     "9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59+14:00", SUBJECT, "user: fuzz ",
-                     "user:fu\u200bzz", "user:\u202ezzuf", "shared:global", "robot:x", "semantic", "procedural",
-                     "assert", "retract", "x" * 1_001, ""]),
+    st.sampled_from(
+        [
+            "2023-01-01",
+            "2023-01-01T10:00:00+02:00",
+            "0001-01-01T00:00:00+14:00",
+            "9999-12-31T23:59:59-14:00",
+            "9999-12-31T23:59:59+14:00",
+            SUBJECT,
+            "user: fuzz ",
+            "user:fu\u200bzz",
+            "user:\u202ezzuf",
+            "shared:global",
+            "robot:x",
+            "semantic",
+            "procedural",
+            "assert",
+            "retract",
+            "x" * 1_001,
+            "",
+        ]
+    ),
 )
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats() | TEXT,
+    st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats() | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
     max_leaves=8,
 )
@@ -56,8 +74,12 @@ class Line:
 
 
 def good_record(n: int, with_fact: bool) -> dict:
-    record = {"id": f"g{n}", "subject": SUBJECT, "occurred_at": f"2023-01-{n % 28 + 1:02d}",
-              "raw": f"Line {n}: I like tea number {n}."}
+    record = {
+        "id": f"g{n}",
+        "subject": SUBJECT,
+        "occurred_at": f"2023-01-{n % 28 + 1:02d}",
+        "raw": f"Line {n}: I like tea number {n}.",
+    }
     if with_fact:
         record["facts"] = [{"subject": "Alice", "predicate": "likes", "object": f"thing {n}", "valid_at": "2023-01-01"}]
     return record
@@ -81,12 +103,21 @@ def lines(draw) -> list[Line]:
             else:
                 record["facts"][0][draw(st.sampled_from(FACT_FIELDS))] = draw(JSON | TEXT)
         elif kind == "garbage":
-            out.append(Line(kind, draw(st.one_of(
-                JSON.map(lambda v: json.dumps(v).encode()),
-                st.sampled_from([17, 999, 1_000, 5_000]).map(lambda depth: b"[" * depth + b"]" * depth),
-                st.text(max_size=30).filter(lambda t: "\n" not in t).map(lambda t: t.encode("utf-8", "surrogatepass")),
-                st.binary(max_size=30).filter(lambda b: b"\n" not in b),
-            ))))
+            out.append(
+                Line(
+                    kind,
+                    draw(
+                        st.one_of(
+                            JSON.map(lambda v: json.dumps(v).encode()),
+                            st.sampled_from([17, 999, 1_000, 5_000]).map(lambda depth: b"[" * depth + b"]" * depth),
+                            st.text(max_size=30)
+                            .filter(lambda t: "\n" not in t)
+                            .map(lambda t: t.encode("utf-8", "surrogatepass")),
+                            st.binary(max_size=30).filter(lambda b: b"\n" not in b),
+                        )
+                    ),
+                )
+            )
             continue
         else:
             kind, record = "good", good_record(n, draw(st.booleans()))
@@ -129,8 +160,11 @@ def stored(mem: GraphMem, record: dict):
     return next((e for e in mem.episodes(scope, limit=10_000) if e.raw == record.get("raw")), None)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=examples(250),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(batch=lines())
 def test_ingest_isolates_every_bad_line(tmp_path_factory, batch):
     store = InMemoryStore()

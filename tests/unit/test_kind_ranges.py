@@ -11,7 +11,7 @@ from graphmem.models import MemoryKind
 
 
 def test_the_kind_names_are_every_kind_in_string_order():
-    assert KINDS == tuple(sorted(k.value for k in MemoryKind))
+    assert tuple(sorted(k.value for k in MemoryKind)) == KINDS
 
 
 @given(st.sets(st.sampled_from(KINDS)))
@@ -23,16 +23,21 @@ def test_ranges_hold_the_asked_kinds_and_no_other(asked):
     assert len(ranges) == runs
 
 
-_MICROS = st.integers(min_value=-10**9, max_value=10**9)
-_FAR = st.integers(min_value=-10**12, max_value=10**12)  # beyond a window's three-day margin
+_MICROS = st.integers(min_value=-(10**9), max_value=10**9)
+_FAR = st.integers(min_value=-(10**12), max_value=10**12)  # beyond a window's three-day margin
 
 
-@given(st.sets(st.sampled_from(KINDS)), _MICROS, st.integers(min_value=1, max_value=10**8),
-       _FAR,
-       st.one_of(st.just(1), st.integers(min_value=1, max_value=10**8)),
-       st.lists(st.tuples(st.sampled_from(KINDS), _FAR, _FAR), max_size=30))
+@given(
+    st.sets(st.sampled_from(KINDS)),
+    _MICROS,
+    st.integers(min_value=1, max_value=10**8),
+    _FAR,
+    st.one_of(st.just(1), st.integers(min_value=1, max_value=10**8)),
+    st.lists(st.tuples(st.sampled_from(KINDS), _FAR, _FAR), max_size=30),
+)
 def test_a_time_rule_read_from_the_semantic_calls_finds_what_its_own_calls_would(
-        asked, start, length, lo, width, entries):
+    asked, start, length, lo, width, entries
+):
     """vector_calls: the semantic calls still cover exactly the asked kinds, and a time rule
     they absorb (its own calls dropped) finds, among the entries the semantic calls read (the
     world range), exactly the entries its own predicates would."""
@@ -48,6 +53,5 @@ def test_a_time_rule_read_from_the_semantic_calls_finds_what_its_own_calls_would
             t_from, t_to = lo + min(a, b), lo + max(a, b) + 1
             in_world = t_from < world[1] and t_to > world[0]
             read = in_world and any(c[0] <= kind <= c[1] and c[2] is rule.event for c in calls)
-            own_call = (kind in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo
-                        and in_world)
+            own_call = kind in rule.kinds and rule.from_lo <= t_from < rule.from_hi and t_to > rule.to_lo and in_world
             assert read == own_call

@@ -5,12 +5,11 @@ model says."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import openai
 import pytest
-
 
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
@@ -21,15 +20,15 @@ from graphmem.extract import FactsExtractor, NoneExtractor
 from graphmem.extract.llm import FACTS_SCHEMA, LLMExtractor
 from graphmem.extract.rule import RuleExtractor
 from graphmem.llm import structured
-from graphmem.openai_api import make_client
-from graphmem.wiring import make_extractors, make_policy
 from graphmem.models import Candidate, Episode, Op, Scope, UnitFilter
+from graphmem.openai_api import make_client
 from graphmem.policy.llm import LLMPolicy
+from graphmem.wiring import make_extractors, make_policy
 from tests.stub_openai import StubOpenAI, error
 
 MODEL = "test-model"
 ALICE = Scope.parse("user:alice")
-MARCH = datetime(2024, 3, 15, 12, 0, tzinfo=timezone.utc)
+MARCH = datetime(2024, 3, 15, 12, 0, tzinfo=UTC)
 
 
 class _Server(StubOpenAI):
@@ -49,7 +48,10 @@ class _Server(StubOpenAI):
         if isinstance(item, tuple):
             return error(*item)
         return 200, {
-            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": item}}],
         }
 
@@ -82,10 +84,25 @@ def mem(client: openai.OpenAI):
     return GraphMem(store, index, policy=LLMPolicy(client, MODEL), extractors=extractors)
 
 
-def fact(content: str, obj: str | None, predicate: str = "lives_in", subject: str = "I",
-         valid_at: str | None = "2024-03-01", kind: str = "semantic", single: bool = True) -> dict:
-    return {"content": content, "subject": subject, "predicate": predicate, "object": obj,
-            "single_valued": single, "valid_at": valid_at, "kind": kind, "confidence": 0.9}
+def fact(
+    content: str,
+    obj: str | None,
+    predicate: str = "lives_in",
+    subject: str = "I",
+    valid_at: str | None = "2024-03-01",
+    kind: str = "semantic",
+    single: bool = True,
+) -> dict:
+    return {
+        "content": content,
+        "subject": subject,
+        "predicate": predicate,
+        "object": obj,
+        "single_valued": single,
+        "valid_at": valid_at,
+        "kind": kind,
+        "confidence": 0.9,
+    }
 
 
 def answer(op: str, target: str | None = None, reason: str = "because", confidence: float = 0.8) -> dict:
@@ -101,12 +118,14 @@ def units(mem: GraphMem) -> list:
 
 def test_extractor_tells_an_ending_from_a_correction(server: _Server, client: openai.OpenAI) -> None:
     ended = fact("alice no longer works at Siemens", "Siemens", "works_at", valid_at=None) | {
-        "op": "end", "ended_at": "2024-02-01"}
+        "op": "end",
+        "ended_at": "2024-02-01",
+    }
     never = fact("alice never lived in Lyon", "Lyon", valid_at=None) | {"op": "retract", "ended_at": None}
     server.push({"facts": [ended, never]})
     episode = Episode(scope=ALICE, occurred_at=MARCH, raw="I left Siemens in February. I never lived in Lyon.")
     end, retract = LLMExtractor(client, MODEL).extract(episode)
-    assert (end.op, end.valid_at, end.invalid_at) == ("end", None, datetime(2024, 2, 1, tzinfo=timezone.utc))
+    assert (end.op, end.valid_at, end.invalid_at) == ("end", None, datetime(2024, 2, 1, tzinfo=UTC))
     assert (retract.op, retract.valid_at, retract.invalid_at) == ("retract", None, None)
     assert '"end"' in json.dumps(FACTS_SCHEMA)  # the schema the model is given offers the distinction
 
@@ -121,8 +140,12 @@ def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai
     assert c.scope == ALICE and c.content == "alice lives in Berlin"
     assert c.triple is not None
     assert (c.triple.subject, c.triple.predicate, c.triple.object, c.triple.single_valued) == (
-        "alice", "lives_in", "Berlin", True)
-    assert c.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc) and c.valid_at.tzinfo is not None
+        "alice",
+        "lives_in",
+        "Berlin",
+        True,
+    )
+    assert c.valid_at == datetime(2024, 3, 1, tzinfo=UTC) and c.valid_at.tzinfo is not None
     assert c.confidence == 0.9
     user = json.loads(server.requests[0]["body"]["messages"][1]["content"])
     assert user["message"] == "I moved to Berlin" and user["speaker"] == "alice"
@@ -132,12 +155,18 @@ def test_extractor_turns_a_move_into_a_candidate(server: _Server, client: openai
 def test_extractor_defaults_and_clamps(server: _Server, client: openai.OpenAI) -> None:
     loose = fact("Bob likes tea", "tea", predicate="Likes", subject="Bob", valid_at=None, single=False)
     loose["confidence"] = 7
-    server.push({"facts": [loose, fact("alice moved", None, valid_at="2024-03-02T10:00:00+02:00",
-                                       kind="episodic", predicate="moved")]})
+    server.push(
+        {
+            "facts": [
+                loose,
+                fact("alice moved", None, valid_at="2024-03-02T10:00:00+02:00", kind="episodic", predicate="moved"),
+            ]
+        }
+    )
     a, b = LLMExtractor(client, MODEL).extract(Episode(scope=ALICE, occurred_at=MARCH, raw="stuff"))
     assert a.valid_at is None and a.confidence == 1.0 and a.triple.predicate == "likes"
     assert a.triple.subject == "Bob"
-    assert b.valid_at == datetime(2024, 3, 2, 8, 0, tzinfo=timezone.utc)
+    assert b.valid_at == datetime(2024, 3, 2, 8, 0, tzinfo=UTC)
     assert b.kind.value == "episodic" and b.triple.object is None
 
 
@@ -148,14 +177,17 @@ def test_extractor_through_the_pipeline(server: _Server, mem: GraphMem) -> None:
     [u] = units(mem)
     assert u.content == "alice lives in Berlin"
     assert u.source.extractor_version == "llm-test-model-2"
-    assert u.time.valid_at == datetime(2024, 3, 1, tzinfo=timezone.utc)
+    assert u.time.valid_at == datetime(2024, 3, 1, tzinfo=UTC)
     [d] = mem.store.list_decisions(ALICE)
     assert (d.policy, d.reason, d.confidence) == ("llm", "new city", 0.8)
 
 
 def test_invalid_json_twice_then_valid_succeeds_with_three_requests(server: _Server, client: openai.OpenAI) -> None:
-    server.push("not json at all", json.dumps({"facts": [{"content": "x"}]}),
-                {"facts": [fact("alice lives in Berlin", "Berlin")]})
+    server.push(
+        "not json at all",
+        json.dumps({"facts": [{"content": "x"}]}),
+        {"facts": [fact("alice lives in Berlin", "Berlin")]},
+    )
     [c] = LLMExtractor(client, MODEL).extract(Episode(scope=ALICE, occurred_at=MARCH, raw="I moved to Berlin"))
     assert c.triple.object == "Berlin"
     assert len(server.requests) == 3
@@ -168,8 +200,7 @@ def test_invalid_json_twice_then_valid_succeeds_with_three_requests(server: _Ser
 
 def test_always_invalid_output_keeps_the_episode_and_records_the_failure(server: _Server, mem: GraphMem) -> None:
     server.push("nope", "still nope", "{broken")
-    report = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH, extractor="llm",
-                          episode_id="ep-1")
+    report = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH, extractor="llm", episode_id="ep-1")
     assert len(server.requests) == 3
     assert mem.store.get_episode("ep-1", ALICE) is not None
     assert units(mem) == []
@@ -184,7 +215,7 @@ def test_always_invalid_output_keeps_the_episode_and_records_the_failure(server:
 
 def test_policy_update_with_a_real_neighbour_supersedes(server: _Server, mem: GraphMem) -> None:
     server.push(answer("ADD", reason="first home"))
-    first = mem.remember("I live in Paris", subject="user:alice", at=datetime(2023, 1, 1, tzinfo=timezone.utc))
+    first = mem.remember("I live in Paris", subject="user:alice", at=datetime(2023, 1, 1, tzinfo=UTC))
     [old_id] = first.unit_ids
     server.push(answer("UPDATE", target=old_id, reason="alice moved from Paris to Berlin", confidence=1.5))
     second = mem.remember("I moved to Berlin", subject="user:alice", at=MARCH)
@@ -267,8 +298,18 @@ def test_requests_carry_a_strict_json_schema(server: _Server, mem: GraphMem) -> 
     assert set(item["required"]) == set(item["properties"]) and item["additionalProperties"] is False
     assert item["properties"]["valid_at"]["type"] == ["string", "null"]
     # The schema is the validator's own: every field the validator reads is asked for.
-    assert set(item["properties"]) == {"content", "subject", "predicate", "object", "single_valued", "valid_at", "op", "ended_at",
-                                       "kind", "confidence"}
+    assert set(item["properties"]) == {
+        "content",
+        "subject",
+        "predicate",
+        "object",
+        "single_valued",
+        "valid_at",
+        "op",
+        "ended_at",
+        "kind",
+        "confidence",
+    }
     assert item["properties"]["kind"]["enum"] == ["semantic", "episodic", "procedural"]
     assert not any(k in json.dumps(item) for k in ('"default"', '"minLength"', '"maxLength"', '"$ref"'))
 

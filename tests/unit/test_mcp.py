@@ -11,14 +11,26 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import anyio  # noqa: E402  (installed with mcp)
+import anyio
 
-from graphmem.api import GraphMem  # noqa: E402
-from graphmem.mcp_server import FactIn, McpConfig, build_server  # noqa: E402
-from graphmem.models import Fact, MemoryBlock, Scope  # noqa: E402
+from graphmem.api import GraphMem
+from graphmem.mcp_server import FactIn, McpConfig, build_server
+from graphmem.models import Fact, MemoryBlock, Scope
 
-TOOLS = ["remember", "recall", "assemble", "history", "explain", "blocks_list", "blocks_get", "blocks_set", "forget",
-         "episodes_list", "episode_delete", "decisions"]
+TOOLS = [
+    "remember",
+    "recall",
+    "assemble",
+    "history",
+    "explain",
+    "blocks_list",
+    "blocks_get",
+    "blocks_set",
+    "forget",
+    "episodes_list",
+    "episode_delete",
+    "decisions",
+]
 ALICE, BOB = "user:alice", "user:bob"
 
 
@@ -29,6 +41,7 @@ class ToolFailed(Exception):
 @pytest.fixture
 def serve(mem: GraphMem):
     """``serve(**config)``: a server for ``mem``, counting how often it opened the memory."""
+
     def make(**config):
         opened = []
 
@@ -39,6 +52,7 @@ def serve(mem: GraphMem):
         server = build_server(factory, McpConfig(**{"subject": ALICE, **config}))
         server.opened = opened
         return server
+
     return make
 
 
@@ -79,8 +93,12 @@ def test_remember_recall_explain_assemble(serve):
     found = call(server, "recall", query="what does Alice like?", k=3)
     [hit] = found["hits"]
     assert found["relevant"] is True and 0 < hit["confidence"] <= 1
-    assert (hit["id"], hit["content"], hit["scope"], hit["project"]) == (written["unit_ids"][0], "Alice likes green tea.",
-                                                                          ALICE, None)
+    assert (hit["id"], hit["content"], hit["scope"], hit["project"]) == (
+        written["unit_ids"][0],
+        "Alice likes green tea.",
+        ALICE,
+        None,
+    )
     why = call(server, "explain", unit_id=hit["id"])
     assert why["episode"]["raw"] == "Alice likes green tea." and [d["op"] for d in why["decisions"]] == ["ADD"]
     context = call(server, "assemble", query="which tea does Alice like?", budget=200)
@@ -95,38 +113,53 @@ def test_times_as_of_and_history(serve):
         return {"subject": "Alice", "predicate": "lives_in", "object": city, "valid_at": when, "single_valued": True}
 
     call(server, "remember", text="I live in Paris.", at="2020-01-01", facts=[fact("Paris", "2020-01-01")])
-    assert call(server, "remember", text="I moved.", at="2022-01-01T09:00:00+02:00",
-                facts=[fact("Berlin", "2022-01-01")])["decisions"]["UPDATE"] == 1
+    assert (
+        call(server, "remember", text="I moved.", at="2022-01-01T09:00:00+02:00", facts=[fact("Berlin", "2022-01-01")])[
+            "decisions"
+        ]["UPDATE"]
+        == 1
+    )
     [then] = call(server, "recall", query="where does Alice live?", as_of="2021-01-01")["hits"]
     assert then["content"] == "Alice lives in Paris" and then["valid_at"] == "2020-01-01T00:00:00+00:00"
     timeline = call(server, "history", entity="Alice")["entries"]
     assert [e["content"] for e in timeline] == ["Alice lives in Paris", "Alice lives in Berlin"]
     assert timeline[0]["invalid_at"] == "2022-01-01T00:00:00+00:00"
     assert refused(server, "recall", query="where?", as_of="last year").startswith(
-        "as_of: 'last year' is not an ISO 8601 time")
-    assert refused(server, "remember", text="x", facts=[{"subject": "A", "predicate": "p", "valid_at": "soon"}]) \
-        .startswith("facts.0.valid_at: 'soon' is not an ISO 8601 time")
+        "as_of: 'last year' is not an ISO 8601 time"
+    )
+    assert refused(
+        server, "remember", text="x", facts=[{"subject": "A", "predicate": "p", "valid_at": "soon"}]
+    ).startswith("facts.0.valid_at: 'soon' is not an ISO 8601 time")
     assert refused(server, "history") == "give exactly one of unit_id or entity"
 
 
-@pytest.mark.parametrize("name, arguments, message", [
-    ("recall", {"query": "tea", "k": "many"}, "k: Input should be a valid integer"),
-    ("recall", {"query": 5}, "query: Input should be a valid string"),
-    ("recall", {"query": "tea", "as_of": "0001-01-01T00:00:00+14:00"},
-     "as_of: '0001-01-01T00:00:00+14:00' is outside the years 1..9999 once in UTC"),
-    ("remember", {"text": "x", "facts": [{"subject": 1}]}, "facts.0.subject: Input should be a valid string"),
-    ("remember", {"text": "tea \ud800"}, "text: text holds a lone surrogate (U+D800): not Unicode text"),
-    ("recall", {"query": "tea", "subject": "user:al\u200bice"}, "holds the hidden character U+200B"),
-    ("no_such_tool", {}, "Unknown tool: no_such_tool"),
-    # no guessing: a misspelt argument, a word for a boolean, a boolean for a number
-    ("recall", {"query": "tea", "asof": "2001-01-01"}, "asof: not an argument of recall (it takes as_of, "),
-    ("forget", {"subject": ALICE, "confirm": "yes"}, "confirm: Input should be a valid boolean"),
-    ("recall", {"query": "tea", "k": True}, "k: Input should be a valid integer"),
-    ("recall", {"query": "tea", "k": "5"}, "k: Input should be a valid integer"),
-    ("recall", {"query": "tea", "include_shared": 1}, "include_shared: Input should be a valid boolean"),
-    ("remember", {"text": "x", "facts": [{"subject": "A", "predicate": "p", "single_valued": "yes"}]},
-     "facts.0.single_valued: Input should be a valid boolean"),
-])
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("recall", {"query": "tea", "k": "many"}, "k: Input should be a valid integer"),
+        ("recall", {"query": 5}, "query: Input should be a valid string"),
+        (
+            "recall",
+            {"query": "tea", "as_of": "0001-01-01T00:00:00+14:00"},
+            "as_of: '0001-01-01T00:00:00+14:00' is outside the years 1..9999 once in UTC",
+        ),
+        ("remember", {"text": "x", "facts": [{"subject": 1}]}, "facts.0.subject: Input should be a valid string"),
+        ("remember", {"text": "tea \ud800"}, "text: text holds a lone surrogate (U+D800): not Unicode text"),
+        ("recall", {"query": "tea", "subject": "user:al\u200bice"}, "holds the hidden character U+200B"),
+        ("no_such_tool", {}, "Unknown tool: no_such_tool"),
+        # no guessing: a misspelt argument, a word for a boolean, a boolean for a number
+        ("recall", {"query": "tea", "asof": "2001-01-01"}, "asof: not an argument of recall (it takes as_of, "),
+        ("forget", {"subject": ALICE, "confirm": "yes"}, "confirm: Input should be a valid boolean"),
+        ("recall", {"query": "tea", "k": True}, "k: Input should be a valid integer"),
+        ("recall", {"query": "tea", "k": "5"}, "k: Input should be a valid integer"),
+        ("recall", {"query": "tea", "include_shared": 1}, "include_shared: Input should be a valid boolean"),
+        (
+            "remember",
+            {"text": "x", "facts": [{"subject": "A", "predicate": "p", "single_valued": "yes"}]},
+            "facts.0.single_valued: Input should be a valid boolean",
+        ),
+    ],
+)
 def test_every_refusal_is_one_line(serve, name, arguments, message):
     """The SDK's own refusals (arguments against the tool's schema, an unknown tool) are worded
     like graphmem's: one line, no pydantic report."""
@@ -136,8 +169,13 @@ def test_every_refusal_is_one_line(serve, name, arguments, message):
 
 def test_scope_guard(serve):
     server = serve()
-    for name, args in [("remember", {"text": "Mallory likes tea."}), ("recall", {"query": "tea"}),
-                       ("blocks_list", {}), ("history", {"entity": "Mallory"}), ("forget", {"confirm": True})]:
+    for name, args in [
+        ("remember", {"text": "Mallory likes tea."}),
+        ("recall", {"query": "tea"}),
+        ("blocks_list", {}),
+        ("history", {"entity": "Mallory"}),
+        ("forget", {"confirm": True}),
+    ]:
         assert refused(server, name, subject=BOB, **args) == f"subject {BOB} is not allowed by this server", name
     assert "is not TYPE:ID" in refused(server, "recall", query="tea", subject="alice")
     allowed = serve(allow_subjects=(BOB,))
@@ -153,8 +191,10 @@ def test_forget_needs_confirmation_then_erases(serve):
     server = serve()
     call(server, "remember", text="Alice likes green tea.")
     for args in ({}, {"confirm": False}):
-        assert refused(server, "forget", subject=ALICE, **args) == \
-            f"forget erases everything stored for {ALICE}: call it again with confirm: true"
+        assert (
+            refused(server, "forget", subject=ALICE, **args)
+            == f"forget erases everything stored for {ALICE}: call it again with confirm: true"
+        )
     assert call(server, "recall", query="what does Alice like?")["hits"]  # nothing was erased
     done = call(server, "forget", subject=ALICE, confirm=True)
     assert (done["subject"], done["project"]) == (ALICE, None)
@@ -165,17 +205,26 @@ def test_forget_needs_confirmation_then_erases(serve):
 def test_blocks_within_the_writable_rule(serve, mem):
     server = serve()
     assert call(server, "blocks_list")["blocks"] == []
-    assert refused(server, "blocks_set", label="persona", value="Likes tea.") == \
-        "block 'persona' is new: give its token budget"
-    block = call(server, "blocks_set", label="persona", value="Prefers short answers.", token_budget=20,
-                 description="how to talk to the user")
+    assert (
+        refused(server, "blocks_set", label="persona", value="Likes tea.")
+        == "block 'persona' is new: give its token budget"
+    )
+    block = call(
+        server,
+        "blocks_set",
+        label="persona",
+        value="Prefers short answers.",
+        token_budget=20,
+        description="how to talk to the user",
+    )
     assert (block["writable"], block["token_budget"], block["tokens"], block["scope"]) == (True, 20, 5, ALICE)
     assert call(server, "blocks_get", label="persona")["value"] == "Prefers short answers."
     over = refused(server, "blocks_set", label="persona", value="word " * 50)
     assert over.startswith("block 'persona' value is") and "over its budget of 20" in over
     assert refused(server, "blocks_get", label="nope") == f"no block 'nope' for {ALICE}"
-    mem.store.put_block(MemoryBlock(scope=Scope.parse(ALICE), label="rules", value="Be kind.", token_budget=50,
-                                    writable=False))
+    mem.store.put_block(
+        MemoryBlock(scope=Scope.parse(ALICE), label="rules", value="Be kind.", token_budget=50, writable=False)
+    )
     assert refused(server, "blocks_set", label="rules", value="Be rude.").startswith("block 'rules' is read-only")
     assert call(server, "blocks_get", label="rules")["value"] == "Be kind."
     context = call(server, "assemble", query="anything")
@@ -183,8 +232,9 @@ def test_blocks_within_the_writable_rule(serve, mem):
 
 
 def test_a_server_project_that_reads_as_no_project_is_refused_when_configured():
-    from graphmem.errors import error_line
     from pydantic import ValidationError
+
+    from graphmem.errors import error_line
 
     with pytest.raises(ValidationError) as info:
         McpConfig(subject=ALICE, project="None")
@@ -208,8 +258,10 @@ def test_serve_without_the_extra_says_how_to_install(monkeypatch):
     monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
     result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]' "\
+    assert (
+        result.stderr.strip() == "error: the MCP server needs the mcp extra: pip install 'graphmem[mcp]' "
         "(in a checkout: .venv/bin/pip install -e '.[mcp]')"
+    )
 
 
 def test_mcp_imports_no_cli_module():
@@ -228,10 +280,20 @@ def test_mcp_imports_no_cli_module():
 def test_episodes_and_decisions_tools_record_the_mcp_actor(serve):
     server = serve()
     fact = {"subject": "Alice", "predicate": "lives_in", "single_valued": True}
-    call(server, "remember", text="I live in Paris.", at="2020-01-01",
-         facts=[{**fact, "object": "Paris", "valid_at": "2020-01-01"}])
-    call(server, "remember", text="I moved to Rome.", at="2021-01-01",
-         facts=[{**fact, "object": "Rome", "valid_at": "2021-01-01"}])
+    call(
+        server,
+        "remember",
+        text="I live in Paris.",
+        at="2020-01-01",
+        facts=[{**fact, "object": "Paris", "valid_at": "2020-01-01"}],
+    )
+    call(
+        server,
+        "remember",
+        text="I moved to Rome.",
+        at="2021-01-01",
+        facts=[{**fact, "object": "Rome", "valid_at": "2021-01-01"}],
+    )
     episodes = call(server, "episodes_list")["episodes"]
     assert sorted(e["raw"] for e in episodes) == ["I live in Paris.", "I moved to Rome."]
     assert len(call(server, "episodes_list", offset=1)["episodes"]) == 1
@@ -241,7 +303,9 @@ def test_episodes_and_decisions_tools_record_the_mcp_actor(serve):
     rome = next(e["id"] for e in episodes if e["raw"] == "I moved to Rome.")
     removed = call(server, "episode_delete", episode_id=rome)
     assert removed["actor"] == "mcp" and removed["restored"]
-    assert [h["content"] for h in call(server, "recall", query="where does Alice live?")["hits"]] == ["Alice lives in Paris"]
+    assert [h["content"] for h in call(server, "recall", query="where does Alice live?")["hits"]] == [
+        "Alice lives in Paris"
+    ]
     assert refused(server, "episode_delete", episode_id=rome) == f"no episode {rome} in scope {ALICE}"
 
 
@@ -253,8 +317,10 @@ def test_an_api_key_bounds_the_subjects_a_call_may_name(serve, mem):
     mark = CALLER.set(key)
     try:
         assert refused(server, "recall", query="tea") == f"key {key.id} does not hold subject {ALICE}"
-        assert refused(server, "forget", subject="user:carol", confirm=True) == \
-            f"key {key.id} does not hold subject user:carol"
+        assert (
+            refused(server, "forget", subject="user:carol", confirm=True)
+            == f"key {key.id} does not hold subject user:carol"
+        )
         written = call(server, "remember", text="Bob likes tea.", subject=BOB)
         assert call(server, "explain", unit_id=written["unit_ids"][0], subject=BOB)["decisions"][0]["actor"] == key.id
     finally:
@@ -266,10 +332,13 @@ def test_include_shared_reads_the_shared_subject_only_where_a_call_may_name_it(s
     from graphmem.mcp_server import CALLER
 
     mem.remember("The office code is 4711.", "shared:global")
-    for tool, arguments in (("recall", {"query": "office code", "include_shared": True}),
-                            ("assemble", {"query": "office code", "include_shared": True})):
-        assert refused(serve(), tool, **arguments) == \
-            "include_shared: subject shared:global is not allowed by this server"
+    for tool, arguments in (
+        ("recall", {"query": "office code", "include_shared": True}),
+        ("assemble", {"query": "office code", "include_shared": True}),
+    ):
+        assert (
+            refused(serve(), tool, **arguments) == "include_shared: subject shared:global is not allowed by this server"
+        )
     assert "subject shared:global is not allowed" in refused(serve(), "recall", query="code", subject="shared:global")
     for allowed in (serve(allow_subjects=("shared:global",)), serve(allow_any_subject=True)):
         hits = call(allowed, "recall", query="office code", include_shared=True)["hits"]
@@ -278,8 +347,10 @@ def test_include_shared_reads_the_shared_subject_only_where_a_call_may_name_it(s
     key, _ = mem.create_key([ALICE])
     mark = CALLER.set(key)
     try:
-        assert refused(serve(allow_any_subject=True), "recall", query="office code", include_shared=True) == \
-            f"include_shared: key {key.id} does not hold subject shared:global"
+        assert (
+            refused(serve(allow_any_subject=True), "recall", query="office code", include_shared=True)
+            == f"include_shared: key {key.id} does not hold subject shared:global"
+        )
     finally:
         CALLER.reset(mark)
 
@@ -298,16 +369,23 @@ def test_over_http_an_api_key_met_by_a_database_that_is_down_is_one_line_503(mem
         raise Unavailable("Neo4j at bolt://127.0.0.1:7687 is unreachable")
 
     monkeypatch.setattr(mem.store, "get_key", down)
-    app = http_app(build_server(lambda: mem, McpConfig(subject=ALICE)), token="server-token",
-                   authenticate=mem.authenticate)
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    app = http_app(
+        build_server(lambda: mem, McpConfig(subject=ALICE)), token="server-token", authenticate=mem.authenticate
+    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     with TestClient(app, raise_server_exceptions=False) as client:
         response = client.post("/mcp", json=initialize, headers=headers)
         assert response.status_code == 503, response.text
-        assert response.json() == {"error": {"code": "unavailable",
-                                             "message": "Neo4j at bolt://127.0.0.1:7687 is unreachable"}}
-        assert client.post("/mcp", json=initialize, headers={**headers, "Authorization": "Bearer nope"}
-                           ).status_code == 401  # a token that is no key is not looked up
+        assert response.json() == {
+            "error": {"code": "unavailable", "message": "Neo4j at bolt://127.0.0.1:7687 is unreachable"}
+        }
+        assert (
+            client.post("/mcp", json=initialize, headers={**headers, "Authorization": "Bearer nope"}).status_code == 401
+        )  # a token that is no key is not looked up
     assert "Traceback" not in caplog.text

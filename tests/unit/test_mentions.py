@@ -14,8 +14,7 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.mentions import (MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges,
-                               name_spans)
+from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges, name_spans
 from graphmem.models import NamesRead, Scope, TextsRead, entity_id, normalise
 
 
@@ -139,9 +138,37 @@ def test_matcher_learns_incrementally():
 # Texts built from name-like words, common words and the separators the rules look at, so the
 # properties below meet speakers, possessives, runs and sentence starts, not only noise.
 WORDS = st.sampled_from(
-    ["Alice", "alice", "ALICE", "New", "York", "new", "york", "The", "the", "of", "Bank", "I", "May",
-     "José", "jose\u0301", "Zoë", "ZOË", "St.", "J.", "LGBTQ", "iPhone", "Don't", "Hey", "Mel", "al", "Al",
-     "U.S.", "u s", "C++"]
+    [
+        "Alice",
+        "alice",
+        "ALICE",
+        "New",
+        "York",
+        "new",
+        "york",
+        "The",
+        "the",
+        "of",
+        "Bank",
+        "I",
+        "May",
+        "José",
+        "jose\u0301",
+        "Zoë",
+        "ZOË",
+        "St.",
+        "J.",
+        "LGBTQ",
+        "iPhone",
+        "Don't",
+        "Hey",
+        "Mel",
+        "al",
+        "Al",
+        "U.S.",
+        "u s",
+        "C++",
+    ]
 )
 SEPARATORS = st.sampled_from([" ", " ", ". ", ", ", ": ", "\n", "'s ", "’s ", "! ", " [x] "])
 TEXTS = st.one_of(
@@ -207,11 +234,11 @@ def every_run(text: str) -> set[str]:
     edge = regex.compile(r"[^\w\s]{0,3}")
     found = set()
     for i, (a, _) in enumerate(runs):
-        lead = len(edge.match(folded[max(a - 3, 0):a][::-1]).group())
+        lead = len(edge.match(folded[max(a - 3, 0) : a][::-1]).group())
         for j in range(i, min(i + MAX_NAME_WORDS, len(runs))):
             b = runs[j][1]
             trail = len(edge.match(folded, b).group())
-            found |= {normalise(folded[a - n:b + m]) for n in range(lead + 1) for m in range(trail + 1)}
+            found |= {normalise(folded[a - n : b + m]) for n in range(lead + 1) for m in range(trail + 1)}
     return found
 
 
@@ -222,7 +249,10 @@ def test_word_runs_are_every_run_of_words_normalised(text):
     assert name_spans(text) == every_run(text)
 
 
-@given(since=st.lists(st.none() | st.sampled_from(["k1", "k2"]), max_size=3), ahead=st.none() | st.sampled_from(["k1", "k2"]))
+@given(
+    since=st.lists(st.none() | st.sampled_from(["k1", "k2"]), max_size=3),
+    ahead=st.none() | st.sampled_from(["k1", "k2"]),
+)
 def test_texts_found_while_planning_stand_unless_a_commit_but_the_pending_one_changed_them(since, ahead):
     """``since``: the key each commit that changed the texts after the read recorded (None: one
     no plan can know); ``ahead``: that of the pending commit whose texts the plan added. The
@@ -245,7 +275,8 @@ def test_word_runs_with_given_edges_are_those_runs_whose_edges_they_are(data, te
         firsts = data.draw(st.sets(st.sampled_from(words))) if words else set()
         lasts = data.draw(st.sets(st.sampled_from(words))) if words else set()
     assert name_spans(text, (firsts, lasts)) == {
-        span for span in name_spans(text) if name_edges(span)[0] in firsts and name_edges(span)[1] in lasts}
+        span for span in name_spans(text) if name_edges(span)[0] in firsts and name_edges(span)[1] in lasts
+    }
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS | NAMES.map(" ".join))

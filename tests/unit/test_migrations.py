@@ -51,7 +51,9 @@ def test_pending_migrations_run_in_order_with_the_connection_and_their_notes(cap
     schema = mechanism._statements  # how a Cypher migration runs its statements
     available = [
         Migration("0001", "0001_old", lambda conn: pytest.fail("already applied: never run again")),
-        Migration("0002", "0002_schema", lambda conn: schema(("CREATE INDEX a", "CREATE INDEX b"), "0002_schema", conn)),
+        Migration(
+            "0002", "0002_schema", lambda conn: schema(("CREATE INDEX a", "CREATE INDEX b"), "0002_schema", conn)
+        ),
         Migration("0003", "0003_data", data_migration),
         Migration("0004", "0004_quiet", lambda conn: None),
     ]
@@ -60,8 +62,12 @@ def test_pending_migrations_run_in_order_with_the_connection_and_their_notes(cap
         assert migrate(conn, available) == (["0002_schema", "0003_data", "0004_quiet"], ["0001_old"])
     assert seen == [conn]
     assert [s[:2] for s in conn.sent[:-1]] == [
-        ("schema", "0002_schema"), ("schema", "0002_schema"), ("admin/record_migration", "0002"),
-        ("admin/record_migration", "0003"), ("admin/record_migration", "0004")]
+        ("schema", "0002_schema"),
+        ("schema", "0002_schema"),
+        ("admin/record_migration", "0002"),
+        ("admin/record_migration", "0003"),
+        ("admin/record_migration", "0004"),
+    ]
     assert [s[2] for s in conn.sent if s[0] == "admin/record_migration"] == [[], ["2 subjects merged"], []]
     assert conn.sent[-1][:2] == ("schema", "awaiting indexes")  # indexes the migrations made are online
     assert caplog.messages == ["0003_data: 2 subjects merged"]

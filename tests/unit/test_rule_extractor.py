@@ -3,7 +3,7 @@ episode is ever dropped."""
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from hypothesis import given
@@ -26,23 +26,26 @@ def triple(candidate) -> tuple:
     return (t.subject, t.predicate, t.object, t.single_valued, candidate.op)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("I live in Berlin.", ("alice", "lives_in", "Berlin", True, "assert")),
-    ("I moved to Berlin.", ("alice", "lives_in", "Berlin", True, "assert")),
-    ("Bob relocated to Lisbon", ("Bob", "lives_in", "Lisbon", True, "assert")),
-    ("I no longer live in Paris.", ("alice", "lives_in", "Paris", True, "end")),
-    ("I don't work at Initech anymore.", ("alice", "works_at", "Initech", True, "end")),
-    ("Actually I never lived in Lyon, I was mistaken.", ("alice", "lives_in", "Lyon", True, "retract")),
-    ("That's wrong: I don't live in Paris.", ("alice", "lives_in", "Paris", True, "retract")),
-    ("I started working at Acme.", ("alice", "works_at", "Acme", True, "assert")),
-    ("Alice reports to Bob.", ("Alice", "reports_to", "Bob", True, "assert")),
-    ("My manager is Carol.", ("alice", "reports_to", "Carol", True, "assert")),
-    ("Alice's boss is Carol.", ("Alice", "reports_to", "Carol", True, "assert")),
-    ("My name is Alice Smith.", ("alice", "name", "Alice Smith", True, "assert")),
-    ("Dana is married to Eve.", ("Dana", "married_to", "Eve", True, "assert")),
-    ("I am allergic to peanuts.", ("alice", "allergic_to", "peanuts", False, "assert")),
-    ("Bob loves jazz.", ("Bob", "likes", "jazz", False, "assert")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I live in Berlin.", ("alice", "lives_in", "Berlin", True, "assert")),
+        ("I moved to Berlin.", ("alice", "lives_in", "Berlin", True, "assert")),
+        ("Bob relocated to Lisbon", ("Bob", "lives_in", "Lisbon", True, "assert")),
+        ("I no longer live in Paris.", ("alice", "lives_in", "Paris", True, "end")),
+        ("I don't work at Initech anymore.", ("alice", "works_at", "Initech", True, "end")),
+        ("Actually I never lived in Lyon, I was mistaken.", ("alice", "lives_in", "Lyon", True, "retract")),
+        ("That's wrong: I don't live in Paris.", ("alice", "lives_in", "Paris", True, "retract")),
+        ("I started working at Acme.", ("alice", "works_at", "Acme", True, "assert")),
+        ("Alice reports to Bob.", ("Alice", "reports_to", "Bob", True, "assert")),
+        ("My manager is Carol.", ("alice", "reports_to", "Carol", True, "assert")),
+        ("Alice's boss is Carol.", ("Alice", "reports_to", "Carol", True, "assert")),
+        ("My name is Alice Smith.", ("alice", "name", "Alice Smith", True, "assert")),
+        ("Dana is married to Eve.", ("Dana", "married_to", "Eve", True, "assert")),
+        ("I am allergic to peanuts.", ("alice", "allergic_to", "peanuts", False, "assert")),
+        ("Bob loves jazz.", ("Bob", "likes", "jazz", False, "assert")),
+    ],
+)
 def test_each_pattern_gives_its_triple(text: str, expected: tuple) -> None:
     [c] = extract(text)
     assert triple(c) == expected
@@ -69,8 +72,11 @@ def test_the_subject_resolves_and_the_object_is_kept(who: str, where: str) -> No
     assert (c.triple.predicate, c.triple.object) == ("lives_in", where)
 
 
-@given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200)
-       .filter(str.strip))
+@given(
+    text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200).filter(
+        str.strip
+    )
+)
 def test_no_episode_is_dropped(text: str) -> None:
     """Any text gives at least one candidate in the episode's scope: facts it matched, else
     the whole episode as one episodic unit."""
@@ -82,43 +88,65 @@ def test_no_episode_is_dropped(text: str) -> None:
         assert all(c.triple is not None and c.kind is MemoryKind.semantic for c in found)
 
 
-@pytest.mark.parametrize("text, obj, began", [
-    ("I moved to Berlin last month.", "Berlin", "month before"),
-    ("I moved to Porto in March 2019.", "Porto", datetime(2019, 3, 1, tzinfo=timezone.utc)),
-    ("I have lived in Oslo since 2015.", "Oslo", datetime(2015, 1, 1, tzinfo=timezone.utc)),
-    ("I live in Kyiv since 2018.", "Kyiv", datetime(2018, 1, 1, tzinfo=timezone.utc)),
-    ("I started working at Acme yesterday.", "Acme", "day before"),
-    ("I live in Rome now.", "Rome", "episode"),  # a time not wholly before the episode
-    ("I like tea in the summer.", "tea in the summer", "episode"),  # a habit, not a beginning
-])
+@pytest.mark.parametrize(
+    "text, obj, began",
+    [
+        ("I moved to Berlin last month.", "Berlin", "month before"),
+        ("I moved to Porto in March 2019.", "Porto", datetime(2019, 3, 1, tzinfo=UTC)),
+        ("I have lived in Oslo since 2015.", "Oslo", datetime(2015, 1, 1, tzinfo=UTC)),
+        ("I live in Kyiv since 2018.", "Kyiv", datetime(2018, 1, 1, tzinfo=UTC)),
+        ("I started working at Acme yesterday.", "Acme", "day before"),
+        ("I live in Rome now.", "Rome", "episode"),  # a time not wholly before the episode
+        ("I like tea in the summer.", "tea in the summer", "episode"),  # a habit, not a beginning
+    ],
+)
 def test_a_time_the_sentence_names_says_when_a_state_began(text: str, obj, began) -> None:
     [c] = extract(text)
     if obj is None:
         assert c.triple is None
         return
-    expected = {"episode": EPOCH, "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), timezone.utc),
-                "month before": (EPOCH.replace(day=1) - timedelta(days=1)).replace(day=1, hour=0, minute=0, second=0,
-                                                                                     microsecond=0)}.get(began, began)
+    expected = {
+        "episode": EPOCH,
+        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), UTC),
+        "month before": (EPOCH.replace(day=1) - timedelta(days=1)).replace(
+            day=1, hour=0, minute=0, second=0, microsecond=0
+        ),
+    }.get(began, began)
     assert (c.triple.object, c.valid_at, c.content) == (obj, expected, text)
 
 
-@pytest.mark.parametrize("text, op, when", [
-    ("I worked at Acme until March 2024.", "end", datetime(2024, 3, 1, tzinfo=timezone.utc)),
-    ("I left Acme yesterday.", "end", "day before"),
-    ("I used to live in Oslo.", "end", "episode"),
-    ("Since January I no longer live in Graz.", "end", "january"),
-    ("I never lived in Lyon.", "retract", None),
-])
+@pytest.mark.parametrize(
+    "text, op, when",
+    [
+        ("I worked at Acme until March 2024.", "end", datetime(2024, 3, 1, tzinfo=UTC)),
+        ("I left Acme yesterday.", "end", "day before"),
+        ("I used to live in Oslo.", "end", "episode"),
+        ("Since January I no longer live in Graz.", "end", "january"),
+        ("I never lived in Lyon.", "retract", None),
+    ],
+)
 def test_an_ending_stops_at_the_time_it_names_and_a_correction_has_none(text: str, op: str, when) -> None:
     [c] = extract(text)
-    expected = {"episode": EPOCH, "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), timezone.utc),
-                "january": datetime(EPOCH.year, 1, 1, tzinfo=timezone.utc)}.get(when, when)
+    expected = {
+        "episode": EPOCH,
+        "day before": datetime.combine(EPOCH.date() - timedelta(days=1), time(), UTC),
+        "january": datetime(EPOCH.year, 1, 1, tzinfo=UTC),
+    }.get(when, when)
     assert (c.op, c.valid_at, c.invalid_at) == (op, None, expected)
 
 
-@pytest.mark.parametrize("text", ["I no longer think jazz is boring.", "I left my keys at work.", "I quit smoking.",
-                                  "I stopped by the bakery.", "I used to think Berlin was grey.",
-                                  "That's wrong, the meeting is on Tuesday.", "Actually the train was late."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I no longer think jazz is boring.",
+        "I left my keys at work.",
+        "I quit smoking.",
+        "I stopped by the bakery.",
+        "I used to think Berlin was grey.",
+        "That's wrong, the meeting is on Tuesday.",
+        "Actually the train was late.",
+    ],
+)
 def test_words_of_endings_and_corrections_around_no_fact_are_no_fact(text: str) -> None:
     [c] = extract(text)
     assert c.triple is None and c.kind is MemoryKind.episodic

@@ -19,25 +19,43 @@ POLICY = RulePolicy(PolicyConfig())
 
 
 def lives(city: str, valid: float | None = None, **kw) -> Candidate:
-    return Candidate(scope=ALICE, content=f"Alice lives in {city}", valid_at=day(valid) if valid is not None else None,
-                     triple=Triple(subject="Alice", predicate="lives_in", object=city), **kw)
+    return Candidate(
+        scope=ALICE,
+        content=f"Alice lives in {city}",
+        valid_at=day(valid) if valid is not None else None,
+        triple=Triple(subject="Alice", predicate="lives_in", object=city),
+        **kw,
+    )
 
 
 def stored(city: str, valid: float) -> MemoryUnit:
-    return unit(ALICE, f"Alice lives in {city}", created=day(valid), valid=day(valid),
-                triple=Triple(subject="Alice", predicate="lives_in", object=city))
+    return unit(
+        ALICE,
+        f"Alice lives in {city}",
+        created=day(valid),
+        valid=day(valid),
+        triple=Triple(subject="Alice", predicate="lives_in", object=city),
+    )
 
 
-@pytest.mark.parametrize("candidate, neighbours, op, target", [
-    (lives("Paris", 1), [], Op.ADD, None),
-    (lives("Paris", 5), [stored("Paris", 1)], Op.NOOP, 0),  # the same fact again
-    (lives("Berlin", 5), [stored("Paris", 1)], Op.UPDATE, 0),  # one value at a time: supersedes
-    (lives("Rome", 0), [stored("Paris", 1)], Op.ADD, 0),  # older than the current value: history bounded by it
-    (lives("Paris", op="retract"), [stored("Paris", 1)], Op.DELETE, 0),
-    (lives("Oslo", op="retract"), [stored("Paris", 1)], Op.NOOP, None),  # nothing to retract
-    (Candidate(scope=ALICE, content="I like green tea a lot"), [unit(ALICE, "i like green tea a lot!")], Op.NOOP, 0),
-    (Candidate(scope=ALICE, content="I like green tea"), [unit(ALICE, "I like black coffee")], Op.ADD, None),
-])
+@pytest.mark.parametrize(
+    "candidate, neighbours, op, target",
+    [
+        (lives("Paris", 1), [], Op.ADD, None),
+        (lives("Paris", 5), [stored("Paris", 1)], Op.NOOP, 0),  # the same fact again
+        (lives("Berlin", 5), [stored("Paris", 1)], Op.UPDATE, 0),  # one value at a time: supersedes
+        (lives("Rome", 0), [stored("Paris", 1)], Op.ADD, 0),  # older than the current value: history bounded by it
+        (lives("Paris", op="retract"), [stored("Paris", 1)], Op.DELETE, 0),
+        (lives("Oslo", op="retract"), [stored("Paris", 1)], Op.NOOP, None),  # nothing to retract
+        (
+            Candidate(scope=ALICE, content="I like green tea a lot"),
+            [unit(ALICE, "i like green tea a lot!")],
+            Op.NOOP,
+            0,
+        ),
+        (Candidate(scope=ALICE, content="I like green tea"), [unit(ALICE, "I like black coffee")], Op.ADD, None),
+    ],
+)
 def test_reconcile_table(candidate, neighbours, op, target):
     decision = POLICY.reconcile(candidate, neighbours)
     assert decision.op is op and decision.reason
@@ -58,8 +76,12 @@ def test_the_latest_of_several_current_values_is_the_target():
 CITIES = st.sampled_from(["Paris", "Berlin", "Rome", "Oslo"])
 
 
-@given(city=CITIES, valid=st.integers(0, 10), op=st.sampled_from(["assert", "end", "retract"]),
-       stored_cities=st.lists(st.tuples(CITIES, st.integers(0, 10)), max_size=4))
+@given(
+    city=CITIES,
+    valid=st.integers(0, 10),
+    op=st.sampled_from(["assert", "end", "retract"]),
+    stored_cities=st.lists(st.tuples(CITIES, st.integers(0, 10)), max_size=4),
+)
 def test_every_decision_has_a_reason_and_targets_a_neighbour(city, valid, op, stored_cities):
     neighbours = [stored(c, v) for c, v in stored_cities]
     candidate = lives(city, op=op) if op == "end" else lives(city, valid, op=op)
@@ -79,8 +101,10 @@ def test_every_decision_has_a_reason_and_targets_a_neighbour(city, valid, op, st
 
 def test_the_gate_holds_procedural_candidates_for_review():
     ctx_episode = episode(ALICE)
-    ok, reason = POLICY.should_write(Candidate(scope=ALICE, content="Always answer briefly",
-                                               kind=MemoryKind.procedural), WriteContext(episode=ctx_episode))
+    ok, reason = POLICY.should_write(
+        Candidate(scope=ALICE, content="Always answer briefly", kind=MemoryKind.procedural),
+        WriteContext(episode=ctx_episode),
+    )
     assert not ok and "review" in reason
     ok, _ = POLICY.should_write(Candidate(scope=ALICE, content="I like tea"), WriteContext(episode=ctx_episode))
     assert ok
@@ -96,7 +120,8 @@ def test_archive_takes_long_expired_or_old_never_recalled_units(recalled, age, e
     u = u.model_copy(update={"time": u.time.model_copy(update=update)})
     config = POLICY.config
     expected = (expired_ago is not None and expired_ago > config.archive_expired_days) or (
-        not recalled and age > config.archive_unrecalled_days)
+        not recalled and age > config.archive_unrecalled_days
+    )
     assert POLICY.should_archive(u, now) is expected
 
 
@@ -104,9 +129,13 @@ def test_budgets_and_single_valued_predicates_come_from_the_config():
     config = PolicyConfig(budgets={"persona": 50}, default_budget=7, single_valued=frozenset({"plays_for"}))
     policy = RulePolicy(config)
     assert (policy.budget_for("persona"), policy.budget_for("anything")) == (50, 7)
-    plays = Candidate(scope=ALICE, content="Alice plays for Ajax",
-                      triple=Triple(subject="Alice", predicate="plays_for", object="Ajax"))
-    likes = Candidate(scope=ALICE, content="Alice likes Ajax", triple=Triple(subject="Alice", predicate="likes",
-                                                                             object="Ajax"))
+    plays = Candidate(
+        scope=ALICE,
+        content="Alice plays for Ajax",
+        triple=Triple(subject="Alice", predicate="plays_for", object="Ajax"),
+    )
+    likes = Candidate(
+        scope=ALICE, content="Alice likes Ajax", triple=Triple(subject="Alice", predicate="likes", object="Ajax")
+    )
     marked = likes.model_copy(update={"triple": likes.triple.model_copy(update={"single_valued": True})})
     assert [policy.is_single_valued(c) for c in (plays, likes, marked)] == [True, False, True]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -21,16 +21,16 @@ def test_an_aware_iso_time_is_the_same_instant_in_utc(moment: datetime) -> None:
 
 @given(day=st.dates())
 def test_a_date_alone_is_midnight_utc(day: date) -> None:
-    assert parse_time(day.isoformat()) == datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    assert parse_time(day.isoformat()) == datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
 @given(moment=st.datetimes())
 def test_a_time_without_a_zone_is_utc(moment: datetime) -> None:
-    assert parse_time(f" {moment.isoformat()} ") == moment.replace(tzinfo=timezone.utc)
+    assert parse_time(f" {moment.isoformat()} ") == moment.replace(tzinfo=UTC)
 
 
 def test_z_is_utc() -> None:
-    assert parse_time("2023-05-08T13:56:00Z") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    assert parse_time("2023-05-08T13:56:00Z") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2021-13-01", "01/03/2021", "", "2021-03-01T25:00"])
@@ -43,4 +43,4 @@ def test_bad_text_names_the_option(text: str) -> None:
 
 def test_optional_time_treats_blank_as_not_given() -> None:
     assert parse_optional_time(None) is None and parse_optional_time("  ") is None
-    assert parse_optional_time("2021-03-01") == datetime(2021, 3, 1, tzinfo=timezone.utc)
+    assert parse_optional_time("2021-03-01") == datetime(2021, 3, 1, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from graphmem.errors import InvalidInput
 from graphmem.timewords import find_window
 
-UTC = timezone.utc
+UTC = UTC
 FRI = datetime(2024, 5, 10, 15, 30, tzinfo=UTC)  # a Friday
 SUN = datetime(2023, 10, 1, 9, tzinfo=UTC)
 WED = datetime(2025, 1, 15, 20, tzinfo=UTC)  # in winter

@@ -39,7 +39,8 @@ def _chain(base: Path, modes: list[int]) -> list[Path]:
 
 @given(modes=st.lists(MODES, min_size=1, max_size=4), file_mode=st.sampled_from([0o600, 0o400, 0o640, 0o604, 0o666]))
 def test_a_secret_is_refused_when_others_can_write_it_or_a_folder_above_it_or_read_it(
-        tmp_path_factory, modes: list[int], file_mode: int) -> None:
+    tmp_path_factory, modes: list[int], file_mode: int
+) -> None:
     """Refused iff the file, or a folder above it that is not a root-owned sticky folder (like
     /tmp), is writable by others, or others can read the file; the error names the deepest
     such path and the fix."""
@@ -109,8 +110,10 @@ def test_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
     home.mkdir()
     nobody = pwd.getpwnam("nobody").pw_uid
     os.chown(home, nobody, -1)
-    with pytest.raises(ConfigurationError, match=f"^{home} belongs to user nobody, not to you or root, .*: "
-                                                 "choose a GRAPHMEM_HOME you own$"):
+    with pytest.raises(
+        ConfigurationError,
+        match=f"^{home} belongs to user nobody, not to you or root, .*: choose a GRAPHMEM_HOME you own$",
+    ):
         trusted(home / "instances" / "7687")
     os.chown(home, 0, -1)
     assert trusted(home / "instances" / "7687")
@@ -172,8 +175,10 @@ def test_a_file_another_user_put_inside_an_instance_is_refused(tmp_path: Path) -
     planted = instance / "conf" / "server-logs.xml"
     planted.write_text("<Configuration/>")
     os.chown(planted, pwd.getpwnam("nobody").pw_uid, -1)
-    with pytest.raises(ConfigurationError, match=f"^{planted} belongs to user nobody, not to you or root, .*: "
-                                                 "remove it if you did not put it there$"):
+    with pytest.raises(
+        ConfigurationError,
+        match=f"^{planted} belongs to user nobody, not to you or root, .*: remove it if you did not put it there$",
+    ):
         private_tree(instance)
     planted.unlink()
     assert private_tree(instance) == instance
@@ -230,8 +235,7 @@ def test_private_file_never_writes_through_a_planted_name(tmp_path: Path) -> Non
 
 def test_private_file_cut_short_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "alice.jsonl"
-    with pytest.raises(KeyboardInterrupt):
-        with private_file(out) as handle:
-            handle.write("half\n")
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), private_file(out) as handle:
+        handle.write("half\n")
+        raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []

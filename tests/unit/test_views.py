@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -49,21 +49,34 @@ def scopes_in(value) -> list[tuple]:
 def test_every_shape_is_plain_json_with_utc_times_and_flat_scopes() -> None:
     store = InMemoryStore()
     mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
-    paris = Fact(subject="Alice", predicate="lives_in", object="Paris", single_valued=True,
-                 valid_at=datetime(2020, 1, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=2))))
-    berlin = Fact(subject="Alice", predicate="lives_in", object="Berlin", single_valued=True,
-                  valid_at=datetime(2022, 1, 1, tzinfo=timezone.utc))
-    mem.remember("I live in Paris.", ALICE, facts=[paris], at=datetime(2020, 1, 2, tzinfo=timezone.utc))
-    moved = mem.remember("I moved to Berlin.", ALICE, facts=[berlin], at=datetime(2022, 1, 2, tzinfo=timezone.utc))
-    held = mem.remember("Always answer in French.", ALICE,
-                        facts=[Fact(subject="assistant", predicate="rule", kind=MemoryKind.procedural)])
+    paris = Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object="Paris",
+        single_valued=True,
+        valid_at=datetime(2020, 1, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=2))),
+    )
+    berlin = Fact(
+        subject="Alice",
+        predicate="lives_in",
+        object="Berlin",
+        single_valued=True,
+        valid_at=datetime(2022, 1, 1, tzinfo=UTC),
+    )
+    mem.remember("I live in Paris.", ALICE, facts=[paris], at=datetime(2020, 1, 2, tzinfo=UTC))
+    moved = mem.remember("I moved to Berlin.", ALICE, facts=[berlin], at=datetime(2022, 1, 2, tzinfo=UTC))
+    held = mem.remember(
+        "Always answer in French.",
+        ALICE,
+        facts=[Fact(subject="assistant", predicate="rule", kind=MemoryKind.procedural)],
+    )
     block = mem.set_block(ALICE, "persona", "Be brief.", token_budget=10)
     assembly = mem.assemble("where does Alice live?", ALICE)
     [berlin_id] = moved.unit_ids
 
     shapes = {
         "report": views.write_report(moved),
-        "hits": [views.hit(h) for h in mem.recall("Alice lives", ALICE, as_of=datetime(2021, 1, 1, tzinfo=timezone.utc))],
+        "hits": [views.hit(h) for h in mem.recall("Alice lives", ALICE, as_of=datetime(2021, 1, 1, tzinfo=UTC))],
         "history": [views.history_entry(e) for e in mem.history(ALICE, entity="Alice")],
         "explanation": views.explanation(mem.explain(berlin_id, ALICE)),
         "assembly": views.assembly(assembly),
@@ -81,8 +94,18 @@ def test_every_shape_is_plain_json_with_utc_times_and_flat_scopes() -> None:
     assert held.reviews and shapes["reviews"][0]["candidate"]["kind"] == "procedural"
     [hit] = shapes["hits"]
     assert hit["content"] == "Alice lives in Paris"  # as of 2021
-    assert {"id", "content", "kind", "score", "episode_id", "valid_at", "invalid_at", "created_at",
-            "expired_at", "path"} <= set(hit)
+    assert {
+        "id",
+        "content",
+        "kind",
+        "score",
+        "episode_id",
+        "valid_at",
+        "invalid_at",
+        "created_at",
+        "expired_at",
+        "path",
+    } <= set(hit)
     assert shapes["explanation"]["outgoing"][0]["unit_id"] == shapes["history"][0]["id"]
 
 
@@ -90,6 +113,10 @@ def test_write_report_counts_every_op() -> None:
     report = WriteReport(episodes=2, new_episodes=1, unit_ids=["u1"], failed=[("e1", "boom")])
     report.decisions.update({"ADD": 1})
     assert views.write_report(report) == {
-        "episodes": 2, "new_episodes": 1, "decisions": {"ADD": 1, "UPDATE": 0, "DELETE": 0, "NOOP": 0},
-        "unit_ids": ["u1"], "extraction_failed": [{"episode_id": "e1", "error": "boom"}], "reviews": [],
+        "episodes": 2,
+        "new_episodes": 1,
+        "decisions": {"ADD": 1, "UPDATE": 0, "DELETE": 0, "NOOP": 0},
+        "unit_ids": ["u1"],
+        "extraction_failed": [{"episode_id": "e1", "error": "boom"}],
+        "reviews": [],
     }
