@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .mentions import written
+from .mentions import speakers
 from .models import search_terms, terms
 
 if TYPE_CHECKING:
@@ -87,8 +87,8 @@ def coverage(content: str, stems: frozenset[str]) -> float:
     """The share of ``stems`` that begin a word of ``content`` ("like" begins "likes"), of those
     that are not the name of someone speaking in it ("Alex: ..." has Alex in every turn: what is
     asked of Alex is the rest); 0 for a question with none."""
-    speakers = {m.norm[:STEM] for m in written(content) if m.kind == "speaker"}
-    looked = stems - speakers
+    speaking = {m.norm[:STEM] for m in speakers(content)}
+    looked = stems - speaking
     has = {t[:n] for t in terms(content) for n in range(1, STEM + 1)}
     return len(looked & has) / len(looked) if looked else 0.0
 

@@ -768,7 +768,9 @@ def _mention(text: str, start: int, end: int, kind: Kind) -> Mention:
     return Mention(name=name, norm=normalise(name), start=start, end=end, kind=kind)
 
 
-def _speakers(text: str) -> list[Mention]:
+def speakers(text: str) -> list[Mention]:
+    """Who speaks in the text ("Alex: ..."): ``written``'s speakers without its proper names
+    (recall's confidence reads the speakers of every hit; the names were most of that time)."""
     found = []
     for m in _SPEAKER.finditer(text):
         # Every word must count: a subtitle ("In My Time: A Personal Memoir") is no speaker.
@@ -841,7 +843,7 @@ def _name(text: str, words: list[tuple[int, int, bool]], initial: int) -> list[M
 def written(text: str) -> list[Mention]:
     """The names the text itself shows, whatever the scope knows: speakers and proper names,
     not deduplicated (``mentions`` does that)."""
-    return _speakers(text) + _propers(text)
+    return speakers(text) + _propers(text)
 
 
 def mentions(
