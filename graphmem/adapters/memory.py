@@ -90,9 +90,10 @@ class _State:
     #: The embedding of each unit's content (its search entries are derived from the unit and
     #: its edges when searched, so they are always what the store says).
     vectors: dict[str, list[float]] = field(default_factory=dict)
-    #: The entities each unit and episode names, by owner id: entity norm -> (name, kind).
+    #: The entities each unit and episode names (a unit by its id, an episode by its scope key
+    #: and id, as ``episodes``: ids are the caller's): entity norm -> (name, kind).
     unit_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
-    episode_mentions: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    episode_mentions: dict[tuple[str, str], dict[str, tuple[str, str]]] = field(default_factory=dict)
     #: scope -> (names version, digest of the last names made known): ``UnitStore.known_names``.
     names: dict[Scope, tuple[int, str | None]] = field(default_factory=dict)
     #: scope -> (texts version, key of the last commit that changed the texts): ``earlier_texts``.
@@ -255,24 +256,24 @@ class InMemoryStore:
         """The batch's mention links, and those of earlier units and episodes that name what it
         makes known."""
         state = self._state
-        for owners, mentioned in (
-            (state.unit_mentions, batch.unit_mentions),
-            (state.episode_mentions, batch.episode_mentions),
-        ):
+        tables: tuple[tuple[dict[Any, dict[str, tuple[str, str]]], Callable[[str], Any]], ...] = (
+            (state.unit_mentions, lambda owner: owner),
+            (state.episode_mentions, lambda owner: (scope.key, owner)),
+        )
+        for (owners, key), mentioned in zip(tables, (batch.unit_mentions, batch.episode_mentions)):
             for owner, names in mentioned.items():
-                owners.setdefault(owner, {}).update({normalise(n): (n, kind) for n, kind in names})
+                owners.setdefault(key(owner), {}).update({normalise(n): (n, kind) for n, kind in names})
         if batch.anchors:  # earlier units and episodes that name what is now known are linked too
             read = batch.texts_read
             units, episodes = (read.found, read.episodes) if read else self._texts(scope)
             stored = ({u for u in units if u in state.units}, {e for e in episodes if (scope.key, e) in state.episodes})
-            for owners, texts, present, new in (
-                (state.unit_mentions, units, stored[0], batch.unit_mentions),
-                (state.episode_mentions, episodes, stored[1], batch.episode_mentions),
+            for (owners, key), texts, present, new in zip(
+                tables, (units, episodes), stored, (batch.unit_mentions, batch.episode_mentions)
             ):
                 for owner, names in named_in(batch.anchors, texts).items():
                     if owner in present and owner not in new:
                         for name, kind in names:
-                            owners.setdefault(owner, {}).setdefault(normalise(name), (name, kind))
+                            owners.setdefault(key(owner), {}).setdefault(normalise(name), (name, kind))
 
     def record_recall(self, scope: Scope, stats: Mapping[str, RecallStats]) -> int:
         with self._lock:
@@ -424,8 +425,6 @@ class InMemoryStore:
             for k in reviews:
                 del self._reviews[k]
             counts["reviews"] = len(reviews)
-            # NB: episode_mentions is keyed by episode id, st.episodes by (scope key, id), so this
-            # drops every episode's mention links (found by mypy; kept as it was, reported).
             orphans: tuple[tuple[dict[Any, Any], Collection[Any]], ...] = (
                 (st.vectors, st.units),
                 (self._archived, st.units),
@@ -565,7 +564,7 @@ class InMemoryStore:
                 st.vectors.pop(k, None)
                 st.unit_mentions.pop(k, None)
                 self._archived.pop(k, None)
-            st.episode_mentions.pop(episode_id, None)
+            st.episode_mentions.pop((scope.key, episode_id), None)
             for k in decisions:
                 del st.decisions[k]
             del st.episodes[(scope.key, episode_id)]
@@ -576,9 +575,10 @@ class InMemoryStore:
         with self._lock:  # links of the scope's texts that held only by what the deleted texts made known go
             facts, seen = set(map(normalise, self._facts(scope))), set(map(normalise, self._seen(scope)))
             texts = {k for k, u in st.units.items() if u.scope == scope} | {
-                e.id for e in st.episodes.values() if e.scope == scope
+                k for k, e in st.episodes.items() if e.scope == scope
             }
-            for table in (st.unit_mentions, st.episode_mentions):
+            tables: tuple[dict[Any, dict[str, tuple[str, str]]], ...] = (st.unit_mentions, st.episode_mentions)
+            for table in tables:
                 for owner in (names for k, names in table.items() if k in texts):
                     for norm in [
                         k
@@ -601,14 +601,14 @@ class InMemoryStore:
     def _seen(self, scope: Scope) -> set[str]:
         """Names a text of the scope writes as a proper name or a speaker."""
         st = self._state
-        # NB: st.episodes is keyed by (scope key, id), so an episode's own mentions are never
-        # found here (found by mypy; kept as it was, reported).
-        episodes: Mapping[Any, Episode] = st.episodes
+        owners: list[tuple[MemoryUnit | Episode | None, dict[str, tuple[str, str]]]] = [
+            (st.units.get(k), names) for k, names in st.unit_mentions.items()
+        ]
+        owners += [(st.episodes.get(k), names) for k, names in st.episode_mentions.items()]
         return {
             name
-            for owners in (st.unit_mentions, st.episode_mentions)
-            for owner, names in owners.items()
-            if (thing := st.units.get(owner) or episodes.get(owner)) is not None and thing.scope == scope
+            for thing, names in owners
+            if thing is not None and thing.scope == scope
             for name, kind in names.values()
             if kind in ("proper", "speaker")
         }
@@ -624,7 +624,7 @@ class InMemoryStore:
         with self._lock:
             if (scope.key, episode_id) not in self._state.episodes:
                 return []
-            return sorted(self._state.episode_mentions.get(episode_id, {}).values())
+            return sorted(self._state.episode_mentions.get((scope.key, episode_id), {}).values())
 
     def unit_entities(self, scope: Scope, unit_id: str) -> list[tuple[str, str]]:
         with self._lock:
@@ -1016,16 +1016,9 @@ class InMemoryIndex:
         if not request.names:
             return set()
         state = self.store._state
-        owners: list[tuple[dict[str, dict[str, tuple[str, str]]], MemoryUnit | Episode]] = [
-            (state.unit_mentions, u) for u in state.units.values() if u.scope in request.scopes
-        ]
-        owners += [(state.episode_mentions, e) for e in state.episodes.values() if e.scope in request.scopes]
-        return {
-            norm
-            for norm in request.names
-            for table, owner in owners
-            if table.get(owner.id, {}).get(norm, ("", ""))[1] == "speaker"
-        }
+        owners = [state.unit_mentions.get(k, {}) for k, u in state.units.items() if u.scope in request.scopes]
+        owners += [state.episode_mentions.get(k, {}) for k, e in state.episodes.items() if e.scope in request.scopes]
+        return {norm for norm in request.names for names in owners if names.get(norm, ("", ""))[1] == "speaker"}
 
     def _near(
         self,

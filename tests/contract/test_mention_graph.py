@@ -381,3 +381,20 @@ def test_hits_told_in_one_conversation_gain_together(mem):
     for h in hits:
         gain = 2 * WEIGHTS["conversation"] if said[h.unit.content] < evening + timedelta(hours=1) else 0.0
         assert h.score == pytest.approx(apart[h.unit.content] + gain), h.unit.content
+
+
+def test_erasing_a_subject_and_sharing_an_episode_id_leave_another_subjects_episode_links(mem):
+    """Episode ids are the caller's, so two subjects may use the same one: each episode's links
+    are its own, and erasing one subject leaves the other's as they were (in memory they were
+    kept by id alone: an erasure dropped every subject's)."""
+    kept, victim = fresh_scope(), fresh_scope()
+    mem.remember("We flew to Porto with Zed.", kept, extractor="none", episode_id="trip")
+    mem.remember("Nothing about places.", victim, extractor="none", episode_id="trip")
+    before = episode_named(mem, kept, "We flew to Porto with Zed.")
+    assert ("porto", "proper") in before
+    [unit] = [h.unit for h in mem.recall("Nothing about places.", victim, k=5) if h.unit.source.episode_id == "trip"]
+    assert ("porto", "proper") not in {
+        (normalise(n), how) for n, how in mem.explain(unit.id, victim)["episode_entities"]
+    }
+    mem.forget(victim)
+    assert episode_named(mem, kept, "We flew to Porto with Zed.") == before
