@@ -45,7 +45,7 @@ from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, 
 from ..pipelines import exchange
 from ..times import parse_optional_time
 from . import schemas
-from .errors import ApiError, answers, install, refusal_of
+from .errors import ApiError, answers, install, refusal_of, status_of
 from .errors import body as error_body
 from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
 
@@ -157,13 +157,11 @@ class Jobs:
             failure = running.exception()
             if failure is None:
                 out.update(status="done", result=running.result())
-            else:
-                refusal = (
-                    refusal_of(failure)
-                    if isinstance(failure, (GraphMemError, ValueError))
-                    else ApiError(500, "internal", error_line(failure))
+            else:  # as a request would have been answered, without its log line at every poll
+                known = isinstance(failure, (GraphMemError, ValueError))
+                out.update(
+                    status="failed", **error_body(status_of(failure)[1] if known else "internal", error_line(failure))
                 )
-                out.update(status="failed", **error_body(refusal.code, refusal.message))
         return out
 
     def get(self, job_id: str, caller: Caller) -> dict:
