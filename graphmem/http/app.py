@@ -170,7 +170,8 @@ class Jobs:
             raise ApiError(
                 404,
                 "not_found",
-                f"no job {job_id} of this key (a job lives in the process that began it, among its newest {JOBS_KEPT})",
+                f"no job {quoted(job_id)} of this key "
+                f"(a job lives in the process that began it, among its newest {JOBS_KEPT})",
             )
         return self.view(job_id)
 
