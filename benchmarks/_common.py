@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from graphmem.adapters.neo4j_driver import Neo4jConnection
-from graphmem.config import Settings
-from graphmem.cypher import load
+from graphmem.adapters.neo4j.driver import Neo4jConnection
+from graphmem.adapters.neo4j.queries import load
+from graphmem.settings.config import Settings
 
 #: Benchmark-only: delete every node, in batches (auto-commit transaction required).
 RAW_WIPE_ALL = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"

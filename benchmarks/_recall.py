@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.config import default_home
-from graphmem.fusion import rrf, similar, together, walk
-from graphmem.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
+from graphmem.domain.fusion import rrf, similar, together, walk
+from graphmem.domain.models import AsOf, Hit, Scored, SearchRequest, Step, utcnow
 from graphmem.pipelines.recall import Recaller
+from graphmem.settings.config import default_home
 
 #: label -> (recall mode, hops)
 MODES = {"lexical": ("lexical", 0), "semantic": ("semantic", 0), "hybrid": ("hybrid", 0), "hybrid+hops2": ("hybrid", 2)}
@@ -153,10 +153,10 @@ class ListReplay:
 
     The first time it sees a question it asks the real index for each ranked list alone (the
     same request with that list's weight 1 and the others' 0, read to the list's full depth,
-    ``fetch``), keeps the lists, and fuses them itself with ``graphmem.fusion.rrf``, which
+    ``fetch``), keeps the lists, and fuses them itself with ``graphmem.domain.fusion.rrf``, which
     ranks as the fused statement does (ties share a rank; best first, then id), then walks with
-    ``graphmem.fusion.walk``, the reference of the statement's walk, and keeps the best with
-    ``graphmem.fusion.together``. Walk hops are asked of the
+    ``graphmem.domain.fusion.walk``, the reference of the statement's walk, and keeps the best with
+    ``graphmem.domain.fusion.together``. Walk hops are asked of the
     real index once per distinct (question, frontier, seen, limit) and kept. So ``Recaller``
     runs over the replay for every setting, and the database sees each question once per list
     and each distinct hop once.

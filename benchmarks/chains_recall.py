@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from diary_recall import open_mem
 
-from graphmem.models import Episode, Scope
+from graphmem.domain.models import Episode, Scope
 
 DATA = Path(__file__).resolve().parent / "data" / "chains" / "chains.jsonl"
 SCOPE = Scope(subject_type="user", subject_id="chains")

@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import Episode, Scope
-from graphmem.wiring import make_embedder
+from graphmem.api.wiring import make_embedder
+from graphmem.domain.models import Episode, Scope
+from graphmem.settings.config import Settings
 
 SCOPE = Scope(subject_type="user", subject_id="diarist")
 FIRST_DAY = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday

@@ -44,8 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import median, pct, wipe
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import Episode, Fact, Scope
+from graphmem.domain.models import Episode, Fact, Scope
+from graphmem.settings.config import Settings
 
 PREDICATES = ("likes", "visited", "works_with", "owns", "reads", "plays")
 WORDS = (

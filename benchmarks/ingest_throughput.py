@@ -10,7 +10,7 @@ commits, as `graphmem ingest` does.
 The raw baseline writes what a searchable store needs and nothing more: episodes, units with
 their vector (computed before the clock starts) under a vector index, one decision per unit and
 the entities, in one UNWIND CREATE per write. It sends the vectors as the pipeline does: as
-float32 bytes to a Bolt 6 server (``neo4j.vector.Vector``; ``graphmem.adapters.neo4j_driver.Embedding``),
+float32 bytes to a Bolt 6 server (``neo4j.vector.Vector``; ``graphmem.adapters.neo4j.driver.Embedding``),
 else as lists. The pipeline also checks every fact against what
 is stored (duplicates, timelines), writes the search entries and the mention links.
 
@@ -34,9 +34,9 @@ from _common import default_uri, median, wipe
 from neo4j.vector import Vector
 
 from graphmem import GraphMem, Settings
-from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.adapters.neo4j.driver import Neo4jConnection
+from graphmem.domain.models import Episode, Fact, Scope, content_hash, entity_id, new_id, utcnow
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
-from graphmem.models import Episode, Fact, Scope, content_hash, entity_id, new_id, utcnow
 
 LINE = re.compile(r'^<([^>]+)>\t<([^>]+)>\t<([^>]+)>(?:\t<(occursSince|occursUntil)>\t"(\d{4})-)?')
 
@@ -188,8 +188,8 @@ def raw_run(
 
 def pipeline_run(settings: Settings, facts: list[Fact], embedder: Precomputed, per_write: int) -> tuple[float, int]:
     """(seconds, units written) of ``GraphMem.ingest`` into an emptied database."""
-    from graphmem.adapters.neo4j_index import Neo4jIndex
-    from graphmem.adapters.neo4j_store import Neo4jStore
+    from graphmem.adapters.neo4j.index import Neo4jIndex
+    from graphmem.adapters.neo4j.store import Neo4jStore
 
     conn = Neo4jConnection(settings)
     try:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from _common import default_uri, wipe
 
 from graphmem import GraphMem, Settings
-from graphmem.models import (
+from graphmem.domain.models import (
     Episode,
     Fact,
     MemoryKind,

@@ -57,8 +57,8 @@ from _recall import (
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import bm25
-from graphmem.config import Settings
-from graphmem.models import Episode, Scope
+from graphmem.domain.models import Episode, Scope
+from graphmem.settings.config import Settings
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}  # 5 adversarial: excluded
 #: BM25 over turns, from bench-data/README.md: (R@5, R@10, all-covered@10).

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from graphmem.mentions import Mention, NameMatcher, mentions
+from graphmem.domain.mentions import Mention, NameMatcher, mentions
 
 TARGET = 2000
 

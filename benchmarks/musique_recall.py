@@ -47,8 +47,8 @@ from _recall import (
 )
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import Episode, Scope
+from graphmem.domain.models import Episode, Scope
+from graphmem.settings.config import Settings
 
 SUBJECT = "user:musique"
 MEASURES = {**metrics((2, 5, 10)), "all@5": lambda gold, got: covered_at(gold, got, 5)}

@@ -15,7 +15,7 @@ exists, and of the next conversation of its half, where nothing relevant does.
 Halves: conversations 1-5 are A, 6-10 B (with --conversations N, the first ceil(N/2) are A;
 --questions N asks only the first N questions of each conversation).
 For a fit on one half reported on the other, both directions:
-  fit       the logistic model of graphmem.confidence over the fitting half's hits of both
+  fit       the logistic model of graphmem.pipelines.confidence over the fitting half's hits of both
             askings (label 1: a hit of its own conversation that is evidence; 0: every other
             hit), and the threshold there (best balanced accuracy of "relevant" between the
             own and the other askings of categories 1-4)
@@ -50,11 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _recall import RESAMPLES, SEED, DiskVectors
 from locomo_recall import asked_at, doc_of, episodes_of, normalise_evidence, subject_of
 
-from graphmem import GraphMem, confidence
+from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
-from graphmem.config import Settings
-from graphmem.models import AsOf, Scope, utcnow
-from graphmem.wiring import make_embedder
+from graphmem.api.wiring import make_embedder
+from graphmem.domain.models import AsOf, Scope, utcnow
+from graphmem.pipelines import confidence
+from graphmem.settings.config import Settings
 
 NAMES = ("Alex", "Sam")
 ANSWERABLE = (1, 2, 3, 4)

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, wipe
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.episodes_io import parse_episode
+from graphmem.faces.episode_lines import parse_episode
+from graphmem.settings.config import Settings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.jsonl"
 QUESTION = "Where does Alice's manager live?"

@@ -49,12 +49,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, median, pct, timed, vocabulary, wipe
 
 from graphmem import GraphMem
-from graphmem.adapters.neo4j_driver import Listed, Neo4jConnection
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
-from graphmem.config import Settings
-from graphmem.models import MemoryKind, MemoryUnit, Scope, SourceRef, TemporalMeta, Triple, WriteBatch, content_hash
+from graphmem.adapters.neo4j.driver import Listed, Neo4jConnection
+from graphmem.adapters.neo4j.index import Neo4jIndex
+from graphmem.adapters.neo4j.store import Neo4jStore
+from graphmem.domain.models import (
+    MemoryKind,
+    MemoryUnit,
+    Scope,
+    SourceRef,
+    TemporalMeta,
+    Triple,
+    WriteBatch,
+    content_hash,
+)
 from graphmem.pipelines.recall import without_names
+from graphmem.settings.config import Settings
 
 # BENCHMARK-ONLY RAW BASELINES: the unscoped, unfiltered vector index call straight to Neo4j.
 RAW_UNIT_COUNT = "MATCH (u:Unit) RETURN count(u) AS units"

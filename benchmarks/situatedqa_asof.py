@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, median, pct, wipe
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import Episode, Fact, Scope
+from graphmem.domain.models import Episode, Fact, Scope
+from graphmem.settings.config import Settings
 
 SUBJECT = "user:situatedqa"
 _SUFFIX = re.compile(r"\s+as of\s+.*$", re.IGNORECASE)

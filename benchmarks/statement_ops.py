@@ -26,8 +26,8 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+from graphmem.domain.models import Episode, Scope, normalise
 from graphmem.extract.rule import RuleExtractor
-from graphmem.models import Episode, Scope, normalise
 
 DATA = Path(__file__).resolve().parent / "data" / "endings"
 SPLITS = ("dev", "heldout")

@@ -1,4 +1,4 @@
-"""How well graphmem.timewords.find_window finds the time window a question names, and how fast.
+"""How well graphmem.domain.timewords.find_window finds the time window a question names, and how fast.
 
     python benchmarks/time_expressions.py [DATA] [--repeat N] [--each] [--json]
 
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import median, pct
 
-from graphmem.timewords import find_window
+from graphmem.domain.timewords import find_window
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "time_expressions.jsonl"
 

@@ -43,9 +43,9 @@ from _common import default_uri, wipe
 from _recall import ListReplay, ask, cache_vectors, covered_at, figures, print_table, recall_at, score
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import utcnow
+from graphmem.domain.models import utcnow
 from graphmem.pipelines.recall import Recaller
+from graphmem.settings.config import Settings
 
 RRF_K = (1, 2, 3, 5, 10, 20, 60)
 LEXICAL = (0.5, 1.0, 1.5, 2.0, 3.0)
@@ -57,7 +57,7 @@ TIME = (2.0, 3.0)
 #: The candidates said by someone the question names (LoCoMo's questions only).
 SPEAKER = (1.0, 2.0, 3.0)
 PATHS = (0.5, 1.0, 2.0, 4.0)
-#: The question's similarity with the best fused units (graphmem.fusion.similar).
+#: The question's similarity with the best fused units (graphmem.domain.fusion.similar).
 SIMILARITY = (0.0, 0.5, 1.0, 1.5, 2.0, 4.0)
 #: Stage 1 settings carried into stage 2.
 CARRIED = 5

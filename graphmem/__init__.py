@@ -9,30 +9,30 @@ from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "GraphMem": "graphmem.api",
-    "Settings": "graphmem.config",
+    "Settings": "graphmem.settings.config",
     "GraphMemError": "graphmem.errors",
-    "AsOf": "graphmem.models",
-    "Episode": "graphmem.models",
-    "Fact": "graphmem.models",
-    "MemoryBlock": "graphmem.models",
-    "MemoryKind": "graphmem.models",
-    "MemoryUnit": "graphmem.models",
-    "Scope": "graphmem.models",
+    "AsOf": "graphmem.domain.models",
+    "Episode": "graphmem.domain.models",
+    "Fact": "graphmem.domain.models",
+    "MemoryBlock": "graphmem.domain.models",
+    "MemoryKind": "graphmem.domain.models",
+    "MemoryUnit": "graphmem.domain.models",
+    "Scope": "graphmem.domain.models",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import GraphMem as GraphMem
-    from .config import Settings as Settings
-    from .errors import GraphMemError as GraphMemError
-    from .models import AsOf as AsOf
-    from .models import Episode as Episode
-    from .models import Fact as Fact
-    from .models import MemoryBlock as MemoryBlock
-    from .models import MemoryKind as MemoryKind
-    from .models import MemoryUnit as MemoryUnit
-    from .models import Scope as Scope
+    from graphmem.api import GraphMem as GraphMem
+    from graphmem.domain.models import AsOf as AsOf
+    from graphmem.domain.models import Episode as Episode
+    from graphmem.domain.models import Fact as Fact
+    from graphmem.domain.models import MemoryBlock as MemoryBlock
+    from graphmem.domain.models import MemoryKind as MemoryKind
+    from graphmem.domain.models import MemoryUnit as MemoryUnit
+    from graphmem.domain.models import Scope as Scope
+    from graphmem.errors import GraphMemError as GraphMemError
+    from graphmem.settings.config import Settings as Settings
 
 
 def __getattr__(name: str):

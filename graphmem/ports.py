@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
-from .models import (
+from graphmem.domain.models import (
     ApiKey,
     Appended,
     AsOf,
@@ -172,11 +172,11 @@ class UnitStore(Protocol):
 
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         """The names the scope knows that one of ``texts`` holds as a word run that may be a
-        name (``graphmem.mentions.runs_in``), each True when a fact is about it (found case-folded)
+        name (``graphmem.domain.mentions.runs_in``), each True when a fact is about it (found case-folded)
         and False when a text names it as a proper name or a speaker (found where capitalised):
-        ``graphmem.mentions.KnownNames``; with, read first in the same read, how many commits
+        ``graphmem.domain.mentions.KnownNames``; with, read first in the same read, how many commits
         have made names known in the scope and the digest of the last one's names
-        (``graphmem.mentions.digest``; None before any), so a commit can tell whether the names
+        (``graphmem.domain.mentions.digest``; None before any), so a commit can tell whether the names
         changed since (``NamesRead``, ``UnitStore.commit``)."""
         ...
 
@@ -215,7 +215,7 @@ class UnitStore(Protocol):
 
 class TimelineStore(Protocol):
     """Writes of decisions, units and invalidation edges, and the timeline groups they form
-    (``graphmem.timeline``).
+    (``graphmem.domain.timeline``).
 
     - ``commit`` adds units, decisions and invalidation edges and never changes a stored unit;
     - units are deleted only by ``delete_episode`` and by an erasure (``ErasureStore``).
@@ -224,7 +224,7 @@ class TimelineStore(Protocol):
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
         """Every decision that entered the log of one of these timeline groups (``Decision.event``
         set), oldest first, and every unit of these groups at any system time with all its
-        invalidation edges (``graphmem.timeline``)."""
+        invalidation edges (``graphmem.domain.timeline``)."""
         ...
 
     def episode_groups(self, scope: Scope, episode_id: str) -> set[str]:
@@ -325,7 +325,7 @@ class ReviewStore(Protocol):
 class ErasureStore(Protocol):
     """Erasure of a subject: bounded batches, each counted on the erasure record in its own
     transaction. A record names the subject only by HMAC keys under a secret of the store's own
-    (``graphmem.models.erasure_keys``), never in plain text or a plain hash."""
+    (``graphmem.domain.models.erasure_keys``), never in plain text or a plain hash."""
 
     def start_erasure(
         self, subject_type: str, subject_id: str, project_id: str | None, actor: str | None = None
@@ -414,7 +414,7 @@ class ExchangeStore(Protocol):
 
 
 class KeyStore(Protocol):
-    """API keys (``graphmem.keys``), stored by id with the digest of their secret only. Keys
+    """API keys (``graphmem.domain.keys``), stored by id with the digest of their secret only. Keys
     belong to no scope: they name the subjects they hold.
 
     - ``put_key`` of an existing id raises ``Conflict``;
@@ -463,7 +463,7 @@ class MemoryStore(
 
 @runtime_checkable
 class MemoryIndex(Protocol):
-    """Search over units, derived and rebuildable. Its entries (``graphmem.entries``) are
+    """Search over units, derived and rebuildable. Its entries (``graphmem.domain.entries``) are
     written by the store in the same transaction as the units and edges they derive from, so
     the index never lags the store; the index searches them and rebuilds them.
 
@@ -488,10 +488,10 @@ class MemoryIndex(Protocol):
         and with ``request.words`` the speaker list (the candidates of those lists that someone
         the question names said: a unit whose text has them as a speaker mention, every word
         of the name in ``request.words``; tied), fused by reciprocal rank fusion
-        (``graphmem.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
-        ranked as ``graphmem.fusion.walk`` ranks them (over this index's ``hop``); of those,
+        (``graphmem.domain.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
+        ranked as ``graphmem.domain.fusion.walk`` ranks them (over this index's ``hop``); of those,
         the ``request.kept`` best once each gains for the others told in its conversation
-        (``graphmem.fusion.together``). The semantic,
+        (``graphmem.domain.fusion.together``). The semantic,
         lexical and time lists read ``request.asked`` of those of ``request.names`` that speak
         in a text of the scopes (on Neo4j, found among 1,000 of a name's links: recall/asked).
         One round trip on Neo4j, walk included."""

@@ -9,7 +9,7 @@ from typer.testing import CliRunner, Result
 
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
-from graphmem.models import Scope
+from graphmem.domain.models import Scope
 
 ENV = {"GRAPHMEM_EMBEDDER": "hashing"}
 

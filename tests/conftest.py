@@ -16,11 +16,11 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from graphmem.adapters.memory import InMemoryStore
-from graphmem.adapters.neo4j_driver import Neo4jConnection
-from graphmem.adapters.neo4j_store import Neo4jStore
-from graphmem.config import Settings
+from graphmem.adapters.neo4j.driver import Neo4jConnection
+from graphmem.adapters.neo4j.store import Neo4jStore
+from graphmem.domain.models import Scope
 from graphmem.errors import Unavailable
-from graphmem.models import Scope
+from graphmem.settings.config import Settings
 from tests.examples import CI_EXAMPLES, DEV_EXAMPLES
 
 # The property tests' example counts: "ci" (scripts/test) runs today's numbers, "dev" (the default
@@ -82,7 +82,7 @@ def embedder():
 def store_and_index(request, embedder):
     """A (store, index) pair of each adapter family, for the index contract suite."""
     from graphmem.adapters.memory import InMemoryIndex
-    from graphmem.adapters.neo4j_index import Neo4jIndex
+    from graphmem.adapters.neo4j.index import Neo4jIndex
 
     if request.param == "memory":
         store = InMemoryStore()
@@ -100,8 +100,8 @@ def mem(request, embedder):
     statistics are written at teardown, while the connection is still open."""
     from graphmem import GraphMem
     from graphmem.adapters.memory import InMemoryIndex
-    from graphmem.adapters.neo4j_admin import Neo4jDatabase
-    from graphmem.adapters.neo4j_index import Neo4jIndex
+    from graphmem.adapters.neo4j.admin import Neo4jDatabase
+    from graphmem.adapters.neo4j.index import Neo4jIndex
 
     if request.param == "memory":
         store = InMemoryStore()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from graphmem.models import (
+from graphmem.domain.models import (
     Decision,
     Episode,
     Invalidation,

@@ -45,10 +45,10 @@ sys.path.insert(0, str(HERE.parent))  # benchmarks/: reuse yago_asof's parsing
 from yago_asof import name as yago_name  # noqa: E402
 from yago_asof import read_intervals  # noqa: E402
 
-from graphmem.config import default_home  # noqa: E402
+from graphmem.domain.timewords import find_window  # noqa: E402
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder  # noqa: E402
 from graphmem.server.local import LocalNeo4j  # noqa: E402
-from graphmem.timewords import find_window  # noqa: E402
+from graphmem.settings.config import default_home  # noqa: E402
 
 BENCH = default_home() / "bench"
 LAST_YEAR = 2025  # "now" for generated careers; open facts run on past it

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _proto import OCCURRED, VectorTable, current_rss_mb, episode_text, peak_rss_mb, read_facts, serve, years
 
 from graphmem import GraphMem, Settings
+from graphmem.domain.models import Episode, Fact, Scope
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
-from graphmem.models import Episode, Fact, Scope
 
 SCOPE = Scope.parse("user:bench")
 STATE: dict = {}

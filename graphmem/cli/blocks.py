@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from graphmem import views
 from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem, shown
+from graphmem.faces import views
 
 app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
 

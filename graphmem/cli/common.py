@@ -1,12 +1,12 @@
 """Shared plumbing for the CLI: connection options, the GraphMem factory, errors, times, output.
 
 Every command is a few lines over the ``GraphMem`` facade: it opens one with ``open_mem(ctx)``,
-renders the result with a ``graphmem.views`` function (``--json``) or as human lines, and lets
+renders the result with a ``graphmem.faces.views`` function (``--json``) or as human lines, and lets
 ``guard``/``fail`` turn graphmem's errors into one line on stderr and the exit code the error
 carries (2 bad input, 1 runtime failure).
 
 The GraphMem comes from the factory in the context object (``CliState.factory``, default
-``graphmem.wiring.connect``), so tests run commands over the in-memory adapters by invoking the
+``graphmem.api.wiring.connect``), so tests run commands over the in-memory adapters by invoking the
 app with ``obj=CliState(factory=...)``.
 """
 
@@ -30,16 +30,16 @@ import regex
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import Settings, bad_setting
+from graphmem.domain.models import Scope, check_new_project
+from graphmem.domain.times import parse_optional_time
 from graphmem.errors import REPORTED, GraphMemError, error_line, exit_code
-from graphmem.models import Scope, check_new_project
-from graphmem.times import parse_optional_time
+from graphmem.settings.config import Settings, bad_setting
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from graphmem.api import GraphMem
-    from graphmem.models import MemoryUnit
+    from graphmem.domain.models import MemoryUnit
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
@@ -80,7 +80,7 @@ MemFactory = Callable[..., "GraphMem"]
 
 
 def _connect(settings: Settings, **options: Any) -> GraphMem:
-    from graphmem.wiring import connect  # imported on first use: it loads every adapter
+    from graphmem.api.wiring import connect  # imported on first use: it loads every adapter
 
     return connect(settings, **options)
 
@@ -126,7 +126,7 @@ def connection_options(
     # The driver logs each transient failure it retries (deadlocks between concurrent
     # writers, leader switches) as a warning, and a connection the server dropped as an error
     # ("[#EB02] ... defunct connection"); every failure reaches graphmem as an exception too,
-    # said as one line (graphmem.adapters.neo4j_driver.mapped_errors), so keep stderr for that.
+    # said as one line (graphmem.adapters.neo4j.driver.mapped_errors), so keep stderr for that.
     logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     if password is not None:
         typer.echo(
@@ -242,7 +242,7 @@ def input_stream(file: str) -> tuple[str, BinaryIO]:
 
 # -- times ------------------------------------------------------------------------------------
 def option_time(text: str | None, option: str) -> datetime | None:
-    """An ISO 8601 option value (``graphmem.times``); bad text exits 2 naming the option."""
+    """An ISO 8601 option value (``graphmem.domain.times``); bad text exits 2 naming the option."""
     with guard():
         return parse_optional_time(text, option)
 
@@ -314,7 +314,7 @@ def print_table(grid: Table) -> None:
 # -- output -----------------------------------------------------------------------------------
 def emit(obj: Any, json_flag: bool, human: Callable[[], None] | str) -> None:
     """One JSON document on stdout with --json (``obj`` is already plain JSON, from
-    ``graphmem.views``); else the human rendering."""
+    ``graphmem.faces.views``); else the human rendering."""
     if json_flag:
         typer.echo(json.dumps(obj))
     elif callable(human):

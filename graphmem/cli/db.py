@@ -14,9 +14,9 @@ from typing import Annotated, NoReturn
 import typer
 from pydantic import ValidationError
 
-from graphmem.config import DEFAULT_BOLT_PORT, LocalServerSettings, bad_setting
 from graphmem.errors import GraphMemError, InvalidInput
 from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
+from graphmem.settings.config import DEFAULT_BOLT_PORT, LocalServerSettings, bad_setting
 
 app = typer.Typer(
     help="The local Neo4j Community server (provisioned on first start).",

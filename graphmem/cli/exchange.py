@@ -23,9 +23,9 @@ from graphmem.cli.common import (
     stderr_progress,
     stopping,
 )
-from graphmem.episodes_io import json_lines
+from graphmem.faces.episode_lines import json_lines
 from graphmem.pipelines import exchange
-from graphmem.trust import private_file
+from graphmem.settings.trust import private_file
 
 
 def export(
@@ -37,7 +37,7 @@ def export(
     """Every record of a subject as JSON Lines (header first): episodes, units, entities,
     decisions, invalidations, usage, deletions, blocks, review items and traces."""
     # A file appears under its name only once complete (an export cut short leaves none), and
-    # is readable by this user only: graphmem.trust.private_file.
+    # is readable by this user only: graphmem.settings.trust.private_file.
     written = 0
     try:
         target = private_file(output) if output else nullcontext(sys.stdout)

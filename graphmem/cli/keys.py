@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from graphmem import views
 from graphmem.cli.common import JsonOpt, emit, open_mem, shown, when
+from graphmem.faces import views
 
 app = typer.Typer(
     help="API keys for the HTTP API and MCP over HTTP (only a hash of each is stored).", no_args_is_help=True

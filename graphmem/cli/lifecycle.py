@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from graphmem import views
 from graphmem.cli.common import (
     ACTOR,
     JsonOpt,
@@ -22,6 +21,7 @@ from graphmem.cli.common import (
     stderr_progress,
     when,
 )
+from graphmem.faces import views
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
 review = typer.Typer(help="Candidates held for human review (procedural rules).", no_args_is_help=True)

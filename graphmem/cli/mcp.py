@@ -19,7 +19,7 @@ import typer
 
 from graphmem.cli.common import ProjectOpt, connection_options, fail, guard, listen, loopback, open_mem, settings
 from graphmem.errors import ConfigurationError
-from graphmem.trust import HOME_FIX, private_dir, trusted
+from graphmem.settings.trust import HOME_FIX, private_dir, trusted
 
 app = typer.Typer(help="Serve graphmem to agent hosts over the Model Context Protocol (MCP).", no_args_is_help=True)
 
@@ -37,7 +37,7 @@ class Transport(str, Enum):
 def bearer_token(ctx: typer.Context, token_file: Path | None) -> str:
     """The token HTTP clients must send: ``GRAPHMEM_MCP_TOKEN``, else the file given, else the
     one stored under GRAPHMEM_HOME (generated there, mode 0600, on first use); a file another
-    user could have written or may read is refused (graphmem.trust). Says which on stderr,
+    user could have written or may read is refused (graphmem.settings.trust). Says which on stderr,
     never the token itself."""
     configured = settings(ctx).mcp_token.get_secret_value()
     if token_file is None and configured:
@@ -107,7 +107,7 @@ def serve(
     """Serve the memory tools (remember, recall, assemble, history, explain, blocks_*, forget, episodes_*,
     decisions)."""
     try:
-        from graphmem.mcp_server import McpConfig, build_server, run_server
+        from graphmem.mcp.server import McpConfig, build_server, run_server
     except ImportError as exc:
         if (getattr(exc, "name", None) or "").split(".")[0] != "mcp":
             raise

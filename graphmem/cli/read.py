@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from graphmem import views
 from graphmem.cli.common import (
     JsonOpt,
     ProjectOpt,
@@ -27,7 +26,8 @@ from graphmem.cli.common import (
     table,
     when,
 )
-from graphmem.models import MemoryKind
+from graphmem.domain.models import MemoryKind
+from graphmem.faces import views
 
 units = typer.Typer(help="Memory units: one as stored, with its usage.", no_args_is_help=True)
 

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from graphmem import views
 from graphmem.cli.common import (
     ACTOR,
     JsonOpt,
@@ -25,9 +24,10 @@ from graphmem.cli.common import (
     stopping,
     when,
 )
-from graphmem.episodes_io import parse_episode, read_lines
+from graphmem.domain.models import Episode, Op
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
-from graphmem.models import Episode, Op
+from graphmem.faces import views
+from graphmem.faces.episode_lines import parse_episode, read_lines
 from graphmem.pipelines.write import WriteReport
 
 #: The fewest episodes per write when the progress bar asks for smaller writes.

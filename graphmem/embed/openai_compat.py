@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import BackendError
-from graphmem.openai_api import mapped_errors
+from graphmem.llm.client import mapped_errors
 
 if TYPE_CHECKING:
     import openai
@@ -17,7 +17,7 @@ _PROBE_TEXT = "dimension probe"
 
 
 class OpenAIEmbedder:
-    """Embedder over an ``openai`` client (``graphmem.openai_api.make_client``), which retries
+    """Embedder over an ``openai`` client (``graphmem.llm.client.make_client``), which retries
     transient failures itself.
 
     Inputs go in batches of at most ``batch_size``; a failure left after the client's retries

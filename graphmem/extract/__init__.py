@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from ..models import Candidate, Episode, MemoryKind, Triple
+from graphmem.domain.models import Candidate, Episode, MemoryKind, Triple
 
 
 class NoneExtractor:

@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 
-from ..llm import strict_schema, structured
-from ..models import Candidate, Episode, MemoryKind, Triple
-from ..openai_api import probe
-from ..times import parse_time
+from graphmem.domain.models import Candidate, Episode, MemoryKind, Triple
+from graphmem.domain.times import parse_time
+from graphmem.llm.client import probe
+from graphmem.llm.structured import strict_schema, structured
 
 SCHEMA_NAME = "extracted_facts"
 

@@ -1,7 +1,7 @@
 """Rule extractor: common English fact patterns, no LLM.
 
 Each sentence of the episode is read in three steps: the time it names is set aside
-(``graphmem.timewords``), what the sentence does to a fact is read from its wording, and the
+(``graphmem.domain.timewords``), what the sentence does to a fact is read from its wording, and the
 fact left once that wording is taken away is matched against the patterns below. A match
 becomes a semantic candidate with a (subject, predicate, object) triple, so the timeline can
 order it and recall can walk it. ``I``/``my`` resolve to the scope's subject id.
@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..models import Candidate, Episode, FactOp, MemoryKind, Triple
-from ..timewords import find_window
-from . import NoneExtractor
+from graphmem.domain.models import Candidate, Episode, FactOp, MemoryKind, Triple
+from graphmem.domain.timewords import find_window
+from graphmem.extract import NoneExtractor
 
 # Names are capitalised whatever the case of the words around them.
 _NAME = r"(?P<s>I|(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*))"

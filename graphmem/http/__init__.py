@@ -10,7 +10,7 @@
 ``pip install 'graphmem[server]'``.
 
 - ``app``: the routes, each a few lines over one ``GraphMem`` method rendered by
-  ``graphmem.views`` (the shapes of the CLI's ``--json`` and the MCP tools).
+  ``graphmem.faces.views`` (the shapes of the CLI's ``--json`` and the MCP tools).
 - ``guard``: what every request passes before a route runs: on a loopback address the Host
   check, API-key authentication and the subject check, the body size limit, routing on the raw
   path, security headers, the access log; and ``Gate``, the concurrency cap and request
@@ -18,6 +18,6 @@
 - ``errors``: graphmem's errors as ``{"error": {"code", "message"}}`` with their status.
 """
 
-from .app import HttpConfig, create_app
+from graphmem.http.app import HttpConfig, create_app
 
 __all__ = ["HttpConfig", "create_app"]

@@ -1,5 +1,5 @@
 """The HTTP API's routes (docs/http.md): each a few lines over one ``GraphMem``
-method, answered in a ``graphmem.views`` shape, run under the ``Gate`` (concurrency cap and
+method, answered in a ``graphmem.faces.views`` shape, run under the ``Gate`` (concurrency cap and
 timeout).
 
 Path parameters arrive as sent (``guard.RawPath``) and are unquoted here once, so subjects and
@@ -34,20 +34,22 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 import graphmem
-
-from .. import views
-from ..api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
-from ..config import Settings
-from ..episodes_io import episode_from_value, json_lines  # the CLI's lines, shared with ingest and import
-from ..errors import GraphMemError, InvalidInput, error_line, quoted
-from ..keys import holds, subject_name
-from ..models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
-from ..pipelines import exchange
-from ..times import parse_optional_time
-from . import schemas
-from .errors import ApiError, answers, install, refusal_of, status_of
-from .errors import body as error_body
-from .guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
+from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem, as_scope
+from graphmem.domain.keys import holds, subject_name
+from graphmem.domain.models import MAX_QUERY_CHARS, Decision, Episode, MemoryKind, Op, Scope, SubjectType
+from graphmem.domain.times import parse_optional_time
+from graphmem.errors import GraphMemError, InvalidInput, error_line, quoted
+from graphmem.faces import views
+from graphmem.faces.episode_lines import (  # the CLI's lines, shared with ingest and import
+    episode_from_value,
+    json_lines,
+)
+from graphmem.http import schemas
+from graphmem.http.errors import ApiError, answers, install, refusal_of, status_of
+from graphmem.http.errors import body as error_body
+from graphmem.http.guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
+from graphmem.pipelines import exchange
+from graphmem.settings.config import Settings
 
 STATIC = Path(__file__).parent / "static"
 #: Swagger UI's script and styles, as the fastapi-offline package carries them (from its npm release).

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from ..errors import (
+from graphmem.errors import (
     BackendError,
     ConfigurationError,
     Conflict,
@@ -28,7 +28,7 @@ from ..errors import (
     Unavailable,
     error_line,
 )
-from .schemas import ErrorBody
+from graphmem.http.schemas import ErrorBody
 
 log = logging.getLogger("graphmem.http")
 

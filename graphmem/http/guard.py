@@ -22,10 +22,10 @@ from urllib.parse import unquote
 
 from starlette.routing import Match
 
-from ..errors import quoted
-from ..keys import holds
-from ..models import Scope
-from .errors import ApiError, respond
+from graphmem.domain.keys import holds
+from graphmem.domain.models import Scope
+from graphmem.errors import quoted
+from graphmem.http.errors import ApiError, respond
 
 T = TypeVar("T")
 ASGI = Callable[[dict, Callable, Callable], Awaitable[None]]

@@ -1,5 +1,5 @@
 """The HTTP API's answers as Pydantic models, for its OpenAPI description: each is what a
-``graphmem.views`` function gives (the CLI's ``--json`` shape), field by field, and each
+``graphmem.faces.views`` function gives (the CLI's ``--json`` shape), field by field, and each
 route validates its answer against its model, so ``/openapi.json`` cannot drift from what
 the API sends (a field added to a view and not here is a 500 in the contract tests).
 
@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
-from ..models import ERASED_KINDS, RECORD_KINDS, FactOp, MemoryKind, Op
+from graphmem.domain.models import ERASED_KINDS, RECORD_KINDS, FactOp, MemoryKind, Op
 
 #: An instant as ``views.time`` writes it.
 Instant = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]

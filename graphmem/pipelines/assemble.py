@@ -2,7 +2,7 @@
 
 Resident blocks load first, each truncated to its own token budget; recalled units fill the
 separate recall budget; neither eats the other. Recalled units below the confidence threshold
-(``graphmem.confidence``) are left out; resident blocks and rules stay. Counts are exact
+(``graphmem.pipelines.confidence``) are left out; resident blocks and rules stay. Counts are exact
 tiktoken tokens, of the text as rendered. Every assembly stores its trace and bumps the recalled
 units' recall statistics.
 
@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import BudgetExceeded, InvalidInput, NotFound, one_line
-from ..models import (
+from graphmem.domain.models import (
     MAX_CONTENT_CHARS,
     AsOf,
     AssembleTrace,
@@ -33,10 +32,11 @@ from ..models import (
     clean_text,
     utcnow,
 )
-from ..policy import RECALL_BUDGET
-from ..ports import AuditStore, BlockStore, MemoryPolicy, TokenCounter, UnitStore
-from .recall import Recaller, RecallHit
-from .usage import UsageLog
+from graphmem.errors import BudgetExceeded, InvalidInput, NotFound, one_line
+from graphmem.pipelines.recall import Recaller, RecallHit
+from graphmem.pipelines.usage import UsageLog
+from graphmem.policy import RECALL_BUDGET
+from graphmem.ports import AuditStore, BlockStore, MemoryPolicy, TokenCounter, UnitStore
 
 RECALL_HEADER = "## recalled"
 RULES_HEADER = "## rules learned"

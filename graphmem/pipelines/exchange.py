@@ -2,10 +2,10 @@
 
 An export is JSON Lines: a header ``{"type": "header", "format": "graphmem-export", "version":
 1, "scope", "project", "exported_at"}``, then every record of the scope kind by kind
-(``RECORD_KINDS``), each ``{"type": kind, ...}`` in the shape ``graphmem.views`` gives that kind,
+(``RECORD_KINDS``), each ``{"type": kind, ...}`` in the shape ``graphmem.faces.views`` gives that kind,
 with every time at full precision. Nothing derived is exported: search entries (their vectors
 come from the importing side's embedder), entity words, mention links (found again in the
-imported texts, ``graphmem.mentions``), and the links between records (each is drawn again from
+imported texts, ``graphmem.domain.mentions``), and the links between records (each is drawn again from
 the ids its records name). Lock versions and commit keys are not exported
 either: a lock's version only orders writers in flight (on a database without it every writer
 reads 0 before it commits, which is consistent) and a commit key only lets a retried
@@ -31,9 +31,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from .. import views
-from ..errors import Conflict, InvalidInput, error_line
-from ..models import (
+from graphmem.domain.models import (
     RECORD_KINDS,
     STORED,
     Decision,
@@ -54,8 +52,10 @@ from ..models import (
     entity_id,
     utcnow,
 )
-from ..ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore, each, of
-from .write import mention_links
+from graphmem.errors import Conflict, InvalidInput, error_line
+from graphmem.faces import views
+from graphmem.pipelines.write import mention_links
+from graphmem.ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore, each, of
 
 #: The system times of each kind of record (when it was stored): none is after the import,
 #: give or take a clock ``SKEW`` between the exporting and the importing machine. (An archive

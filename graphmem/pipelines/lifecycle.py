@@ -3,11 +3,11 @@
 - ``forget`` deletes everything of a subject in bounded batches, each one transaction that also
   adds what it deleted to the erasure record, so the record counts what was really removed
   however the erasure is interrupted. The record holds no personal content: the subject only as
-  an HMAC under the database's secret (``graphmem.models.erasure_key``). An interrupted erasure
+  an HMAC under the database's secret (``graphmem.domain.models.erasure_key``). An interrupted erasure
   is resumed by running it again: the record is found and continued.
 - ``delete_episode`` removes one episode, the units it produced and its decisions as if they
   had never been made, at every system time: the timelines of the groups it touched are
-  re-derived from what remains (``graphmem.timeline.replay``), and the records that changes are
+  re-derived from what remains (``graphmem.domain.timeline.replay``), and the records that changes are
   written by decisions hanging from a content-free deletion record, all in one transaction.
 - ``archive`` moves units the policy's ``should_archive`` picks out of search; they stay in the
   store (history, explain) and ``restore`` brings them back. Archive changes what search shows
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from .. import timeline
-from ..models import (
+from graphmem.domain import timeline
+from graphmem.domain.models import (
     Decision,
     Deletion,
     GroupUnit,
@@ -35,8 +35,8 @@ from ..models import (
     WriteBatch,
     utcnow,
 )
-from ..ports import ErasureStore, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
-from .write import _day, _unit, as_event, drawn
+from graphmem.pipelines.write import _day, _unit, as_event, drawn
+from graphmem.ports import ErasureStore, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 
 def forget(

@@ -1,7 +1,7 @@
 """Recall: hybrid candidates fused by reciprocal rank, at a point on both time axes, and walks
 through the entities the best hits are about.
 
-0. A time the question names ("on 19 March 2024", "last week": ``graphmem.timewords``) is taken
+0. A time the question names ("on 19 March 2024", "last week": ``graphmem.domain.timewords``) is taken
    out of the question's words, adds a ranked list of units told or true near it (what began
    inside it first), and, when no as-of point is given, decides what is visible: units true at
    some point inside it (when none is, the texts visible at the asked point, the time only
@@ -15,17 +15,17 @@ through the entities the best hits are about.
 
 1. One index call (one round trip on Neo4j, walk included) returns the k best units visible
    at (T, S): the semantic, lexical, named-entity and speaker lists are each read from search
-   entries filtered by scope and both time axes (``graphmem.entries``), then fused by reciprocal rank
-   fusion (``graphmem.fusion.rrf``), so an as-of question about a sparse moment needs no
+   entries filtered by scope and both time axes (``graphmem.domain.entries``), then fused by reciprocal rank
+   fusion (``graphmem.domain.fusion.rrf``), so an as-of question about a sparse moment needs no
    second round; with hops > 0 the same call walks from the best hits through the entities
-   they are about or name (facts, and mentions: ``graphmem.mentions``) to other units visible
+   they are about or name (facts, and mentions: ``graphmem.domain.mentions``) to other units visible
    at (T, S), ranked by how well the whole path answers the question
-   (``graphmem.fusion.walk``); each carries the path that reached it. ``fanout`` bounds the
+   (``graphmem.domain.fusion.walk``); each carries the path that reached it. ``fanout`` bounds the
    units read per entity (hub safety), ``frontier`` the units a hop returns and ``seeds`` the
    units a hop starts from, so a question's work is bounded.
 
    Last, the same call reads twice the k asked for, each gains for the others of them told in
-   its conversation, and the k best are kept (``graphmem.fusion.together``).
+   its conversation, and the k best are kept (``graphmem.domain.fusion.together``).
 """
 
 from __future__ import annotations
@@ -36,13 +36,24 @@ from itertools import combinations
 
 from pydantic import BaseModel, Field
 
-from .. import confidence
-from ..errors import InvalidInput
-from ..fusion import RRF_K, WEIGHTS
-from ..mentions import written
-from ..models import SEEDS, UNNAMED, AsOf, MemoryKind, MemoryUnit, Scope, SearchRequest, Unnamed, search_terms, words
-from ..ports import MemoryIndex
-from ..timewords import TimeWindow, find_window
+from graphmem.domain.fusion import RRF_K, WEIGHTS
+from graphmem.domain.mentions import written
+from graphmem.domain.models import (
+    SEEDS,
+    UNNAMED,
+    AsOf,
+    MemoryKind,
+    MemoryUnit,
+    Scope,
+    SearchRequest,
+    Unnamed,
+    search_terms,
+    words,
+)
+from graphmem.domain.timewords import TimeWindow, find_window
+from graphmem.errors import InvalidInput
+from graphmem.pipelines import confidence
+from graphmem.ports import MemoryIndex
 
 MODES = ("hybrid", "semantic", "lexical")
 #: A question asking what happened, not what was true ("what did I do last week?", "anything
@@ -61,9 +72,9 @@ class RecallHit(BaseModel):
     hop: int = 0
     path: list[str] = []
     #: The question's similarity with the unit, (1 + cos) / 2, when fusion read it (a direct
-    #: hit of a recall with a question vector: ``graphmem.fusion.similar``).
+    #: hit of a recall with a question vector: ``graphmem.domain.fusion.similar``).
     similarity: float | None = None
-    #: How likely the unit is what the question asks about (``graphmem.confidence``; not the
+    #: How likely the unit is what the question asks about (``graphmem.pipelines.confidence``; not the
     #: unit's own ``confidence``, its extraction's).
     confidence: float = Field(0.0, ge=0.0, le=1.0)
 
@@ -83,7 +94,7 @@ class Recalled(list[RecallHit]):
 
 def without_names(text: str) -> dict[tuple[str, ...], str]:
     """The question without each non-empty set of the first ``UNNAMED`` names it writes
-    (proper names and speakers, ``graphmem.mentions.written``; a possessive goes with its
+    (proper names and speakers, ``graphmem.domain.mentions.written``; a possessive goes with its
     name), by the set's norms, sorted."""
     first: dict[str, list[tuple[int, int]]] = {}
     for m in written(text):

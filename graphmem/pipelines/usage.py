@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..models import RecallStats, Scope
-from ..ports import UnitStore
+from graphmem.domain.models import RecallStats, Scope
+from graphmem.ports import UnitStore
 
 log = logging.getLogger("graphmem.usage")
 

@@ -7,7 +7,7 @@
     2  timelines first, for free: a candidate that restates a value its group already holds,
        or retracts one, is decided here without asking the policy (no LLM call)
     3  reconcile a new value against visible same-scope same-kind neighbours (the policy)
-    4  draw every touched group's timeline (``graphmem.timeline``): new units, invalidation
+    4  draw every touched group's timeline (``graphmem.domain.timeline``): new units, invalidation
        edges ending or closing old ones; commit all of it atomically, then update the index
 
 Every candidate belongs to a timeline group (a single-valued slot, a multi-valued fact, or a
@@ -34,11 +34,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
-from .. import timeline
-from ..entries import unit_text
-from ..errors import Conflict, GraphMemError, NotFound, episode_conflict, erased_meanwhile
-from ..mentions import KnownNames, digest, mentions, names_in, written
-from ..models import (
+from graphmem.domain import timeline
+from graphmem.domain.entries import unit_text
+from graphmem.domain.mentions import KnownNames, digest, mentions, names_in, written
+from graphmem.domain.models import (
     AsOf,
     Candidate,
     Decision,
@@ -62,7 +61,8 @@ from ..models import (
     normalise,
     utcnow,
 )
-from ..ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
+from graphmem.errors import Conflict, GraphMemError, NotFound, episode_conflict, erased_meanwhile
+from graphmem.ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 MAX_ATTEMPTS = 8
 NEIGHBOURS = 5
@@ -129,7 +129,7 @@ def group_of(c: Candidate, single: bool) -> tuple[str, str]:
 
 
 def as_event(d: Decision) -> timeline.Event:
-    """A decision's log entry in the shape ``graphmem.timeline`` computes with."""
+    """A decision's log entry in the shape ``graphmem.domain.timeline`` computes with."""
     e = d.event
     assert e is not None
     return timeline.Event(
@@ -146,7 +146,7 @@ def as_event(d: Decision) -> timeline.Event:
 
 def _retracts(retraction: TimelineEvent, assertions: Sequence[Decision]) -> bool:
     """Whether ``retraction`` takes back one of ``assertions``: an earlier assertion of its value
-    in its group (as ``graphmem.timeline`` applies a retraction)."""
+    in its group (as ``graphmem.domain.timeline`` applies a retraction)."""
     order = (retraction.order_at, retraction.order_ep, retraction.order_fact)
     return any(
         a.event is not None
@@ -1070,7 +1070,7 @@ def mention_links(
 def drawn_links(
     known_names: Callable[[Collection[str]], dict[str, bool]], units: Sequence[MemoryUnit], episodes: Sequence[Episode]
 ) -> dict[str, Any]:
-    """The entities the units and episodes name (``graphmem.mentions``): speakers and proper
+    """The entities the units and episodes name (``graphmem.domain.mentions``): speakers and proper
     names as written, and the names the scope knows (``known_names`` of their texts:
     ``KnownNames``, its facts' entities case-folded, names written as proper names anywhere in
     it where capitalised), these included; and the names they make known, for earlier texts."""

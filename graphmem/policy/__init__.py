@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from ..models import Candidate, Decision, MemoryKind, MemoryUnit, WriteContext
+from graphmem.domain.models import Candidate, Decision, MemoryKind, MemoryUnit, WriteContext
 
 RECALL_BUDGET = "__recall__"
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import BackendError
-from ..llm import structured
-from ..models import Candidate, Decision, MemoryUnit, Op
-from . import BasePolicy, PolicyConfig
+from graphmem.domain.models import Candidate, Decision, MemoryUnit, Op
+from graphmem.errors import BackendError
+from graphmem.llm.structured import structured
+from graphmem.policy import BasePolicy, PolicyConfig
 
 SCHEMA_NAME = "memory_decision"
 

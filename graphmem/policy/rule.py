@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import Candidate, Decision, MemoryUnit, Op, normalise
-from . import BasePolicy
+from graphmem.domain.models import Candidate, Decision, MemoryUnit, Op, normalise
+from graphmem.policy import BasePolicy
 
 
 def _words(text: str) -> set[str]:

@@ -33,7 +33,7 @@ from graphmem.errors import BackendError
 from graphmem.server.local import TX_LOG_ROTATION_KIB
 
 if TYPE_CHECKING:
-    from graphmem.adapters.neo4j_driver import Neo4jConnection
+    from graphmem.adapters.neo4j.driver import Neo4jConnection
 
 __all__ = ["flush_erased"]
 

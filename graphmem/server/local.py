@@ -9,9 +9,9 @@ Versions: Neo4j 2026.02.2 (``LATEST``, entry point ``org.neo4j.server.Neo4jCommu
 Java 21+; 5.26.30 (``FALLBACK``, ``org.neo4j.server.CommunityEntryPoint``), the last line that
 runs on Java 17, is used when no Java 21+ is installed. Both take the same arguments.
 
-Layout under ``home`` (``graphmem.config.default_home()`` unless given; the folders graphmem
+Layout under ``home`` (``graphmem.settings.config.default_home()`` unless given; the folders graphmem
 creates are this user's only, and it uses none that another user could change, see
-graphmem.trust)::
+graphmem.settings.trust)::
 
     neo4j-<version>/pom.xml         the one-dependency pom Maven resolves
     neo4j-<version>/mvn.log         Maven's output from the last provisioning attempt
@@ -78,10 +78,10 @@ from neo4j import Address, GraphDatabase
 from neo4j.exceptions import AuthError, DriverError, Neo4jError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from graphmem.config import DEFAULT_BOLT_PORT, default_home
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.server.java import Java, installed_javas
-from graphmem.trust import private_dir, private_tree, trusted, user_name
+from graphmem.settings.config import DEFAULT_BOLT_PORT, default_home
+from graphmem.settings.trust import private_dir, private_tree, trusted, user_name
 
 __all__ = [
     "LocalNeo4j",
@@ -254,7 +254,7 @@ def password_file(uri: str, home: Path) -> Path | None:
 def local_password(uri: str, home: Path) -> str | None:
     """The password of the local server ``uri`` names, from its ``password_file`` under
     ``home``. None for any other URI, or when that file is missing or unreadable. Raises
-    ConfigurationError when another user could have written or may read it (graphmem.trust).
+    ConfigurationError when another user could have written or may read it (graphmem.settings.trust).
 
     Example: ``local_password("bolt://127.0.0.1:7688", Path("~/.cache/graphmem").expanduser())``.
     """
@@ -437,7 +437,7 @@ class LocalNeo4j(BaseModel):
         later look complete.
 
         Raises ConfigurationError when Java or Maven is missing, Maven fails (naming mvn.log),
-        or a user other than this one (or root) could change the jars (graphmem.trust).
+        or a user other than this one (or root) could change the jars (graphmem.settings.trust).
         """
         find_java(self.version)
         if self.provisioned:
@@ -482,7 +482,7 @@ class LocalNeo4j(BaseModel):
 
     def _trusted_jars(self) -> Path:
         """The jar folder, once no other user could have put or changed a jar in it (they
-        would run as this user): graphmem.trust."""
+        would run as this user): graphmem.settings.trust."""
         return trusted(self.lib_dir, contents=True)
 
     def _run_maven(self, mvn: str, pom: Path, out_dir: Path) -> None:
@@ -602,7 +602,7 @@ class LocalNeo4j(BaseModel):
         held by another process, a fresh start is asked of a running server, the store was
         written by a newer Neo4j than ``version``, the server refuses the password file's
         password, or another user could change the instance folder or the jars
-        (graphmem.trust); BackendError if the server exits during start-up (with the last
+        (graphmem.settings.trust); BackendError if the server exits during start-up (with the last
         meaningful log line) or does not answer within ``wait_seconds`` (it is then stopped).
         """
         note = progress or (lambda _: None)

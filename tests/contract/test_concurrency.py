@@ -7,7 +7,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from graphmem.models import Fact, UnitFilter
+from graphmem.domain.models import Fact, UnitFilter
 from tests.conftest import fresh_scope
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graphmem import views
-from graphmem.models import Fact, Op
+from graphmem.domain.models import Fact, Op
+from graphmem.faces import views
 from tests.conftest import fresh_scope
 
 

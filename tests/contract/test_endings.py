@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from graphmem.models import Fact, Op
+from graphmem.domain.models import Fact, Op
 from tests.conftest import fresh_scope
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from graphmem.models import (
+from graphmem.domain.models import (
     RECORD_KINDS,
     AsOf,
     AssembleTrace,

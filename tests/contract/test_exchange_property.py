@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMem, views
+from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryStore
-from graphmem.models import Fact, MemoryKind, UnitFilter, utcnow
+from graphmem.domain.models import Fact, MemoryKind, UnitFilter, utcnow
+from graphmem.faces import views
 from graphmem.pipelines import exchange
 from tests.conftest import fresh_scope
 from tests.examples import examples

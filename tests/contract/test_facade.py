@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from graphmem.api import MAX_BATCH, MAX_BUDGET, MAX_OFFSET
+from graphmem.domain.models import Episode, Fact, Op
 from graphmem.errors import ConfigurationError, Conflict, InvalidInput, NotFound
-from graphmem.models import Episode, Fact, Op
 from tests.conftest import fresh_scope
 from tests.factories import EPOCH
 

@@ -17,10 +17,10 @@ pytest.importorskip("fastapi")
 from starlette.testclient import TestClient
 
 from graphmem.api import MAX_OFFSET
-from graphmem.config import Settings
 from graphmem.errors import Unavailable
 from graphmem.http import HttpConfig, create_app
 from graphmem.http import app as http_app
+from graphmem.settings.config import Settings
 from tests.conftest import fresh_scope
 
 #: Every /v1 route of the contract that names a subject: (method, path after the subject, body).

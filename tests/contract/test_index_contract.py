@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.models import AsOf, SearchRequest, Triple, Unnamed, WriteBatch, search_terms, words
+from graphmem.domain.models import AsOf, SearchRequest, Triple, Unnamed, WriteBatch, search_terms, words
 from tests.conftest import fresh_scope
 from tests.examples import examples
 from tests.factories import day, unit

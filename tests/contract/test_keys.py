@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from graphmem.domain.keys import digest, new_key, split
+from graphmem.domain.models import Fact
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.keys import digest, new_key, split
-from graphmem.models import Fact
 from tests.conftest import fresh_scope
 from tests.factories import EPOCH, day
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.adapters.memory import InMemoryStore
+from graphmem.domain.models import Episode, Fact, Scope, UnitFilter, utcnow
 from graphmem.errors import GraphMemError, NotFound, exit_code
-from graphmem.models import Episode, Fact, Scope, UnitFilter, utcnow
 from tests.conftest import fresh_scope
 from tests.examples import examples
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.models import AsOf, Episode, Fact, Page, Step, UnitFilter, normalise
+from graphmem.domain.models import AsOf, Episode, Fact, Page, Step, UnitFilter, normalise
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)
@@ -243,7 +243,7 @@ def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     # is. (Whether the lift puts Lisbon first depends on the embedder: with MiniLM it does,
     # benchmarks/quickstart_recall.py; the hashing embedder of the tests reads no meaning.)
     # Carol's line shares no word with the question, so the manager's line is among the units a
-    # hop starts from (graphmem.models.SEEDS).
+    # hop starts from (graphmem.domain.models.SEEDS).
     s = fresh_scope()
     for text in (
         "At work Alice reports to Bob.",
@@ -357,7 +357,7 @@ def test_a_name_learnt_after_a_text_was_archived_links_it_too(mem):
 def test_hits_told_in_one_conversation_gain_together(mem):
     # three turns of one evening and two told alone weeks apart, all about the garden: each turn
     # of the evening gains the conversation weight for each of the other two, a lone turn nothing
-    from graphmem.fusion import WEIGHTS
+    from graphmem.domain.fusion import WEIGHTS
     from graphmem.pipelines.recall import Recaller
 
     s = fresh_scope()

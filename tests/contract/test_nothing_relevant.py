@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.models import Episode
+from graphmem.domain.models import Episode
 from tests.conftest import fresh_scope
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)

@@ -18,10 +18,10 @@ from schemathesis import GenerationMode  # noqa: E402
 
 from graphmem import GraphMem  # noqa: E402
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
+from graphmem.domain.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.embed import HashingEmbedder  # noqa: E402
 from graphmem.errors import one_line  # noqa: E402
 from graphmem.http import HttpConfig, create_app  # noqa: E402
-from graphmem.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.pipelines.assemble import SECTIONS  # noqa: E402
 from tests.examples import examples  # noqa: E402
 

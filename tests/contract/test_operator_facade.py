@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.config import Settings
+from graphmem.domain.models import Fact, utcnow
 from graphmem.errors import InvalidInput, NotFound
-from graphmem.models import Fact, utcnow
+from graphmem.settings.config import Settings
 from tests.conftest import fresh_scope
 from tests.contract.test_temporal_machine import FactsAgain
 

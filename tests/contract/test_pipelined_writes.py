@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.domain.models import AsOf, Episode, Fact, Page, UnitFilter, normalise
 from graphmem.errors import Conflict, Unavailable
-from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, normalise
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from tests.conftest import NEO4J, fresh_scope
@@ -101,8 +101,8 @@ def build(request, family: str, store_wrapper, policy=None):
         store = InMemoryStore()
         index = InMemoryIndex(store, embedder)
     else:
-        from graphmem.adapters.neo4j_index import Neo4jIndex
-        from graphmem.adapters.neo4j_store import Neo4jStore
+        from graphmem.adapters.neo4j.index import Neo4jIndex
+        from graphmem.adapters.neo4j.store import Neo4jStore
 
         conn = request.getfixturevalue("conn")
         store, index = Neo4jStore(conn), Neo4jIndex(conn, embedder)

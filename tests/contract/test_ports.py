@@ -12,8 +12,8 @@ import pytest
 
 from graphmem import ports
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.adapters.neo4j.index import Neo4jIndex
+from graphmem.adapters.neo4j.store import Neo4jStore
 from graphmem.ports import MemoryIndex, MemoryStore
 
 ADAPTERS = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from benchmarks.chains_recall import DATA, load
-from graphmem.models import Episode, Scope
+from graphmem.domain.models import Episode, Scope
 from tests.conftest import fresh_scope
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from graphmem.domain.models import Episode, Fact
 from graphmem.errors import InvalidInput
 from graphmem.extract.rule import RuleExtractor
-from graphmem.models import Episode, Fact
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.errors import Conflict, NotFound
-from graphmem.models import (
+from graphmem.domain.models import (
     STORED,
     Appended,
     AsOf,
@@ -23,6 +22,7 @@ from graphmem.models import (
     UnitFilter,
     WriteBatch,
 )
+from graphmem.errors import Conflict, NotFound
 from tests.conftest import fresh_scope
 from tests.examples import examples
 from tests.factories import day, decision, episode, invalidation, unit

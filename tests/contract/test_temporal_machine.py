@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
 from graphmem import GraphMem
+from graphmem.domain.models import AsOf, Episode, Fact, Page, UnitFilter, utcnow
 from graphmem.extract import FactsExtractor
-from graphmem.models import AsOf, Episode, Fact, Page, UnitFilter, utcnow
 from tests.conftest import fresh_scope
 from tests.examples import examples
 from tests.temporal_model import FactSpec, TemporalModel
@@ -264,8 +264,8 @@ def test_memory_matches_the_model(embedder):
 
 
 def _neo4j(conn, embedder):
-    from graphmem.adapters.neo4j_index import Neo4jIndex
-    from graphmem.adapters.neo4j_store import Neo4jStore
+    from graphmem.adapters.neo4j.index import Neo4jIndex
+    from graphmem.adapters.neo4j.store import Neo4jStore
 
     index = Neo4jIndex(conn, embedder)
     index.ensure()

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem.models import Fact
+from graphmem.domain.models import Fact
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.compat  # also run against Neo4j 5.26 (scripts/test)

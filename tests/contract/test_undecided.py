@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem import GraphMem
+from graphmem.api.wiring import make_extractors
+from graphmem.domain.models import Episode, Fact
 from graphmem.errors import Unavailable
-from graphmem.models import Episode, Fact
-from graphmem.views import recall as recall_view
-from graphmem.wiring import make_extractors
+from graphmem.faces.views import recall as recall_view
 from tests.conftest import NEO4J, fresh_scope
 from tests.contract.test_pipelined_writes import HeldCommits, build, memory_of
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
+from graphmem.domain.models import AsOf, Op, SearchRequest, UnitFilter, WriteBatch
 from tests.conftest import fresh_scope
 from tests.examples import examples
 from tests.factories import day, decision, invalidation, unit

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graphmem import GraphMem
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.adapters.neo4j.index import Neo4jIndex
+from graphmem.adapters.neo4j.store import Neo4jStore
 
 
 @pytest.fixture(scope="module")

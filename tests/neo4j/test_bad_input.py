@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphmem import GraphMem
-from graphmem.models import UnitFilter
+from graphmem.domain.models import UnitFilter
 from tests.conftest import fresh_scope
 
 pytestmark = pytest.mark.neo4j

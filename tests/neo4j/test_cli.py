@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.adapters.neo4j.store import Neo4jStore
 from tests.cli import as_json, fact_line, invoker, subject
 from tests.conftest import fresh_scope
 

@@ -10,12 +10,12 @@ import uuid
 
 import pytest
 
-from graphmem.adapters.neo4j_store import Neo4jStore, erasure_secret
-from graphmem.models import Scope, erasure_key
+from graphmem.adapters.neo4j.store import Neo4jStore, erasure_secret
+from graphmem.domain.models import Scope, erasure_key
 
 pytestmark = pytest.mark.neo4j
 
-erasure_keys_migration = importlib.import_module("graphmem.migrations.0013_erasure_keys")
+erasure_keys_migration = importlib.import_module("graphmem.adapters.neo4j.migrations.0013_erasure_keys")
 
 
 def test_the_secret_is_made_once_and_keys_every_record(conn):

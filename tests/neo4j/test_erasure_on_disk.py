@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from graphmem import GraphMem
-from graphmem.config import Settings
-from graphmem.models import Fact
+from graphmem.domain.models import Fact
+from graphmem.settings.config import Settings
 
 pytestmark = pytest.mark.neo4j
 

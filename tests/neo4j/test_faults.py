@@ -17,9 +17,9 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from graphmem.config import default_home
-from graphmem.entries import MAX
+from graphmem.domain.entries import MAX
 from graphmem.server import local_password
+from graphmem.settings.config import default_home
 
 pytestmark = pytest.mark.neo4j
 

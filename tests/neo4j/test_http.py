@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from graphmem.config import Settings
+from graphmem.settings.config import Settings
 from tests.conftest import fresh_scope
 from tests.ports import free_port, serving
 

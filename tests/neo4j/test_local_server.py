@@ -30,12 +30,12 @@ from typer.testing import CliRunner
 
 import graphmem.server.java as java_mod
 import graphmem.server.local as local
-from graphmem.adapters.neo4j_driver import Neo4jConnection
+from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.cli.db import app
-from graphmem.config import Settings, default_home
 from graphmem.errors import BackendError, ConfigurationError, Unavailable
 from graphmem.server import LocalNeo4j, flush_erased, local_password
 from graphmem.server.java import Java
+from graphmem.settings.config import Settings, default_home
 from tests.ports import free_port
 
 
@@ -336,7 +336,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
     """docs/operations.md "Upgrading": a store graphmem wrote on Neo4j 5.26, stopped, migrated with the 2026
     distribution's `neo4j-admin database migrate`, then started on 2026 gives the same answers."""
     from graphmem import GraphMem
-    from graphmem.models import Fact
+    from graphmem.domain.models import Fact
 
     old = LocalNeo4j(
         home=default_home(),

@@ -22,8 +22,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from graphmem.config import default_home
 from graphmem.server import local_password
+from graphmem.settings.config import default_home
 from tests.conftest import fresh_scope
 from tests.ports import Relay, serving
 

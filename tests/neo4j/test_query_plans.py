@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.adapters.neo4j_index import Neo4jIndex, index_name
-from graphmem.cypher import cypher_root, load
+from graphmem.adapters.neo4j.index import Neo4jIndex, index_name
+from graphmem.adapters.neo4j.queries import cypher_root, load
 from graphmem.embed.hashing import HashingEmbedder
 
 pytestmark = pytest.mark.neo4j

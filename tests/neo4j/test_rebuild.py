@@ -9,13 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from graphmem import GraphMem, Settings
-from graphmem.adapters.neo4j_driver import Neo4jConnection
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
+from graphmem.adapters.neo4j.driver import Neo4jConnection
+from graphmem.adapters.neo4j.index import Neo4jIndex
+from graphmem.adapters.neo4j.store import Neo4jStore
 from graphmem.cli.main import app
+from graphmem.domain.fusion import TIE
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import ConfigurationError, IndexMismatch
-from graphmem.fusion import TIE
 
 pytestmark = pytest.mark.neo4j
 
@@ -63,7 +63,7 @@ def results(mem: GraphMem) -> list[dict[str, float]]:
 
 def same(a: list[dict[str, float]], b: list[dict[str, float]]) -> bool:
     """The same units with the same scores, to the float32 precision Neo4j scores vectors in
-    (graphmem.fusion.TIE): its SIMD code rounds differently as the server's JIT warms up."""
+    (graphmem.domain.fusion.TIE): its SIMD code rounds differently as the server's JIT warms up."""
     return all(x.keys() == y.keys() and all(abs(x[c] - y[c]) <= TIE for c in x) for x, y in zip(a, b))
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.models import Episode, Fact
+from graphmem.domain.models import Episode, Fact
 from tests.conftest import fresh_scope
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.compat]

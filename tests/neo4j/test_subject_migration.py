@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem import GraphMem
-from graphmem.models import Fact, Scope, SubjectType
+from graphmem.domain.models import Fact, Scope, SubjectType
 
 pytestmark = pytest.mark.neo4j
 
-normalise_subjects = importlib.import_module("graphmem.migrations.0011_normalise_subjects")
+normalise_subjects = importlib.import_module("graphmem.adapters.neo4j.migrations.0011_normalise_subjects")
 
 
 def stored_as(subject_id: str) -> Scope:

@@ -1,5 +1,5 @@
 """The Neo4j recall statement reads a time rule that asks for just the request's world range
-from the semantic list's index calls (``graphmem.entries.vector_calls``) instead of calls of its
+from the semantic list's index calls (``graphmem.domain.entries.vector_calls``) instead of calls of its
 own: random histories of facts and notes, random named times, random as-of points, ranked as
 the same statement with every rule making its own calls."""
 
@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.adapters import neo4j_index
-from graphmem.entries import kind_ranges
-from graphmem.models import AsOf, Fact, MemoryKind
+from graphmem.adapters.neo4j import index as neo4j_index
+from graphmem.domain.entries import kind_ranges
+from graphmem.domain.models import AsOf, Fact, MemoryKind
+from graphmem.domain.timewords import find_window
 from graphmem.pipelines.recall import Recaller
-from graphmem.timewords import find_window
 from tests.conftest import fresh_scope
 from tests.examples import examples
 

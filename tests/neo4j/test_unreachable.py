@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from graphmem.adapters.neo4j_driver import Neo4jConnection
-from graphmem.config import Settings, default_home
+from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.errors import Unavailable
 from graphmem.server import local_password
+from graphmem.settings.config import Settings, default_home
 from tests.ports import Relay
 
 pytestmark = pytest.mark.neo4j

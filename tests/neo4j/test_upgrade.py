@@ -22,12 +22,12 @@ from neo4j import GraphDatabase
 from neo4j.time import DateTime
 
 from graphmem import GraphMem
-from graphmem.config import Settings
+from graphmem.adapters.neo4j.migrations import migrations
+from graphmem.domain.models import Fact, Scope
 from graphmem.errors import NotFound
-from graphmem.migrations import migrations
-from graphmem.models import Fact, Scope
+from graphmem.settings.config import Settings
 
-timelines = importlib.import_module("graphmem.migrations.0014_timelines_of_earlier_units")
+timelines = importlib.import_module("graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units")
 TIMELINES = "0014_timelines_of_earlier_units"
 
 pytestmark = pytest.mark.neo4j

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.adapters.neo4j_store import scope_props
-from graphmem.cypher import load
-from graphmem.models import Fact, RecallStats
+from graphmem.adapters.neo4j.queries import load
+from graphmem.adapters.neo4j.store import scope_props
+from graphmem.domain.models import Fact, RecallStats
 
 from ..conftest import fresh_scope
 

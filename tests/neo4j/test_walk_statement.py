@@ -1,5 +1,5 @@
 """The walk inside the Neo4j recall statement (recall/fused) ranks as its reference,
-``graphmem.fusion.walk`` then ``together``, composed of the same server's parts: the fused list
+``graphmem.domain.fusion.walk`` then ``together``, composed of the same server's parts: the fused list
 read alone and one ``hop`` statement a hop. Random graphs of facts and mention links, random questions,
 random walk settings."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.fusion import together, walk
-from graphmem.models import AsOf, Fact
+from graphmem.domain.fusion import together, walk
+from graphmem.domain.models import AsOf, Fact
 from graphmem.pipelines.recall import Recaller
 from tests.conftest import fresh_scope
 from tests.examples import examples

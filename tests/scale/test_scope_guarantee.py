@@ -12,9 +12,9 @@ import os
 import numpy as np
 import pytest
 
-from graphmem.adapters.neo4j_index import Neo4jIndex
-from graphmem.adapters.neo4j_store import Neo4jStore
-from graphmem.models import AsOf, Page, Step, Triple, UnitFilter, WriteBatch
+from graphmem.adapters.neo4j.index import Neo4jIndex
+from graphmem.adapters.neo4j.store import Neo4jStore
+from graphmem.domain.models import AsOf, Page, Step, Triple, UnitFilter, WriteBatch
 from graphmem.pipelines.recall import Recaller
 from tests.conftest import fresh_scope
 from tests.factories import unit

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.adapters.tokens import TiktokenCounter
+from graphmem.domain.models import Fact, MemoryKind, UnitFilter
 from graphmem.embed import HashingEmbedder
-from graphmem.models import Fact, MemoryKind, UnitFilter
 from graphmem.pipelines.assemble import RECALL_HEADER, RULES_HEADER, line
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
-from graphmem.tokens import TiktokenCounter
 from tests.conftest import fresh_scope
 from tests.examples import examples
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
-from graphmem.episodes_io import MAX_LINE_BYTES, parse_episode
+from graphmem.domain.models import MAX_RAW_CHARS, Scope
 from graphmem.errors import InvalidInput
-from graphmem.models import MAX_RAW_CHARS, Scope
+from graphmem.faces.episode_lines import MAX_LINE_BYTES, parse_episode
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
 from tests.examples import examples

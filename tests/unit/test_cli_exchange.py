@@ -10,8 +10,8 @@ import signal
 
 import pytest
 
-from graphmem.episodes_io import json_lines
-from graphmem.models import RECORD_KINDS, Scope
+from graphmem.domain.models import RECORD_KINDS, Scope
+from graphmem.faces.episode_lines import json_lines
 from graphmem.pipelines import exchange
 from tests.cli import as_json, fact_line, one_error_line, subject
 from tests.conftest import fresh_scope

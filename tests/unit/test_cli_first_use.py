@@ -18,13 +18,13 @@ from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
-from graphmem.config import Settings
+from graphmem.domain.times import parse_time
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import BackendError, ConfigurationError, InvalidInput
 from graphmem.extract.llm import LLMExtractor
 from graphmem.extract.rule import RuleExtractor
-from graphmem.openai_api import make_client
-from graphmem.times import parse_time
+from graphmem.llm.client import make_client
+from graphmem.settings.config import Settings
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
 
@@ -175,7 +175,7 @@ def test_a_uri_that_is_not_bolt_is_refused_in_one_line(monkeypatch):
 
 
 def test_an_unreachable_server_is_named_fast_and_db_start_only_suggested_locally():
-    from graphmem.adapters.neo4j_driver import Neo4jConnection
+    from graphmem.adapters.neo4j.driver import Neo4jConnection
 
     for uri, local in [("bolt://127.0.0.1:9", True), ("neo4j+s://no-such-host.invalid", False)]:
         conn = Neo4jConnection(Settings(neo4j_uri=uri, neo4j_password="x"))
@@ -339,7 +339,7 @@ def test_a_command_reports_a_refused_port_within_seconds(args):
 def test_a_fact_replaced_in_its_own_write_says_so_in_history(run, mem, monkeypatch):
     """A unit whose system interval is empty (created and expired at one instant) was never
     believed on its own; the table says that instead of an interval from T to T."""
-    from graphmem.models import Op
+    from graphmem.domain.models import Op
     from tests.factories import EPOCH, decision, unit
 
     scope = fresh_scope()
@@ -400,7 +400,7 @@ def test_a_bad_subject_is_named_before_any_connection():
 def test_a_user_other_than_neo4j_is_not_sent_the_local_servers_password(tmp_path):
     """The instance's password file is the neo4j user's: NEO4J_USER=bob with no password of
     its own is refused, naming what to set, instead of connecting as neo4j unannounced."""
-    from graphmem.adapters.neo4j_driver import Neo4jConnection
+    from graphmem.adapters.neo4j.driver import Neo4jConnection
 
     home = tmp_path / "home"
     kept = home / "instances" / "7755" / "password"

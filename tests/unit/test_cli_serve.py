@@ -88,7 +88,7 @@ def test_mcp_bearer_token_comes_from_env_file_or_is_generated_once(run, tmp_path
     from graphmem.cli import mcp
 
     served: list[str] = []
-    monkeypatch.setattr("graphmem.mcp_server.run_server", lambda *a, token=None, **k: served.append(token))
+    monkeypatch.setattr("graphmem.mcp.server.run_server", lambda *a, token=None, **k: served.append(token))
     args = ("mcp", "serve", "-s", "user:alice", "--transport", "http", "--port", free_port())
     first = run(*args)
     assert first.exit_code == 0, first.output

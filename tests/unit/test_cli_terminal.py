@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.models import STORED, Fact, MemoryBlock, MemoryKind
+from graphmem.domain.models import STORED, Fact, MemoryBlock, MemoryKind
 from tests.cli import as_json, subject
 from tests.conftest import fresh_scope
 

@@ -1,4 +1,4 @@
-"""The confidence of a recall hit (``graphmem.confidence``): a probability, higher for a unit
+"""The confidence of a recall hit (``graphmem.pipelines.confidence``): a probability, higher for a unit
 more like the question or with more of its words, under each embedder's own fit; a recall is
 relevant when any hit reaches the threshold."""
 
@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import confidence
-from graphmem.models import Scope
+from graphmem.domain.models import Scope
+from graphmem.domain.timewords import find_window
+from graphmem.pipelines import confidence
 from graphmem.pipelines.recall import RecallHit, rated
-from graphmem.timewords import find_window
 from tests.factories import unit
 
 SCOPE = Scope.parse("user:tester")

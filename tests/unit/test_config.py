@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from graphmem.cli.common import CliState
-from graphmem.config import LocalServerSettings, Settings
 from graphmem.errors import ConfigurationError
+from graphmem.settings.config import LocalServerSettings, Settings
 from tests.cli import invoker, one_error_line
 
 #: Every setting and the one environment variable that sets it.

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.adapters.tokens import TiktokenCounter
+from graphmem.domain.models import STORED, Fact, MemoryBlock, MemoryKind
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import InvalidInput
-from graphmem.models import STORED, Fact, MemoryBlock, MemoryKind
 from graphmem.pipelines.assemble import RECALL_HEADER, RULES_HEADER
-from graphmem.tokens import TiktokenCounter
 from tests.conftest import fresh_scope
 from tests.examples import examples
 

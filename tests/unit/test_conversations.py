@@ -1,5 +1,5 @@
 """The conversation a hit was told in: a recall's best hits told close together gain together
-(``graphmem.fusion.together``), checked against a reference over every pair of hits."""
+(``graphmem.domain.fusion.together``), checked against a reference over every pair of hits."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem.fusion import CONVERSATION_GAP, together
-from graphmem.models import Scope, Scored, SourceRef
+from graphmem.domain.fusion import CONVERSATION_GAP, together
+from graphmem.domain.models import Scope, Scored, SourceRef
 from tests.examples import examples
 from tests.factories import EPOCH, unit
 

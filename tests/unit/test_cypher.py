@@ -1,4 +1,4 @@
-"""The Cypher loader (``graphmem.cypher``) and the mode rule of ``Neo4jConnection``, with no
+"""The Cypher loader (``graphmem.adapters.neo4j.queries``) and the mode rule of ``Neo4jConnection``, with no
 server: header parsing, declared against used parameters, ``file:line`` errors, placeholder
 values, and which transactions may run which files."""
 
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem.adapters.neo4j_driver import ALLOWED_MODES, Neo4jConnection, run
-from graphmem.config import Settings
-from graphmem.cypher import cypher_root, load, migrations, parse
+from graphmem.adapters.neo4j.driver import ALLOWED_MODES, Neo4jConnection, run
+from graphmem.adapters.neo4j.queries import cypher_root, load, migrations, parse
 from graphmem.errors import ConfigurationError, InvalidInput
+from graphmem.settings.config import Settings
 
 NAMES = st.text(string.ascii_lowercase, min_size=1, max_size=6)
 

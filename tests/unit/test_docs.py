@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import config_docs
 from graphmem.cli.docs import render
-from graphmem.config import Settings, setting_name
-from graphmem.episodes_io import EPISODE_KEYS
-from graphmem.models import Fact
+from graphmem.domain.models import Fact
+from graphmem.faces.episode_lines import EPISODE_KEYS
+from graphmem.settings import docs as config_docs
+from graphmem.settings.config import Settings, setting_name
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -38,14 +38,14 @@ def test_docs_cli_md_is_generated_from_the_current_help():
 
 def test_docs_configuration_md_is_generated_from_the_current_settings():
     assert page("configuration.md") == config_docs.render(), (
-        "docs/configuration.md is stale: run python -m graphmem.config_docs > docs/configuration.md"
+        "docs/configuration.md is stale: run python -m graphmem.settings.docs > docs/configuration.md"
     )
 
 
 def test_env_example_is_generated_from_the_current_settings_and_changes_nothing():
     example = (ROOT / ".env.example").read_text(encoding="utf-8")
     assert example == config_docs.render_env_example(), (
-        ".env.example is stale: run python -m graphmem.config_docs env > .env.example"
+        ".env.example is stale: run python -m graphmem.settings.docs env > .env.example"
     )
     assert all(not line or line.startswith("#") for line in example.splitlines())
     for field in Settings.model_fields:

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import Settings
+from graphmem.api.wiring import make_embedder
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder
 from graphmem.embed import minilm as minilm_module
 from graphmem.errors import BackendError, ConfigurationError
-from graphmem.openai_api import make_client
-from graphmem.wiring import make_embedder
+from graphmem.llm.client import make_client
+from graphmem.settings.config import Settings
 from tests.stub_openai import StubOpenAI, error
 
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
+from graphmem.domain.models import MemoryKind, Scope
 from graphmem.errors import GraphMemError, InvalidInput
-from graphmem.models import MemoryKind, Scope
 from tests.examples import examples
 
 METHODS = sorted(

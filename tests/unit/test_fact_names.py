@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from graphmem.models import Fact
+from graphmem.domain.models import Fact
 from graphmem.pipelines.exchange import parse
 
 #: What shows as nothing: controls, format characters, surrogates, private-use and unassigned

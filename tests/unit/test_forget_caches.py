@@ -5,7 +5,7 @@ cache of vectors by text (and the embedder's) is emptied whole."""
 from __future__ import annotations
 
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
-from graphmem.adapters.neo4j_index import Neo4jIndex
+from graphmem.adapters.neo4j.index import Neo4jIndex
 from graphmem.api import GraphMem
 from graphmem.embed import HashingEmbedder
 

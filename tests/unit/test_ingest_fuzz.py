@@ -24,9 +24,9 @@ from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.cli.main import app
+from graphmem.domain.models import Fact, Page, Scope, UnitFilter
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import NotFound
-from graphmem.models import Fact, Page, Scope, UnitFilter
 from tests.examples import examples
 
 SUBJECT = "user:fuzz"

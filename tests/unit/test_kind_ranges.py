@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.entries import KINDS, from_micros, kind_ranges, near, vector_calls
-from graphmem.models import MemoryKind
+from graphmem.domain.entries import KINDS, from_micros, kind_ranges, near, vector_calls
+from graphmem.domain.models import MemoryKind
 
 
 def test_the_kind_names_are_every_kind_in_string_order():

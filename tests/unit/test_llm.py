@@ -13,17 +13,17 @@ import pytest
 
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
-from graphmem.config import Settings
+from graphmem.api.wiring import make_extractors, make_policy
+from graphmem.domain.models import Candidate, Episode, Op, Scope, UnitFilter
 from graphmem.embed import HashingEmbedder
 from graphmem.errors import BackendError, ConfigurationError
 from graphmem.extract import FactsExtractor, NoneExtractor
 from graphmem.extract.llm import FACTS_SCHEMA, LLMExtractor
 from graphmem.extract.rule import RuleExtractor
-from graphmem.llm import structured
-from graphmem.models import Candidate, Episode, Op, Scope, UnitFilter
-from graphmem.openai_api import make_client
+from graphmem.llm.client import make_client
+from graphmem.llm.structured import structured
 from graphmem.policy.llm import LLMPolicy
-from graphmem.wiring import make_extractors, make_policy
+from graphmem.settings.config import Settings
 from tests.stub_openai import StubOpenAI, error
 
 MODEL = "test-model"

@@ -14,8 +14,8 @@ pytest.importorskip("mcp")
 import anyio
 
 from graphmem.api import GraphMem
-from graphmem.mcp_server import FactIn, McpConfig, build_server
-from graphmem.models import Fact, MemoryBlock, Scope
+from graphmem.domain.models import Fact, MemoryBlock, Scope
+from graphmem.mcp.server import FactIn, McpConfig, build_server
 
 TOOLS = [
     "remember",
@@ -242,7 +242,7 @@ def test_a_server_project_that_reads_as_no_project_is_refused_when_configured():
 
 
 def test_fact_input_matches_the_fact_model():
-    """`remember`'s structured facts carry exactly graphmem.models.Fact's fields."""
+    """`remember`'s structured facts carry exactly graphmem.domain.models.Fact's fields."""
     assert list(FactIn.model_fields) == list(Fact.model_fields)
     fact = FactIn(subject="Alice", predicate="lives_in", object="Paris", valid_at="2020-01-01").to_fact("facts.0")
     assert fact.valid_at.isoformat() == "2020-01-01T00:00:00+00:00"
@@ -255,7 +255,7 @@ def test_serve_without_the_extra_says_how_to_install(monkeypatch):
 
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")] + ["mcp"]:
         monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
-    monkeypatch.delitem(sys.modules, "graphmem.mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "graphmem.mcp.server", raising=False)
     result = CliRunner().invoke(mcp_cli.app, ["--subject", "user:alice"])
     assert result.exit_code == 1
     assert (
@@ -269,7 +269,7 @@ def test_mcp_imports_no_cli_module():
     import ast
     from pathlib import Path
 
-    import graphmem.mcp_server as module
+    import graphmem.mcp.server as module
 
     tree = ast.parse(Path(module.__file__).read_text())
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
@@ -310,7 +310,7 @@ def test_episodes_and_decisions_tools_record_the_mcp_actor(serve):
 
 
 def test_an_api_key_bounds_the_subjects_a_call_may_name(serve, mem):
-    from graphmem.mcp_server import CALLER
+    from graphmem.mcp.server import CALLER
 
     server = serve(allow_any_subject=True)
     key, _ = mem.create_key([BOB])
@@ -329,7 +329,7 @@ def test_an_api_key_bounds_the_subjects_a_call_may_name(serve, mem):
 
 
 def test_include_shared_reads_the_shared_subject_only_where_a_call_may_name_it(serve, mem):
-    from graphmem.mcp_server import CALLER
+    from graphmem.mcp.server import CALLER
 
     mem.remember("The office code is 4711.", "shared:global")
     for tool, arguments in (
@@ -361,7 +361,7 @@ def test_over_http_an_api_key_met_by_a_database_that_is_down_is_one_line_503(mem
     from starlette.testclient import TestClient
 
     from graphmem.errors import Unavailable
-    from graphmem.mcp_server import http_app
+    from graphmem.mcp.server import http_app
 
     key, token = mem.create_key([ALICE])
 

@@ -1,6 +1,6 @@
 """Mentions: the names a free text links to, found without an LLM.
 
-Tables pin each rule of graphmem.mentions (what counts as a name, and what does not); the
+Tables pin each rule of graphmem.domain.mentions (what counts as a name, and what does not); the
 properties check what the store relies on when it re-scans texts as a scope learns names: the
 result is a pure function of the text and the set of known names.
 """
@@ -14,8 +14,8 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.mentions import MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges, name_spans
-from graphmem.models import NamesRead, Scope, TextsRead, entity_id, normalise
+from graphmem.domain.mentions import MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges, name_spans
+from graphmem.domain.models import NamesRead, Scope, TextsRead, entity_id, normalise
 
 
 def names(text: str, known: NameMatcher | None = None) -> list[str]:

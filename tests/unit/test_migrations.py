@@ -1,4 +1,4 @@
-"""The migration mechanism (graphmem.migrations) without a database: Cypher and Python
+"""The migration mechanism (graphmem.adapters.neo4j.migrations) without a database: Cypher and Python
 migrations in one numbering, applied in order once each, Python ones given the connection and
 their notes logged and recorded."""
 
@@ -8,10 +8,10 @@ import logging
 
 import pytest
 
-import graphmem.migrations as mechanism
-from graphmem.cypher import Migration as CypherMigration
+import graphmem.adapters.neo4j.migrations as mechanism
+from graphmem.adapters.neo4j.migrations import Migration, migrate, migrations
+from graphmem.adapters.neo4j.queries import Migration as CypherMigration
 from graphmem.errors import ConfigurationError
-from graphmem.migrations import Migration, migrate, migrations
 
 
 class RecordingConnection:
@@ -58,7 +58,7 @@ def test_pending_migrations_run_in_order_with_the_connection_and_their_notes(cap
         Migration("0004", "0004_quiet", lambda conn: None),
     ]
     conn = RecordingConnection(applied={"0001"})
-    with caplog.at_level(logging.WARNING, logger="graphmem.migrations"):
+    with caplog.at_level(logging.WARNING, logger="graphmem.adapters.neo4j.migrations"):
         assert migrate(conn, available) == (["0002_schema", "0003_data", "0004_quiet"], ["0001_old"])
     assert seen == [conn]
     assert [s[:2] for s in conn.sent[:-1]] == [

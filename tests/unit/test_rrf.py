@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphmem.fusion import rrf
-from graphmem.models import Hit
+from graphmem.domain.fusion import rrf
+from graphmem.domain.models import Hit
 
 
 def hits(*pairs: tuple[str, float]) -> list[Hit]:

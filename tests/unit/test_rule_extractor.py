@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem.domain.models import Episode, MemoryKind, Scope
 from graphmem.extract.rule import RuleExtractor
-from graphmem.models import Episode, MemoryKind, Scope
 from tests.factories import EPOCH
 
 ALICE = Scope.parse("user:alice")

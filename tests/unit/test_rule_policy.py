@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.models import Candidate, MemoryKind, MemoryUnit, Op, Scope, Triple, WriteContext
+from graphmem.domain.models import Candidate, MemoryKind, MemoryUnit, Op, Scope, Triple, WriteContext
 from graphmem.policy import PolicyConfig
 from graphmem.policy.rule import RulePolicy
 from tests.factories import day, episode, unit

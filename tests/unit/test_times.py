@@ -1,4 +1,4 @@
-"""The one parser of times written as text (``graphmem.times``)."""
+"""The one parser of times written as text (``graphmem.domain.times``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.times import parse_optional_time, parse_time
+from graphmem.domain.times import parse_optional_time, parse_time
 
 OFFSETS = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
 

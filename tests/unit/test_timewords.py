@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem.domain.timewords import find_window
 from graphmem.errors import InvalidInput
-from graphmem.timewords import find_window
 
 UTC = UTC
 FRI = datetime(2024, 5, 10, 15, 30, tzinfo=UTC)  # a Friday

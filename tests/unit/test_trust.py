@@ -1,4 +1,4 @@
-"""graphmem.trust: nobody but this user (or root) may be able to change what graphmem runs,
+"""graphmem.settings.trust: nobody but this user (or root) may be able to change what graphmem runs,
 loads or reads secrets from. The places that apply it are tested with them (test_local_server,
 test_embedders, test_cli_serve)."""
 
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.errors import ConfigurationError
-from graphmem.trust import ABANDONED, private_dir, private_file, private_tree, trusted
+from graphmem.settings.trust import ABANDONED, private_dir, private_file, private_tree, trusted
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="only root can give a folder to another user or group")

@@ -1,4 +1,4 @@
-"""The JSON shapes (``graphmem.views``): plain JSON, every time as ISO 8601 UTC with
+"""The JSON shapes (``graphmem.faces.views``): plain JSON, every time as ISO 8601 UTC with
 ``+00:00`` at full precision, every scope as ``TYPE:ID`` with its project beside it."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem import views
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
+from graphmem.domain.models import Fact, MemoryKind, Scope
 from graphmem.embed import HashingEmbedder
-from graphmem.models import Fact, MemoryKind, Scope
+from graphmem.faces import views
 from graphmem.pipelines.write import WriteReport
 
 OFFSETS = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))

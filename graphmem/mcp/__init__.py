@@ -1,0 +1,1 @@
+"""The Model Context Protocol server: graphmem as the memory of an agent host."""
