@@ -35,7 +35,7 @@ from graphmem.domain.models import (
     WriteBatch,
     utcnow,
 )
-from graphmem.pipelines.write import _day, _unit, as_event, drawn
+from graphmem.pipelines.write.timelines import DrawnUnit, EdgeEnd, as_event, day, drawn, unit_showing
 from graphmem.ports import ErasureStore, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
 
@@ -160,7 +160,7 @@ def _rederive(
         for nu in want_units:
             if nu.id in kept:
                 continue
-            unit = _unit(owners[nu.owner], nu, scope)
+            unit = unit_showing(owners[nu.owner], nu, scope)
             contents[unit.id] = unit.content
             add_units.append(unit)
             decisions.append(
@@ -173,7 +173,7 @@ def _rederive(
                     deletion_id=deletion.id,
                     candidate=unit.content,
                     actor=deletion.actor,
-                    reason=f"{reason}: {unit.content!r} holds from {_day(nu.start)} until {_day(nu.end)}",
+                    reason=f"{reason}: {unit.content!r} holds from {day(nu.start)} until {day(nu.end)}",
                 )
             )
         changed: dict[str, Decision] = {}
@@ -185,7 +185,7 @@ def _rederive(
                 cause = owners[e.cause]
                 begins = cause.logged.candidate.content if cause.logged.candidate else cause.reason
                 what = (
-                    f"now ends {_day(e.invalid_at)}, where {begins!r} begins"
+                    f"now ends {day(e.invalid_at)}, where {begins!r} begins"
                     if e.why == "ended"
                     else "no longer holds from then"
                 )
@@ -212,10 +212,11 @@ def _rederive(
             for s in timeline.shown(drawn([u for u in units if u.unit.group == group]), now)
             if timeline.covers(s, now)
         }
-        ends: dict[str, list[Any]] = {}
+        ends: dict[str, list[EdgeEnd]] = {}
         for e in want_edges:
-            ends.setdefault(e.unit_id, []).append((e.at, e.invalid_at))
-        after = timeline.shown([(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units], now)
+            ends.setdefault(e.unit_id, []).append(EdgeEnd(e.at, e.invalid_at))
+        redrawn = [DrawnUnit(u.id, u.owner, u.start, u.end, u.at, ends.get(u.id, [])) for u in want_units]
+        after = timeline.shown(redrawn, now)
         restored += sorted(s.id for s in after if timeline.covers(s, now) and s.id not in before)
     add = WriteBatch(units=tuple(add_units), decisions=tuple(decisions), invalidations=tuple(add_edges))
     dropped = set(drop_units)

@@ -53,7 +53,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem/domain/timewords.py",
         "graphmem/http/app.py",
         "graphmem/mcp/server.py",
-        "graphmem/pipelines/write.py",
         "graphmem/ports.py",
         "graphmem/server/local.py",
     },
@@ -88,10 +87,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.pipelines.confidence",
     "graphmem.pipelines.lifecycle",
     "graphmem.pipelines.exchange",
-    "graphmem.pipelines.write",
-    "graphmem.pipelines.write._Ahead",
-    "graphmem.pipelines.write.write_all",
-    "graphmem.pipelines.write.retract",
     # neo4j adapters
     "graphmem.adapters.neo4j.queries",
     "graphmem.adapters.neo4j.index",
