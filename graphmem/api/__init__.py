@@ -53,6 +53,7 @@ from graphmem.errors import ConfigurationError, Conflict, GraphMemError, Invalid
 from graphmem.extract.llm import LLMExtractor
 from graphmem.llm import client as openai_api
 from graphmem.pipelines import exchange, health, lifecycle
+from graphmem.pipelines import shapes as shapes  # the faces show a stored record as an export writes it
 from graphmem.pipelines.assemble import Assembler, Assembly, Blocks
 from graphmem.pipelines.recall import Recalled, Recaller
 from graphmem.pipelines.usage import UsageLog

@@ -1,35 +1,16 @@
 """The JSON shapes graphmem shows the world: one function per shape, shared by the CLI's
 ``--json``, the MCP tools and any other face, so a thing looks the same wherever it is read.
-
-- Times are ISO 8601 in UTC with the offset written ``+00:00``, at full precision: a known-at
-  replay or an export must give back the exact instant. Absent times are ``null``.
-- A scope is its ``TYPE:ID`` string under ``"scope"``, with its project under ``"project"``.
-- Enums are their values; tuples are lists.
+A stored record is shown in its JSON form, the export's (``graphmem.pipelines.shapes``, through
+the facade): times ISO 8601 UTC at full precision, a scope as ``scope`` and ``project``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from graphmem.domain.models import (
-    ApiKey,
-    AssembleTrace,
-    Candidate,
-    Decision,
-    Deletion,
-    Entity,
-    Episode,
-    Invalidation,
-    MemoryBlock,
-    MemoryUnit,
-    Op,
-    ReviewItem,
-    Scope,
-    Usage,
-)
+from graphmem.api import shapes
+from graphmem.domain.models import ApiKey, Decision, MemoryBlock, Op, Scope
 
 if TYPE_CHECKING:
     from graphmem.domain.timewords import TimeWindow
@@ -37,38 +18,17 @@ if TYPE_CHECKING:
     from graphmem.pipelines.recall import Recalled, RecallHit
     from graphmem.pipelines.write import WriteReport
 
-
-def time(value: datetime | None) -> str | None:
-    """An instant as ISO 8601 UTC (``2023-05-08T13:56:00.123456+00:00``), or None."""
-    return value.astimezone(UTC).isoformat() if value is not None else None
-
-
-def scope(value: Scope) -> dict[str, str | None]:
-    """``{"scope": "TYPE:ID", "project": id or None}``."""
-    return {"scope": f"{value.subject_type.value}:{value.subject_id}", "project": value.project_id}
-
-
-def _plain(value: Any) -> Any:
-    """Python-mode model dumps to JSON values: times through ``time``, enums to values."""
-    if isinstance(value, datetime):
-        return time(value)
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _scoped(model: Any, **extra: Any) -> dict[str, Any]:
-    """A model's fields with its scope written as ``scope``/``project``."""
-    return {**_plain(model.model_dump(exclude={"scope"})), **scope(model.scope), **extra}
-
-
-def unit(value: MemoryUnit) -> dict[str, Any]:
-    """A memory unit with its source, both time axes and its triple."""
-    return _scoped(value)
+# A stored record as the export writes it: the same wherever it is read.
+time, scope, unit, episode, review, trace = (
+    shapes.time,
+    shapes.scope,
+    shapes.unit,
+    shapes.episode,
+    shapes.review,
+    shapes.trace,
+)
+usage_record = shapes.usage
+_plain, _scoped = shapes.plain, shapes.scoped
 
 
 def hit(value: RecallHit) -> dict[str, Any]:
@@ -193,11 +153,6 @@ def history_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def episode(value: Episode) -> dict[str, Any]:
-    """An episode with its structured facts (the ingest line's fields)."""
-    return _scoped(value)
-
-
 def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
     """``GraphMem.explain``: the unit, its episode, extractor version, decisions, the
     invalidation edges into it (``incoming``) and out of its decision (``outgoing``), and the
@@ -214,12 +169,6 @@ def explanation(info: Mapping[str, Any]) -> dict[str, Any]:
         "entities": [{"name": name, "how": how} for name, how in info.get("entities", [])],
         "episode_entities": [{"name": name, "how": how} for name, how in info.get("episode_entities", [])],
     }
-
-
-def trace(value: AssembleTrace) -> dict[str, Any]:
-    """A stored assembly trace: what it loaded and recalled, and its token count (and the
-    score of each recalled unit, from a ``StoredTrace``)."""
-    return _scoped(value)
 
 
 def assembly(value: Assembly) -> dict[str, Any]:
@@ -241,21 +190,6 @@ def block(value: MemoryBlock, tokens: int | None = None) -> dict[str, Any]:
     return _scoped(value, **({"tokens": tokens} if tokens is not None else {}))
 
 
-def _candidate(value: Candidate) -> dict[str, Any]:
-    """A candidate inside a record of the same scope: without the repeated scope."""
-    return _plain(value.model_dump(exclude={"scope"}))
-
-
-def review(value: ReviewItem) -> dict[str, Any]:
-    """A candidate held for review (its candidate without the repeated scope)."""
-    return _scoped(value, candidate=_candidate(value.candidate))
-
-
-def usage_record(value: Usage) -> dict[str, Any]:
-    """A unit's recall statistics and archive state."""
-    return _scoped(value)
-
-
 def subject(value: Scope, counts: Mapping[str, int]) -> dict[str, Any]:
     """A subject (scope and project) with counts of what it holds."""
     return {**scope(value), **counts}
@@ -270,44 +204,3 @@ def key(value: ApiKey, token: str | None = None) -> dict[str, Any]:
     """An API key without its digest; ``key`` (the token itself) only when it was just made."""
     shown = _plain(value.model_dump(exclude={"digest"}))
     return {"id": value.id, **({"key": token} if token is not None else {}), **shown}
-
-
-# -- the export format: one record per line, ``{"type": ..., ...}`` ---------------------------
-def export_header(value: Scope, exported_at: datetime, format_name: str, version: int) -> dict[str, Any]:
-    """The first line of an export: what it is and whose records follow."""
-    return {
-        "type": "header",
-        "format": format_name,
-        "version": version,
-        **scope(value),
-        "exported_at": time(exported_at),
-    }
-
-
-def entity_record(value: Entity) -> dict[str, Any]:
-    """An entity: its id, name as first written, normalised name and when it was first named."""
-    return _scoped(value)
-
-
-def decision_record(value: Decision) -> dict[str, Any]:
-    """A decision whole: ``decision`` with its timeline event's candidate and order as stored."""
-    event = value.event
-    return _scoped(
-        value,
-        event=None
-        if event is None
-        else {
-            **_plain(event.model_dump(exclude={"candidate"})),
-            "candidate": None if event.candidate is None else _candidate(event.candidate),
-        },
-    )
-
-
-def invalidation_record(value: Invalidation) -> dict[str, Any]:
-    """An invalidation edge: the unit, the decision it hangs from, both times and the reason."""
-    return _plain(value.model_dump())
-
-
-def deletion_record(value: Deletion) -> dict[str, Any]:
-    """The content-free record of an episode deletion."""
-    return _scoped(value)

@@ -1,24 +1,16 @@
-"""Export and import of a whole subject, lossless on both time axes.
+"""Export and import of a whole subject, lossless on both time axes (docs/operations.md,
+"Export and import").
 
-An export is JSON Lines: a header ``{"type": "header", "format": "graphmem-export", "version":
-1, "scope", "project", "exported_at"}``, then every record of the scope kind by kind
-(``RECORD_KINDS``), each ``{"type": kind, ...}`` in the shape ``graphmem.faces.views`` gives that kind,
-with every time at full precision. Nothing derived is exported: search entries (their vectors
-come from the importing side's embedder), entity words, mention links (found again in the
-imported texts, ``graphmem.domain.mentions``), and the links between records (each is drawn again from
-the ids its records name). Lock versions and commit keys are not exported
-either: a lock's version only orders writers in flight (on a database without it every writer
-reads 0 before it commits, which is consistent) and a commit key only lets a retried
-transaction find that it already landed; an import is idempotent by the records' own ids.
-
-Import validates every record before it writes anything (a bad record stores nothing), refuses
-a subject that was erased here unless forced, and compares the records whose keys are already
-stored: the same record is skipped, another one under the same key is a ``Conflict`` naming it
-(and nothing is written). Then it writes in bounded transactions: entities and episodes, then
-each unit whole, in one transaction with its search entries, the decisions that made or ended
-it, its invalidations, its archive state and the rest of its timeline group; then blocks,
-reviews and traces. So an import cut short shows only units as true as they are in the export
-(never one current that the export ends or archives), and running it again writes the rest.
+- An export is JSON Lines: a header (``Header``), then every record of the scope kind by kind
+  (``RECORD_KINDS``), each ``{"type": kind, ...}`` in its JSON form (``graphmem.pipelines.shapes``).
+- Nothing derived is exported: search entries, entity words, mention links, the links between
+  records. Nor are lock versions (they only order writers in flight) and commit keys: an import
+  is idempotent by the records' own ids.
+- An import validates every record before it writes anything (``read``), refuses a subject
+  erased here unless forced, skips a record already stored and refuses another one under the
+  same key (``Conflict``, nothing written).
+- It writes in bounded transactions, each unit whole with what says what it is (``_parts``): an
+  import cut short never shows a unit current that the export ends or archives.
 """
 
 from __future__ import annotations
@@ -53,7 +45,7 @@ from graphmem.domain.models import (
     utcnow,
 )
 from graphmem.errors import Conflict, InvalidInput, error_line
-from graphmem.faces import views
+from graphmem.pipelines import shapes
 from graphmem.pipelines.write import mention_links
 from graphmem.ports import BlockStore, ErasureStore, ExchangeStore, MemoryIndex, Record, UnitStore, each, of
 
@@ -87,18 +79,6 @@ MODELS: dict[str, type[Record]] = {
     "review": ReviewItem,
     "trace": StoredTrace,
 }
-VIEWS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "episode": views.episode,
-    "entity": views.entity_record,
-    "unit": views.unit,
-    "deletion": views.deletion_record,
-    "decision": views.decision_record,
-    "invalidation": views.invalidation_record,
-    "usage": views.usage_record,
-    "block": views.block,
-    "review": views.review,
-    "trace": views.trace,
-}
 
 
 class Header(Model):
@@ -119,13 +99,13 @@ def export(
     store: ExchangeStore, scope: Scope, batch: int = BATCH, now: datetime | None = None
 ) -> Iterator[dict[str, Any]]:
     """The header, then every record of the scope, kind by kind, read a page at a time."""
-    yield views.export_header(scope, now or utcnow(), FORMAT, VERSION)
+    yield shapes.header(scope, now or utcnow(), FORMAT, VERSION)
     for kind in RECORD_KINDS:
         after: str | None = ""
         while after is not None:
             page, after = store.dump(scope, kind, after, batch)
             for record in page:
-                yield {"type": kind, **VIEWS[kind](record)}
+                yield {"type": kind, **shapes.SHAPES[kind](record)}
 
 
 def key(kind: RecordKind, record: Record) -> str:
@@ -144,9 +124,8 @@ def identity(kind: RecordKind, record: Record) -> Any:
 
 def describe(kind: RecordKind, record: Record) -> str:
     if isinstance(record, Invalidation):
-        return (
-            f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {views.time(record.expired_at)}"
-        )
+        at = shapes.time(record.expired_at)
+        return f"invalidation of unit {record.unit_id} by decision {record.decision_id} at {at}"
     return f"{kind} {key(kind, record)}"
 
 
@@ -247,7 +226,7 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
         for where, r in plan.records[kind]:
             if (late := max((t for t in times(r) if t is not None), default=latest)) > latest:
                 raise InvalidInput(
-                    f"{where}: {describe(kind, r)} was stored at {views.time(late)}, in the future: "
+                    f"{where}: {describe(kind, r)} was stored at {shapes.time(late)}, in the future: "
                     "a record's system time is when it was stored"
                 )
     units = {r.id for _, r in of(MemoryUnit, plan.records["unit"])}
@@ -358,7 +337,7 @@ def import_plan(
         if progress:
             progress(sum(map(len, part.values())))
     return {
-        **views.scope(scope),
+        **shapes.scope(scope),
         "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
         "skipped": {k: skipped[k] for k in RECORD_KINDS},
     }
@@ -474,4 +453,4 @@ def same(kind: RecordKind, stored: Record, given: Record) -> bool:
     content" means for an episode id), anything else by its whole record."""
     if isinstance(stored, Episode) and isinstance(given, Episode):
         return stored.fingerprint == given.fingerprint
-    return VIEWS[kind](stored) == VIEWS[kind](given)
+    return shapes.SHAPES[kind](stored) == shapes.SHAPES[kind](given)

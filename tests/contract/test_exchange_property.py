@@ -20,7 +20,7 @@ from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.domain.models import Fact, MemoryKind, UnitFilter, utcnow
 from graphmem.faces import views
-from graphmem.pipelines import exchange
+from graphmem.pipelines import exchange, shapes
 from tests.conftest import fresh_scope
 from tests.examples import examples
 
@@ -128,7 +128,7 @@ def build(mem: GraphMem, scope, plan: list[str], data) -> list[datetime]:
 def observe(mem: GraphMem, scope, points, unit_ids) -> dict:
     """History, explain, the decision log and the entities each unit is about or names, which
     read without changing usage."""
-    seen: dict = {"decisions": [views.decision_record(d) for d in mem.decisions(scope, limit=10_000)]}
+    seen: dict = {"decisions": [shapes.decision(d) for d in mem.decisions(scope, limit=10_000)]}
     for _, known in points:
         for name in ENTITIES:
             seen[f"history {name} {known}"] = [
