@@ -1,26 +1,15 @@
-"""How sure recall is: a calibrated confidence per hit, and whether anything relevant was found.
+"""How sure recall is: a calibrated confidence per hit, and whether anything relevant was found
+(docs/recall.md, "Confidence").
 
-A hit's confidence is the chance that it is what the question asks about, from a logistic model
-over two signals (``signals``): the question's similarity with it ((1 + cos) / 2,
-``graphmem.domain.fusion.similar``) and the share of the question's words it has (``coverage``: its
-search terms, each by its first ``STEM`` letters, that begin a word of the hit, so that
-"recipes" meets "recipe" and "like" "likes"; less the name of whoever speaks in the hit). Not a
-share of the best hit: a recall about something absent has a best hit too, at a low confidence.
-A recall is ``relevant`` when any hit reaches its model's ``threshold``. A hit a walk reached has no
-similarity of its own; it is as confident as the hit
-its path starts from (``graphmem.pipelines.recall.rated``: not fitted, the benchmark walks none).
-
-Chosen and fitted on half A of LoCoMo only (conversations 1-5; both speakers of every
-conversation renamed to one shared pair of names; a hit of a question asked of its own
-conversation labelled by the evidence, every hit of the same question asked of another
-conversation 0), with the offline MiniLM embedder; the signals by holding each conversation of
-A out in turn (AUROC of the top hit's confidence, own against other: 0.900 with these two, 0.902
-when a short word must be a whole word of the hit, which leaves "like" unmet by "likes"; with
-that rule, adding the rank 0.898, the fused score against the most the question's lists could
-give 0.885, the gap to the next hit 0.884; similarity alone 0.876), the threshold by the best
-balanced accuracy between the two askings on A. ``python benchmarks/nothing_relevant.py --json``
-fits them (and fits on B to report on A), and reports them on half B; ``--embedder hashing``
-fits the hashing embedder's model the same way (``FITTED``).
+- A hit's confidence is the chance that it is what the question asks about: a logistic ``Model``
+  over two ``signals``, the question's similarity with the hit ((1 + cos) / 2) and the share of
+  the question's words it has (``coverage``). Not a share of the best hit: a recall about
+  something absent has a best hit too.
+- A recall is ``relevant`` when a hit reaches its model's ``threshold``.
+- A hit a walk reached is as confident as the hit its path starts from
+  (``graphmem.pipelines.recall.rated``; not fitted).
+- Each embedder's model (``FITTED``) was chosen and fitted on half A of LoCoMo by
+  ``benchmarks/nothing_relevant.py``, which reports it on half B.
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """Forgetting and archiving: erasure of a subject, deletion of one episode, the archive sweep.
 
-- ``forget`` deletes everything of a subject in bounded batches, each one transaction that also
-  adds what it deleted to the erasure record, so the record counts what was really removed
-  however the erasure is interrupted. The record holds no personal content: the subject only as
-  an HMAC under the database's secret (``graphmem.domain.models.erasure_key``). An interrupted erasure
-  is resumed by running it again: the record is found and continued.
-- ``delete_episode`` removes one episode, the units it produced and its decisions as if they
-  had never been made, at every system time: the timelines of the groups it touched are
-  re-derived from what remains (``graphmem.domain.timeline.replay``), and the records that changes are
-  written by decisions hanging from a content-free deletion record, all in one transaction.
-- ``archive`` moves units the policy's ``should_archive`` picks out of search; they stay in the
-  store (history, explain) and ``restore`` brings them back. Archive changes what search shows
-  now, never what is true.
+- ``forget`` deletes a subject in bounded batches, each one transaction that adds what it
+  deleted to the erasure record (docs/security.md, "Erasure"); run again, it resumes.
+- ``delete_episode`` removes one episode, its units and decisions as if never made, at every
+  system time: the timelines it touched are re-derived from what remains
+  (``graphmem.domain.timeline.replay``), the changes hung from a content-free deletion record,
+  all in one transaction.
+- ``archive`` moves the units the policy's ``should_archive`` picks out of search; they stay in
+  the store, and ``restore`` brings them back. Archive changes what search shows now, never
+  what is true.
 """
 
 from __future__ import annotations

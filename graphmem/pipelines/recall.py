@@ -1,31 +1,16 @@
-"""Recall: hybrid candidates fused by reciprocal rank, at a point on both time axes, and walks
-through the entities the best hits are about.
+"""Recall: the k best units visible at (T, S) for a question, from hybrid lists fused by
+reciprocal rank, with walks through the entities the best hits are about (docs/recall.md).
 
-0. A time the question names ("on 19 March 2024", "last week": ``graphmem.domain.timewords``) is taken
-   out of the question's words, adds a ranked list of units told or true near it (what began
-   inside it first), and, when no as-of point is given, decides what is visible: units true at
-   some point inside it (when none is, the texts visible at the asked point, the time only
-   ranking them: see ``recall``). A question asking what happened then counts that list
-   ``EVENT_TIME_BOOST`` times more; one asking what was true ("where did I live in March
-   2021?") does not;
-
-   The names the question writes (its first ``UNNAMED``) are taken out too, each set of them
-   embedded beside the question (``without_names``): the index reads the question without
-   those of them that speak in the scopes, and its speaker list ranks what they said;
-
-1. One index call (one round trip on Neo4j, walk included) returns the k best units visible
-   at (T, S): the semantic, lexical, named-entity and speaker lists are each read from search
-   entries filtered by scope and both time axes (``graphmem.domain.entries``), then fused by reciprocal rank
-   fusion (``graphmem.domain.fusion.rrf``), so an as-of question about a sparse moment needs no
-   second round; with hops > 0 the same call walks from the best hits through the entities
-   they are about or name (facts, and mentions: ``graphmem.domain.mentions``) to other units visible
-   at (T, S), ranked by how well the whole path answers the question
-   (``graphmem.domain.fusion.walk``); each carries the path that reached it. ``fanout`` bounds the
-   units read per entity (hub safety), ``frontier`` the units a hop returns and ``seeds`` the
-   units a hop starts from, so a question's work is bounded.
-
-   Last, the same call reads twice the k asked for, each gains for the others of them told in
-   its conversation, and the k best are kept (``graphmem.domain.fusion.together``).
+- A time the question names (``graphmem.domain.timewords``) leaves its words and adds a time
+  list; without an as-of point it also decides visibility. A question about what happened
+  counts that list ``EVENT_TIME_BOOST`` times.
+- The first ``UNNAMED`` names it writes leave it too (``without_names``): the index reads the
+  question without those that speak in the scopes, and ranks what they said.
+- One index call reads the lists from search entries (``graphmem.domain.entries``), fuses them
+  (``graphmem.domain.fusion``), walks ``hops`` hops from the best hits (``fanout``,
+  ``frontier`` and ``seeds`` bound the work) and keeps the k best of twice as many, each
+  gaining for the others told in its conversation.
+- A question about "X's R" is decomposed by rule (``Recaller._relation``); ``rated`` last.
 """
 
 from __future__ import annotations

@@ -42,7 +42,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem.cli.exchange (faces) imports graphmem.pipelines.exchange (pipelines)",
         "graphmem.cli.write (faces) imports graphmem.pipelines.write (pipelines)",
         "graphmem.http.app (faces) imports graphmem.pipelines.exchange (pipelines)",
-        "graphmem.pipelines.exchange (pipelines) imports graphmem.faces.views (faces)",
     },
     "long modules": {
         "graphmem/adapters/memory/__init__.py",
@@ -82,11 +81,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.domain.timeline",
     "graphmem.domain.models.TextsRead",
     "graphmem.errors",
-    # pipelines
-    "graphmem.pipelines.recall",
-    "graphmem.pipelines.confidence",
-    "graphmem.pipelines.lifecycle",
-    "graphmem.pipelines.exchange",
     # neo4j adapters
     "graphmem.adapters.neo4j.queries",
     "graphmem.adapters.neo4j.index",

@@ -82,10 +82,10 @@ class Committer:
     """Commits the batches of a write one at a time and in order.
 
     - All but the last commit in a second thread while the next batch is planned; the last
-      (so the only one of a one-batch write) when it is settled.
+      (the only one of a one-batch write) when it is settled.
     - A batch a guard refused (another writer committed to one of its groups) is planned and
-      committed again (``again``) when it is settled, and ``retried`` says so: the batch
-      planned meanwhile must be planned again too.
+      committed again (``again``) when settled; ``retried`` says so: the batch planned
+      meanwhile must be planned again too.
     """
 
     def __init__(
