@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from itertools import combinations
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -108,17 +109,34 @@ RELATION_POOL = 10
 _RELATION = re.compile(r"\b((?-i:[A-Z][\w-]*(?: [A-Z][\w-]*)*))['’]s ((?:[a-z][\w-]* ?){1,3})")
 
 
-def _relation_of(query: str) -> tuple[str, int, list[str]] | None:
-    """(X, where "X's" starts, the words after it) of a question about "X's R"."""
+class Relation(NamedTuple):
+    """What a question about "X's R" asks: X, where "X's" starts, and the words after it."""
+
+    name: str
+    start: int
+    words: list[str]
+
+
+class Bridge(NamedTuple):
+    """A text stating "X's R is B": B, and how many of the question's words after "X's" are R."""
+
+    name: str
+    relation: int
+
+
+def _relation_of(query: str) -> Relation | None:
+    """What a question about "X's R" asks, if it is one."""
     m = _RELATION.search(query)
-    return (m.group(1), m.start(), m.group(2).split()) if m else None
+    return Relation(m.group(1), m.start(), m.group(2).split()) if m else None
 
 
-def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -> tuple[str, int] | None:
-    """(B, how many of the question's words after "X's" are R) for a text that states "X's R
-    is B" (R: the first of those words that the text has too; "my R" when X is the subject
-    the text belongs to: ``selves``), else None. B is the last name the text writes ("My
-    manager at Globex is Priya.")."""
+def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -> Bridge | None:
+    """The bridge a text is for a question about "X's R", if it states "X's R is B".
+
+    - R: the first of the question's words after "X's" that the text has too;
+    - "my R" when X is the subject the text belongs to (``selves``);
+    - B: the last name the text writes ("My manager at Globex is Priya.").
+    """
     lowered = text.casefold().replace("’", "'")
     if f"{x.casefold()}'s" not in lowered and not (x.casefold() in selves and re.search(r"\bmy\b", lowered)):
         return None
@@ -126,7 +144,7 @@ def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -
     while relation < len(words) and re.search(rf"\b{re.escape(words[relation].casefold())}\b", lowered):
         relation += 1
     others = [m.name for m in written(text) if m.norm != x.casefold() and m.kind != "speaker"]
-    return (others[-1], relation) if relation and others else None
+    return Bridge(others[-1], relation) if relation and others else None
 
 
 def rated(hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model) -> Recalled:
@@ -257,7 +275,7 @@ class Recaller:
     def _relation(
         self,
         query: str,
-        asked: tuple[str, int, list[str]],
+        asked: Relation,
         recalled: Recalled,
         scopes: Sequence[Scope],
         k: int,

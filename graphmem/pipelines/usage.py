@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from datetime import datetime
+from typing import NamedTuple
 
 from graphmem.domain.models import RecallStats, Scope
 from graphmem.ports import UnitStore
@@ -20,20 +21,26 @@ from graphmem.ports import UnitStore
 log = logging.getLogger("graphmem.usage")
 
 
+class Counted(NamedTuple):
+    """Recalls of a unit not written yet: the latest, and how many times."""
+
+    last: datetime
+    times: int
+
+
 class UsageLog:
     def __init__(self, store: UnitStore, interval: float = 2.0):
         self.store = store
         self.interval = interval
         self._lock = threading.Lock()
-        #: scope -> unit id -> (latest recall, count)
-        self._pending: dict[Scope, dict[str, tuple[datetime, int]]] = {}
+        self._pending: dict[Scope, dict[str, Counted]] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
 
     def add(self, scope: Scope, unit_ids: Iterable[str], at: datetime) -> None:
         """Count one recall of each unit (not written yet)."""
-        self._count(scope, {uid: (at, 1) for uid in unit_ids})
+        self._count(scope, {uid: Counted(at, 1) for uid in unit_ids})
         with self._lock:
             if self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="graphmem-usage", daemon=True)
@@ -52,12 +59,12 @@ class UsageLog:
                 log.warning("recall statistics not written yet: %s", exc)
                 self._count(scope, counts)
 
-    def _count(self, scope: Scope, counts: dict[str, tuple[datetime, int]]) -> None:
+    def _count(self, scope: Scope, counts: dict[str, Counted]) -> None:
         with self._lock:
             mine = self._pending.setdefault(scope, {})
             for uid, (at, n) in counts.items():
-                last, m = mine.get(uid, (at, 0))
-                mine[uid] = (max(last, at), m + n)
+                last, m = mine.get(uid, Counted(at, 0))
+                mine[uid] = Counted(max(last, at), m + n)
 
     def close(self) -> None:
         self._closed = True

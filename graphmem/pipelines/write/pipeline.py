@@ -337,47 +337,47 @@ class WritePipeline:
             else stages.Gated(batch.proposals, [], [])
         )
         keys = [self._key(p) for p in gated.passed]
-        lines = stages.Timelines(self.store, scope, in_flight)
-        lines.read({k.group for k in keys} | {d.logged.group for d in batch.retire})
-        now = self._tick(lines.latest or self._last)
+        timelines = stages.Timelines(self.store, scope, in_flight)
+        timelines.read({k.group for k in keys} | {d.logged.group for d in batch.retire})
+        now = self._tick(timelines.latest or self._last)
         for k in keys:
-            lines.groups[k.group].single = k.single
+            timelines.groups[k.group].single = k.single
         decisions = [d.model_copy(update={"decided_at": now}) for d in [*batch.failures, *gated.decisions]]
         similar = self._similar(scope, gated.passed, AsOf(valid=now, known=now), in_flight)
-        decisions += [stages.retire(lines, old, batch.note, now) for old in batch.retire]
+        decisions += [stages.retire(timelines, old, batch.note, now) for old in batch.retire]
         unarchive: set[str] = set()
         for i, (p, key) in enumerate(zip(gated.passed, keys)):
-            decided = self._decide(lines, p, key, now, similar.get(i, ()))
+            decided = self._decide(timelines, p, key, now, similar.get(i, ()))
             decisions.append(decided.decision)
             unarchive |= decided.unarchive
-        return self._drawn(scope, lines, now, decisions, gated.held, unarchive)
+        return self._drawn(scope, timelines, now, decisions, gated.held, unarchive)
 
     def _decide(
-        self, lines: stages.Timelines, p: Proposal, key: GroupKey, now: datetime, similar: Sequence[MemoryUnit]
+        self, timelines: stages.Timelines, p: Proposal, key: GroupKey, now: datetime, similar: Sequence[MemoryUnit]
     ) -> stages.Decided:
         """One candidate decided, for free by its timeline (``stages.dedupe``) or by the policy
         (a new value), its event added to its group's log unless it changes nothing."""
         asserted = stages.event(p, key, now)
-        decided = stages.dedupe(lines.groups[key.group], p, asserted, now, self.policy.name)
+        decided = stages.dedupe(timelines.groups[key.group], p, asserted, now, self.policy.name)
         ev: TimelineEvent | None = asserted
         if decided is None:
-            neighbours = stages.neighbours(lines.groups[key.group], lines.scope, now, similar)
+            neighbours = stages.neighbours(timelines.groups[key.group], timelines.scope, now, similar)
             decided = stages.Decided(self._reconcile(p, neighbours, now), set())
             if decided.decision.op is Op.NOOP:
                 ev = None
             elif decided.decision.op is Op.DELETE:  # the policy retracts what the target unit shows
                 target = next(n for n in neighbours if n.id == decided.decision.target_id)
-                ev = stages.retarget(lines, asserted, target)
+                ev = stages.retarget(timelines, asserted, target)
         if ev is None:
             return decided
         logged = decided._replace(decision=decided.decision.model_copy(update={"event": ev}))
-        lines.append(logged.decision)
+        timelines.append(logged.decision)
         return logged
 
     def _drawn(
         self,
         scope: Scope,
-        lines: stages.Timelines,
+        timelines: stages.Timelines,
         now: datetime,
         decisions: list[Decision],
         held: list[ReviewItem],
@@ -385,14 +385,14 @@ class WritePipeline:
     ) -> WriteBatch:
         """The touched timelines drawn, and the new units' vectors: their search entries are
         written with them, in the same transaction."""
-        records = draw(scope, lines.groups, now, decisions)
+        records = draw(scope, timelines.groups, now, decisions)
         vectors = dict(zip((u.id for u in records.units), self.index.vectors([u.content for u in records.units])))
         return WriteBatch(
             units=tuple(records.units),
             decisions=tuple(records.decisions),
             invalidations=tuple(records.invalidations),
             reviews=tuple(held),
-            guards=lines.guards,
+            guards=timelines.guards,
             unarchive=tuple(sorted(unarchive)),
             vectors=vectors,
         )

@@ -1,5 +1,6 @@
 """The stages that decide a batch's candidates, before it is drawn (``draw``).
 
+- ``dated``: an extracted candidate given the world time its episode implies;
 - ``gate``: the policy's ``should_write``; what it holds goes to human review;
 - ``Timelines``: the groups the batch touches, read once, with the guards its commit checks;
 - ``retire``: re-extraction takes back the facts it replaces;
@@ -120,23 +121,23 @@ class Timelines:
         self.groups[d.logged.group].events.append(d)
 
 
-def retire(lines: Timelines, old: Decision, note: str, now: datetime) -> Decision:
+def retire(timelines: Timelines, old: Decision, note: str, now: datetime) -> Decision:
     """Re-extraction: take back one standing fact of the episode (``note`` says by what),
     deleting the unit that shows it."""
     retired = old.logged.model_copy(update={"kind": "retire", "target": old.id})
-    shown = lines.groups[retired.group].shown_by(old.id, now)
+    shown = timelines.groups[retired.group].shown_by(old.id, now)
     d = Decision(
         op=Op.DELETE if shown else Op.NOOP,
         target_id=shown,
         reason=f"superseded by {note} (was {old.logged.extractor_version})",
-        scope=lines.scope,
+        scope=timelines.scope,
         policy="timeline",
         decided_at=now,
         episode_id=old.episode_id,
         candidate=old.candidate,
         event=retired,
     )
-    lines.append(d)
+    timelines.append(d)
     return d
 
 
@@ -226,11 +227,11 @@ def neighbours(group: Group, scope: Scope, now: datetime, similar: Sequence[Memo
     return found + [u for u in similar if u.id not in known]
 
 
-def retarget(lines: Timelines, ev: TimelineEvent, target: MemoryUnit) -> TimelineEvent:
+def retarget(timelines: Timelines, ev: TimelineEvent, target: MemoryUnit) -> TimelineEvent:
     """The policy's retraction of ``target``: a retraction of the value its unit shows, in its
     group (read now if the batch did not read it)."""
     name = target.group or ev.group
-    group = lines.load(name)
+    group = timelines.load(name)
     owner = next((e for e in group.events if e.id == target.source.assertion_id), None)
     return ev.model_copy(
         update={
