@@ -12,10 +12,10 @@ collections rare meanwhile; ``mentions`` draws the mention links of what is writ
 """
 
 from graphmem.pipelines.write.collector import FULL_COLLECTION_EVERY
-from graphmem.pipelines.write.mentions import drawn_links, mention_links
+from graphmem.pipelines.write.mentions import mention_links
 from graphmem.pipelines.write.pipeline import WritePipeline, WriteStore
 from graphmem.pipelines.write.report import ExtractionFailure, Rejection, WriteReport
-from graphmem.pipelines.write.timelines import DrawnUnit, EdgeEnd, as_event, drawn, group_of
+from graphmem.pipelines.write.timelines import DrawnUnit, EdgeEnd, drawn, group_of
 
 __all__ = [
     "FULL_COLLECTION_EVERY",
@@ -26,9 +26,7 @@ __all__ = [
     "WritePipeline",
     "WriteReport",
     "WriteStore",
-    "as_event",
     "drawn",
-    "drawn_links",
     "group_of",
     "mention_links",
 ]
