@@ -45,7 +45,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem.pipelines.exchange (pipelines) imports graphmem.faces.views (faces)",
     },
     "long modules": {
-        "graphmem/adapters/memory/__init__.py",
         "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
         "graphmem/domain/mentions.py",
