@@ -27,7 +27,6 @@ MAX_MODULE_DOC_WORDS = 150
 
 OUTSTANDING: dict[str, set[str]] = {
     "cycles": {
-        "graphmem.settings.config graphmem.settings.trust",
         "graphmem.api graphmem.api.wiring",
     },
     "layers": {
@@ -102,8 +101,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.server.local",
     "graphmem.server.local.provision",
     "graphmem.server.local.start",
-    "graphmem.settings.trust",
-    "graphmem.settings.trust.private_file",
     "graphmem.extract.rule",
     # facade and faces
     "graphmem.api.ingest",
