@@ -31,7 +31,6 @@ OUTSTANDING: dict[str, set[str]] = {
     },
     "layers": {
         "graphmem.adapters.neo4j.admin (adapters) imports graphmem.server.erasure (server)",
-        "graphmem.adapters.neo4j.driver (adapters) imports graphmem.server.local (server)",
         "graphmem.adapters.neo4j.migrations.0011_normalise_subjects (adapters)"
         " imports graphmem.pipelines.write (pipelines)",
         "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units (adapters)"
@@ -53,7 +52,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem/mcp/server.py",
         "graphmem/pipelines/write.py",
         "graphmem/ports.py",
-        "graphmem/server/local.py",
     },
     "docstrings": set(),  # below, one area after another
     "neo4j loaded": {"import", "in-memory"},
@@ -96,11 +94,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.adapters.neo4j.migrations.0011_normalise_subjects",
     "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units",
     # server, settings, extractors
-    "graphmem.server.erasure",
-    "graphmem.server.erasure.flush_erased",
-    "graphmem.server.local",
-    "graphmem.server.local.provision",
-    "graphmem.server.local.start",
     "graphmem.extract.rule",
     # facade and faces
     "graphmem.api.ingest",
