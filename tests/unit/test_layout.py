@@ -93,8 +93,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.adapters.neo4j.index",
     "graphmem.adapters.neo4j.migrations.0011_normalise_subjects",
     "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units",
-    # server, settings, extractors
-    "graphmem.extract.rule",
     # facade and faces
     "graphmem.api.ingest",
     "graphmem.api.complete",
