@@ -15,7 +15,8 @@ import typer
 from pydantic import ValidationError
 
 from graphmem.errors import GraphMemError, InvalidInput
-from graphmem.server.local import FALLBACK, LATEST, LocalNeo4j, Status
+from graphmem.server.local import LocalNeo4j, Status
+from graphmem.server.provision import FALLBACK, LATEST
 from graphmem.settings.config import DEFAULT_BOLT_PORT, LocalServerSettings, bad_setting
 
 app = typer.Typer(

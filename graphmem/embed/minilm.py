@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigurationError
-from graphmem.settings.config import default_home
+from graphmem.settings.home import default_home
 from graphmem.settings.trust import private_dir, trusted
 
 MODEL_NAME = "all-MiniLM-L6-v2"

@@ -1,28 +1,19 @@
 """Rule extractor: common English fact patterns, no LLM.
 
-Each sentence of the episode is read in three steps: the time it names is set aside
-(``graphmem.domain.timewords``), what the sentence does to a fact is read from its wording, and the
-fact left once that wording is taken away is matched against the patterns below. A match
-becomes a semantic candidate with a (subject, predicate, object) triple, so the timeline can
-order it and recall can walk it. ``I``/``my`` resolve to the scope's subject id.
+Each sentence is read in three steps: its time words are set aside
+(``graphmem.domain.timewords``), what it does to a fact is read from its wording, and the fact
+left is matched against the patterns below. A match is a semantic candidate with a triple,
+``I`` and ``my`` read as the scope's subject id.
 
 What a sentence does (``Candidate.op``):
 
-- ``end``: it was true and stopped: "no longer", "not ... any more", "used to", "stopped
-  working", "quit", "left", "resigned from", "moved out of", "got divorced from", a past
-  tense ("I worked at Acme until 2019"); when: the start of the time named, else the episode's;
-- ``retract``: it never was (a correction): "never", "didn't ever", a plain "not" ("I don't
-  live in Bonn"), with or without "actually", "that's wrong", "I was mistaken";
-- ``assert``: it holds, from the start of a time the sentence names wholly before the episode
-  ("since 2021", "last month"), else from the episode's time. A taste keeps its time words
-  ("I like tea in summer" is a habit, not when the liking began).
+- ``end``: it was true and stopped ("no longer", "used to", "quit", "left", a past tense), from
+  the start of the time named, else the episode's;
+- ``retract``: it never was ("never", a plain "not", "I was mistaken");
+- ``assert``: it holds, from the start of a time named wholly before the episode, else from the
+  episode's time; a taste keeps its time words ("I like tea in summer").
 
-Limits (by design, documented in docs/concepts.md): English only; one fact per sentence; no
-coreference beyond I/me/my ("he", "she", "they" are kept as written); "left X" and "quit X"
-read X as an employer, and only a capitalised one; an opinion that changes ("I no longer think
-jazz is boring") is no fact. Anything unmatched is not lost: an episode with no matching
-sentence becomes one episodic unit, as with ``--extractor none``, and the sentences without a
-fact in one that has some become one episodic unit together.
+Sentences without a fact become one episodic unit; docs/concepts.md gives the limits.
 """
 
 from __future__ import annotations

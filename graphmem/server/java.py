@@ -1,6 +1,6 @@
 """The Java installations on this machine: ``$JAVA_HOME``, the system's JVM folder, ``java`` on PATH.
 
-Neo4j's versions differ in the Java they run on (graphmem.server.local picks one by what is
+Neo4j's versions differ in the Java they run on (graphmem.server.provision picks one by what is
 installed), so every runnable Java is listed with its major version, not just the first found.
 """
 

@@ -13,39 +13,29 @@ it is read only if nobody but this user (or root) could have written it, by the 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values  # pydantic-settings' own .env reader
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from graphmem.domain.fusion import RRF_K, WEIGHTS
 from graphmem.errors import ConfigurationError, InvalidInput, error_line
+from graphmem.settings.home import default_home
+from graphmem.settings.trust import trusted
 
 DEFAULT_BOLT_PORT = 7687
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
-
-
-def default_home() -> Path:
-    """Where graphmem keeps its local Neo4j, model files and caches. Nothing is read from it, or
-    run, unless only this user (or root) could have changed it: graphmem.settings.trust."""
-    return Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".cache" / "graphmem"))
 
 
 def _trusted_env_file(path: Path) -> Path | None:
     """``path`` if it is a file nobody but this user (or root) could have written, None if
     there is none (then none is read, even one another user makes a moment later); raises
     ConfigurationError naming it otherwise."""
-    from dotenv import dotenv_values  # pydantic-settings' own .env reader
-
-    from graphmem.settings.trust import (
-        trusted,  # here, not above: graphmem.settings.trust reads default_home from this module
-    )
-
     if not path.is_file():
         return None
     # One that sets a password, token or key must be unreadable by others, as a token file is.

@@ -1,23 +1,16 @@
 """Refusing files and folders that another local user could have changed.
 
-graphmem runs code from its home (Neo4j's jars), reads model weights from it and reads secrets
-from it (an instance's password, the MCP bearer token). A folder another user can write is one
-they can plant: a jar that then runs as you, weights that answer as they like, a password or
-token they know. So each is checked before it is used, by one rule: nobody but you (or root)
-can change it. That is, the path and every folder above it
+graphmem runs code from its home (Neo4j's jars) and reads model weights and secrets there (an
+instance's password, the MCP token): a folder another user can write is one they can plant.
+So each is checked before use by one rule (docs/security.md): the path and every folder above it
 
 - belong to you or to root, and
-- cannot be written by others, nor by a group that has members besides you (a user private
-  group, which Debian and others give each user with umask 002, is you alone),
+- cannot be written by others, nor by a group with members besides you,
 
-except that a root-owned sticky folder above the path may be writable by all (``/tmp``: no one
-can rename or remove what another user put there), though never the home itself (another user
-could put the folders graphmem makes there before it does). A secret must also be unreadable by others.
-Symbolic links are followed: the link itself must belong to you or root, and its target is held
-to the same rule.
-
-What graphmem writes for you alone (an export) is written so another user can neither read it
-nor have it written where they chose: ``private_file``.
+except that a root-owned sticky folder above the path (``/tmp``) may be writable by all, though
+never the home itself (another user could make graphmem's folders there first). A secret must
+also be unreadable by others. A symbolic link must belong to you or root, and its target is
+held to the rule.
 """
 
 from __future__ import annotations
@@ -35,9 +28,18 @@ from pathlib import Path
 from typing import TextIO
 
 from graphmem.errors import ConfigurationError
-from graphmem.settings.config import default_home
+from graphmem.settings.home import default_home
 
-__all__ = ["ABANDONED", "HOME_FIX", "private_dir", "private_file", "private_tree", "trusted"]
+__all__ = [
+    "ABANDONED",
+    "HOME_FIX",
+    "private_dir",
+    "private_file",
+    "private_tree",
+    "trusted",
+    "user_name",
+    "write_private",
+]
 
 HOME_FIX = "choose a GRAPHMEM_HOME you own"
 """What to do instead when a folder under the home is not yours."""
@@ -95,15 +97,13 @@ ABANDONED = 600
 
 @contextmanager
 def private_file(path: Path) -> Iterator[TextIO]:
-    """A text file to write that appears as ``path`` only once the block ends without error,
-    readable by this user only (mode 0600). It is written under a new name nobody could have
-    guessed or planted (``mkstemp``: created with O_EXCL, mode 0600) in ``path``'s folder, then
-    renamed onto ``path``, which replaces whatever was there (a link is replaced, never written
-    through); a block cut short leaves nothing.
+    """A text file to write that appears as ``path``, mode 0600, once the block ends without error;
+    a block cut short leaves nothing.
 
-    A process killed while it writes cannot remove its partial file: the next one to write
-    ``path`` removes those this user left there untouched for ``ABANDONED`` (a writer still
-    at work keeps its file's time fresh).
+    - It is written under a name nobody could have planted (``mkstemp``) beside ``path``, then
+      renamed onto it: what was there (a link too) is replaced, never written through.
+    - A killed writer's partial file is removed by the next writer of ``path`` once untouched
+      for ``ABANDONED``.
 
     Example: ``with private_file(Path("alice.jsonl")) as out: out.write(text)``.
     """
@@ -119,6 +119,12 @@ def private_file(path: Path) -> Iterator[TextIO]:
     except BaseException:
         os.unlink(partial)
         raise
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole, readable by this user only (``private_file``)."""
+    with private_file(path) as out:
+        out.write(text)
 
 
 def private_tree(folder: Path, *, instead: str = "remove it if you did not put it there") -> Path:

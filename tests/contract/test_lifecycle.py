@@ -22,7 +22,7 @@ def subject_nodes(mem, scope) -> int:
     """Every node of any kind that still belongs to the subject."""
     store = mem.store
     if isinstance(store, InMemoryStore):
-        st_ = store._state
+        st_ = store.tables
         tables = (
             st_.units.values(),
             st_.episodes.values(),

@@ -25,7 +25,7 @@ ADAPTERS = [
 
 #: What the adapters have beyond the port, and why.
 EXTRAS = {
-    InMemoryStore: {"named"},  # what InMemoryIndex reads names from
+    InMemoryStore: set(),
     Neo4jStore: set(),
 }
 

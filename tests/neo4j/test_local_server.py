@@ -29,13 +29,14 @@ from neo4j.exceptions import AuthError, ClientError
 from typer.testing import CliRunner
 
 import graphmem.server.java as java_mod
-import graphmem.server.local as local
 from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.cli.db import app
 from graphmem.errors import BackendError, ConfigurationError, Unavailable
-from graphmem.server import LocalNeo4j, flush_erased, local_password
+from graphmem.server import LocalNeo4j, conf, flush_erased, host, local_password, logs, provision
+from graphmem.server.credentials import ADMIN_CLASS
 from graphmem.server.java import Java
-from graphmem.settings.config import Settings, default_home
+from graphmem.settings.config import Settings
+from graphmem.settings.home import default_home
 from tests.ports import free_port
 
 
@@ -82,19 +83,17 @@ def _fake_install(
         'touch "$NEO4J_HOME/data/dbms/auth.ini"; exit 0;; esac\n' + server_body
     )
     _only_javas(monkeypatch, tmp_path)
-    java_version = "21.0.2" if version == local.LATEST else "17.0.15"
+    java_version = "21.0.2" if version == provision.LATEST else "17.0.15"
     monkeypatch.setenv("JAVA_HOME", str(_fake_java(tmp_path / "jdk", java_version, body)))
     server = LocalNeo4j(home=tmp_path / "home", port=free_port(), version=version)
-    server.lib_dir.mkdir(parents=True)
-    (server.dist_dir / ".provisioned").write_text("{}\n")
+    server.jars.lib_dir.mkdir(parents=True)
+    (server.jars.dist_dir / ".provisioned").write_text("{}\n")
     return server
 
 
 def _no_tools(monkeypatch: pytest.MonkeyPatch, *missing: str) -> None:
-    real_which = local.shutil.which
-    monkeypatch.setattr(
-        local.shutil, "which", lambda name, *a, **k: None if name in missing else real_which(name, *a, **k)
-    )
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name in missing else real_which(name, *a, **k))
 
 
 def _dead_pid() -> int:
@@ -111,7 +110,7 @@ def _run(server: LocalNeo4j, query: str, auth: tuple[str, str] | None = None, **
 
 def _skip_without_java(version: str) -> None:
     try:
-        local.find_java(version)
+        provision.find_java(version)
     except ConfigurationError as exc:
         pytest.skip(str(exc))
 
@@ -264,18 +263,18 @@ def test_instance_from_the_release_without_auth_gets_a_password_and_keeps_its_da
         home=default_home(),
         instances_dir=tmp_path,
         port=free_port(),
-        version=local.FALLBACK,
+        version=provision.FALLBACK,
         heap="512m",
         pagecache="128m",
     )
     _skip_without_java(old.version)
-    old.provision()
+    old.jars.provision()
     for sub in ("conf", "data", "logs", "run"):
         (old.instance_dir / sub).mkdir(parents=True, exist_ok=True)
     old.conf_file.write_text(old.config_text().replace("auth_enabled=true", "auth_enabled=false"))
     with open(old.console_log, "wb") as console:
         proc = subprocess.Popen(
-            old.java_command(local.find_java(old.version).path),
+            old.java_command(provision.find_java(old.version).path),
             stdout=console,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -304,24 +303,28 @@ def test_instance_from_the_release_without_auth_gets_a_password_and_keeps_its_da
         assert _run(new, "MATCH (k:Kept) RETURN k.name AS name") == [{"name": "from 5.26"}]
         assert stat.S_IMODE(new.password_file.stat().st_mode) == 0o600
         assert new.status().version == new.version
-        if new.version == local.FALLBACK:
+        if new.version == provision.FALLBACK:
             return  # no Java 21+ here: same version, nothing upgraded
-        assert any(note.startswith(f"upgrading this instance's store from Neo4j {local.FALLBACK}") for note in notes)
+        assert any(
+            note.startswith(f"upgrading this instance's store from Neo4j {provision.FALLBACK}") for note in notes
+        )
         _run(new, "CREATE (:Kept {name: 'from 2026'})")  # the first write upgrades the database
     finally:
         new.stop(timeout=30)
     # ...after which 5.26 could no longer open it: refused before anything runs.
-    with pytest.raises(ConfigurationError, match=f"written by Neo4j {new.version}, which {local.FALLBACK} cannot open"):
+    with pytest.raises(
+        ConfigurationError, match=f"written by Neo4j {new.version}, which {provision.FALLBACK} cannot open"
+    ):
         old.start(wait_seconds=30)
 
 
 def _admin(server: LocalNeo4j, *args: str) -> subprocess.CompletedProcess:
     """``bin/neo4j-admin ARGS`` of ``server``'s distribution on its instance (the tarball's
     script runs this class on the same jars)."""
-    java = local.find_java(server.version).path
+    java = provision.find_java(server.version).path
     env = {**os.environ, "NEO4J_HOME": str(server.instance_dir), "NEO4J_CONF": str(server.conf_file.parent)}
     return subprocess.run(
-        [java, "-cp", f"{server.lib_dir}/*", local._ADMIN_CLASS, *args],
+        [java, "-cp", f"{server.jars.lib_dir}/*", ADMIN_CLASS, *args],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -342,12 +345,17 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
         home=default_home(),
         instances_dir=tmp_path,
         port=free_port(),
-        version=local.FALLBACK,
+        version=provision.FALLBACK,
         heap="512m",
         pagecache="128m",
     )
     new = LocalNeo4j(
-        home=default_home(), instances_dir=tmp_path, port=old.port, version=local.LATEST, heap="512m", pagecache="128m"
+        home=default_home(),
+        instances_dir=tmp_path,
+        port=old.port,
+        version=provision.LATEST,
+        heap="512m",
+        pagecache="128m",
     )
     _skip_without_java(old.version)
     _skip_without_java(new.version)
@@ -400,7 +408,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
         old.stop(timeout=60)
     assert before["now"] == ["Alice likes tea", "Alice lives in Berlin"]
 
-    new.provision()
+    new.jars.provision()
     new.conf_file.write_text(new.config_text())  # the 2026 distribution reads its own settings
     migrated = _admin(new, "database", "migrate", "neo4j")
     assert migrated.returncode == 0 and "Database migration completed successfully" in migrated.stdout, (
@@ -410,7 +418,7 @@ def test_a_store_moves_from_5_26_to_2026_by_neo4j_s_own_migration_with_every_ans
     try:
         settings = Settings(neo4j_uri=new.uri, neo4j_password=new.password or "", embedder="hashing")
         with GraphMem.connect(settings, migrate=False, check_index=False) as mem:
-            assert new.status().version == local.LATEST
+            assert new.status().version == provision.LATEST
             [indexes] = [c for c in mem.doctor()["checks"] if c["check"] == "indexes"]
             assert not indexes["ok"] and "without the filter properties" in indexes["detail"]
             mem.init()  # `graphmem init`
@@ -493,7 +501,7 @@ def test_javas_are_found_in_java_home_the_jvm_folder_and_path_each_once(
     path_java = tmp_path / "bin" / "java"
     path_java.parent.mkdir()
     path_java.symlink_to(jvm / "jdk-25.0.3" / "bin" / "java")
-    monkeypatch.setattr(local.shutil, "which", lambda name, *a, **k: str(path_java) if name == "java" else None)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: str(path_java) if name == "java" else None)
     found = java_mod.installed_javas()
     assert [java.major for java in found] == [21, 17, 25]
     assert found[0].path == str(tmp_path / "java-home" / "bin" / "java")
@@ -504,29 +512,29 @@ javas = st.lists(st.sampled_from([8, 11, 17, 21, 22, 25]), max_size=4).map(
 )
 
 
-@given(javas=javas, home_index=st.integers(-1, 3), forced=st.sampled_from([None, local.LATEST, local.FALLBACK]))
+@given(javas=javas, home_index=st.integers(-1, 3), forced=st.sampled_from([None, provision.LATEST, provision.FALLBACK]))
 def test_version_and_java_selection(javas: list[Java], home_index: int, forced: str | None) -> None:
     """LATEST iff a Java 21+ is installed; the Java is $JAVA_HOME's when the version runs on it,
     else the newest it runs on; no fitting Java is a one-line ConfigurationError."""
     home = javas[home_index] if 0 <= home_index < len(javas) else None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(local, "installed_javas", lambda: javas)
+        mp.setattr(provision, "installed_javas", lambda: javas)
         if home is None:
             mp.delenv("JAVA_HOME", raising=False)
         else:
             mp.setenv("JAVA_HOME", str(Path(home.path).parent.parent))
-        version = forced or local.default_version()
-        assert (version == local.LATEST) == (
-            forced == local.LATEST or (forced is None and any(j.major >= 21 for j in javas))
+        version = forced or provision.default_version()
+        assert (version == provision.LATEST) == (
+            forced == provision.LATEST or (forced is None and any(j.major >= 21 for j in javas))
         )
-        low, high = (21, 99) if version == local.LATEST else (17, 21)
+        low, high = (21, 99) if version == provision.LATEST else (17, 21)
         fitting = [j for j in javas if low <= j.major <= high]
         if not fitting:
             with pytest.raises(ConfigurationError) as refused:
-                local.find_java(version)
+                provision.find_java(version)
             assert "\n" not in str(refused.value)
             return
-        chosen = local.find_java(version)
+        chosen = provision.find_java(version)
         if home in fitting:
             assert chosen == home
         else:
@@ -536,26 +544,26 @@ def test_version_and_java_selection(javas: list[Java], home_index: int, forced: 
 def test_missing_java_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _only_javas(monkeypatch, tmp_path)
     with pytest.raises(ConfigurationError, match=r"^Java 17\+ not found: install Java 21\+ \(runs Neo4j 2026"):
-        LocalNeo4j(home=tmp_path / "home").provision()
+        LocalNeo4j(home=tmp_path / "home").jars.provision()
 
 
 def test_old_java_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _only_javas(monkeypatch, tmp_path, home="11.0.22")
     with pytest.raises(ConfigurationError, match=r"Java 17\+ not found.*is Java 11"):
-        LocalNeo4j(home=tmp_path / "home").provision()
+        LocalNeo4j(home=tmp_path / "home").jars.provision()
 
 
 def test_version_follows_the_javas_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _only_javas(monkeypatch, tmp_path, "17.0.15")
     server = LocalNeo4j(home=tmp_path / "home")
-    assert server.version == local.FALLBACK
+    assert server.version == provision.FALLBACK
     assert "org.neo4j.server.CommunityEntryPoint" in server.java_command("java")
     with pytest.raises(ConfigurationError, match=r"^Neo4j 2026\.02\.2 needs Java 21\+; found Java 17"):
-        LocalNeo4j(home=tmp_path / "home", version=local.LATEST).provision()
+        LocalNeo4j(home=tmp_path / "home", version=provision.LATEST).jars.provision()
 
 
 def test_latest_runs_through_its_own_entry_point(tmp_path: Path) -> None:
-    command = LocalNeo4j(home=tmp_path, version=local.LATEST).java_command("java")
+    command = LocalNeo4j(home=tmp_path, version=provision.LATEST).java_command("java")
     assert "org.neo4j.server.Neo4jCommunity" in command
     assert "org.neo4j.server.CommunityEntryPoint" not in command
 
@@ -576,12 +584,12 @@ def test_versions_are_validated() -> None:
 
 
 def test_a_newer_store_is_refused_before_anything_runs(tmp_path: Path) -> None:
-    server = LocalNeo4j(home=tmp_path, port=free_port(), version=local.FALLBACK)
+    server = LocalNeo4j(home=tmp_path, port=free_port(), version=provision.FALLBACK)
     (server.instance_dir / "data" / "databases").mkdir(parents=True)
     (server.instance_dir / "store-version").write_text("2026.02.2\n")
     with pytest.raises(ConfigurationError, match=r"written by Neo4j 2026\.02\.2, which 5\.26\.30 cannot open"):
         server.start(wait_seconds=5)
-    assert not server.dist_dir.exists()  # refused before provisioning
+    assert not server.jars.dist_dir.exists()  # refused before provisioning
     assert server.status().version == "2026.02.2"  # the instance's version, not the one refused
 
 
@@ -590,7 +598,7 @@ def test_password_never_reaches_a_command_line(tmp_path: Path, monkeypatch: pyte
     server = _fake_install(
         monkeypatch,
         tmp_path,
-        local.LATEST,
+        provision.LATEST,
         on_admin=f'echo "$*" >> {calls}; cat "${{1#@}}" >> {copy};',
         server_body=f'echo "$*" >> {calls}\nexit 3',
     )
@@ -609,7 +617,7 @@ def test_start_makes_what_the_instance_holds_private(tmp_path: Path, monkeypatch
     server = _fake_install(
         monkeypatch,
         tmp_path,
-        local.LATEST,
+        provision.LATEST,
         server_body="mkdir -p data/made && touch data/made/by-server logs/debug.log\nexit 3",
     )
     for sub in ("conf", "data/databases/neo4j", "logs", "run"):
@@ -642,15 +650,15 @@ def test_a_home_another_user_could_plant_runs_nothing(
     could write holds the password: start refuses, in one line, before any java runs."""
     ran = tmp_path / "ran"
     server = _fake_install(
-        monkeypatch, tmp_path, local.LATEST, on_admin=f"touch {ran};", server_body=f"touch {ran}\nexit 3"
+        monkeypatch, tmp_path, provision.LATEST, on_admin=f"touch {ran};", server_body=f"touch {ran}\nexit 3"
     )
-    jar = server.lib_dir / "neo4j-kernel.jar"
+    jar = server.jars.lib_dir / "neo4j-kernel.jar"
     jar.write_bytes(b"PK")
     server.instance_dir.mkdir(parents=True)
     path = {
         "home": server.home,
-        "dist": server.dist_dir,
-        "lib": server.lib_dir,
+        "dist": server.jars.dist_dir,
+        "lib": server.jars.lib_dir,
         "jar": jar,
         "instances": server.instance_dir.parent,
         "instance": server.instance_dir,
@@ -731,12 +739,12 @@ def test_pid_of_an_unrelated_process_reads_as_not_running(tmp_path: Path) -> Non
     assert server.stop() is False
 
 
-@pytest.mark.parametrize("version", [local.FALLBACK, local.LATEST])
+@pytest.mark.parametrize("version", [provision.FALLBACK, provision.LATEST])
 def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path, version: str) -> None:
     # A stand-in whose command line looks like this instance's server: found by its arguments
     # when the pid file is gone, then stopped through its process group.
     server = LocalNeo4j(home=tmp_path, port=free_port(), version=version)
-    main_class = local._line(version).main_class
+    main_class = provision.release_line(version).main_class
     fake = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)", main_class, f"--home-dir={server.instance_dir}"],
         start_new_session=True,
@@ -744,7 +752,7 @@ def test_server_without_pid_file_is_found_and_stopped(tmp_path: Path, version: s
     try:
         # Popen returns a moment before the kernel shows the new command line.
         deadline = time.monotonic() + 10
-        while main_class not in (local._cmdline(fake.pid) or []) and time.monotonic() < deadline:
+        while main_class not in (host.cmdline(fake.pid) or []) and time.monotonic() < deadline:
             time.sleep(0.01)
         status = server.status()
         assert status.running and status.pid == fake.pid
@@ -785,7 +793,7 @@ def test_conf_is_locked_down(tmp_path: Path) -> None:
 )
 def test_the_g1_region_is_g1s_own_choice_but_never_under_4_mb(heap: str, mb: int) -> None:
     # G1 picks heap/2048 rounded down to a power of two, from 1 to 32 MB (JDK 17 to 25).
-    assert local.g1_region_mb(heap) == mb
+    assert conf.g1_region_mb(heap) == mb
 
 
 def test_bad_sizes_are_rejected() -> None:
@@ -815,7 +823,7 @@ def test_server_dying_at_start_reports_its_last_error(tmp_path: Path, monkeypatc
         'echo "\tat org.neo4j.Foo.bar(Foo.java:1)"\n'
         "exit 3"
     )
-    server = _fake_install(monkeypatch, tmp_path, local.FALLBACK, server_body=server_body)
+    server = _fake_install(monkeypatch, tmp_path, provision.FALLBACK, server_body=server_body)
     with pytest.raises(
         BackendError, match=r"exited during start-up \(exit code 3\): ERROR Failed to start Neo4j: port clash"
     ):
@@ -834,8 +842,8 @@ def test_last_meaningful_line_prefers_the_cause(tmp_path: Path) -> None:
         "Caused by: java.net.BindException: Address already in use\n"
         "\t... 12 more\n"
     )
-    assert local._last_meaningful_line(log) == "Caused by: java.net.BindException: Address already in use"
-    assert local._last_meaningful_line(tmp_path / "missing.log") is None
+    assert logs.last_meaningful_line(log) == "Caused by: java.net.BindException: Address already in use"
+    assert logs.last_meaningful_line(tmp_path / "missing.log") is None
 
 
 def test_missing_maven_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -843,8 +851,8 @@ def test_missing_maven_is_a_configuration_error(tmp_path: Path, monkeypatch: pyt
     _no_tools(monkeypatch, "java", "mvn")
     server = LocalNeo4j(home=tmp_path / "home")
     with pytest.raises(ConfigurationError, match=r"^Maven not found"):
-        server.provision()
-    assert not server.provisioned
+        server.jars.provision()
+    assert not server.jars.provisioned
 
 
 # ------------------------------------------------------------------------------- CLI

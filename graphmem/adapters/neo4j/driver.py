@@ -31,8 +31,8 @@ from neo4j.vector import Vector
 from graphmem.adapters.neo4j.migrations import migrate
 from graphmem.adapters.neo4j.queries import Query, load
 from graphmem.errors import BackendError, ConfigurationError, Conflict, GraphMemError, InvalidInput, Unavailable
-from graphmem.server.local import local_password, own_port, password_file
 from graphmem.settings.config import DEFAULT_BOLT_PORT, Settings
+from graphmem.settings.credentials import local_password, own_port, password_file
 
 T = TypeVar("T")
 
