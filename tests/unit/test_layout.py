@@ -33,10 +33,6 @@ OUTSTANDING: dict[str, set[str]] = {
     "layers": {
         "graphmem.adapters.neo4j.admin (adapters) imports graphmem.server.erasure (server)",
         "graphmem.adapters.neo4j.driver (adapters) imports graphmem.server.local (server)",
-        "graphmem.adapters.neo4j.migrations.0011_normalise_subjects (adapters)"
-        " imports graphmem.pipelines.write (pipelines)",
-        "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units (adapters)"
-        " imports graphmem.pipelines.write (pipelines)",
         "graphmem.cli.admin (faces) imports graphmem.policy (services)",
         "graphmem.cli.admin (faces) imports graphmem.policy.rule (services)",
         "graphmem.cli.exchange (faces) imports graphmem.pipelines.exchange (pipelines)",
@@ -95,8 +91,6 @@ OUTSTANDING["docstrings"] = {
     # neo4j adapters
     "graphmem.adapters.neo4j.queries",
     "graphmem.adapters.neo4j.index",
-    "graphmem.adapters.neo4j.migrations.0011_normalise_subjects",
-    "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units",
     # server, settings, extractors
     "graphmem.server.erasure",
     "graphmem.server.erasure.flush_erased",
