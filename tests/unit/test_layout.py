@@ -42,7 +42,6 @@ OUTSTANDING: dict[str, set[str]] = {
     },
     "long modules": {
         "graphmem/adapters/memory/__init__.py",
-        "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
         "graphmem/domain/mentions.py",
         "graphmem/domain/models/__init__.py",

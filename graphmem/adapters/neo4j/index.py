@@ -31,13 +31,15 @@ from neo4j import ManagedTransaction
 
 from graphmem.adapters.neo4j.driver import Embedding, Neo4jConnection, run
 from graphmem.adapters.neo4j.lucene import lucene_query
+from graphmem.adapters.neo4j.names import texts_changed
 from graphmem.adapters.neo4j.queries import Query, load
-from graphmem.adapters.neo4j.store import (
+from graphmem.adapters.neo4j.rows import (
     entry_row,
     name_props,
+    scope_of,
     stored_datetime,
-    texts_changed,
     to_datetime,
+    unit_from_props,
     unit_from_row,
     vector_property,
 )
@@ -355,18 +357,15 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
             texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
             fresh = iter(self.vectors(texts))
-            scopes = [
-                Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
-                for r in rows
-            ]
+            scopes = [scope_of(r) for r in rows]
             entries = []
-            for r, scope_of in zip(rows, scopes):
+            for r, unit_scope in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
                 edges = [(stored_datetime(a), to_datetime(b)) for a, b in r["edges"]]
                 entries += [
                     entry_row(
                         r["id"],
-                        scope_of,
+                        unit_scope,
                         r["kind"],
                         unit_text(r["content"], r["summary"]),
                         to_datetime(r["occurred_at"]),
@@ -454,4 +453,4 @@ class Neo4jIndex:
 def _seen(row: dict[str, Any]) -> MemoryUnit:
     """A unit from a search row: its end and first invalidation as seen at the search's system
     time come from the entry that was live then."""
-    return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})
+    return unit_from_props(row["unit"], row["expired_at"], from_micros(row["t_to"]))
