@@ -41,7 +41,7 @@ records which version last ran an instance, and start() refuses to run an older 
 
 Erasure on disk: transaction logs rotate at 128 KiB, the smallest size Neo4j accepts, no log
 history is kept, and a checkpoint (which prunes closed logs) follows any write within about
-10 s; see graphmem.server.erasure for what a deleted value leaves behind and how to push it out.
+10 s; docs/security.md says what a deleted value leaves behind (``Neo4jDatabase.flush_erased``).
 
 The password goes only to this user's server: a client that read it from the instance folder
 (``own_port``, the driver's resolver, run for every new connection before it opens) first checks

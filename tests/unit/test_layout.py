@@ -31,7 +31,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem.api graphmem.api.wiring",
     },
     "layers": {
-        "graphmem.adapters.neo4j.admin (adapters) imports graphmem.server.erasure (server)",
         "graphmem.adapters.neo4j.driver (adapters) imports graphmem.server.local (server)",
         "graphmem.cli.admin (faces) imports graphmem.policy (services)",
         "graphmem.cli.admin (faces) imports graphmem.policy.rule (services)",
@@ -91,8 +90,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.adapters.neo4j.queries",
     "graphmem.adapters.neo4j.index",
     # server, settings, extractors
-    "graphmem.server.erasure",
-    "graphmem.server.erasure.flush_erased",
     "graphmem.server.local",
     "graphmem.server.local.provision",
     "graphmem.server.local.start",
