@@ -86,9 +86,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.pipelines.write._Ahead",
     "graphmem.pipelines.write.write_all",
     "graphmem.pipelines.write.retract",
-    # neo4j adapters
-    "graphmem.adapters.neo4j.queries",
-    "graphmem.adapters.neo4j.index",
     # server, settings, extractors
     "graphmem.server.local",
     "graphmem.server.local.provision",

@@ -1,21 +1,14 @@
-"""MemoryIndex on Neo4j: search entries (``graphmem.domain.entries``) in an HNSW vector index and a
-Lucene fulltext index, plus the entity names a question can mention.
+"""MemoryIndex on Neo4j: search entries (``graphmem.domain.entries``) in an HNSW vector index
+and a Lucene fulltext index, plus the entity names a question can mention.
 
-Entries are written by ``Neo4jStore`` in the same transaction as the units and edges they
-derive from; this side searches them and rebuilds them.
+- ``Neo4jStore`` writes entries in the transaction of the units and edges they derive from;
+  this side searches them and rebuilds them.
+- One recall is one statement: ``recall/hybrid`` on Neo4j 2026.01+ (filtered inside the vector
+  index), ``recall/hybrid_v5`` on 5.26 (over-fetched, or an exact scan of a small scope).
+- Vectors of one embedding model live in one entry property (a *generation*); a rebuild with
+  another model builds the next aside and switches in one write.
 
-- Neo4j 2026.01+: one recall is one statement (``recall/hybrid``): the vector index filters by
-  scope, kind and both time axes inside the index (Cypher 25 ``SEARCH``), so a small scope or a
-  sparse moment still gets its k best; the fulltext and entity lists are filtered right after
-  their index calls; fusion happens in the same statement.
-- Neo4j 5.26: the same statement with the vector half over-fetched and filtered after the
-  index (``recall/hybrid_v5``), or, for scopes of at most ``exact_threshold`` entries, an exact
-  cosine scan over the scope's entries (one index seek).
-
-Vectors of one embedding model live in one property of the entries (a *generation*). A
-rebuild that changes the model builds the new vectors aside in the next generation's property
-and index while the live one serves search, then switches generations in one write; an
-interrupted rebuild leaves the live generation as it was and is resumed by running it again.
+docs/recall.md and docs/models.md describe both.
 """
 
 from __future__ import annotations
@@ -291,11 +284,13 @@ class Neo4jIndex:
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         if not queries:
             return []
+        t_lo, t_hi = world_range(at, None)
         params = {
             "vectors": self.vectors(queries),
             "scope": scope.key,
             "s": micros(at.known, MIN),
-            "t": micros(at.valid, MIN),
+            "t_lo": t_lo,
+            "t_hi": t_hi,
             "k": k,
         }
         if self.filtered:
