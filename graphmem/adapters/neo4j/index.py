@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from neo4j import ManagedTransaction
 
@@ -62,6 +62,14 @@ LEXICAL_OVERFETCH = 3
 Progress = Callable[[int], None]
 
 
+class ScopeSize(NamedTuple):
+    """How many entries some scopes hold, of how many in the database, read when."""
+
+    in_scopes: int
+    total: int
+    read_at: float
+
+
 def index_name(generation: int) -> str:
     return f"entry_embedding_{generation}"
 
@@ -85,9 +93,8 @@ class Neo4jIndex:
         self._cache_size = cache_size
         self._generation: int | None = None
         self._filtered: bool | None = None
-        # scope keys -> (entries in them, in the database, when read): picks the 5.26 strategy
-        # only, so a stale count costs speed, never correctness.
-        self._sizes: dict[tuple[str, ...], tuple[int, int, float]] = {}
+        # Picks the 5.26 strategy only, so a stale count costs speed, never correctness.
+        self._sizes: dict[tuple[str, ...], ScopeSize] = {}
 
     # -- vectors --------------------------------------------------------------------------
     def vectors(self, texts: Sequence[str]) -> list[list[float]]:
@@ -249,11 +256,11 @@ class Neo4jIndex:
         """How 5.26 reads the vector list: an exact scan of small scopes, else an over-fetch
         sized by the scopes' share of all entries."""
         key = tuple(s.key for s in request.scopes)
-        cached = self._sizes.get(key)
-        if cached is None or time.monotonic() - cached[2] > SIZE_TTL:
+        size = self._sizes.get(key)
+        if size is None or time.monotonic() - size.read_at > SIZE_TTL:
             row = self.conn.read("index/scope_entries", scopes=list(key))[0]
-            cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
-        in_scopes, total = cached[0], cached[1]
+            size = self._sizes[key] = ScopeSize(row["in_scopes"], row["total"], time.monotonic())
+        in_scopes, total = size.in_scopes, size.total
         fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
         return {
             "index_name": index_name(self.generation),
