@@ -321,7 +321,7 @@ def episode_from_props(props: Mapping[str, Any], scope: Scope, derived_ids: Sequ
 
 # -- decisions, invalidations and timeline events -----------------------------------------------
 #: How a decision's timeline event is stored: flat ``ev_*`` properties, the candidate as JSON.
-EVENT_FIELDS = (
+_EVENT_FIELDS = (
     "kind",
     "group",
     "single",
@@ -343,7 +343,7 @@ _EVENT_TIMES = ("order_at", "valid_at", "end", "occurred_at")
 def event_props(event: TimelineEvent | None) -> Row:
     if event is None:
         return {}
-    props = {f"ev_{k}": wire(getattr(event, k)) if k in _EVENT_TIMES else getattr(event, k) for k in EVENT_FIELDS}
+    props = {f"ev_{k}": wire(getattr(event, k)) if k in _EVENT_TIMES else getattr(event, k) for k in _EVENT_FIELDS}
     props["ev_candidate"] = event.candidate.model_dump_json() if event.candidate else None
     return props
 
@@ -351,7 +351,7 @@ def event_props(event: TimelineEvent | None) -> Row:
 def event_from_props(props: Mapping[str, Any]) -> TimelineEvent | None:
     if props.get("ev_kind") is None:
         return None
-    fields: Row = {k: props.get(f"ev_{k}") for k in EVENT_FIELDS}
+    fields: Row = {k: props.get(f"ev_{k}") for k in _EVENT_FIELDS}
     raw = props.get("ev_candidate")
     return TimelineEvent(**fields, candidate=Candidate.model_validate_json(raw) if raw else None)
 
