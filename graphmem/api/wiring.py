@@ -23,6 +23,7 @@ from graphmem.policy import BasePolicy, PolicyConfig
 from graphmem.policy.llm import LLMPolicy
 from graphmem.policy.rule import RulePolicy
 from graphmem.ports import Embedder, Extractor
+from graphmem.server.conf import TX_LOG_ROTATION_KIB
 from graphmem.settings.config import Settings
 
 if TYPE_CHECKING:
@@ -95,4 +96,5 @@ def connect(
     except Exception:
         conn.close()
         raise
-    return GraphMem(Neo4jStore(conn), index, settings=settings, database=Neo4jDatabase(conn, index), **kwargs)
+    database = Neo4jDatabase(conn, index, TX_LOG_ROTATION_KIB)  # the rotation graphmem's servers are set to
+    return GraphMem(Neo4jStore(conn), index, settings=settings, database=database, **kwargs)

@@ -30,11 +30,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem.api graphmem.api.wiring",
     },
     "layers": {
-        "graphmem.adapters.neo4j.admin (adapters) imports graphmem.server.erasure (server)",
-        "graphmem.adapters.neo4j.migrations.0011_normalise_subjects (adapters)"
-        " imports graphmem.pipelines.write (pipelines)",
-        "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units (adapters)"
-        " imports graphmem.pipelines.write (pipelines)",
         "graphmem.cli.admin (faces) imports graphmem.policy (services)",
         "graphmem.cli.admin (faces) imports graphmem.policy.rule (services)",
         "graphmem.cli.exchange (faces) imports graphmem.pipelines.exchange (pipelines)",
@@ -42,7 +37,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem.http.app (faces) imports graphmem.pipelines.exchange (pipelines)",
     },
     "long modules": {
-        "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
         "graphmem/domain/mentions.py",
         "graphmem/domain/models/__init__.py",
@@ -77,11 +71,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.domain.timeline",
     "graphmem.domain.models.TextsRead",
     "graphmem.errors",
-    # neo4j adapters
-    "graphmem.adapters.neo4j.queries",
-    "graphmem.adapters.neo4j.index",
-    "graphmem.adapters.neo4j.migrations.0011_normalise_subjects",
-    "graphmem.adapters.neo4j.migrations.0014_timelines_of_earlier_units",
     # facade and faces
     "graphmem.api.ingest",
     "graphmem.api.complete",
