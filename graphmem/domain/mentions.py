@@ -51,7 +51,7 @@ from typing import Literal, TypeVar
 import ahocorasick
 import regex
 
-from graphmem.domain.models import NAME_EDGES, normalise
+from graphmem.domain.tokenise import NAME_EDGES, normalise
 
 
 def digest(anchors: Iterable[tuple[str, bool]]) -> str:

@@ -49,7 +49,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
         "graphmem/domain/mentions.py",
-        "graphmem/domain/models/__init__.py",
         "graphmem/domain/timewords.py",
         "graphmem/http/app.py",
         "graphmem/mcp/server.py",
@@ -81,7 +80,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.domain.mentions.NameMatcher",
     "graphmem.domain.mentions.KnownNames",
     "graphmem.domain.timeline",
-    "graphmem.domain.models.TextsRead",
     "graphmem.errors",
     # pipelines
     "graphmem.pipelines.recall",
