@@ -48,7 +48,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem/adapters/memory/__init__.py",
         "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
-        "graphmem/domain/mentions.py",
         "graphmem/domain/timewords.py",
         "graphmem/http/app.py",
         "graphmem/mcp/server.py",
@@ -75,10 +74,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.domain.fusion.walk",
     "graphmem.domain.fusion.together",
     "graphmem.domain.timewords",
-    "graphmem.domain.mentions",
-    "graphmem.domain.mentions.name_spans",
-    "graphmem.domain.mentions.NameMatcher",
-    "graphmem.domain.mentions.KnownNames",
     "graphmem.domain.timeline",
     "graphmem.errors",
     # pipelines
