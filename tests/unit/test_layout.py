@@ -48,7 +48,6 @@ OUTSTANDING: dict[str, set[str]] = {
         "graphmem/adapters/memory/__init__.py",
         "graphmem/adapters/neo4j/store.py",
         "graphmem/api/__init__.py",
-        "graphmem/domain/timewords.py",
         "graphmem/http/app.py",
         "graphmem/mcp/server.py",
         "graphmem/pipelines/write.py",
@@ -73,7 +72,6 @@ OUTSTANDING["docstrings"] = {
     "graphmem.domain.fusion.similar",
     "graphmem.domain.fusion.walk",
     "graphmem.domain.fusion.together",
-    "graphmem.domain.timewords",
     "graphmem.domain.timeline",
     "graphmem.errors",
     # pipelines
