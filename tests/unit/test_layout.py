@@ -57,13 +57,6 @@ OUTSTANDING: dict[str, set[str]] = {
     "neo4j loaded": {"import", "in-memory"},
 }
 OUTSTANDING["docstrings"] = {
-    # domain and ports
-    "graphmem.domain.entries",
-    "graphmem.domain.fusion.similar",
-    "graphmem.domain.fusion.walk",
-    "graphmem.domain.fusion.together",
-    "graphmem.domain.timeline",
-    "graphmem.errors",
     # pipelines
     "graphmem.pipelines.recall",
     "graphmem.pipelines.confidence",

@@ -132,11 +132,15 @@ class WriteBatch(Model):
         relink: Relink | None,
         known_names: Callable[[Collection[str]], dict[str, bool]],
     ) -> WriteBatch:
-        """This batch as its commit writes it, holding the scope's names, whose names and texts
-        versions (with their last commits) it found at ``names`` and ``texts``: its mention links
-        drawn again by ``relink`` with ``known_names`` when another writer made names known since
-        they were drawn (``NamesRead.outdated``), and without ``texts_read`` when that no longer
-        stands (``TextsRead.stands``: the commit searches the texts itself)."""
+        """This batch as its commit writes it, holding the scope's names lock, under which it
+        found the names and texts versions (with their last commits) ``names`` and ``texts``:
+
+        - its links drawn again by ``relink`` with ``known_names`` when another writer made
+          names known since they were drawn (``NamesRead.outdated``);
+        - without ``texts_read`` when that no longer stands (``TextsRead.stands``): the commit
+          searches the texts itself.
+
+        So the links of two writers never miss each other."""
         batch = self
         if batch.texts_read is not None and not batch.texts_read.stands(*texts):
             batch = batch.model_copy(update={"texts_read": None})
