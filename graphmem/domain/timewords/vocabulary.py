@@ -114,5 +114,7 @@ NAMES_YEAR = re.compile(r"\d{4}")
 # Month and season words that begin names of events: "the next winter Olympics", "March Madness"
 NAMED_AFTER = re.compile(r"\s+(?:olympics?|paralympics|games|madness)\b", re.IGNORECASE)
 GAP = re.compile(r"\s*(and|to|until|till|through|thru|-|–|—)\s*", re.IGNORECASE)
+#: Which third of a period a part word names ("mid-March": the middle one).
 PART_INDEX = {"early": 0, "beginning": 0, "start": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
+#: The hours of a day each part of it spans, from its midnight (the night runs into the next day).
 DAY_PARTS = {"morning": (0, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
