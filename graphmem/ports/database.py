@@ -44,7 +44,7 @@ class Database(Protocol):
 
     def flush_erased(self) -> bool:
         """After an erasure: push the deleted values out of the transaction logs
-        (``graphmem.server.erasure.flush_erased``). True when the server checkpointed on
+        (``graphmem.adapters.neo4j.admin``). True when the server checkpointed on
         request; False when it checkpoints on its own schedule (Community)."""
         ...
 
