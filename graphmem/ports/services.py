@@ -41,8 +41,11 @@ class Embedder(Protocol):
     change is detected. An embedder that caches by content also has ``clear_cache()``, which
     the index calls after an erasure."""
 
-    name: str
-    dimension: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One L2-normalised vector per text, same order; [] for []. Deterministic."""
