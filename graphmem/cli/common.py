@@ -45,14 +45,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
 
 
-def _subject(value: str | None) -> str | None:
+def _subject(value: str | None) -> str:
     """A subject is checked as it is read, so bad input is named before any connection is
     tried (with the server down it would otherwise be reported as the server's fault)."""
-    if value is not None:
-        try:
-            Scope.parse(value)
-        except (ValueError, GraphMemError) as exc:
-            raise typer.BadParameter(error_line(exc)) from None
+    if value is None:
+        fail("no subject: give --subject TYPE:ID, or set GRAPHMEM_SUBJECT")
+    try:
+        Scope.parse(value)
+    except (ValueError, GraphMemError) as exc:
+        raise typer.BadParameter(error_line(exc)) from None
     return value
 
 
@@ -65,8 +66,26 @@ def _project(value: str | None) -> str | None:
     return value
 
 
+def _default_subject() -> str | None:
+    """GRAPHMEM_SUBJECT (the environment, else the .env file), read only when --subject is not given."""
+    try:
+        return Settings().subject
+    except ValidationError as exc:
+        fail(bad_setting(exc))
+    except GraphMemError as exc:
+        fail(exc)
+
+
 SubjectOpt = Annotated[
-    str, typer.Option("--subject", "-s", callback=_subject, help="The subject, TYPE:ID (e.g. user:alice).")
+    str,
+    typer.Option(
+        "--subject",
+        "-s",
+        callback=_subject,
+        default_factory=_default_subject,
+        show_default=False,
+        help="The subject, TYPE:ID (e.g. user:alice) [default: GRAPHMEM_SUBJECT].",
+    ),
 ]
 ProjectOpt = Annotated[
     str | None, typer.Option("--project", callback=_project, help="Optional project id of the subject.")
@@ -187,6 +206,19 @@ def fail(exc: BaseException | str, code: int | None = None) -> NoReturn:
     default = 2 if isinstance(exc, str) else exit_code(exc)
     typer.echo(f"error: {shown(message)}", err=True)  # it may quote a file name or memory text
     raise typer.Exit(code if code is not None else default) from None
+
+
+def confirmed(yes: bool, action: str) -> None:
+    """Go on when ``--yes`` was given or the person at the terminal says yes to ``action``;
+    refuse without a terminal to ask on (exit 2: a script must say --yes), and on a no (exit 1)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(f"{action}: add --yes to confirm (no terminal to ask on)", 2)
+    # Asked and read here: click's confirm writes a space to stdout, which --json keeps clean.
+    typer.echo(f"{action}? [y/N] ", err=True, nl=False)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        fail("not confirmed: nothing changed", 1)
 
 
 @contextmanager
