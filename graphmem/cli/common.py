@@ -18,6 +18,7 @@ import logging
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -191,11 +192,37 @@ def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True,
     with another embedder (both off: nothing touches the database until the first call);
     ``parts`` replace what the settings would build (``policy=...``)."""
     with guard():
-        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
+        with waiting("connecting to Neo4j"):
+            mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
         try:
             yield mem
         finally:
             mem.close()
+
+
+#: How long a step runs before a spinner says what it waits for.
+SPINNER_AFTER = 1.0
+
+
+@contextmanager
+def waiting(what: str) -> Iterator[None]:
+    """A spinner on stderr, ``what...``, once the block has run ``SPINNER_AFTER`` seconds: a short
+    step shows nothing. Only on a terminal; stdout (and so --json) is never touched."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    status = Console(stderr=True).status(f"{what}...")
+    timer = threading.Timer(SPINNER_AFTER, status.start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()  # started or cancelled for good before it is stopped
+        status.stop()
 
 
 # -- errors -----------------------------------------------------------------------------------

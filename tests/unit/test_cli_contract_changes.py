@@ -187,3 +187,56 @@ def invoker_with_env(env: dict[str, str], mem):
         return CliRunner().invoke(app, [str(a) for a in args], env=full, obj=state)
 
     return invoke
+
+
+#: A recall over one in-memory episode that takes DELAY seconds, with --json; stderr is a terminal.
+_SLOW_RECALL = """
+import sys, time
+from graphmem import GraphMem
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
+from graphmem.cli.common import CliState
+from graphmem.cli.main import app
+from graphmem.embed import HashingEmbedder
+store = InMemoryStore()
+mem = GraphMem(store, InMemoryIndex(store, HashingEmbedder()))
+mem.remember("Alice moved to Berlin.", "user:alice")
+quick = mem.recall
+mem.recall = lambda *a, **k: (time.sleep(float(sys.argv[1])), quick(*a, **k))[1]
+app(["recall", "where does Alice live", "-s", "user:alice", "--json"], obj=CliState(factory=lambda s, **o: mem))
+"""
+
+
+def _recall_with_stderr_on_a_terminal(delay: float) -> tuple[str, str]:
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SLOW_RECALL, str(delay)],
+            stderr=terminal,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, **ENV, "TERM": "xterm"},
+            timeout=120,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0
+    return done.stdout, shown.decode(errors="replace")
+
+
+def test_a_step_over_a_second_shows_a_spinner_on_stderr_only():
+    out, err = _recall_with_stderr_on_a_terminal(2.5)
+    assert "recalling" in err
+    assert json.loads(out)["hits"]  # stdout is the one JSON document, nothing else
+    out, err = _recall_with_stderr_on_a_terminal(0)
+    assert "recalling" not in err and json.loads(out)["hits"]
