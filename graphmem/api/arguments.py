@@ -73,13 +73,18 @@ def checked(cls: C) -> C:
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    validated = validate_call(config=_ARGUMENTS)(method)
     names = list(inspect.signature(method).parameters)
+
+    # Built on the method's first call, not at import: building the validators of every method
+    # took most of a short CLI command's start-up (issue 42), which calls one or two of them.
+    @functools.cache
+    def validated() -> Callable[..., Any]:
+        return validate_call(config=_ARGUMENTS)(method)
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return validated(*args, **kwargs)
+            return validated()(*args, **kwargs)
         except GraphMemError:
             raise
         except ValidationError as exc:

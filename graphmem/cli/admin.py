@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from graphmem.cli.common import JsonOpt, emit, open_mem, shown
+from graphmem.cli.common import JsonOpt, emit, open_mem, settings, shown
 
 
 def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -28,6 +28,10 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     # policy stands in for an LLM one, whose missing or silent endpoint is a failed check too.
     with open_mem(ctx, migrate=False, check_index=False, policy=GraphMem.rule_policy()) as mem:
         report = mem.doctor()
+    subject = settings(ctx).subject
+    # Not a check that can fail: what a command given no --subject reads and writes.
+    detail = subject or "unset (GRAPHMEM_SUBJECT): commands need --subject"
+    report["checks"].append({"check": "default subject", "ok": True, "detail": detail})
 
     def human() -> None:
         for c in report["checks"]:

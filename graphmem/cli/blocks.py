@@ -6,13 +6,25 @@ from typing import Annotated
 
 import typer
 
-from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem, shown
+from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, fail, open_mem, shown
 from graphmem.domain.limits import MAX_BLOCK_TOKENS
 from graphmem.faces import views
 
 app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
 
-LabelOpt = Annotated[str, typer.Option("--label", "-l", help="The block label.")]
+LabelArg = Annotated[str | None, typer.Argument(help="The block label.", show_default=False)]
+#: The label as an option, as the first CLI had it: kept so scripts written then still run.
+LabelOpt = Annotated[str | None, typer.Option("--label", "-l", help="The block label (the argument's older spelling).")]
+
+
+def _label(argument: str | None, option: str | None) -> str:
+    """The label given as the argument or as --label (both only when they agree)."""
+    if argument is not None and option is not None and argument != option:
+        fail(f"two labels: {shown(argument)!r} and --label {shown(option)!r}; give one")
+    label = argument if argument is not None else option
+    if label is None:
+        fail("missing the block label: graphmem blocks COMMAND LABEL --subject S")
+    return label
 
 
 @app.command("list")
@@ -34,9 +46,15 @@ def list_(ctx: typer.Context, subject: SubjectOpt, project: ProjectOpt = None, a
 
 @app.command()
 def show(
-    ctx: typer.Context, label: LabelOpt, subject: SubjectOpt, project: ProjectOpt = None, as_json: JsonOpt = False
+    ctx: typer.Context,
+    subject: SubjectOpt,
+    label: LabelArg = None,
+    label_option: LabelOpt = None,
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """One block's value."""
+    label = _label(label, label_option)
     with open_mem(ctx) as mem:
         block = mem.get_block(subject, label, project)
     emit(views.block(block), as_json, shown(block.value, lines=True))
@@ -45,9 +63,10 @@ def show(
 @app.command("set")
 def set_(
     ctx: typer.Context,
-    label: LabelOpt,
     value: Annotated[str, typer.Option("--value", help="The new value.")],
     subject: SubjectOpt,
+    label: LabelArg = None,
+    label_option: LabelOpt = None,
     project: ProjectOpt = None,
     budget: Annotated[
         int | None,
@@ -62,6 +81,7 @@ def set_(
     as_json: JsonOpt = False,
 ) -> None:
     """Create or replace a block; a value over budget is refused unless --truncate."""
+    label = _label(label, label_option)
     with open_mem(ctx) as mem:
         block = mem.set_block(
             subject,
@@ -81,13 +101,15 @@ def set_(
 @app.command()
 def delete(
     ctx: typer.Context,
-    label: LabelOpt,
     subject: SubjectOpt,
+    label: LabelArg = None,
+    label_option: LabelOpt = None,
     project: ProjectOpt = None,
     admin: Annotated[bool, typer.Option("--admin", help="Operator override: delete a read-only block.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Delete a block (a read-only one only with --admin)."""
+    label = _label(label, label_option)
     with open_mem(ctx) as mem:
         mem.delete_block(subject, label, project, admin=admin)
     emit({"deleted": True, "label": label}, as_json, f"deleted block {shown(label)}")

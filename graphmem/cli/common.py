@@ -18,6 +18,7 @@ import logging
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,14 +46,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 UnitArg = Annotated[str, typer.Argument(help="The unit id.")]
 
 
-def _subject(value: str | None) -> str | None:
+def _subject(value: str | None) -> str:
     """A subject is checked as it is read, so bad input is named before any connection is
     tried (with the server down it would otherwise be reported as the server's fault)."""
-    if value is not None:
-        try:
-            Scope.parse(value)
-        except (ValueError, GraphMemError) as exc:
-            raise typer.BadParameter(error_line(exc)) from None
+    if value is None:
+        fail("no subject: give --subject TYPE:ID, or set GRAPHMEM_SUBJECT")
+    try:
+        Scope.parse(value)
+    except (ValueError, GraphMemError) as exc:
+        raise typer.BadParameter(error_line(exc)) from None
     return value
 
 
@@ -65,8 +67,26 @@ def _project(value: str | None) -> str | None:
     return value
 
 
+def _default_subject() -> str | None:
+    """GRAPHMEM_SUBJECT (the environment, else the .env file), read only when --subject is not given."""
+    try:
+        return Settings().subject
+    except ValidationError as exc:
+        fail(bad_setting(exc))
+    except GraphMemError as exc:
+        fail(exc)
+
+
 SubjectOpt = Annotated[
-    str, typer.Option("--subject", "-s", callback=_subject, help="The subject, TYPE:ID (e.g. user:alice).")
+    str,
+    typer.Option(
+        "--subject",
+        "-s",
+        callback=_subject,
+        default_factory=_default_subject,
+        show_default=False,
+        help="The subject, TYPE:ID (e.g. user:alice) [default: GRAPHMEM_SUBJECT].",
+    ),
 ]
 ProjectOpt = Annotated[
     str | None, typer.Option("--project", callback=_project, help="Optional project id of the subject.")
@@ -172,11 +192,37 @@ def open_mem(ctx: typer.Context, migrate: bool = True, check_index: bool = True,
     with another embedder (both off: nothing touches the database until the first call);
     ``parts`` replace what the settings would build (``policy=...``)."""
     with guard():
-        mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
+        with waiting("connecting to Neo4j"):
+            mem = state(ctx).factory(settings(ctx), migrate=migrate, check_index=check_index, **parts)
         try:
             yield mem
         finally:
             mem.close()
+
+
+#: How long a step runs before a spinner says what it waits for.
+SPINNER_AFTER = 1.0
+
+
+@contextmanager
+def waiting(what: str) -> Iterator[None]:
+    """A spinner on stderr, ``what...``, once the block has run ``SPINNER_AFTER`` seconds: a short
+    step shows nothing. Only on a terminal; stdout (and so --json) is never touched."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    status = Console(stderr=True).status(f"{what}...")
+    timer = threading.Timer(SPINNER_AFTER, status.start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()  # started or cancelled for good before it is stopped
+        status.stop()
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -187,6 +233,19 @@ def fail(exc: BaseException | str, code: int | None = None) -> NoReturn:
     default = 2 if isinstance(exc, str) else exit_code(exc)
     typer.echo(f"error: {shown(message)}", err=True)  # it may quote a file name or memory text
     raise typer.Exit(code if code is not None else default) from None
+
+
+def confirmed(yes: bool, action: str) -> None:
+    """Go on when ``--yes`` was given or the person at the terminal says yes to ``action``;
+    refuse without a terminal to ask on (exit 2: a script must say --yes), and on a no (exit 1)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(f"{action}: add --yes to confirm (no terminal to ask on)", 2)
+    # Asked and read here: click's confirm writes a space to stdout, which --json keeps clean.
+    typer.echo(f"{action}? [y/N] ", err=True, nl=False)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        fail("not confirmed: nothing changed", 1)
 
 
 @contextmanager

@@ -37,6 +37,9 @@ HomeOpt = Annotated[
         help="Where the jars and instances live [default: ~/.cache/graphmem].",
     ),
 ]
+#: `db status`'s exit code for a server that is not running (LSB's "program is not running").
+NOT_RUNNING = 3
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the status as JSON.")]
 VersionOpt = Annotated[
     str | None,
@@ -164,10 +167,14 @@ def stop(port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, as_json: JsonO
 def status(
     port: PortOpt = DEFAULT_BOLT_PORT, home: HomeOpt = None, version: VersionOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Whether the server runs: {"running", "uri", "version", "pid", "password_file", "port_in_use"} with --json."""
+    """Whether the server runs: {"running", "uri", "version", "pid", "password_file", "port_in_use"} with --json.
+
+    Exits 0 when it runs and 3 when it does not, as service managers' status commands do."""
     server = _server(port, home, version)
     try:
         current = server.status()
     except GraphMemError as exc:
         _fail(exc)
     _print(current, as_json)
+    if not current.running:
+        raise typer.Exit(NOT_RUNNING)

@@ -28,10 +28,10 @@ def render() -> str:
 
     def walk(command, ctx) -> None:
         sections.append(f"## `{ctx.command_path}`\n\n```text\n{command.get_help(ctx).rstrip()}\n```\n")
-        children = getattr(command, "commands", {})
-        for name in sorted(children):
-            child = children[name]
-            if not child.hidden:
+        names = command.list_commands(ctx) if hasattr(command, "list_commands") else []
+        for name in sorted(names):
+            child = command.get_command(ctx, name)
+            if child is not None and not child.hidden:
                 walk(
                     child,
                     child.context_class(

@@ -13,6 +13,7 @@ from graphmem.cli.common import (
     JsonOpt,
     ProjectOpt,
     SubjectOpt,
+    confirmed,
     emit,
     fail,
     open_mem,
@@ -21,6 +22,7 @@ from graphmem.cli.common import (
     stderr_progress,
     when,
 )
+from graphmem.cli.write import TARGET_WORDS
 from graphmem.faces import views
 
 episodes = typer.Typer(help="Episodes: list, show, delete one and what only it produced.", no_args_is_help=True)
@@ -94,9 +96,14 @@ def show_episode(
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One episode: its text, time, channel and structured facts."""
+    """One episode: its text, time, channel and structured facts, and what it produced: the
+    decisions taken on it, each with the unit it wrote ("units" in --json: their ids)."""
     with open_mem(ctx) as mem:
         found = mem.episode(episode_id, subject, project)
+        decided = mem.decisions(subject, project, episode_id=episode_id, limit=10_000)
+        texts = mem.fact_texts(decided, subject, project)
+    decided = sorted(decided, key=lambda d: (d.decided_at, d.id))  # in the order they were taken
+    units = [d.produced_id for d in decided if d.produced_id]
 
     def human() -> None:
         typer.echo(f"episode {found.id} ({shown(found.channel)}, {when(found.occurred_at)}): {shown(found.raw)}")
@@ -106,8 +113,16 @@ def show_episode(
             typer.echo(
                 f"  fact: {retracts}{shown(f.subject)} {shown(f.predicate)} {shown(f.object or '')}".rstrip() + valid
             )
+        for d in decided:
+            fact = texts.get(d.produced_id or "") or d.candidate or ""
+            unit = f" (unit {shown(d.produced_id)})" if d.produced_id else ""
+            target = texts.get(d.target_id or "")
+            also = f"; {TARGET_WORDS[d.op]}: {shown(target)}" if target else ""
+            typer.echo(f"  {d.op.value}: {shown(fact)}{unit}{also}")
+        if not decided:
+            typer.echo("  no decisions (run `graphmem complete` if it was stored without them)")
 
-    emit(views.episode(found), as_json, human)
+    emit({**views.episode(found), "decisions": views.decision_log(decided, texts), "units": units}, as_json, human)
 
 
 @episodes.command("delete")
@@ -116,9 +131,13 @@ def delete_episode(
     episode_id: EpisodeArg,
     subject: SubjectOpt,
     project: ProjectOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm without being asked.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete one episode, the units it produced and its decisions; restore what it invalidated."""
+    """Delete one episode, the units it produced and its decisions; restore what it invalidated.
+
+    Asks first on a terminal unless --yes; with no terminal to ask on, --yes is required."""
+    confirmed(yes, f"delete episode {shown(episode_id)} of {subject} and what only it produced")
     with open_mem(ctx) as mem:
         result = mem.delete_episode(episode_id, subject, project, actor=ACTOR)
     emit(

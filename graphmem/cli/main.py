@@ -2,18 +2,59 @@
 
 from __future__ import annotations
 
+import importlib
+
 import typer
+import typer.main
 from typer.core import TyperGroup
+from typer.models import CommandInfo, TyperInfo
 
 try:  # recent typer vendors click and raises its own copy of click's exceptions
+    import typer._click as click
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - typer before the vendored copy
+    import click
     from click import exceptions as click_errors
 
-from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
 from graphmem.cli.common import connection_options, fail
-from graphmem.cli.mcp import app as mcp_app
 from graphmem.errors import GraphMemError
+
+#: Every command, in the order help lists them: name -> (module of graphmem.cli, attribute), a
+#: function or a sub-``Typer``. A module is imported only when its command runs or a help lists
+#: it, so `graphmem recall` never loads the local server, the MCP face or the import pipeline:
+#: start-up time is most of a short command's wall time (issue 42).
+COMMANDS = {
+    "init": ("admin", "init"),
+    "doctor": ("admin", "doctor"),
+    "stats": ("admin", "stats"),
+    "ingest": ("write", "ingest"),
+    "complete": ("write", "complete"),
+    "remember": ("write", "remember"),
+    "decisions": ("write", "decisions"),
+    "explain": ("write", "explain"),
+    "recall": ("read", "recall"),
+    "assemble": ("read", "assemble"),
+    "history": ("read", "history"),
+    "forget": ("lifecycle", "forget"),
+    "archive": ("lifecycle", "archive"),
+    "restore": ("lifecycle", "restore"),
+    "reextract": ("lifecycle", "reextract"),
+    "serve": ("serve", "serve"),
+    "retract": ("write", "retract"),
+    "end": ("write", "end"),
+    "subjects": ("read", "subjects"),
+    "export": ("exchange", "export"),
+    "import": ("exchange", "import_"),
+    "db": ("db", "app"),
+    "blocks": ("blocks", "app"),
+    "index": ("index", "app"),
+    "episodes": ("lifecycle", "episodes"),
+    "review": ("lifecycle", "review"),
+    "traces": ("lifecycle", "traces"),
+    "units": ("read", "units"),
+    "mcp": ("mcp", "app"),
+    "keys": ("keys", "app"),
+}
 
 
 class OneLineErrors(TyperGroup):
@@ -21,7 +62,15 @@ class OneLineErrors(TyperGroup):
     ``error: ...`` on stderr, exit 2, instead of a usage block, and so is a graphmem error that
     no command turned into one (a refused ``.env`` read by a group's callback, such as
     ``graphmem db``'s). Sub-commands are parsed and run inside the root's ``invoke``, so
-    catching here covers every command."""
+    catching here covers every command. Commands of ``COMMANDS`` are built on first use."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        return [*super().list_commands(ctx), *(name for name in COMMANDS if name not in self.commands)]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str):
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.commands[cmd_name] = _build(cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:
@@ -49,6 +98,24 @@ def _usage_error(exc: click_errors.ClickException):
     raise typer.Exit(exc.exit_code)
 
 
+def _build(name: str) -> click.Command:
+    """The click command of ``COMMANDS[name]``, built as ``app.command`` or ``app.add_typer`` would."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(f"graphmem.cli.{module}"), attribute)
+    if isinstance(target, typer.Typer):
+        return typer.main.get_group_from_info(
+            TyperInfo(target, name=name),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+            suggest_commands=app.suggest_commands,
+        )
+    return typer.main.get_command_from_info(
+        CommandInfo(name=name, callback=target),
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=app.rich_markup_mode,
+    )
+
+
 app = typer.Typer(
     cls=OneLineErrors,
     pretty_exceptions_show_locals=False,
@@ -58,38 +125,6 @@ app = typer.Typer(
     help="graphmem: temporal memory on Neo4j, for operators and scripts.",
 )
 app.callback()(connection_options)
-
-app.add_typer(db.app, name="db")
-app.add_typer(blocks.app, name="blocks")
-app.add_typer(index.app, name="index")
-app.add_typer(lifecycle.episodes, name="episodes")
-app.add_typer(lifecycle.review, name="review")
-app.add_typer(lifecycle.traces, name="traces")
-app.add_typer(read.units, name="units")
-app.add_typer(mcp_app, name="mcp")
-app.add_typer(keys.app, name="keys")
-
-app.command()(admin.init)
-app.command()(admin.doctor)
-app.command()(admin.stats)
-app.command()(write.ingest)
-app.command()(write.complete)
-app.command()(write.remember)
-app.command()(write.decisions)
-app.command()(write.explain)
-app.command()(read.recall)
-app.command()(read.assemble)
-app.command()(read.history)
-app.command()(lifecycle.forget)
-app.command()(lifecycle.archive)
-app.command()(lifecycle.restore)
-app.command()(lifecycle.reextract)
-app.command()(serve.serve)
-app.command()(write.retract)
-app.command()(write.end)
-app.command()(read.subjects)
-app.command()(exchange.export)
-app.command("import")(exchange.import_)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,7 @@ from graphmem.cli.common import (
     span,
     stamp,
     table,
+    waiting,
     when,
 )
 from graphmem.domain.limits import MAX_HOPS, MAX_K
@@ -74,7 +75,7 @@ def recall(
     (0..1), the fused "score" and a direct hit's "similarity" with the question. Nothing is
     filtered unless --min-confidence is given."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
-    with open_mem(ctx) as mem:
+    with open_mem(ctx) as mem, waiting("recalling (the first question loads the model)"):
         hits = mem.recall(
             query,
             subject=subject,

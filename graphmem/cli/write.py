@@ -23,6 +23,7 @@ from graphmem.cli.common import (
     shown,
     stderr_progress,
     stopping,
+    waiting,
     when,
 )
 from graphmem.domain.models import Episode, Op
@@ -195,7 +196,7 @@ def remember(
 ) -> None:
     """Store one episode and what it teaches."""
     occurred = option_time(at, "--at")
-    with open_mem(ctx) as mem:
+    with open_mem(ctx) as mem, waiting("remembering (the first text loads the model)"):
         report = mem.remember(
             text, subject=subject, project=project, at=occurred, channel=channel, extractor=extractor, actor=ACTOR
         )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import math
+import mmap
 import os
 import shutil
 import subprocess
@@ -22,6 +24,7 @@ import uuid
 import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -168,19 +171,25 @@ class MiniLMEmbedder:
             if self._weights is not None:
                 return
             folder = self.locate()
+            prepared = _prepared_path(self._cache_dir, folder / "model.safetensors")
             try:
-                from safetensors.numpy import load_file
                 from tokenizers import Tokenizer
 
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-                raw = load_file(str(folder / "model.safetensors"))
+                weights = _mapped(prepared)
+                if weights is None:
+                    from safetensors.numpy import load_file
+
+                    weights = _prepare_weights(load_file(str(folder / "model.safetensors")), folder)
+                    _save_prepared(prepared, weights)
+            except ConfigurationError:
+                raise
             except Exception as exc:
                 raise ConfigurationError(f"cannot read the {MODEL_NAME} files in {folder}: {exc}") from exc
             # The shipped tokenizer.json pads/truncates to a fixed 128; we truncate like
             # sentence-transformers (256) and pad per batch ourselves.
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=_MAX_TOKENS)
-            weights = _prepare_weights(raw, folder)
             self._tokenizer = tokenizer
             self._weights = weights  # set last: it is the "loaded" flag read without the lock
 
@@ -224,6 +233,12 @@ class MiniLMEmbedder:
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.empty((len(texts), _HIDDEN), dtype=np.float32)
+        with _blas_threads(len(texts)):
+            self._batches(ids, order, out)
+        return out
+
+    def _batches(self, ids: list[np.ndarray], order: list[int], out: np.ndarray) -> None:
+        """Fill ``out`` batch by batch, each padded to its longest text (``order``: shortest first)."""
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             width = max(len(ids[i]) for i in rows)
@@ -233,7 +248,6 @@ class MiniLMEmbedder:
                 batch[r, : len(ids[i])] = ids[i]
                 mask[r, : len(ids[i])] = 1
             out[rows] = self._forward(batch, mask)
-        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """BERT encoder + mean pooling + L2 norm for one padded batch [B, T] -> [B, 384]."""
@@ -268,6 +282,72 @@ class MiniLMEmbedder:
         pooled = np.einsum("bth,bt->bh", x, mask) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
         return pooled.astype(np.float32, copy=False)
+
+
+#: Texts up to which a forward pass runs on one BLAS thread: for a question or an episode, waking
+#: OpenBLAS's threads costs more than they save (measured: 0.9-1.3 s for one question on a busy
+#: 2-core machine with them, 0.07-0.27 s without).
+_ONE_THREAD_TEXTS = 8
+
+
+def _blas_threads(texts: int) -> AbstractContextManager[object]:
+    """One BLAS thread while embedding a few texts, the library's own number otherwise."""
+    if texts > _ONE_THREAD_TEXTS:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
+
+#: The layout of the prepared weights file; a change in ``_prepare_weights`` bumps it.
+_PREPARED_FORMAT = 1
+
+
+def _prepared_path(cache_dir: Path, source: Path) -> Path:
+    """Where the prepared weights of the checkpoint ``source`` are kept: beside the model cache,
+    named after the checkpoint's path, size and time, so a new checkpoint gets a new file."""
+    info = source.stat()
+    key = f"{_PREPARED_FORMAT}:{source.resolve()}:{info.st_size}:{info.st_mtime_ns}"
+    return cache_dir.parent / f"{MODEL_NAME}-prepared" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.safetensors"
+
+
+def _mapped(path: Path) -> dict[str, np.ndarray] | None:
+    """The prepared weights in ``path``, memory-mapped read-only (a command embedding one question
+    reads only the pages it touches); None when there is no usable file. safetensors' own numpy
+    loader copies the whole file, so its header is read here: 8 bytes of length, JSON, data."""
+    if not path.is_file():
+        return None
+    trusted(path.parent, contents=True)  # weights another user could change would answer as they chose
+    with path.open("rb") as f:
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        size = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8 : 8 + size])
+        header.pop("__metadata__", None)
+        weights = {}
+        for name, spec in header.items():
+            start, end = spec["data_offsets"]
+            if spec["dtype"] != "F32" or end - start != 4 * math.prod(spec["shape"]):
+                return None
+            array = np.frombuffer(data, np.float32, math.prod(spec["shape"]), 8 + size + start)
+            weights[name] = array.reshape(spec["shape"])
+    except (ValueError, KeyError, TypeError):  # a file cut short or not ours: prepared again
+        return None
+    return weights
+
+
+def _save_prepared(path: Path, weights: dict[str, np.ndarray]) -> None:
+    """Write the prepared weights for the next process (atomically: a reader never sees half a
+    file); a cache that cannot be written only costs the next process the preparation."""
+    from safetensors.numpy import save_file
+
+    try:
+        private_dir(path.parent)
+        partial = path.with_name(f".{uuid.uuid4().hex}.partial")
+        save_file(weights, str(partial))
+        os.replace(partial, path)
+    except (OSError, ConfigurationError):
+        return
 
 
 def _prepare_weights(raw: dict[str, np.ndarray], folder: Path) -> dict[str, np.ndarray]:

@@ -297,15 +297,18 @@ def import_plan(
     ``progress`` is told how many records each write stored (skipped ones count at once).
 
     Raises:
-        Conflict: the subject was erased here (and not ``force``), or a key is held by another
-            record (of another subject, or with other content); nothing is written then.
+        Conflict: the subject was erased here and the import would write something (and not
+            ``force``), or a key is held by another record (of another subject, or with other
+            content); nothing is written then.
     """
     scope = plan.scope
-    if not force and store.erased(scope):
+    fresh, skipped = _new(store, plan, batch)
+    # An erased subject comes back only when forced; an import that would write nothing (the
+    # same file again after a forced one) is no return of what was erased, so it skips as any.
+    if not force and any(fresh.values()) and store.erased(scope):
         raise Conflict(
             f"{scope} was erased from this database: import it again only with force (--force, force=true over HTTP)"
         )
-    fresh, skipped = _new(store, plan, batch)
     if progress:
         progress(sum(skipped.values()))
     # Mention links are derived: drawn with what every imported text makes known, and, for

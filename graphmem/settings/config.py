@@ -187,6 +187,21 @@ class Settings(LocalServerSettings):
     )
 
     policy: Literal["rule", "llm"] = Field("rule", description="`rule` (no LLM) or `llm`: the policy asks the model")
+    subject: str | None = Field(
+        None, description="the subject (TYPE:ID, e.g. user:alice) of a CLI command given no --subject"
+    )
+
+    @field_validator("subject")
+    @classmethod
+    def _scope(cls, subject: str | None) -> str | None:
+        # Named when read, not when a command first uses it; imported here, as `graphmem db`
+        # never reads it and needs none of the domain models.
+        from graphmem.domain.models import Scope
+
+        if subject is not None:
+            Scope.parse(subject)
+        return subject
+
     rrf_k: int = Field(
         RRF_K, ge=1, description=("the reciprocal rank fusion constant; smaller trusts the top of each list more")
     )

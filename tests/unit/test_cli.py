@@ -498,8 +498,9 @@ def test_remember_and_episodes(run):
     [episode] = as_json(run("episodes", "list", "--subject", s, "--json"))["episodes"]
     assert episode["occurred_at"] == "2024-01-01T10:00:00+00:00" and episode["raw"] == "I like green tea."
     shown = as_json(run("episodes", "show", episode["id"], "--subject", s, "--json"))
-    assert shown == episode
-    deleted = as_json(run("episodes", "delete", episode["id"], "--subject", s, "--json"))
+    assert {k: v for k, v in shown.items() if k not in ("decisions", "units")} == episode
+    assert shown["units"] == doc["unit_ids"] and [d["op"] for d in shown["decisions"]] == ["ADD"]
+    deleted = as_json(run("episodes", "delete", episode["id"], "--subject", s, "--yes", "--json"))
     assert (deleted["units"], deleted["decisions"]) == (1, 1)
     assert as_json(run("episodes", "list", "--subject", s, "--json"))["episodes"] == []
     assert run("episodes", "show", episode["id"], "--subject", s).exit_code == 2
@@ -536,7 +537,13 @@ def test_forget_needs_yes_and_counts_what_it_erased(run, moved):
 
 def test_operator_commands_need_a_database(run):
     doc = as_json(run("doctor", "--json"))
-    assert doc["ok"] and [c["check"] for c in doc["checks"]] == ["database", "episodes", "embedder", "tokenizer"]
+    assert doc["ok"] and [c["check"] for c in doc["checks"]] == [
+        "database",
+        "episodes",
+        "embedder",
+        "tokenizer",
+        "default subject",
+    ]
     for command in (["init"], ["stats"], ["index", "status"]):
         result = run(*command)
         assert result.exit_code == 1 and "no database" in one_error_line(result), command

@@ -200,6 +200,36 @@ def test_weight_names_with_a_prefix_load_the_same(minilm: MiniLMEmbedder) -> Non
         minilm_module._prepare_weights({"foo.weight": raw["embeddings.LayerNorm.bias"]}, folder)
 
 
+def _prepared(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / f"{minilm_module.MODEL_NAME}-prepared").glob("*.safetensors"))
+
+
+def test_prepared_weights_are_mapped_and_embed_as_the_checkpoint(minilm: MiniLMEmbedder, tmp_path: Path) -> None:
+    """The first load writes the prepared weights; a later process maps them read-only and
+    embeds exactly as weights prepared from the checkpoint do; a damaged file is prepared again."""
+    texts = ["where is the lamp kept", "Alice moved to Berlin in May"]
+    folder, cache = minilm.locate(), tmp_path / minilm_module.MODEL_NAME
+    first = MiniLMEmbedder(model_dir=folder, cache_dir=cache)
+    expected = first.embed(texts)
+    [written] = _prepared(tmp_path)
+    mapped = MiniLMEmbedder(model_dir=folder, cache_dir=cache)
+    assert mapped.embed(texts) == expected
+    assert not any(w.flags.writeable for w in mapped._weights.values())  # a map of the file, not a copy
+    written.write_bytes(written.read_bytes()[:1000])  # cut short, as by a full disk
+    again = MiniLMEmbedder(model_dir=folder, cache_dir=cache)
+    assert again.embed(texts) == expected
+    assert _prepared(tmp_path) == [written] and written.stat().st_size > 1000
+
+
+def test_prepared_weights_others_could_change_are_refused(minilm: MiniLMEmbedder, tmp_path: Path) -> None:
+    folder, cache = minilm.locate(), tmp_path / minilm_module.MODEL_NAME
+    MiniLMEmbedder(model_dir=folder, cache_dir=cache).load()
+    [written] = _prepared(tmp_path)
+    written.parent.chmod(0o777)
+    with pytest.raises(ConfigurationError, match="chmod"):
+        MiniLMEmbedder(model_dir=folder, cache_dir=cache).load()
+
+
 def test_minilm_model_dir_without_files_is_a_configuration_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="lacks model.safetensors"):
         MiniLMEmbedder(model_dir=tmp_path).embed(["x"])

@@ -17,7 +17,8 @@ from graphmem.domain.timeline import END_OF_TIME
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Validators are built on first use: a command builds only the models it touches (issue 42).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def utcnow() -> datetime:
