@@ -115,10 +115,10 @@ class Listing(Reading):
         gives it (ended and retracted facts too). Raises ``NotFound``."""
         scope = as_scope(subject, project)
         norm = normalise(name)
-        if not norm or len(name) > MAX_FILTER_CHARS:
-            raise InvalidInput(f"name: 1 to {MAX_FILTER_CHARS} characters, not only punctuation")
+        if len(name) > MAX_FILTER_CHARS:
+            raise InvalidInput(f"name: at most {MAX_FILTER_CHARS} characters")
         at = point_in_time()
-        found = [e for e in self.store.page_entities(scope, at, norm, "", 1) if normalise(e.name) == norm]
+        found = [e for e in self.store.page_entities(scope, at, norm, "", 1) if norm and normalise(e.name) == norm]
         if not found:
             raise NotFound(f"no entity {name!r} in scope {scope}")
         facts = self.store.page_units(scope, UnitQuery(entity=name, status=UnitStatus.current), at, None, MAX_K)

@@ -231,8 +231,10 @@ def test_one_entity_with_its_facts_and_timeline(mem):
         mem.entity("Alice", fresh_scope())
     with pytest.raises(NotFound):
         mem.entity("Ali", s)  # a prefix is not the entity
+    with pytest.raises(NotFound):
+        mem.entity("...", s)  # no entity has a name of punctuation only
     with pytest.raises(InvalidInput):
-        mem.entity("...", s)
+        mem.entity("A" * 201, s)
 
 
 def test_store_pages_units_by_keyset(store):
