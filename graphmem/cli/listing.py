@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
@@ -21,7 +20,7 @@ from graphmem.cli.common import (
     table,
 )
 from graphmem.domain.limits import MAX_K
-from graphmem.domain.models import MemoryKind, UnitStatus
+from graphmem.domain.models import MemoryKind, Standing
 from graphmem.faces import views
 
 entities = typer.Typer(help="Entities: the names facts are about, and what is known of each.", no_args_is_help=True)
@@ -30,15 +29,6 @@ LimitOpt = Annotated[int, typer.Option("--limit", min=1, max=MAX_K, help=f"Rows 
 CursorOpt = Annotated[
     str | None, typer.Option("--cursor", help="Where the last page stopped: its next_cursor (as printed).")
 ]
-
-
-class Standing(str, Enum):
-    """A unit's standing to list (``UnitStatus``), or all of them."""
-
-    current = "current"
-    ended = "ended"
-    retracted = "retracted"
-    all = "all"
 
 
 def _next(cursor: str | None) -> None:
@@ -74,7 +64,7 @@ def list_units(
             kind=kind,
             entity=entity,
             contains=contains,
-            status=None if status is Standing.all else UnitStatus(status.value),
+            status=status.status,
             as_of=valid,
             known_at=known,
             cursor=cursor,

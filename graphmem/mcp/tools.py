@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem
 from graphmem.domain.keys import subject_name
 from graphmem.domain.limits import MAX_HOPS, MAX_K, Hops, K, TokenBudget
-from graphmem.domain.models import MAX_FILTER_CHARS, Fact, MemoryKind, Scope, UnitStatus
+from graphmem.domain.models import MAX_FILTER_CHARS, Fact, MemoryKind, Scope, Standing
 from graphmem.domain.times import parse_optional_time
 from graphmem.errors import InvalidInput, ScopeViolation, error_line
 from graphmem.faces import views
@@ -335,9 +335,7 @@ class MemoryTools:
         contains: Annotated[
             str | None, Field(min_length=1, max_length=MAX_FILTER_CHARS, description="Only units whose text holds it.")
         ] = None,
-        status: Annotated[
-            Literal["current", "ended", "retracted", "all"], Field(description="The units' standing.")
-        ] = "current",
+        status: Annotated[Standing, Field(description="The units' standing.")] = Standing.current,
         as_of: AsOfArg = None,
         known_at: KnownAtArg = None,
         cursor: Annotated[str | None, Field(description="The next_cursor of the page before.")] = None,
@@ -350,7 +348,7 @@ class MemoryTools:
             kind=kind,
             entity=entity,
             contains=contains,
-            status=None if status == "all" else UnitStatus(status),
+            status=status.status,
             as_of=at.as_of,
             known_at=at.known_at,
             cursor=cursor,

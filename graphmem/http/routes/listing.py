@@ -3,12 +3,12 @@ facade makes: ``graphmem.api.listing``), and one entity with its facts and timel
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 from fastapi import Path, Query
 
-from graphmem.domain.models import MAX_FILTER_CHARS, MemoryKind, UnitStatus
+from graphmem.api.listing import MAX_CURSOR_CHARS
+from graphmem.domain.models import MAX_FILTER_CHARS, MemoryKind, Standing
 from graphmem.domain.times import parse_optional_time
 from graphmem.faces import views
 from graphmem.http import schemas
@@ -18,19 +18,13 @@ from graphmem.http.errors import answers
 router = v1_router()
 
 
-class Standing(str, Enum):
-    """A unit's standing at (as_of, known_at), or all of them."""
-
-    current = "current"
-    ended = "ended"
-    retracted = "retracted"
-    all = "all"
-
-
 #: The next_cursor of the page before, as it was given.
 ListingCursor = Annotated[
     str | None,
-    Query(pattern="^[A-Za-z0-9_-]{1,2000}$", description="The next_cursor of the page before (same filters)."),
+    Query(
+        pattern=f"^[A-Za-z0-9_-]{{1,{MAX_CURSOR_CHARS}}}$",
+        description="The next_cursor of the page before (same filters).",
+    ),
 ]
 FilterText = Annotated[str | None, Query(min_length=1, max_length=MAX_FILTER_CHARS)]
 
@@ -62,7 +56,7 @@ async def list_units(
             kind=kind,
             entity=entity,
             contains=contains,
-            status=None if status is Standing.all else UnitStatus(status.value),
+            status=status.status,
             as_of=valid,
             known_at=known,
             cursor=cursor,
