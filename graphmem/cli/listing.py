@@ -131,14 +131,14 @@ def show_entity(
         for u in info["facts"]:
             typer.echo(f"  {u.content}  [{span(u.time.valid_at, u.time.invalid_at)}] {u.id}")
         grid = table("valid (UTC)", "believed", "fact", "id")
-        for entry in shown["history"]:
-            believed = "yes" if entry["believed"] else f"until {entry['believed_until']}"
+        for entry in info["history"]:
+            u, until = entry["unit"], entry["believed_until"]
             add_row(
                 grid,
-                f"{entry['valid_at'] or '…'} → {entry['invalid_at'] or 'open'}",
-                believed,
-                entry["content"],
-                entry["id"],
+                span(u.time.valid_at, u.time.invalid_at),
+                f"until {stamp(until)}" if until else "yes",
+                u.content,
+                u.id,
             )
         typer.echo("timeline:")
         print_table(grid)
