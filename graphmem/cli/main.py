@@ -51,7 +51,8 @@ COMMANDS = {
     "episodes": ("lifecycle", "episodes"),
     "review": ("lifecycle", "review"),
     "traces": ("lifecycle", "traces"),
-    "units": ("read", "units"),
+    "units": ("listing", "units"),  # `units show` from read, `units list` added by listing
+    "entities": ("listing", "entities"),
     "mcp": ("mcp", "app"),
     "keys": ("keys", "app"),
 }
