@@ -278,6 +278,7 @@ def main() -> None:
     args = ap.parse_args()
 
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
+    load_before = round(os.getloadavg()[0], 2)
     names = subjects(args.subjects)
     mem = GraphMem.connect(settings, check_index=False)  # another benchmark's index is wiped below
     units = mem.stats()["units"]
@@ -296,6 +297,13 @@ def main() -> None:
     runs = [run(args, mem, token, names, clients, share) for clients in args.clients for share in args.write_share]
     mem.close()
     result = {
+        # What the server ran with (a single-tenant deployment sets the key's share to the whole
+        # cap: GRAPHMEM_HTTP_KEY_CONCURRENCY), and how busy the machine was (1-minute load).
+        "server": {
+            "concurrency": settings.http_concurrency,
+            "key_concurrency": min(settings.http_key_concurrency, settings.http_concurrency),
+        },
+        "load_average": {"before": load_before, "after": round(os.getloadavg()[0], 2)},
         "units": units,
         "subjects": args.subjects,
         "load_seconds": None if load_s is None else round(load_s),

@@ -47,6 +47,15 @@ ERRORS: dict[int, type[GraphMemError]] = {
     502: BackendError,
     503: Unavailable,
 }
+#: The status each error code of the API stands for (a failed job names only its code).
+CODES = {
+    "invalid_input": 422,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "backend_error": 502,
+    "unavailable": 503,
+}
 #: Episodes per request: below the server's default cap (GRAPHMEM_HTTP_MAX_EPISODES, 1,000).
 EPISODES_PER_REQUEST = 500
 #: Seconds between polls of a write that became a job (202), doubling up to the last.
@@ -160,18 +169,19 @@ def episode_line(episode: Episode) -> dict[str, Any]:
     }
 
 
-def write(call: Call) -> Steps[schemas.Ingested]:
-    """POST episodes; a write that outlives its request (202, a job) is polled until it ends."""
+def write(call: Call, model: type[M]) -> Steps[M]:
+    """A write answered with ``model``; one that outlives its request (202, a job) is polled
+    until it ends, and answers with the job's result or raises its error."""
     answer = checked((yield call))
     if answer.status != 202:
-        return schemas.Ingested.model_validate(answer.json())
+        return model.model_validate(answer.json())
     job = schemas.Job.model_validate(answer.json())
     for poll in range(10**9):
-        if job.status == "failed":
-            assert job.error is not None
-            raise error_of(Answer(503 if job.error.code == "unavailable" else 500, json.dumps(job.model_dump()), {}))
-        if job.status == "done":
-            return schemas.Ingested.model_validate(job.result.model_dump() if job.result else {})
+        if job.status == "failed" and job.error is not None:
+            failed = {"error": job.error.model_dump()}
+            raise error_of(Answer(CODES.get(job.error.code, 500), json.dumps(failed), {}))
+        if job.status == "done" and job.result is not None:
+            return model.model_validate(job.result.model_dump())
         yield Pause(POLLS[min(poll, len(POLLS) - 1)])
         job = yield from one(Call("GET", f"/v1/jobs/{quote(job.id, safe='')}"), schemas.Job)
     raise AssertionError("unreachable")
@@ -221,7 +231,7 @@ def ingest(episodes: list[Episode], extractor: str | None) -> Steps[schemas.Inge
         for scope, where in groups.items():
             url, params = path(scope, scope.project_id, "episodes")
             body = {"episodes": [episode_line(chunk[n]) for n in where], "extractor": extractor}
-            report = yield from write(Call("POST", url, params, body))
+            report = yield from write(Call("POST", url, params, body), schemas.Ingested)
             # Failed items named by their index in ``episodes``, wherever they were sent.
             reports.append(
                 report.model_copy(

@@ -54,9 +54,10 @@ class Operations:
             raise InvalidInput("episodes: Episode objects (graphmem.domain.models.Episode)")
         return self._run(calls.ingest(listed, extractor))
 
-    def complete(self, subject: SubjectLike, project: str | None = None) -> schemas.Ingested:
+    def complete(self, subject: SubjectLike, project: str | None = None) -> schemas.WriteReport:
+        """Decide the episodes a write stored but never decided (recall's ``incomplete``)."""
         url, params = path(subject, project, "complete")
-        return self._run(calls.write(Call("POST", url, params)))
+        return self._run(calls.write(Call("POST", url, params), schemas.WriteReport))
 
     def retract(self, unit_id: str, subject: SubjectLike, reason: str, project: str | None = None) -> schemas.Operated:
         url, params = path(subject, project, "units", unit_id, "retract")

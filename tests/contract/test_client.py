@@ -119,6 +119,7 @@ def test_writes_are_idempotent_by_episode_id_and_read_back_alike(client, mem):
     assert first.new_episodes == 3 and sum(first.decisions.model_dump().values()) == 3
     again = client.ingest(episodes)  # a retry of the same write stores nothing twice
     assert again.new_episodes == 0 and again.unit_ids == []
+    assert client.complete(scope).episodes == 0  # nothing was left undecided
     assert [e.id for e in client.episodes(scope)] == [e.id for e in mem.episodes(scope)]
     assert client.episode("e1", scope) == mem.episode("e1", scope)
     with pytest.raises(Conflict, match="episode e1 already exists with different content"):
@@ -274,3 +275,35 @@ def test_the_client_loads_neither_the_facade_nor_fastapi_nor_neo4j():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_write_that_becomes_a_job_is_polled_to_its_end():
+    report = {
+        "episodes": 1,
+        "new_episodes": 1,
+        "decisions": {"ADD": 1, "UPDATE": 0, "DELETE": 0, "NOOP": 0},
+        "unit_ids": ["u1"],
+        "extraction_failed": [],
+        "reviews": [],
+        "failed": [],
+    }
+    job = {"id": "j1", "subject": "user:alice", "project": None, "status": "running"}
+    polls: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json=job)
+        polls.append(request.url.path)
+        if len(polls) < 3:
+            return httpx.Response(200, json=job)
+        if request.url.path.endswith("/j1"):
+            return httpx.Response(200, json={**job, "status": "done", "result": report})
+        problem = {"code": "conflict", "message": "user:alice was erased while this write ran"}
+        return httpx.Response(200, json={**job, "id": "j2", "status": "failed", "error": problem})
+
+    with Client("http://graphmem.test", transport=httpx.MockTransport(server)) as mem:
+        assert mem.remember("I like tea.", "user:alice").unit_ids == ["u1"]
+        assert polls == ["/v1/jobs/j1"] * 3
+        job["id"] = "j2"
+        with pytest.raises(Conflict, match="erased while this write ran"):
+            mem.remember("I like tea.", "user:alice")
