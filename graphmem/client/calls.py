@@ -132,10 +132,17 @@ def scoped(subject: SubjectLike, project: str | None) -> tuple[str, str | None]:
     return subject, project
 
 
+def segment(value: str) -> str:
+    """One path segment, percent-encoded; dots too when it is only dots, which a URL would
+    otherwise read as "this" or "up one" (an episode id ``..`` naming the subject itself)."""
+    quoted = quote(value, safe="")
+    return quoted.replace(".", "%2E") if quoted.strip(".") == "" else quoted
+
+
 def path(subject: SubjectLike, project: str | None, *rest: str) -> tuple[str, dict[str, Any]]:
     """The URL path of a subject's resource (every segment percent-encoded) and its ``project``."""
     name, project = scoped(subject, project)
-    segments = "/".join(quote(s, safe="") for s in (name, *rest))
+    segments = "/".join(segment(s) for s in (name, *rest))
     return f"/v1/subjects/{segments}", ({"project": project} if project is not None else {})
 
 
@@ -183,7 +190,7 @@ def write(call: Call, model: type[M]) -> Steps[M]:
         if job.status == "done" and job.result is not None:
             return model.model_validate(job.result.model_dump())
         yield Pause(POLLS[min(poll, len(POLLS) - 1)])
-        job = yield from one(Call("GET", f"/v1/jobs/{quote(job.id, safe='')}"), schemas.Job)
+        job = yield from one(Call("GET", f"/v1/jobs/{segment(job.id)}"), schemas.Job)
     raise AssertionError("unreachable")
 
 

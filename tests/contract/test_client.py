@@ -307,3 +307,19 @@ def test_a_write_that_becomes_a_job_is_polled_to_its_end():
         job["id"] = "j2"
         with pytest.raises(Conflict, match="erased while this write ran"):
             mem.remember("I like tea.", "user:alice")
+
+
+def test_ids_and_subjects_stay_one_path_segment():
+    """An id of dots, a slash or a query character never retargets the request."""
+    sent: list[bytes] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.raw_path)
+        return httpx.Response(404, json={"error": {"code": "not_found", "message": "no episode"}})
+
+    with Client("http://graphmem.test", transport=httpx.MockTransport(server)) as mem:
+        for episode_id in ("..", ".", "a/../b", "x?project=p", "%2F"):
+            with pytest.raises(NotFound, match="no episode"):
+                mem.delete_episode(episode_id, "user:alice")
+    prefix = b"/v1/subjects/user%3Aalice/episodes/"
+    assert [p.removeprefix(prefix) for p in sent] == [b"%2E%2E", b"%2E", b"a%2F..%2Fb", b"x%3Fproject%3Dp", b"%252F"]
