@@ -7,14 +7,14 @@
     ├── NotFound                  no such id in the caller's scope
     │   └── Gone                  there when a write began, erased or deleted since
     ├── Conflict                  an immutable record would change, or a write lost its race
+    ├── Unauthorized              a client's key refused
     ├── ConfigurationError        missing Java or Maven, bad settings
     │   └── IndexMismatch         stored embedding model differs: run `graphmem index rebuild`
     └── BackendError              the database or a remote model failed
         └── Unavailable           the database cannot be reached (retryable)
 
-Every face reports a failure as ``error_line(exc)``, one line. ``exit_code(exc)`` is 2 for bad
-input (InvalidInput, NotFound but Gone, any ValueError: pydantic's validation errors too) and
-1 for everything else.
+Every face reports a failure as one line, ``error_line(exc)``. ``exit_code(exc)`` is 2 for bad
+input (InvalidInput, NotFound but Gone, any ValueError) and 1 for the rest.
 """
 
 from __future__ import annotations
@@ -50,6 +50,10 @@ class NotFound(GraphMemError, LookupError):
 
 class Conflict(GraphMemError):
     """An immutable record would be changed, or an optimistic write lost its race."""
+
+
+class Unauthorized(GraphMemError):
+    """A graphmem server refused the key a client sent: missing, unknown or revoked."""
 
 
 def episode_conflict(episode_id: str) -> Conflict:

@@ -17,6 +17,18 @@
 - ``errors``: graphmem's errors as ``{"error": {"code", "message"}}`` with their status.
 """
 
-from graphmem.http.app import HttpConfig, create_app
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["HttpConfig", "create_app"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphmem.http.app import HttpConfig, create_app
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the wire models (``schemas``) serve the client, which needs no FastAPI.
+    if name in __all__:
+        from graphmem.http import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module 'graphmem.http' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from graphmem.http.errors import ApiError, answers, install, refusal_of
 from graphmem.http.errors import body as error_body
 from graphmem.http.guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
 from graphmem.http.jobs import Jobs
+from graphmem.http.metrics import IndexCollector, metrics, observe_request
 from graphmem.http.routes import ROUTERS
 
 __all__ = ["HttpConfig", "create_app"]
@@ -67,6 +68,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         state.known = Gate(KEY_LOOKUPS, config.timeout, config.queue)
         state.readiness = Readiness(min(READY_WITHIN, config.timeout))
         state.mem = factory()
+        state.index_metrics = IndexCollector(state.mem.index_status)
         try:
             yield
         finally:
@@ -123,7 +125,13 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
     if config.loopback:
         app.add_middleware(LoopbackHost)
     app.add_middleware(Headers)
-    app.add_middleware(AccessLog)
+    app.add_middleware(AccessLog, observe=observe_request)
+
+    async def admin_key(header: str) -> Any:
+        scheme, _, token = header.partition(" ")
+        return await authenticate(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+
+    app.state.admin_key = admin_key
 
     app.get(
         "/healthz",
@@ -139,6 +147,7 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         response_model=schemas.Ready,
         responses={**answers(), 503: {"model": schemas.NotReady, "description": "Not ready, with the reason."}},
     )(readyz)
+    app.get("/metrics", include_in_schema=False)(metrics)
     app.get("/", include_in_schema=False)(page)
     app.get("/docs", include_in_schema=False)(docs)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,7 @@ class HttpConfig(BaseModel):
     key_concurrency: int = Field(_default("key_concurrency"), ge=1)
     queue: int = Field(_default("queue"), ge=0)
     cors_origins: tuple[str, ...] = ()
+    metrics: Literal["off", "loopback", "admin"] = Field(_default("metrics"), description="Who may read /metrics.")
     loopback: bool = Field(
         False,
         description=(
@@ -46,5 +47,6 @@ class HttpConfig(BaseModel):
             key_concurrency=settings.http_key_concurrency,
             queue=settings.http_queue,
             cors_origins=origins,
+            metrics=settings.http_metrics,
             loopback=loopback,
         )

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import logging
 import re
 import time
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -345,28 +347,43 @@ class Headers(Middleware):
         await self.app(scope, receive, on_start(send, lambda m: {**m, "headers": [*m.get("headers", []), *extra]}))
 
 
+#: An incoming ``X-Request-Id`` kept as the request's id: short, printable, no spaces or quotes.
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
+
+
 class AccessLog(Middleware):
-    """One line per request on the ``graphmem.http.access`` logger: method, the route's path
-    template (never the path itself, which names subjects and ids), status, milliseconds and
-    the key id. No query string, no body: nothing of the memory's text."""
+    """One JSON line per request on the ``graphmem.http.access`` logger: its id (also the
+    response's ``X-Request-Id``: the caller's own when sane, else a new one), method, the
+    route's path template (never the path itself, which names subjects and ids), status,
+    milliseconds and the key id; nothing of the memory's text. ``observe`` is told each too."""
+
+    def __init__(self, app: ASGI, observe: Callable[[str, str, int, float], None] | None = None):
+        super().__init__(app)
+        self.observe = observe
 
     async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
         began, status = time.perf_counter(), [500]
+        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
 
         def seen(message: dict) -> dict:
             status[0] = message["status"]
-            return message
+            return {**message, "headers": [*message.get("headers", []), (b"x-request-id", request_id.encode())]}
 
         try:
             await self.app(scope, receive, on_start(send, seen))
         finally:
-            route = scope.get("route")
+            route = getattr(scope.get("route"), "path", "-")
             key = scope.get("state", {}).get("key")
-            access_log.info(
-                "%s %s %d %.1fms key=%s",
-                scope["method"],
-                getattr(route, "path", "-"),
-                status[0],
-                (time.perf_counter() - began) * 1000,
-                key.id if key is not None else "-",
-            )
+            seconds = time.perf_counter() - began
+            if self.observe is not None:
+                self.observe(scope["method"], route, status[0], seconds)
+            line = {
+                "request_id": request_id,
+                "method": scope["method"],
+                "route": route,
+                "status": status[0],
+                "ms": round(seconds * 1000, 1),
+                "key": key.id if key is not None else None,
+            }
+            access_log.info("%s", json.dumps(line))

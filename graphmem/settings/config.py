@@ -248,6 +248,13 @@ class Settings(LocalServerSettings):
     )
     http_queue: int = Field(256, ge=0, description="requests that may wait in line (beyond it: 503 at once)")
     http_cors_origins: str = Field("", description="comma-separated origins allowed by CORS (empty: CORS off)")
+    http_metrics: Literal["off", "loopback", "admin"] = Field(
+        "loopback",
+        description=(
+            "who may read GET /metrics (Prometheus): off (404), loopback (requests from this machine only) or admin "
+            "(an admin key)"
+        ),
+    )
     #: `graphmem mcp serve --transport http`: the bearer token (else --token-file, else generated).
     mcp_token: SecretStr = Field(
         SecretStr(""),

@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("server", {"graphmem.server"}),
     ("facade", {"graphmem.api"}),
     ("faces", {"graphmem.faces", "graphmem.cli", "graphmem.http", "graphmem.mcp"}),
+    ("client", {"graphmem.client"}),
 ]
 #: What a layer may use besides the layers below it (an adapter never uses a pipeline, say).
 SKIPPED: dict[str, set[str]] = {
@@ -54,6 +55,8 @@ SKIPPED: dict[str, set[str]] = {
     "pipelines": {"adapters"},  # pipelines depend on the ports, never on an adapter
     "server": {"ports", "services", "adapters", "pipelines"},
     "faces": {"ports", "services", "adapters", "pipelines"},  # through the facade only
+    # The HTTP client: the domain, the errors and the API's wire models, never the service itself.
+    "client": {"settings", "ports", "services", "adapters", "pipelines", "server", "facade"},
 }
 
 

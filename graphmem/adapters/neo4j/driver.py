@@ -27,6 +27,7 @@ import neo4j
 from neo4j import GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 from neo4j.vector import Vector
+from prometheus_client import Counter, Gauge
 
 from graphmem.adapters.neo4j.migrations import migrate
 from graphmem.adapters.neo4j.queries import Query, load
@@ -48,6 +49,12 @@ SCHEMA_RACES = {
 FIRST_DELAY, JITTER = 1.0, 0.2
 #: What a server that cannot be reached raises.
 UNREACHABLE = (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)
+
+#: What ``GET /metrics`` shows of the connection (graphmem.http.metrics): transactions tried
+#: again, the times Neo4j was found unreachable, and whether it is marked so now.
+RETRIES = Counter("graphmem_neo4j_retries", "Neo4j transactions tried again after a retryable error")
+OUTAGES = Counter("graphmem_neo4j_unreachable_periods", "Times Neo4j was found unreachable after its retries")
+DOWN = Gauge("graphmem_neo4j_unreachable", "1 while Neo4j is marked unreachable", multiprocess_mode="max")
 
 #: Seconds to open one connection: a server that does not answer in that time is down (the
 #: driver's default, 30 s, made a refused or unknown host take a minute to report).
@@ -272,6 +279,7 @@ class Neo4jConnection:
         if self._unreachable:
             self.verify()
             self._unreachable = False
+            DOWN.set(0)
         deadline = time.monotonic() + self.settings.neo4j_retry_seconds
         delay = FIRST_DELAY
         try:
@@ -289,11 +297,15 @@ class Neo4jConnection:
                         gone = isinstance(exc, UNREACHABLE) and not self._reachable()
                         if gone or not exc.is_retryable() or time.monotonic() + delay > deadline:
                             raise
+                    RETRIES.inc()
                     time.sleep(delay * random.uniform(1 - JITTER, 1 + JITTER))
                     delay *= 2
         except Unavailable as exc:
             # Only a connection that opens clears it (above), never another error.
             if isinstance(exc.__cause__, UNREACHABLE):
+                if not self._unreachable:
+                    OUTAGES.inc()
+                    DOWN.set(1)
                 self._unreachable = True
             raise
 

@@ -26,6 +26,7 @@ from graphmem.http.context import (
     v1_router,
 )
 from graphmem.http.errors import ApiError, answers
+from graphmem.http.metrics import written
 
 router = v1_router()
 
@@ -60,7 +61,7 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
         report = caller.mem.ingest(episodes, body.extractor, actor=caller.actor)
         failed += [{"index": indexes[position], "error": why} for position, why in report.rejected]
         failed.sort(key=lambda f: f["index"])
-        return views.ingest(report, len(episodes) - len(report.rejected), failed)
+        return dict(written(views.ingest(report, len(episodes) - len(report.rejected), failed)))
 
     # Past its time the write becomes a job (202), never a 503 for work that then completes.
     return await caller.run(work, on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
@@ -86,7 +87,7 @@ async def get_job(job_id: str, caller: CallerDep) -> dict:
 )
 async def complete(scope: Target, caller: CallerDep) -> dict:
     return await caller.run(
-        lambda: views.write_report(caller.mem.complete(scope, actor=caller.actor)),
+        lambda: dict(written(views.write_report(caller.mem.complete(scope, actor=caller.actor)))),
         on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running),
     )
 

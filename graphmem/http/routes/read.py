@@ -27,6 +27,7 @@ from graphmem.http.context import (
     v1_router,
 )
 from graphmem.http.errors import ApiError, answers
+from graphmem.http.metrics import timed_recall, written
 
 #: Decisions a cursor can page through (``GraphMem.decisions`` reads the newest first).
 DECISION_WINDOW = 10_000
@@ -47,16 +48,19 @@ async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
     caller.check_shared(body.include_shared)
 
     def work() -> dict:
-        hits = caller.mem.recall(
-            body.query,
-            scope,
-            k=body.k,
-            as_of=body.as_of,
-            known_at=body.known_at,
-            hops=body.hops,
-            kinds=tuple(body.kinds),
-            include_shared=body.include_shared,
-            mode=body.mode,
+        hits = timed_recall(
+            body.hops,
+            lambda: caller.mem.recall(
+                body.query,
+                scope,
+                k=body.k,
+                as_of=body.as_of,
+                known_at=body.known_at,
+                hops=body.hops,
+                kinds=tuple(body.kinds),
+                include_shared=body.include_shared,
+                mode=body.mode,
+            ),
         )
         return views.recall(hits)
 
@@ -140,7 +144,7 @@ async def explain(unit_id: str, scope: Target, caller: CallerDep) -> dict:
 async def retract(unit_id: str, body: RetractIn, scope: Target, caller: CallerDep) -> dict:
     def work() -> dict:
         report = caller.mem.retract(segment(unit_id), scope, body.reason, actor=caller.actor)
-        return {"unit_id": segment(unit_id), **views.write_report(report)}
+        return {"unit_id": segment(unit_id), **written(views.write_report(report))}
 
     return await caller.run(work)
 
@@ -157,7 +161,7 @@ async def end(unit_id: str, body: EndIn, scope: Target, caller: CallerDep) -> di
 
     def work() -> dict:
         report = caller.mem.end(segment(unit_id), scope, body.reason, at, actor=caller.actor)
-        return {"unit_id": segment(unit_id), **views.write_report(report)}
+        return {"unit_id": segment(unit_id), **written(views.write_report(report))}
 
     return await caller.run(work)
 
