@@ -13,12 +13,13 @@ MCP tools are synchronous too; an async facade would add a second code path to k
 
 The faces (CLI, HTTP, MCP) go through it only, importing from here the facade and the result
 types its methods return, and render results with ``graphmem.faces.views``. Its modules:
-``arguments`` (what the methods take), ``writing``, ``reading``, ``operating`` (the groups of
-methods over ``parts``), ``facade`` (the class) and ``wiring`` (its parts on Neo4j).
+``arguments`` (what the methods take), ``writing``, ``reading``, ``listing``, ``operating`` (the
+groups of methods over ``parts``), ``facade`` (the class) and ``wiring`` (its parts on Neo4j).
 """
 
 from graphmem.api.arguments import MAX_BATCH, MAX_BUDGET, MAX_OFFSET, SubjectLike, as_scope
 from graphmem.api.facade import GraphMem
+from graphmem.domain.models import EntityPage, EntitySummary, UnitPage, UnitStatus
 from graphmem.pipelines import shapes
 from graphmem.pipelines.assemble import Assembly
 from graphmem.pipelines.exchange import Plan
@@ -30,10 +31,14 @@ __all__ = [
     "MAX_BUDGET",
     "MAX_OFFSET",
     "Assembly",
+    "EntityPage",
+    "EntitySummary",
     "GraphMem",
     "Plan",
     "Recalled",
     "SubjectLike",
+    "UnitPage",
+    "UnitStatus",
     "WriteReport",
     "as_scope",
     "shapes",  # the faces show a stored record as an export writes it

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from graphmem.api.arguments import checked
+from graphmem.api.listing import Listing
 from graphmem.api.operating import Operating
-from graphmem.api.reading import Reading
 from graphmem.api.writing import Writing
 from graphmem.ports import Embedder
 from graphmem.settings.config import Settings
 
 
 @checked
-class GraphMem(Writing, Reading, Operating):
-    """Temporal memory for one process: write, recall, assemble, audit."""
+class GraphMem(Writing, Listing, Operating):
+    """Temporal memory for one process: write, recall, assemble, audit, list (``Listing`` holds
+    the reads too)."""
 
     @classmethod
     def connect(

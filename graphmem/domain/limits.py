@@ -22,3 +22,4 @@ TokenBudget = Annotated[
     int,
     Field(gt=0, le=MAX_BLOCK_TOKENS, strict=True, description=f"Tokens the block may hold (1..{MAX_BLOCK_TOKENS})."),
 ]
+PageSize = Annotated[int, Field(ge=1, le=MAX_K, strict=True, description=f"Rows on one page (1..{MAX_K}).")]

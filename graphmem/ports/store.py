@@ -28,6 +28,7 @@ from graphmem.domain.models import (
     AssembleTrace,
     Decision,
     Deletion,
+    EntitySummary,
     Episode,
     Erasure,
     GroupUnit,
@@ -45,6 +46,8 @@ from graphmem.domain.models import (
     TextsRead,
     UnitEdges,
     UnitFilter,
+    UnitKey,
+    UnitQuery,
     WriteBatch,
 )
 from graphmem.ports.records import Record
@@ -108,6 +111,24 @@ class UnitStore(Protocol):
     ) -> list[MemoryUnit]:
         """Units matching ``flt`` and visible at ``at`` (now when None; no visibility test when
         ``flt.include_expired``), ordered by (created_at, id), paged."""
+        ...
+
+    def page_units(
+        self, scope: Scope, query: UnitQuery, at: AsOf, after: UnitKey | None = None, limit: int = 100
+    ) -> list[MemoryUnit]:
+        """Units known at ``at.known`` that ``query`` matches (their ``UnitStatus`` read at
+        ``at``; its entity resolved in the scope, the units about or naming it), each as seen
+        at ``at.known`` (as ``list_units``): newest first by (created_at, id), those strictly
+        after ``after`` in that order, at most ``limit``."""
+        ...
+
+    def page_entities(
+        self, scope: Scope, at: AsOf, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[EntitySummary]:
+        """Entities a unit or episode of the scope is about or names, by normalised name: those
+        whose name starts with ``prefix`` and comes after ``after`` (both normalised), at most
+        ``limit``. ``facts`` counts the units about it visible at ``at``; ``aliases`` and
+        ``last_change`` (None with no fact about it) read the facts known at ``at.known``."""
         ...
 
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:

@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from graphmem.adapters.memory import erasure, exchange, writes
+from graphmem.adapters.memory import erasure, exchange, listing, writes
 from graphmem.adapters.memory.tables import Recalls, Tables, Version
 from graphmem.adapters.memory.units import edges_of, units_at, with_edges
 from graphmem.domain.mentions import named_in, names_in
@@ -22,6 +22,7 @@ from graphmem.domain.models import (
     AssembleTrace,
     Decision,
     Deletion,
+    EntitySummary,
     Episode,
     Erasure,
     GroupUnit,
@@ -39,6 +40,8 @@ from graphmem.domain.models import (
     TextsRead,
     UnitEdges,
     UnitFilter,
+    UnitKey,
+    UnitQuery,
     WriteBatch,
     entity_id,
     utcnow,
@@ -125,6 +128,18 @@ class InMemoryStore:
         with self._lock:
             found = units_at(self.tables, scope, flt, at or AsOf.now())
         return found[page.offset : page.offset + page.limit]
+
+    def page_units(
+        self, scope: Scope, query: UnitQuery, at: AsOf, after: UnitKey | None = None, limit: int = 100
+    ) -> list[MemoryUnit]:
+        with self._lock:
+            return listing.unit_page(self.tables, scope, query, at, after, limit)
+
+    def page_entities(
+        self, scope: Scope, at: AsOf, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[EntitySummary]:
+        with self._lock:
+            return listing.entity_page(self.tables, scope, at, prefix, after, limit)
 
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
         with self._lock:

@@ -10,9 +10,10 @@ from neo4j import ManagedTransaction
 
 from graphmem.adapters.neo4j.driver import Neo4jConnection, run
 from graphmem.adapters.neo4j.names import known_names_in, names_key, texts_changed, texts_naming
-from graphmem.adapters.neo4j.rows import group_unit, scope_props, unit_from_row
+from graphmem.adapters.neo4j.rows import group_unit, native, scope_props, unit_from_row
 from graphmem.domain.models import (
     AsOf,
+    EntitySummary,
     GroupUnit,
     MemoryUnit,
     NamesRead,
@@ -21,7 +22,10 @@ from graphmem.domain.models import (
     Scope,
     TextsRead,
     UnitFilter,
+    UnitKey,
+    UnitQuery,
     entity_id,
+    normalise,
 )
 
 
@@ -55,6 +59,40 @@ class Neo4jUnits:
             limit=page.limit,
         )
         return [unit_from_row(r) for r in rows]
+
+    def page_units(
+        self, scope: Scope, query: UnitQuery, at: AsOf, after: UnitKey | None = None, limit: int = 100
+    ) -> list[MemoryUnit]:
+        # The entity's units come from its edges, the others from the (scope, created_at) index.
+        chosen = {"entity_id": entity_id(scope, query.entity)} if query.entity else {}
+        rows = self.conn.read(
+            "listing/units_naming" if query.entity else "listing/units",
+            scope=scope.key,
+            **chosen,
+            known=at.known,
+            valid=at.valid,
+            kind=query.kind.value if query.kind else None,
+            contains=query.contains.lower() if query.contains else None,
+            status=query.status.value if query.status else None,
+            before_at=after.created_at if after else None,
+            before_id=after.id if after else None,
+            limit=limit,
+        )
+        return [unit_from_row(r) for r in rows]
+
+    def page_entities(
+        self, scope: Scope, at: AsOf, prefix: str = "", after: str = "", limit: int = 100
+    ) -> list[EntitySummary]:
+        rows = self.conn.read(
+            "listing/entities",
+            scope=scope.key,
+            prefix=normalise(prefix),
+            after=normalise(after),
+            limit=limit,
+            known=at.known,
+            valid=at.valid,
+        )
+        return [EntitySummary.model_validate({**native(dict(r)), "aliases": sorted(r["aliases"])}) for r in rows]
 
     def unit_records(self, scope: Scope, ids: Sequence[str]) -> list[GroupUnit]:
         rows = self.conn.read("store/unit_records", scope=scope.key, ids=list(dict.fromkeys(ids)))

@@ -42,6 +42,15 @@ from graphmem.domain.models.episodes import (
 )
 from graphmem.domain.models.exchange import RECORD_KINDS, RecordKind, SubjectCounts
 from graphmem.domain.models.index import IndexState, IndexStatus
+from graphmem.domain.models.listing import (
+    MAX_FILTER_CHARS,
+    EntityPage,
+    EntitySummary,
+    UnitKey,
+    UnitPage,
+    UnitQuery,
+    UnitStatus,
+)
 from graphmem.domain.models.scope import NO_PROJECT, MemoryKind, Scope, SubjectType, check_new_project
 from graphmem.domain.models.search import SEEDS, UNNAMED, Hit, Reached, Scored, SearchRequest, Step, Unnamed
 from graphmem.domain.models.text import (
@@ -80,6 +89,7 @@ __all__ = [
     "ERASED_KINDS",
     "HIDDEN_CATEGORIES",
     "MAX_CHANNEL_CHARS",
+    "MAX_FILTER_CHARS",
     "MAX_CONTENT_CHARS",
     "MAX_EPISODE_ID_CHARS",
     "MAX_LABELS",
@@ -103,6 +113,8 @@ __all__ = [
     "Deletion",
     "Edge",
     "Entity",
+    "EntityPage",
+    "EntitySummary",
     "Episode",
     "Erasure",
     "Fact",
@@ -145,6 +157,10 @@ __all__ = [
     "UTCDatetime",
     "UnitEdges",
     "UnitFilter",
+    "UnitKey",
+    "UnitPage",
+    "UnitQuery",
+    "UnitStatus",
     "Unnamed",
     "Usage",
     "VersionRead",
