@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -105,12 +104,6 @@ class _Server(MCPServer):
                 log.error("tool %s failed", name, exc_info=cause)
                 return _refusal(error_line(exc)), "error"
             return _refusal(error_line(exc)), "warning"
-
-    async def list_resources(self, *args: Any, **kwargs: Any) -> Any:
-        """One resource per subject the caller may read (``graphmem://subjects/{subject}``);
-        its entities and units are reached through the templates."""
-        names = await anyio.to_thread.run_sync(self.surface.subjects)
-        return [self.surface.subject_resource(name) for name in names]
 
     async def get_prompt(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """The SDK's, but an unknown prompt is -32602 (the SDK answers error code 0)."""

@@ -1,27 +1,26 @@
 """What the MCP server offers beside its tools: resources, a prompt and completion.
 
-- Resources, JSON documents by URI (``resources/list`` names the subjects a caller may read;
-  ``resources/templates/list`` the three templates):
+- Resources, JSON documents by URI; ``resources/list`` pages through the subjects a caller may
+  read, each followed by its entities:
 
-  - ``graphmem://subjects/{subject}``: what the subject holds (counts, resident blocks);
-  - ``graphmem://subjects/{subject}/entities/{name}``: an entity's bi-temporal timeline
-    (``GraphMem.history``, ended and expired facts included);
-  - ``graphmem://subjects/{subject}/units/{unit_id}``: one unit with its usage and provenance
-    (``GraphMem.unit`` and ``GraphMem.explain``).
+  - ``graphmem://subjects/{subject}``: counts, resident blocks, the newest units;
+  - ``graphmem://subjects/{subject}/entities/{name}``: an entity, its current facts and its
+    bi-temporal timeline (``GraphMem.entity``);
+  - ``graphmem://subjects/{subject}/units/{unit_id}``: one unit with its usage and provenance.
 
-  A read is scoped as a tool call is (``McpConfig.scope_for``: the server's subjects, an API
-  key's). A URI naming nothing, or a subject the caller may not read, is JSON-RPC error -32602
-  with the URI in its data.
+  Every read is scoped as a tool call is (``McpConfig.scope_for``: the server's subjects, an
+  API key's). A URI naming nothing, or a subject the caller may not read, is error -32602.
 - The prompt ``memory_context``: the context ``GraphMem.assemble`` builds for a question, then
   the question, as one user message.
-- Completion (``completion/complete``) of the ``subject`` argument of the prompt and the
-  templates, and of the entity template's ``name``.
+- Completion of the ``subject`` argument of the prompt and the templates, and of an entity's
+  ``name`` (``GraphMem.entities`` by prefix).
 
 Logging (``logging/setLevel``) is in ``graphmem.mcp.session_log``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
@@ -32,6 +31,8 @@ from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     Completion,
+    ListResourcesResult,
+    PaginatedRequestParams,
     PromptReference,
     Resource,
     ResourceTemplateReference,
@@ -43,6 +44,9 @@ from graphmem.domain.times import parse_optional_time
 from graphmem.errors import REPORTED, InvalidInput, NotFound, error_line
 from graphmem.faces import views
 from graphmem.mcp.config import CALLER
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphmem.api import EntitySummary
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphmem.mcp.tools import MemoryTools
@@ -58,6 +62,10 @@ PROMPT_DESCRIPTION = (
 )
 #: At most this many completion values (the protocol's limit).
 MAX_VALUES = 100
+#: Entities on one page of ``resources/list``.
+PAGE = 100
+#: The newest units a subject's document links to.
+RECENT = 20
 
 
 def uri(template: str, **values: str) -> str:
@@ -65,16 +73,32 @@ def uri(template: str, **values: str) -> str:
     return template.format(**{k: quote(v, safe=":") for k, v in values.items()})
 
 
-def refusal(exc: BaseException, where: str) -> MCPError:
+def refusal(exc: BaseException, where: str | None = None) -> MCPError:
     """A graphmem error as a JSON-RPC error: what a caller got wrong (an unknown id or name, a
-    subject it may not read, a bad argument) is -32602 with ``where`` (the URI) in its data;
-    anything else (Neo4j unreachable) -32603."""
+    subject it may not read, a bad argument or cursor) is -32602 with ``where`` (the URI) in its
+    data; anything else (Neo4j unreachable) -32603."""
     code = INVALID_PARAMS if isinstance(exc, NotFound | InvalidInput | ValueError) else INTERNAL_ERROR
-    return MCPError(code, error_line(exc), {"uri": where})
+    return MCPError(code, error_line(exc), {"uri": where} if where is not None else None)
 
 
 def dumped(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def page_cursor(subject: str, entities: str | None) -> str:
+    """``resources/list``'s cursor: the subject it is in, and where in its entities (None: the
+    subject's own resource comes first)."""
+    return base64.urlsafe_b64encode(json.dumps([subject, entities]).encode()).decode()
+
+
+def read_page_cursor(cursor: str) -> tuple[str, str | None]:
+    try:
+        subject, entities = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        if not isinstance(subject, str) or not isinstance(entities, str | None):
+            raise TypeError(cursor)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("cursor: not one resources/list gave") from exc
+    return subject, entities
 
 
 class Surface:
@@ -106,12 +130,43 @@ class Surface:
         return found
 
     # -- resources -------------------------------------------------------------------------
+    def resource_page(self, cursor: str | None) -> tuple[list[Resource], str | None]:
+        """One page of ``resources/list``: a subject the caller may read, then its entities by
+        name, a page at a time; the cursor of the next (None after the last subject)."""
+        subjects = self.subjects()
+        if cursor is None:
+            if not subjects:
+                return [], None
+            name, after = subjects[0], None
+        else:
+            name, after = read_page_cursor(cursor)
+            if name not in subjects:  # a cursor is no key: the caller's rights are checked again
+                raise InvalidInput(f"cursor: subject {name} is not one this caller may list")
+        scope = self.config.scope_for(name)
+        page = self.tools.mem.entities(scope, cursor=after, limit=PAGE)
+        found = [self.subject_resource(name)] if after is None else []
+        found += [self.entity_resource(name, e) for e in page.entities]
+        if page.next_cursor is not None:
+            return found, page_cursor(name, page.next_cursor)
+        rest = subjects[subjects.index(name) + 1 :]
+        return found, page_cursor(rest[0], None) if rest else None
+
     def subject_resource(self, name: str) -> Resource:
         return Resource(
             uri=uri(SUBJECT_URI, subject=name),
             name=name,
             title=f"{name}'s memory",
-            description=f"What {name} holds: counts, resident blocks, and the URI templates of its entities and units.",
+            description=f"What {name} holds: counts, resident blocks, its newest units.",
+            mime_type=JSON,
+        )
+
+    def entity_resource(self, subject: str, entity: EntitySummary) -> Resource:
+        aliases = f" (also {', '.join(entity.aliases)})" if entity.aliases else ""
+        return Resource(
+            uri=uri(ENTITY_URI, subject=subject, name=entity.name),
+            name=entity.name,
+            title=f"{entity.name} ({subject})",
+            description=f"{entity.name}{aliases}: {entity.facts} current facts, with the timeline of every fact.",
             mime_type=JSON,
         )
 
@@ -120,10 +175,14 @@ class Surface:
         name = subject_name(scope)
         counts = next((r for r in self.tools.mem.subjects() if r["scope"] == scope), None)
         held = {k: counts[k] if counts else 0 for k in ("episodes", "units", "decisions")}
+        recent = self.tools.mem.units(scope, limit=RECENT).units
         return dumped(
             {
                 **views.subject(scope, held),
                 "blocks": [views.block(b) for b in self.tools.mem.list_blocks(scope)],
+                "recent_units": [
+                    {"uri": uri(UNIT_URI, subject=name, unit_id=u.id), "content": u.content} for u in recent
+                ],
                 "entity_uris": uri(SUBJECT_URI, subject=name) + "/entities/{name}",
                 "unit_uris": uri(SUBJECT_URI, subject=name) + "/units/{unit_id}",
             }
@@ -131,10 +190,18 @@ class Surface:
 
     def read_entity(self, subject: str, name: str) -> str:
         scope = self.config.scope_for(subject)
-        entries = self.tools.mem.history(scope, entity=name, include_expired=True)
-        if not entries:
-            raise NotFound(f"no entity {name} in scope {scope}")
-        return dumped({**views.scope(scope), "entity": name, "timeline": [views.history_entry(e) for e in entries]})
+        found = self.tools.mem.entity(name, scope)
+        return dumped(
+            {
+                **views.scope(scope),
+                "entity": found["entity"].model_dump(mode="json"),
+                "facts": [
+                    {**views.unit(u), "uri": uri(UNIT_URI, subject=subject_name(scope), unit_id=u.id)}
+                    for u in found["facts"]
+                ],
+                "timeline": [views.history_entry(e) for e in found["history"]],
+            }
+        )
 
     def read_unit(self, subject: str, unit_id: str) -> str:
         scope = self.config.scope_for(subject)
@@ -164,11 +231,24 @@ class Surface:
         ours = (isinstance(ref, PromptReference) and ref.name == PROMPT) or (
             isinstance(ref, ResourceTemplateReference) and ref.uri in (SUBJECT_URI, ENTITY_URI, UNIT_URI)
         )
-        typed = (argument.value or "").casefold()
-        values: list[str] = []
+        typed = argument.value or ""
         if ours and argument.name == "subject":
-            values = [s for s in self.subjects() if s.casefold().startswith(typed)]
-        return Completion(values=values[:MAX_VALUES], total=len(values), has_more=len(values) > MAX_VALUES)
+            values = [s for s in self.subjects() if s.casefold().startswith(typed.casefold())]
+            return Completion(values=values[:MAX_VALUES], total=len(values), has_more=len(values) > MAX_VALUES)
+        if ours and argument.name == "name" and ref.uri == ENTITY_URI:
+            given = (context.arguments or {}).get("subject") if context is not None else None
+            return self.entity_names(given, typed)
+        return Completion(values=[])
+
+    def entity_names(self, subject: str | None, typed: str) -> Completion:
+        """The names of ``subject``'s entities starting with ``typed`` (normalised: case and
+        surrounding punctuation ignored); none for a subject the caller may not read."""
+        try:
+            scope = self.config.scope_for(subject)
+            page = self.tools.mem.entities(scope, prefix=typed, limit=MAX_VALUES)
+        except InvalidInput:  # a subject it may not name, or an over-long prefix
+            return Completion(values=[])
+        return Completion(values=[e.name for e in page.entities], has_more=page.next_cursor is not None)
 
 
 def install(server: Any, tools: MemoryTools) -> Surface:
@@ -236,4 +316,15 @@ def install(server: Any, tools: MemoryTools) -> Surface:
             raise MCPError(INTERNAL_ERROR, error_line(exc)) from None
 
     server.completion()(complete)
+
+    async def list_resources(ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        try:
+            found, after = await anyio.to_thread.run_sync(surface.resource_page, cursor)
+        except REPORTED as exc:
+            raise refusal(exc) from None
+        return ListResourcesResult(resources=found, next_cursor=after)
+
+    # Paged: the SDK's own handler lists the resources registered on it, in one page.
+    server._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
     return surface

@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - mcp 1.x
 
 
 from mcp.shared.exceptions import MCPError
-from mcp.types import PromptReference
+from mcp.types import PaginatedRequestParams, PromptReference, ResourceTemplateReference
 
 import graphmem
 from tests.conftest import fresh_scope
@@ -321,6 +321,16 @@ def create_key(subject: str) -> str:
     return json.loads(made.stdout)["key"]
 
 
+async def every_resource(session: ClientSession) -> list[str]:
+    """``resources/list`` paged to its end."""
+    listed, cursor = [], None
+    while True:
+        result = await session.list_resources(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        listed += [r.uri for r in result.resources]
+        if (cursor := result.next_cursor) is None:
+            return listed
+
+
 def document(result) -> dict:
     [content] = result.contents
     assert content.mime_type == "application/json"
@@ -345,7 +355,7 @@ def test_resources_prompt_completion_and_logging(transport):
             written = await call(s, "remember", text="Alice lives in Berlin.")
             unit_id = written["unit_ids"][0]
             home = f"graphmem://subjects/{subject}"
-            assert [r.uri for r in (await s.list_resources()).resources] == [home]
+            assert await every_resource(s) == [home, f"{home}/entities/Alice", f"{home}/entities/Berlin"]
             templates = {t.uri_template for t in (await s.list_resource_templates()).resource_templates}
             assert templates == {
                 "graphmem://subjects/{subject}",
@@ -366,6 +376,9 @@ def test_resources_prompt_completion_and_logging(transport):
 
             prompt = PromptReference(type="ref/prompt", name="memory_context")
             assert (await s.complete(prompt, {"name": "subject", "value": subject[:6]})).completion.values == [subject]
+            entity = ResourceTemplateReference(type="ref/resource", uri="graphmem://subjects/{subject}/entities/{name}")
+            names = await s.complete(entity, {"name": "name", "value": "b"}, context_arguments={"subject": subject})
+            assert names.completion.values == ["Berlin"]
 
             await s.set_logging_level("debug")
             await refused(s, "explain", unit_id="nope")
@@ -385,7 +398,8 @@ def test_a_key_bound_to_one_subject_reaches_no_other_by_uri_prompt_or_completion
             bob_unit = (await call(s, "remember", text="Bob lives in Oslo.", subject=bob))["unit_ids"][0]
         async with connect("http", alice, "--allow-any-subject", token=key) as s:
             await call(s, "remember", text="Alice lives in Berlin.")
-            assert [r.uri for r in (await s.list_resources()).resources] == [f"graphmem://subjects/{alice}"]
+            assert (await every_resource(s))[0] == f"graphmem://subjects/{alice}"
+            assert not any(bob in uri for uri in await every_resource(s))
             for uri in (
                 f"graphmem://subjects/{bob}",
                 f"graphmem://subjects/{bob}/entities/Bob",
@@ -399,6 +413,9 @@ def test_a_key_bound_to_one_subject_reaches_no_other_by_uri_prompt_or_completion
                 await s.get_prompt("memory_context", {"question": "where?", "subject": bob})
             prompt = PromptReference(type="ref/prompt", name="memory_context")
             assert (await s.complete(prompt, {"name": "subject", "value": ""})).completion.values == [alice]
+            entity = ResourceTemplateReference(type="ref/resource", uri="graphmem://subjects/{subject}/entities/{name}")
+            names = await s.complete(entity, {"name": "name", "value": "b"}, context_arguments={"subject": bob})
+            assert names.completion.values == []
 
     run(scenario)
 

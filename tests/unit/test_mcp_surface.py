@@ -20,6 +20,8 @@ from mcp.types import PromptReference, ResourceTemplateReference
 from starlette.testclient import TestClient
 
 from graphmem.api import GraphMem
+from graphmem.domain.models import Fact
+from graphmem.mcp import surface
 from graphmem.mcp.config import CALLER
 from graphmem.mcp.server import McpConfig, build_server, http_app
 from graphmem.mcp.surface import ENTITY_URI, PROMPT, SUBJECT_URI, UNIT_URI
@@ -51,6 +53,16 @@ def text(result) -> dict:
     return json.loads(content.text)
 
 
+async def every_resource(c) -> tuple[list[str], int]:
+    """``resources/list`` paged to its end: the URIs, and how many pages it took."""
+    listed, cursor, pages = [], None, 0
+    while pages == 0 or cursor is not None:
+        result = await c.list_resources(cursor=cursor)
+        listed += [r.uri for r in result.resources]
+        cursor, pages = result.next_cursor, pages + 1
+    return listed, pages
+
+
 async def refused(call) -> MCPError:
     with pytest.raises(MCPError) as info:
         await call
@@ -73,12 +85,22 @@ def test_resources_reach_subjects_entities_and_units_in_scope(server):
     async def scenario(c):
         written = (await c.call_tool("remember", {"text": "Alice lives in Berlin."})).structured_content
         unit_id = written["unit_ids"][0]
-        listed = [r.uri for r in (await c.list_resources()).resources]
-        assert listed == ["graphmem://subjects/user:alice", "graphmem://subjects/user:bob"]
+        listed, _ = await every_resource(c)
+        assert listed == [
+            "graphmem://subjects/user:alice",
+            "graphmem://subjects/user:alice/entities/Alice",
+            "graphmem://subjects/user:alice/entities/Berlin",
+            "graphmem://subjects/user:bob",
+        ]
 
         subject = text(await c.read_resource("graphmem://subjects/user:alice"))
         assert subject["scope"] == ALICE and subject["units"] == 1 and subject["episodes"] == 1
-        entity = text(await c.read_resource("graphmem://subjects/user:alice/entities/Alice"))
+        assert subject["recent_units"] == [
+            {"uri": f"graphmem://subjects/user:alice/units/{unit_id}", "content": "Alice lives in Berlin."}
+        ]
+        entity = text(await c.read_resource("graphmem://subjects/user:alice/entities/alice"))  # case ignored
+        assert entity["entity"]["name"] == "Alice" and entity["entity"]["facts"] == 1
+        assert [f["uri"] for f in entity["facts"]] == [f"graphmem://subjects/user:alice/units/{unit_id}"]
         assert [e["content"] for e in entity["timeline"]] == ["Alice lives in Berlin."]
         unit = text(await c.read_resource(f"graphmem://subjects/user:alice/units/{unit_id}"))
         assert unit["unit"]["id"] == unit_id and unit["episode"]["raw"] == "Alice lives in Berlin."
@@ -115,7 +137,7 @@ def test_the_prompt_assembles_context_for_a_question(server):
     session(server, scenario)
 
 
-def test_completion_of_subjects(server):
+def test_completion_of_subjects_and_entity_names(server):
     async def scenario(c):
         await c.call_tool("remember", {"text": "Alice lives in Berlin."})
         await c.call_tool("remember", {"text": "Alfred lives in Oslo.", "subject": BOB})
@@ -123,6 +145,13 @@ def test_completion_of_subjects(server):
         assert (await c.complete(prompt, {"name": "subject", "value": "user:b"})).completion.values == [BOB]
         template = ResourceTemplateReference(type="ref/resource", uri=SUBJECT_URI)
         assert (await c.complete(template, {"name": "subject", "value": "USER:"})).completion.values == [ALICE, BOB]
+        entity = ResourceTemplateReference(type="ref/resource", uri=ENTITY_URI)
+        names = await c.complete(entity, {"name": "name", "value": "al"}, context_arguments={"subject": BOB})
+        assert names.completion.values == ["Alfred"]
+        names = await c.complete(entity, {"name": "name", "value": "AL"})  # the server's subject, case ignored
+        assert names.completion.values == ["Alice"]
+        names = await c.complete(entity, {"name": "name", "value": "a"}, context_arguments={"subject": CAROL})
+        assert names.completion.values == []  # a subject the server does not allow completes to nothing
         other = PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
         assert (await c.complete(other, {"name": "arg1", "value": "x"})).completion.values == []
 
@@ -172,7 +201,11 @@ def test_a_key_bound_to_one_subject_lists_reads_and_completes_only_that_one(mem:
     key, _ = mem.create_key([ALICE])
 
     async def scenario(c):
-        assert [r.uri for r in (await c.list_resources()).resources] == ["graphmem://subjects/user:alice"]
+        assert (await every_resource(c))[0] == [
+            "graphmem://subjects/user:alice",
+            "graphmem://subjects/user:alice/entities/Alice",
+            "graphmem://subjects/user:alice/entities/Berlin",
+        ]
         for uri in (
             "graphmem://subjects/user:bob",
             "graphmem://subjects/user:bob/entities/Bob",
@@ -185,9 +218,37 @@ def test_a_key_bound_to_one_subject_lists_reads_and_completes_only_that_one(mem:
         assert (await refused(c.get_prompt(PROMPT, {"question": "where?", "subject": BOB}))).code == -32602
         prompt = PromptReference(type="ref/prompt", name=PROMPT)
         assert (await c.complete(prompt, {"name": "subject", "value": "user:"})).completion.values == [ALICE]
+        entity = ResourceTemplateReference(type="ref/resource", uri=ENTITY_URI)
+        names = await c.complete(entity, {"name": "name", "value": "b"}, context_arguments={"subject": BOB})
+        assert names.completion.values == []  # Bob is stored, but not Alice's key's
+        forged = surface.page_cursor(BOB, None)  # a cursor naming Bob: listing rechecks the caller
+        assert (await refused(c.list_resources(cursor=forged))).code == -32602
 
     mark = CALLER.set(key)
     try:
         session(server, scenario)
     finally:
         CALLER.reset(mark)
+
+
+@pytest.mark.parametrize("page", [1, 2, 3, 50])
+def test_resources_list_pages_to_every_subject_and_entity_once(mem: GraphMem, monkeypatch, page):
+    """Paged by ``page`` entities, the listing ends after each subject the caller may read,
+    followed by each of its entities by name, exactly once and in that order."""
+    monkeypatch.setattr(surface, "PAGE", page)
+    server = build_server(lambda: mem, McpConfig(subject=ALICE, allow_subjects=(BOB, CAROL)))
+    names = {ALICE: ["Ann", "bea", "Cyd", "Dov", "eve"], BOB: [], CAROL: ["Zed"]}
+    for subject, held in names.items():
+        for name in held:
+            mem.remember(
+                f"{name} likes tea.", subject=subject, facts=[Fact(subject=name, predicate="likes", object="x")]
+            )
+    wanted = []
+    for subject, held in names.items():
+        wanted.append(f"graphmem://subjects/{subject}")
+        found = sorted([*held, *(["x"] if held else [])], key=str.casefold)
+        wanted += [f"graphmem://subjects/{subject}/entities/{name}" for name in found]
+
+    listed, pages = session(server, every_resource)
+    assert listed == wanted
+    assert pages >= len(names) and (page > 6 or pages > len(names))
