@@ -47,6 +47,7 @@ from graphmem.mcp.config import CALLER
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphmem.api import EntitySummary
+    from graphmem.domain.models import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphmem.mcp.tools import MemoryTools
@@ -111,6 +112,12 @@ class Surface:
     def config(self):
         return self.tools.config
 
+    def named(self, subject: str) -> Scope:
+        """The scope a URI names: unlike a tool's, its subject is never the default."""
+        if not subject.strip():
+            raise InvalidInput("a resource URI names its subject: graphmem://subjects/TYPE:ID")
+        return self.config.scope_for(subject)
+
     def subjects(self) -> list[str]:
         """The subjects a caller may read, as TYPE:ID: the server's own and those it allows
         (with ``allow_any_subject``, every stored subject too), less those its API key lacks."""
@@ -171,7 +178,7 @@ class Surface:
         )
 
     def read_subject(self, subject: str) -> str:
-        scope = self.config.scope_for(subject)
+        scope = self.named(subject)
         name = subject_name(scope)
         counts = next((r for r in self.tools.mem.subjects() if r["scope"] == scope), None)
         held = {k: counts[k] if counts else 0 for k in ("episodes", "units", "decisions")}
@@ -189,7 +196,7 @@ class Surface:
         )
 
     def read_entity(self, subject: str, name: str) -> str:
-        scope = self.config.scope_for(subject)
+        scope = self.named(subject)
         found = self.tools.mem.entity(name, scope)
         return dumped(
             {
@@ -204,7 +211,7 @@ class Surface:
         )
 
     def read_unit(self, subject: str, unit_id: str) -> str:
-        scope = self.config.scope_for(subject)
+        scope = self.named(subject)
         found = self.tools.mem.unit(unit_id, scope)
         why = views.explanation(self.tools.mem.explain(unit_id, scope))
         return dumped(

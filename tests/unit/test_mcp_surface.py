@@ -106,12 +106,13 @@ def test_resources_reach_subjects_entities_and_units_in_scope(server):
         assert unit["unit"]["id"] == unit_id and unit["episode"]["raw"] == "Alice lives in Berlin."
         assert "graphmem://subjects/user:alice/entities/Alice" in unit["entity_uris"]
 
-        # another subject's unit, a subject the server does not allow, an unknown URI: -32602
-        # with the URI in the data (SEP-2164)
+        # another subject's unit, a subject the server does not allow, an unknown entity, no
+        # subject, an unknown URI: -32602 with the URI in the data (SEP-2164)
         for uri in (
             f"graphmem://subjects/user:bob/units/{unit_id}",
             "graphmem://subjects/user:carol",
             "graphmem://subjects/user:alice/entities/Nobody",
+            "graphmem://subjects/",  # a URI names its subject: never the default one
             "test://static-text",
         ):
             error = await refused(c.read_resource(uri))
