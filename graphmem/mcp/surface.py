@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
 
 import anyio
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INTERNAL_ERROR,
@@ -289,6 +290,9 @@ def install(server: Any, tools: MemoryTools) -> Surface:
     server.resource(
         ENTITY_URI,
         name="entity",
+        # A name is no file path (reads are bounded by subject, not by path), so "AC/DC" or
+        # "C:\\x" must reach their entity; NUL is still refused.
+        security=ResourceSecurity(reject_path_traversal=False, reject_absolute_paths=False),
         title="An entity's timeline",
         description="Every fact about an entity on both time axes (valid_at/invalid_at, created_at/expired_at), "
         "ended and expired ones included, with the decisions behind each change.",

@@ -10,6 +10,8 @@ import json
 import warnings
 
 import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
 
@@ -17,8 +19,10 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference, ResourceTemplateReference
+from pydantic import ValidationError
 from starlette.testclient import TestClient
 
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api import GraphMem
 from graphmem.domain.models import Fact
 from graphmem.mcp import surface
@@ -253,3 +257,39 @@ def test_resources_list_pages_to_every_subject_and_entity_once(mem: GraphMem, mo
     listed, pages = session(server, every_resource)
     assert listed == wanted
     assert pages >= len(names) and (page > 6 or pages > len(names))
+
+
+#: Entity names as people write them: punctuation, path-like and URI-like characters included.
+NAMES = st.text(st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1, max_size=30)
+
+
+@settings(deadline=None, max_examples=30)  # each example serves a fresh memory
+@given(names=st.lists(NAMES, min_size=1, max_size=4))
+@example(names=["AC/DC", "C:\\x", "50% off", "{x}", "a/../b", "x?y#z"])
+def test_every_listed_entity_uri_reads_back_its_entity(embedder, names):
+    """Whatever an entity is called ("AC/DC", "50% off", "C:\\x", "{x}"), the URI
+    resources/list gives for it reads that entity, and its name completes to it."""
+    store = InMemoryStore()
+    mem = GraphMem(store, InMemoryIndex(store, embedder))
+    server = build_server(lambda: mem, McpConfig(subject=ALICE))
+    try:
+        facts = [Fact(subject=name, predicate="is", object="noted") for name in names]
+    except ValidationError:  # a name the domain refuses (only punctuation, a hidden character)
+        assume(False)
+    mem.remember("noted", subject=ALICE, facts=facts)
+    stored = {e.name for e in mem.entities(ALICE, limit=100).entities}
+
+    async def scenario(c):
+        listed, _ = await every_resource(c)
+        found = {}
+        for uri in listed[1:]:
+            found[text(await c.read_resource(uri))["entity"]["name"]] = uri
+        entity = ResourceTemplateReference(type="ref/resource", uri=ENTITY_URI)
+        completed = {
+            name: (await c.complete(entity, {"name": "name", "value": name})).completion.values for name in stored
+        }
+        return found, completed
+
+    found, completed = session(server, scenario)
+    assert set(found) == stored
+    assert all(name in values for name, values in completed.items())
