@@ -34,6 +34,8 @@ from graphmem.domain.models import (
 )
 from graphmem.errors import InvalidInput, NotFound
 
+#: Longer than any cursor a listing gives (its key holds a name of at most MAX_FILTER_CHARS).
+MAX_CURSOR_CHARS = 2000
 #: A unit's standing to list (None: every unit known at S, whatever its standing).
 Status = Annotated[UnitStatus, Strict(False)] | None
 #: A kind to list, by name too ("semantic").
@@ -115,10 +117,10 @@ class Listing(Reading):
         gives it (ended and retracted facts too). Raises ``NotFound``."""
         scope = as_scope(subject, project)
         norm = normalise(name)
-        if not norm or len(name) > MAX_FILTER_CHARS:
-            raise InvalidInput(f"name: 1 to {MAX_FILTER_CHARS} characters, not only punctuation")
+        if len(name) > MAX_FILTER_CHARS:
+            raise InvalidInput(f"name: at most {MAX_FILTER_CHARS} characters")
         at = point_in_time()
-        found = [e for e in self.store.page_entities(scope, at, norm, "", 1) if normalise(e.name) == norm]
+        found = [e for e in self.store.page_entities(scope, at, norm, "", 1) if norm and normalise(e.name) == norm]
         if not found:
             raise NotFound(f"no entity {name!r} in scope {scope}")
         facts = self.store.page_units(scope, UnitQuery(entity=name, status=UnitStatus.current), at, None, MAX_K)
@@ -143,6 +145,8 @@ def _cursor(digest: str, at: AsOf, key: dict[str, str]) -> str:
 def _read_cursor(cursor: str, digest: str) -> tuple[AsOf, dict[str, Any]]:
     """The point in time and last key a cursor holds; ``InvalidInput`` when it is not one of
     this listing's (another listing's, other filters, or not a cursor at all)."""
+    if len(cursor) > MAX_CURSOR_CHARS:
+        raise InvalidInput("cursor: not a cursor this listing gave")
     try:
         body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         at = AsOf(valid=datetime.fromisoformat(body["t"]), known=datetime.fromisoformat(body["s"]))

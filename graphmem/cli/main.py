@@ -10,7 +10,7 @@ try:  # recent typer vendors click and raises its own copy of click's exceptions
 except ImportError:  # pragma: no cover - typer before the vendored copy
     from click import exceptions as click_errors
 
-from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, read, serve, write
+from graphmem.cli import admin, blocks, db, exchange, index, keys, lifecycle, listing, read, serve, write
 from graphmem.cli.common import connection_options, fail
 from graphmem.cli.mcp import app as mcp_app
 from graphmem.errors import GraphMemError
@@ -66,6 +66,8 @@ app.add_typer(lifecycle.episodes, name="episodes")
 app.add_typer(lifecycle.review, name="review")
 app.add_typer(lifecycle.traces, name="traces")
 app.add_typer(read.units, name="units")
+read.units.command("list")(listing.list_units)
+app.add_typer(listing.entities, name="entities")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(keys.app, name="keys")
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphmem.api import shapes
-from graphmem.domain.models import ApiKey, Decision, MemoryBlock, Op, Scope
+from graphmem.domain.models import ApiKey, Decision, EntityPage, EntitySummary, MemoryBlock, Op, Scope, UnitPage
 
 if TYPE_CHECKING:
     from graphmem.domain.timewords import TimeWindow
@@ -204,3 +204,34 @@ def key(value: ApiKey, token: str | None = None) -> dict[str, Any]:
     """An API key without its digest; ``key`` (the token itself) only when it was just made."""
     shown = _plain(value.model_dump(exclude={"digest"}))
     return {"id": value.id, **({"key": token} if token is not None else {}), **shown}
+
+
+def unit_page(value: UnitPage) -> dict[str, Any]:
+    """A page of ``GraphMem.units``: each unit as stored and seen at the listing's system time,
+    newest first, and the cursor of the next page (null after the last)."""
+    return {"units": [unit(u) for u in value.units], "next_cursor": value.next_cursor}
+
+
+def entity(value: EntitySummary) -> dict[str, Any]:
+    """An entity as listed: its name, other spellings, facts about it that hold, last change."""
+    return {
+        "id": value.id,
+        "name": value.name,
+        "aliases": list(value.aliases),
+        "facts": value.facts,
+        "last_change": time(value.last_change),
+    }
+
+
+def entity_page(value: EntityPage) -> dict[str, Any]:
+    """A page of ``GraphMem.entities``, by name, and the cursor of the next (null after the last)."""
+    return {"entities": [entity(e) for e in value.entities], "next_cursor": value.next_cursor}
+
+
+def entity_view(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``GraphMem.entity``: the entity, its current facts (newest first) and its timeline."""
+    return {
+        "entity": entity(info["entity"]),
+        "facts": [unit(u) for u in info["facts"]],
+        "history": [history_entry(e) for e in info["history"]],
+    }

@@ -361,6 +361,30 @@ class EpisodePage(Out):
     next_cursor: str | None
 
 
+class UnitPage(Out):
+    units: list[Unit]
+    next_cursor: str | None
+
+
+class EntitySummary(Out):
+    id: str
+    name: str
+    aliases: list[str]
+    facts: int
+    last_change: Instant | None
+
+
+class EntityPage(Out):
+    entities: list[EntitySummary]
+    next_cursor: str | None
+
+
+class EntityView(Out):
+    entity: EntitySummary
+    facts: list[Unit]
+    history: list[HistoryEntry]
+
+
 class DecisionPage(Out):
     decisions: list[LoggedDecision]
     next_cursor: str | None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphmem.api import MAX_BUDGET, MAX_OFFSET, GraphMem
 from graphmem.domain.keys import subject_name
 from graphmem.domain.limits import MAX_HOPS, MAX_K, Hops, K, TokenBudget
-from graphmem.domain.models import Fact, MemoryKind, Scope
+from graphmem.domain.models import MAX_FILTER_CHARS, Fact, MemoryKind, Scope, Standing
 from graphmem.domain.times import parse_optional_time
 from graphmem.errors import InvalidInput, ScopeViolation, error_line
 from graphmem.faces import views
@@ -318,6 +318,71 @@ class MemoryTools:
     ) -> dict[str, Any]:
         found = self.mem.episodes(self.config.scope_for(subject), offset=offset, limit=limit)
         return {"episodes": [views.episode(e) for e in found]}
+
+    @tool(
+        READ,
+        "A page of the subject's memory units (facts), newest first, with filters: `kind`; `entity` "
+        "(units about or naming it); `contains` (text, any case); `status` at world time `as_of` and "
+        "system time `known_at` (current: true then; ended: true until an end before then; retracted: no "
+        "longer believed; all). Pass `next_cursor` back as `cursor` for the next page.",
+    )
+    def units_list(
+        self,
+        kind: Annotated[MemoryKind | None, Field(description="Only units of this kind.")] = None,
+        entity: Annotated[
+            str | None, Field(min_length=1, max_length=MAX_FILTER_CHARS, description="Only units about or naming it.")
+        ] = None,
+        contains: Annotated[
+            str | None, Field(min_length=1, max_length=MAX_FILTER_CHARS, description="Only units whose text holds it.")
+        ] = None,
+        status: Annotated[Standing, Field(description="The units' standing.")] = Standing.current,
+        as_of: AsOfArg = None,
+        known_at: KnownAtArg = None,
+        cursor: Annotated[str | None, Field(description="The next_cursor of the page before.")] = None,
+        limit: LimitArg = 50,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        at = self.read_at(subject, False, as_of, known_at)
+        page = self.mem.units(
+            at.scope,
+            kind=kind,
+            entity=entity,
+            contains=contains,
+            status=status.status,
+            as_of=at.as_of,
+            known_at=at.known_at,
+            cursor=cursor,
+            limit=limit,
+        )
+        return views.unit_page(page)
+
+    @tool(
+        READ,
+        "A page of the entities (people, places, things) the subject's memory is about, by name: each "
+        "with its other spellings, how many facts about it hold now and when one last changed. `prefix` "
+        "finds names that start with it. Pass `next_cursor` back as `cursor` for the next page.",
+    )
+    def entities_list(
+        self,
+        prefix: Annotated[str, Field(max_length=MAX_FILTER_CHARS, description="Names starting with this.")] = "",
+        cursor: Annotated[str | None, Field(description="The next_cursor of the page before.")] = None,
+        limit: LimitArg = 50,
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        page = self.mem.entities(self.config.scope_for(subject), prefix=prefix, cursor=cursor, limit=limit)
+        return views.entity_page(page)
+
+    @tool(
+        READ,
+        "What the memory knows about one entity: its facts that hold now (newest first) and its timeline, "
+        "ended and retracted facts too, each with the decisions behind it.",
+    )
+    def entity_show(
+        self,
+        entity: Annotated[str, Field(description="The entity's name, any case, e.g. 'Maria'.")],
+        subject: Subject = None,
+    ) -> dict[str, Any]:
+        return views.entity_view(self.mem.entity(entity, self.config.scope_for(subject)))
 
     @tool(
         ERASE,

@@ -43,6 +43,9 @@ SUBJECT_ROUTES = [
     ("DELETE", "/blocks/persona", None),
     ("DELETE", "?confirm=true", None),
     ("GET", "/export", None),
+    ("GET", "/units", None),
+    ("GET", "/entities", None),
+    ("GET", "/entities/Alice", None),
 ]
 
 

@@ -176,7 +176,7 @@ def test_cursors_are_checked(mem):
     assert first.next_cursor
     rest = mem.units(s, limit=2, cursor=first.next_cursor)
     assert not {u.id for u in rest.units} & {u.id for u in first.units}
-    for bad in ("", "nonsense", first.next_cursor[:-3], "eyJmIjoxfQ"):
+    for bad in ("", "nonsense", first.next_cursor[:-3], "eyJmIjoxfQ", first.next_cursor * 40):
         with pytest.raises(InvalidInput, match="cursor"):
             mem.units(s, limit=2, cursor=bad)
     with pytest.raises(InvalidInput, match="other filters or another subject"):
@@ -231,8 +231,10 @@ def test_one_entity_with_its_facts_and_timeline(mem):
         mem.entity("Alice", fresh_scope())
     with pytest.raises(NotFound):
         mem.entity("Ali", s)  # a prefix is not the entity
+    with pytest.raises(NotFound):
+        mem.entity("...", s)  # no entity has a name of punctuation only
     with pytest.raises(InvalidInput):
-        mem.entity("...", s)
+        mem.entity("A" * 201, s)
 
 
 def test_store_pages_units_by_keyset(store):

@@ -33,6 +33,20 @@ class UnitStatus(str, Enum):
     retracted = "retracted"
 
 
+class Standing(str, Enum):
+    """A standing to list, as the faces take it: one ``UnitStatus``, or ``all`` of them."""
+
+    current = "current"
+    ended = "ended"
+    retracted = "retracted"
+    all = "all"
+
+    @property
+    def status(self) -> UnitStatus | None:
+        """The ``UnitStatus`` to list (None: every unit, whatever its standing)."""
+        return None if self is Standing.all else UnitStatus(self.value)
+
+
 FilterText = Annotated[str, Field(min_length=1, max_length=MAX_FILTER_CHARS)]
 
 

@@ -4,9 +4,9 @@ the ``Gate`` (concurrency cap and timeout) through its ``context.Caller``."""
 
 from fastapi import APIRouter
 
-from graphmem.http.routes import blocks, episodes, read, subjects
+from graphmem.http.routes import blocks, episodes, listing, read, subjects
 
 #: Each resource's router, in the order the API describes them.
-ROUTERS: tuple[APIRouter, ...] = (subjects.router, episodes.router, read.router, blocks.router)
+ROUTERS: tuple[APIRouter, ...] = (subjects.router, episodes.router, read.router, listing.router, blocks.router)
 
 __all__ = ["ROUTERS"]

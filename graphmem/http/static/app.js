@@ -55,13 +55,32 @@ function subjectPath(suffix, params) {
   return `/v1/subjects/${encodeURIComponent(subject)}${suffix}${tail ? "?" + tail : ""}`;
 }
 
+// A failed request leaves nothing of the last answers on screen: what shows is what this key
+// may read now (a bad or revoked key must not leave the previous key's memory in view).
 async function run(what, work) {
   try {
     status(what + "…");
     await work();
   } catch (error) {
+    clearResults();
     status(error.message, true);
   }
+}
+
+function clearResults() {
+  $("hits").replaceChildren();
+  $("verdict").hidden = true;
+  const box = $("explanation");
+  box.className = "muted";
+  box.textContent = 'Choose "explain" on a hit.';
+  $("timeline-chart").replaceChildren();
+  $("decisions").tBodies[0].replaceChildren();
+  nextCursor = null;
+  $("decisions-more").hidden = true;
+  $("entity-list").tBodies[0].replaceChildren();
+  entitiesCursor = null;
+  $("entities-more").hidden = true;
+  $("entity-view").replaceChildren();
 }
 
 // -- key and subject --------------------------------------------------------------------------
@@ -70,6 +89,7 @@ async function useKey(event) {
   const typed = $("key").value.trim();
   if (typed) sessionStorage.setItem(KEY, typed);
   $("key").value = "";
+  clearResults();  // another key may read other subjects: nothing of the last one's stays
   await run("checking the key", async () => {
     const {key} = await api("GET", "/v1/me");
     const list = $("subjects");
@@ -87,6 +107,7 @@ async function useKey(event) {
 
 function forgetKey() {
   sessionStorage.removeItem(KEY);
+  clearResults();
   $("whoami").textContent = "";
   $("subjects").replaceChildren();
   status("key forgotten");
@@ -108,18 +129,24 @@ async function search(event) {
     list.replaceChildren();
     // Below the threshold the hits are still listed, dimmed, under the verdict: nothing hidden.
     $("verdict").hidden = relevant || !hits.length;
-    for (const hit of hits) list.append(hitItem(hit, relevant));
+    hits.forEach((hit, i) => list.append(hitItem(hit, relevant, i + 1)));
     const when = body.as_of ? ` as of ${body.as_of}` : "";
     status(`${hits.length} hit(s)${when}${relevant ? "" : ", nothing relevant found"}`);
   });
 }
 
-function hitItem(hit, relevant) {
+// Relevance as a person reads it: the calibrated confidence, or the rank when a hit has none
+// (never the raw fusion score, whose scale means nothing outside one answer).
+function relevance(hit, rank) {
+  return typeof hit.confidence === "number" ? `confidence ${Math.round(100 * hit.confidence)}%` : `rank ${rank}`;
+}
+
+function hitItem(hit, relevant, rank) {
   const item = el("li", {class: relevant ? "hit" : "hit irrelevant"});
   item.append(el("div", {class: "content"}, hit.content));
   item.append(el("div", {class: "meta"},
-    `${hit.kind} · confidence ${Math.round(100 * hit.confidence)}%`
-    + ` · true ${day(hit.valid_at)} → ${day(hit.invalid_at)}`
+    `${hit.kind} · `, el("span", {class: "relevance"}, relevance(hit, rank)),
+    ` · true ${day(hit.valid_at)} → ${day(hit.invalid_at)}`
     + ` · known ${day(hit.created_at)} → ${day(hit.expired_at)}`));
   if (hit.path && hit.path.length > 1) item.append(el("div", {class: "path"}, "via " + hit.path.join(" → ")));
   const explain = el("button", {type: "button", class: "explain"}, "explain");
@@ -226,6 +253,50 @@ function drawTimeline(entries) {
   return chart;
 }
 
+// -- entities ---------------------------------------------------------------------------------
+const ENTITY_PAGE = 20;
+let entitiesCursor = null;
+
+async function listEntities(event, more) {
+  if (event) event.preventDefault();
+  await run("listing entities", async () => {
+    const params = {limit: String(ENTITY_PAGE)};
+    const prefix = $("entity-prefix").value.trim();
+    if (prefix) params.prefix = prefix;
+    if (more && entitiesCursor) params.cursor = entitiesCursor;
+    const page = await api("GET", subjectPath("/entities", params));
+    const body = $("entity-list").tBodies[0];
+    if (!more) body.replaceChildren();
+    for (const e of page.entities) {
+      const open = el("button", {type: "button", class: "entity-open"}, e.name);
+      open.addEventListener("click", () => showEntity(e.name));
+      body.append(el("tr", {}, el("td", {}, open), el("td", {}, e.aliases.join(", ")), el("td", {class: "facts"}, e.facts),
+                     el("td", {}, e.last_change ? e.last_change.slice(0, 19).replace("T", " ") : "")));
+    }
+    entitiesCursor = page.next_cursor;
+    $("entities-more").hidden = !entitiesCursor;
+    status(`${body.rows.length} entit${body.rows.length === 1 ? "y" : "ies"}`);
+  });
+}
+
+async function showEntity(name) {
+  await run("reading the entity", async () => {
+    const info = await api("GET", subjectPath(`/entities/${encodeURIComponent(name)}`));
+    const e = info.entity;
+    const view = $("entity-view");
+    const facts = el("ul", {id: "entity-facts"});
+    for (const u of info.facts) {
+      facts.append(el("li", {}, el("span", {class: "content"}, u.content),
+                      el("span", {class: "meta"}, ` true ${day(u.time.valid_at)} → ${day(u.time.invalid_at)}`)));
+    }
+    if (!info.facts.length) facts.append(el("li", {class: "muted"}, "no fact about it holds now"));
+    const also = e.aliases.length ? ` (also written ${e.aliases.join(", ")})` : "";
+    view.replaceChildren(el("h3", {id: "entity-name"}, e.name + also), facts,
+                         el("div", {id: "entity-chart"}, drawTimeline(info.history)));
+    status(`${e.name}: ${info.facts.length} fact(s) hold now, ${info.history.length} on the timeline`);
+  });
+}
+
 // -- decision log -----------------------------------------------------------------------------
 let nextCursor = null;
 
@@ -254,5 +325,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("timeline-form").addEventListener("submit", showTimeline);
   $("decisions-go").addEventListener("click", () => loadDecisions(false));
   $("decisions-more").addEventListener("click", () => loadDecisions(true));
+  $("entities-form").addEventListener("submit", (event) => listEntities(event, false));
+  $("entities-more").addEventListener("click", () => listEntities(null, true));
+  // Another subject's answers are not this one's: a change of subject starts from nothing.
+  for (const id of ["subject", "project"]) $(id).addEventListener("change", clearResults);
   if (sessionStorage.getItem(KEY)) useKey();
 });
