@@ -197,17 +197,14 @@ class Surface:
         )
 
     def read_entity(self, subject: str, name: str) -> str:
+        """The entity as the ``entity_show`` tool shows it, with the URIs of its facts."""
         scope = self.named(subject)
         found = self.tools.mem.entity(name, scope)
         return dumped(
             {
                 **views.scope(scope),
-                "entity": found["entity"].model_dump(mode="json"),
-                "facts": [
-                    {**views.unit(u), "uri": uri(UNIT_URI, subject=subject_name(scope), unit_id=u.id)}
-                    for u in found["facts"]
-                ],
-                "timeline": [views.history_entry(e) for e in found["history"]],
+                **views.entity_view(found),
+                "fact_uris": [uri(UNIT_URI, subject=subject_name(scope), unit_id=u.id) for u in found["facts"]],
             }
         )
 

@@ -368,7 +368,7 @@ def test_resources_prompt_completion_and_logging(transport):
             assert (
                 unit["unit"]["content"] == "Alice lives in Berlin." and f"{home}/entities/Alice" in unit["entity_uris"]
             )
-            timeline = document(await s.read_resource(f"{home}/entities/Alice"))["timeline"]
+            timeline = document(await s.read_resource(f"{home}/entities/Alice"))["history"]
             assert [e["id"] for e in timeline] == [unit_id]
 
             [message] = (await s.get_prompt("memory_context", {"question": "where does Alice live?"})).messages

@@ -104,8 +104,9 @@ def test_resources_reach_subjects_entities_and_units_in_scope(server):
         ]
         entity = text(await c.read_resource("graphmem://subjects/user:alice/entities/alice"))  # case ignored
         assert entity["entity"]["name"] == "Alice" and entity["entity"]["facts"] == 1
-        assert [f["uri"] for f in entity["facts"]] == [f"graphmem://subjects/user:alice/units/{unit_id}"]
-        assert [e["content"] for e in entity["timeline"]] == ["Alice lives in Berlin."]
+        assert entity["fact_uris"] == [f"graphmem://subjects/user:alice/units/{unit_id}"]
+        assert [f["id"] for f in entity["facts"]] == [unit_id]
+        assert [e["content"] for e in entity["history"]] == ["Alice lives in Berlin."]
         unit = text(await c.read_resource(f"graphmem://subjects/user:alice/units/{unit_id}"))
         assert unit["unit"]["id"] == unit_id and unit["episode"]["raw"] == "Alice lives in Berlin."
         assert "graphmem://subjects/user:alice/entities/Alice" in unit["entity_uris"]
