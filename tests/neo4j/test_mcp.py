@@ -145,6 +145,19 @@ async def refused(session: ClientSession, name: str, **arguments) -> str:
     return str(info.value)
 
 
+def create_key(subject: str) -> str:
+    """A new API key holding ``subject`` (``graphmem keys create``)."""
+    made = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", subject, "--json"],
+        env=server_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return json.loads(made.stdout)["key"]
+
+
 def run(scenario) -> None:
     anyio.run(scenario)
 
@@ -269,15 +282,7 @@ def test_forget_with_confirmation_erases_the_subject():
 
 def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn):
     alice, bob = new_subject(), new_subject()
-    made = subprocess.run(
-        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", alice, "--json"],
-        env=server_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    key = json.loads(made.stdout)["key"]
+    key = create_key(alice)
 
     def status(url: str, token: str | None) -> int:
         request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
@@ -307,18 +312,6 @@ def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn)
             assert (await call(s, "decisions"))["decisions"][0]["actor"] == key.split("_")[1]
 
     run(scenario)
-
-
-def create_key(subject: str) -> str:
-    made = subprocess.run(
-        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", subject, "--json"],
-        env=server_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return json.loads(made.stdout)["key"]
 
 
 async def every_resource(session: ClientSession) -> list[str]:
