@@ -59,6 +59,9 @@ TOOLS = {
     "blocks_set",
     "forget",
     "episodes_list",
+    "units_list",
+    "entities_list",
+    "entity_show",
     "episode_delete",
     "decisions",
 }
