@@ -11,7 +11,7 @@ import anyio
 from starlette.responses import JSONResponse
 
 from graphmem.domain.models import ApiKey
-from graphmem.errors import BackendError, Unavailable, error_line
+from graphmem.errors import BackendError, Unavailable, error_line, quoted
 from graphmem.mcp.config import CALLER
 
 log = logging.getLogger("graphmem.mcp")
@@ -20,7 +20,8 @@ log = logging.getLogger("graphmem.mcp")
 class BearerAuth:
     """ASGI middleware for MCP over HTTP: every request carries ``Authorization: Bearer
     <token>``, either ``token`` (compared in constant time) or a live API key (``authenticate``
-    returns it, its subjects then bound the calls through ``CALLER``); anything else is 401."""
+    returns it, its subjects then bound the calls through ``CALLER``); anything else is 401.
+    The discovery paths (``/.well-known/...``) are 404, token or not."""
 
     def __init__(self, app: Callable, token: str, authenticate: Callable[[str], ApiKey | None]):
         self.app, self.token, self.authenticate = app, token, authenticate
@@ -28,6 +29,14 @@ class BearerAuth:
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if scope["path"].startswith("/.well-known/"):
+            # No OAuth here: the discovery documents (RFC 9728 protected-resource metadata, RFC
+            # 8414 authorization-server metadata, OpenID configuration, and their path-suffixed
+            # forms) do not exist. A 404 tells a client so, and it sends the bearer it holds; a
+            # 401 made MCP Inspector start an OAuth flow instead.
+            message = f"no {quoted(scope['path'])} here: this server takes a bearer token, not OAuth"
+            await _refuse(scope, receive, send, 404, "not_found", message)
             return
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         scheme, _, given = header.partition(" ")

@@ -38,6 +38,9 @@ except ImportError:  # pragma: no cover - mcp 1.x
         return streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"})
 
 
+from mcp.shared.exceptions import MCPError
+from mcp.types import PaginatedRequestParams, PromptReference, ResourceTemplateReference
+
 import graphmem
 from tests.conftest import fresh_scope
 from tests.ports import serving
@@ -56,6 +59,9 @@ TOOLS = {
     "blocks_set",
     "forget",
     "episodes_list",
+    "units_list",
+    "entities_list",
+    "entity_show",
     "episode_delete",
     "decisions",
 }
@@ -102,21 +108,28 @@ def http_server(args: list[str]):
 
 
 @asynccontextmanager
-async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN):
+async def connect(transport: str, subject: str, *extra: str, token: str = TOKEN, **client):
     """An initialised ClientSession to a fresh server for ``subject`` (over HTTP, sending
-    ``token``); ``session.info`` is the server's initialize result."""
+    ``token``); ``session.info`` is the server's initialize result. ``client``: the
+    session's callbacks (``logging_callback``)."""
     args = ["--subject", subject, *extra]
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable, args=serve_argv(*args)[1:], env=server_env(), cwd=str(ROOT)
         )
         with tempfile.TemporaryFile("w+") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, **client) as session,
+            ):
                 session.info = await session.initialize()
                 yield session
     else:
         with http_server(args) as url:
-            async with http_client(url, token) as streams, ClientSession(streams[0], streams[1]) as session:
+            async with (
+                http_client(url, token) as streams,
+                ClientSession(streams[0], streams[1], **client) as session,
+            ):
                 session.info = await session.initialize()
                 yield session
 
@@ -133,6 +146,19 @@ async def refused(session: ClientSession, name: str, **arguments) -> str:
     with pytest.raises(ToolFailed) as info:
         await call(session, name, **arguments)
     return str(info.value)
+
+
+def create_key(subject: str) -> str:
+    """A new API key holding ``subject`` (``graphmem keys create``)."""
+    made = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", subject, "--json"],
+        env=server_env(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return json.loads(made.stdout)["key"]
 
 
 def run(scenario) -> None:
@@ -259,15 +285,7 @@ def test_forget_with_confirmation_erases_the_subject():
 
 def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn):
     alice, bob = new_subject(), new_subject()
-    made = subprocess.run(
-        [sys.executable, "-m", "graphmem.cli.main", "keys", "create", "--subject", alice, "--json"],
-        env=server_env(),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    key = json.loads(made.stdout)["key"]
+    key = create_key(alice)
 
     def status(url: str, token: str | None) -> int:
         request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
@@ -297,3 +315,124 @@ def test_http_needs_the_token_or_an_api_key_whose_subjects_bound_the_calls(conn)
             assert (await call(s, "decisions"))["decisions"][0]["actor"] == key.split("_")[1]
 
     run(scenario)
+
+
+async def every_resource(session: ClientSession) -> list[str]:
+    """``resources/list`` paged to its end."""
+    listed, cursor = [], None
+    while True:
+        result = await session.list_resources(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        listed += [r.uri for r in result.resources]
+        if (cursor := result.next_cursor) is None:
+            return listed
+
+
+def document(result) -> dict:
+    [content] = result.contents
+    assert content.mime_type == "application/json"
+    return json.loads(content.text)
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")  # as of protocol 2026-07-28
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_resources_prompt_completion_and_logging(transport):
+    """What initialize advertises answers: the subject and its units and entities by URI, the
+    memory_context prompt, completion of a subject, and log lines after logging/setLevel."""
+    subject = new_subject()
+    lines = []
+
+    async def on_log(params):
+        lines.append((params.level, params.data))
+
+    async def scenario():
+        async with connect(transport, subject, logging_callback=on_log) as s:
+            caps = s.info.capabilities.model_dump(exclude_none=True)
+            assert {"tools", "resources", "prompts", "completions", "logging"} <= set(caps)
+            written = await call(s, "remember", text="Alice lives in Berlin.")
+            unit_id = written["unit_ids"][0]
+            home = f"graphmem://subjects/{subject}"
+            assert await every_resource(s) == [home, f"{home}/entities/Alice", f"{home}/entities/Berlin"]
+            templates = {t.uri_template for t in (await s.list_resource_templates()).resource_templates}
+            assert templates == {
+                "graphmem://subjects/{subject}",
+                "graphmem://subjects/{subject}/entities/{name}",
+                "graphmem://subjects/{subject}/units/{unit_id}",
+            }
+            held = document(await s.read_resource(home))
+            assert (held["scope"], held["units"], held["episodes"]) == (subject, 1, 1)
+            unit = document(await s.read_resource(f"{home}/units/{unit_id}"))
+            assert (
+                unit["unit"]["content"] == "Alice lives in Berlin." and f"{home}/entities/Alice" in unit["entity_uris"]
+            )
+            timeline = document(await s.read_resource(f"{home}/entities/Alice"))["history"]
+            assert [e["id"] for e in timeline] == [unit_id]
+
+            [message] = (await s.get_prompt("memory_context", {"question": "where does Alice live?"})).messages
+            assert "Alice lives in Berlin." in message.content.text
+
+            prompt = PromptReference(type="ref/prompt", name="memory_context")
+            assert (await s.complete(prompt, {"name": "subject", "value": subject[:6]})).completion.values == [subject]
+            entity = ResourceTemplateReference(type="ref/resource", uri="graphmem://subjects/{subject}/entities/{name}")
+            names = await s.complete(entity, {"name": "name", "value": "b"}, context_arguments={"subject": subject})
+            assert names.completion.values == ["Berlin"]
+
+            await s.set_logging_level("debug")
+            await refused(s, "explain", unit_id="nope")
+        assert [(level, data["tool"]) for level, data in lines] == [("warning", "explain"), ("debug", "explain")]
+
+    run(scenario)
+
+
+def test_a_key_bound_to_one_subject_reaches_no_other_by_uri_prompt_or_completion():
+    """Over HTTP with an API key holding Alice on a server that allows any subject: Bob's
+    memory is not listed, read, prompted nor completed, whichever URI names it."""
+    alice, bob = new_subject(), new_subject()
+    key = create_key(alice)
+
+    async def scenario():
+        async with connect("http", alice, "--allow-any-subject") as s:  # the server's token: any subject
+            bob_unit = (await call(s, "remember", text="Bob lives in Oslo.", subject=bob))["unit_ids"][0]
+        async with connect("http", alice, "--allow-any-subject", token=key) as s:
+            await call(s, "remember", text="Alice lives in Berlin.")
+            assert (await every_resource(s))[0] == f"graphmem://subjects/{alice}"
+            assert not any(bob in uri for uri in await every_resource(s))
+            for uri in (
+                f"graphmem://subjects/{bob}",
+                f"graphmem://subjects/{bob}/entities/Bob",
+                f"graphmem://subjects/{bob}/units/{bob_unit}",
+                f"graphmem://subjects/{alice}/units/{bob_unit}",
+            ):
+                with pytest.raises(MCPError) as info:
+                    await s.read_resource(uri)
+                assert info.value.code == -32602 and "Oslo" not in info.value.message, uri
+            with pytest.raises(MCPError):
+                await s.get_prompt("memory_context", {"question": "where?", "subject": bob})
+            prompt = PromptReference(type="ref/prompt", name="memory_context")
+            assert (await s.complete(prompt, {"name": "subject", "value": ""})).completion.values == [alice]
+            entity = ResourceTemplateReference(type="ref/resource", uri="graphmem://subjects/{subject}/entities/{name}")
+            names = await s.complete(entity, {"name": "name", "value": "b"}, context_arguments={"subject": bob})
+            assert names.completion.values == []
+
+    run(scenario)
+
+
+def test_oauth_discovery_is_404_with_token_auth_and_the_bearer_still_works():
+    """A client such as MCP Inspector probes these before connecting: a 404 (not 401) makes it
+    send the bearer it holds."""
+    with http_server(["--subject", new_subject()]) as url:
+        base = url.removesuffix("/mcp")
+        for path in (
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/oauth-authorization-server/mcp",
+            "/.well-known/openid-configuration",
+        ):
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(base + path, timeout=10)
+            assert info.value.code == 404, path
+            assert json.loads(info.value.read())["error"]["code"] == "not_found"
+        request = urllib.request.Request(url, data=b"{}", method="POST", headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=10)
+        assert info.value.code == 401  # the endpoint itself still needs the bearer
