@@ -22,7 +22,7 @@ from collections import defaultdict
 import locomo_recall
 import numpy as np
 from _recall import ListReplay, ask
-from recall_lab import LABELS, Offline, Scopes, print_result, table
+from recall_lab import Offline, Scopes, print_result, table
 
 from graphmem.fusion import rrf, similar, together, walk
 from graphmem.models import AsOf, Hit, Scored, words
@@ -50,7 +50,7 @@ class Kept:
         replay._lists, replay._hops = self.kept["lists"], self.kept["hops"]
         return replay
 
-    def answers(self, replay, labels=LABELS, weights=None) -> dict[str, dict[str, list[str]]]:
+    def answers(self, replay, labels=("hybrid",), weights=None) -> dict[str, dict[str, list[str]]]:
         s = self.kept["settings"]
         recaller = Recaller(replay, rrf_k=s["rrf_k"], weights=weights or s["weights"])
         out: dict[str, dict[str, list[str]]] = {}
@@ -204,7 +204,7 @@ def crossed(lab: Kept, name: str, grid: list[dict], build, label: str) -> dict:
 def ppr_experiment(lab: Kept, label: str = "hybrid") -> dict:
     grid = [
         {"weight": w, "top": t, "alpha": a, "named": n}
-        for w, t, a, n in itertools.product((0.5, 1.0, 2.0), (3, 5, 10), (0.5, 0.8), (0.0, 1.0))
+        for w, t, a, n in itertools.product((1.0, 2.0), (5, 10), (0.5, 0.8), (0.0, 1.0))
     ]
 
     def build(s):
@@ -228,7 +228,14 @@ def features(replay: ListReplay, request) -> tuple[list[str], np.ndarray, dict]:
     sims = {s.unit.id: s.similarity for hits in lists.values() for s in hits if s.similarity is not None}
     ids = sorted(units)
     col = {u: n for n, u in enumerate(ids)}
-    x = np.zeros((len(ids), 2 * len(LISTS) + 2), np.float32)
+    x = np.zeros((len(ids), 2 * len(LISTS) + 3), np.float32)
+    fused = rrf(
+        {name: [Hit(id=s.unit.id, score=s.score) for s in hits] for name, hits in lists.items()},
+        request.rrf_k,
+        request.weights,
+    )
+    for u, v in fused.items():
+        x[col[u], -3] = v  # the default's fused share (its weights, the event boost included)
     for j, name in enumerate(LISTS):
         hits = lists.get(name, [])
         for s, rank in zip(hits, shared_ranks([h.score for h in hits])):
@@ -306,7 +313,7 @@ def learned_experiment(lab: Kept, label: str = "hybrid") -> dict:
     for chosen_on, shown in (("A", "B"), ("B", "A")):
         x, y, w = training_rows(lab, chosen_on)
         coef, bias = fit_logistic(x, y, w)
-        names = [f"{n}{k}" for n in LISTS for k in ("_rr", "_in")] + ["sim", "sim_rr"]
+        names = [f"{n}{k}" for n in LISTS for k in ("_rr", "_in")] + ["fused", "sim", "sim_rr"]
         print(f"\nlearned fusion fitted on {chosen_on}: " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(names, coef)))
         ans = lab.answers(lab.replay(LearnedReplay, coef=coef, bias=bias), labels=(label,))[label]
         result = table({"default": base, "learned": ans}, lab.lq, lab.mq, base="default", halves=(shown,))
