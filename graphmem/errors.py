@@ -1,19 +1,20 @@
 """graphmem's exceptions: one root, a few branches, driver errors mapped at the edge.
 
-    GraphMemError                 root: catch this to catch everything graphmem raises
-    ├── InvalidInput              bad input from a caller (CLI exit code 2)
+    GraphMemError                 root: everything graphmem raises on purpose
+    ├── InvalidInput              bad input from a caller
     │   ├── ScopeViolation        a read or write tried to cross scopes
     │   └── BudgetExceeded        a block value over its token budget
-    ├── NotFound                  an id that does not exist in the caller's scope
-    ├── Conflict                  an immutable record would change (episode content, unit)
-    ├── ConfigurationError        missing tools (Java, Maven), bad settings, model/index mismatch
+    ├── NotFound                  no such id in the caller's scope
+    │   └── Gone                  there when a write began, erased or deleted since
+    ├── Conflict                  an immutable record would change, or a write lost its race
+    ├── ConfigurationError        missing Java or Maven, bad settings
     │   └── IndexMismatch         stored embedding model differs: run `graphmem index rebuild`
-    └── BackendError              the database or a remote model failed (CLI exit code 1)
+    └── BackendError              the database or a remote model failed
         └── Unavailable           the database cannot be reached (retryable)
 
-Every face (CLI, MCP) reports a failure as ``error_line(exc)``: one line an operator reads.
-``exit_code(exc)`` is 2 for bad input (InvalidInput, NotFound, any ValueError, pydantic's
-validation errors included) and 1 for everything else.
+Every face reports a failure as ``error_line(exc)``, one line. ``exit_code(exc)`` is 2 for bad
+input (InvalidInput, NotFound but Gone, any ValueError: pydantic's validation errors too) and
+1 for everything else.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // mode: write
 // params: rows, prop
-// Search entries (graphmem.entries), each with its unit's vector in the live property when
+// Search entries (graphmem.domain.entries), each with its unit's vector in the live property when
 // given. A searchable entry carries the SearchEntry label; an archived unit's entries do not.
 UNWIND $rows AS row
 CREATE (e:Entry)

@@ -1,6 +1,6 @@
 // mode: write
 // params: rows, entities, scope_props, at
-// The entities episodes name (graphmem.mentions), as for units.
+// The entities episodes name (graphmem.domain.mentions), as for units.
 CALL () {
   UNWIND $entities AS ent
   MERGE (e:Entity {id: ent.id})

@@ -1,6 +1,6 @@
 // mode: read
 // params: ids
-// Of the entities with these ids (those a text's word runs would be, graphmem.mentions.name_spans),
+// Of the entities with these ids (those a text's word runs would be, graphmem.domain.mentions.name_spans),
 // the names the scope knows: entities a fact is about (fact: true) and entities a text names
 // as a proper name or a speaker.
 UNWIND $ids AS id

@@ -1,7 +1,7 @@
 // mode: read
 // params: scope, words
 // Of these words, those that begin (firsts) and those that end (lasts) the name of an entity of
-// the scope (graphmem.mentions.name_edges): a word run can be a known name only if it begins
+// the scope (graphmem.domain.mentions.name_edges): a word run can be a known name only if it begins
 // and ends so.
 UNWIND $words AS word
 WITH word, EXISTS { MATCH (e:Entity) WHERE e.scope = $scope AND e.first = word } AS first,

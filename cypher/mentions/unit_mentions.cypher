@@ -1,6 +1,6 @@
 // mode: write
 // params: rows, entities, scope_props, at
-// The entities units name (graphmem.mentions), each merged once by its scope-derived id first
+// The entities units name (graphmem.domain.mentions), each merged once by its scope-derived id first
 // (entities: id, props; sorted by id, so two writers take their locks in one order), then
 // linked by MENTIONS from the units that name it (rows: id, names: id, kind). Derived data,
 // like search entries: recomputed, never exported.

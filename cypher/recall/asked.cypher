@@ -1,6 +1,6 @@
 // mode: fragment
 // params: names, variants
-// What the lists read (graphmem.models.SearchRequest.asked): of the names the question writes
+// What the lists read (graphmem.domain.models.SearchRequest.asked): of the names the question writes
 // ($names: {norm, ids: the entity's id in each scope}), those that speak in a text of the
 // scopes (a MENTIONS link of kind speaker among 1,000 of the entity's links: the read is
 // bounded, so a name a scope writes thousands of times may miss its rare speaker links; a

@@ -1,16 +1,16 @@
 // mode: fragment
-// params: kinds, entity_lucene, words, window, began_first, s, t_lo, t_hi, fetch, lexical_fetch, k, keep, gap, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
+// params: kinds, entity_lucene, words, window, began_first, fetch, lexical_fetch, k, keep, gap, depth, pool, prop, rrf_k, tie, weights, seeds, fanout, hops, hop_decay
 // The end both recall statements share, after their semantic list and the time list's
 // candidates (the units near the window the question names): the time list (the fetch
 // candidates most like the question, by distance from the window, an event by its start, a
 // state by the gap between its interval and the window (for a question about what happened
-// then, by how long before it began when it holds into it): graphmem.entries.nearness; equal
+// then, by how long before it began when it holds into it): graphmem.domain.entries.nearness; equal
 // distances tie); the lexical and named-entity lists filtered right after their index calls;
 // the speaker list (which of those candidates someone the question names said);
-// reciprocal rank fusion (ties share a rank: scores within $tie, graphmem.fusion.TIE, are one),
+// reciprocal rank fusion (ties share a rank: scores within $tie, graphmem.domain.fusion.TIE, are one),
 // the pool best re-scored by their similarity with the question, of which the depth best; up to
-// three hops of a walk from them (graphmem.fusion.walk); of the k best, each gaining for the
-// others told in its conversation (graphmem.fusion.together), the keep best units as seen at
+// three hops of a walk from them (graphmem.domain.fusion.walk); of the k best, each gaining for the
+// others told in its conversation (graphmem.domain.fusion.together), the keep best units as seen at
 // system time s, with the entry showing them and the path that reached them.
 CALL (near) {
   UNWIND near AS n
@@ -25,10 +25,9 @@ CALL (near) {
 }
 CALL (asked) {
   WITH asked.lucene AS q WHERE q IS NOT NULL
-  CALL db.index.fulltext.queryNodes('entry_text', q, {limit: $lexical_fetch}) YIELD node, score
-  WHERE node.s_from <= $s AND node.s_to > $s AND node.t_from < $t_hi AND node.t_to > $t_lo
-    AND (size($kinds) = 0 OR node.kind IN $kinds)
-  WITH node.unit_id AS id, score ORDER BY score DESC, id LIMIT $fetch
+  CALL db.index.fulltext.queryNodes('entry_text', q, {limit: $lexical_fetch}) YIELD node AS e, score
+  WHERE {{include recall/entry_visible}} AND (size($kinds) = 0 OR e.kind IN $kinds)
+  WITH e.unit_id AS id, score ORDER BY score DESC, id LIMIT $fetch
   RETURN collect({id: id, score: score}) AS lexical
 }
 // The entities the question's words find, once for the named-entity and the speaker lists;
@@ -51,8 +50,7 @@ CALL (named_by_words) {
   CALL (entity) {
     MATCH (entity)<-[:ABOUT|MENTIONS]-(u:Unit)
     MATCH (e:Entry {unit_id: u.id})
-    WHERE e:SearchEntry AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
-      AND (size($kinds) = 0 OR e.kind IN $kinds)
+    WHERE e:SearchEntry AND {{include recall/entry_visible}} AND (size($kinds) = 0 OR e.kind IN $kinds)
     RETURN DISTINCT u.id AS id
   }
   // A unit naming more of the question's entities comes first.
@@ -75,14 +73,14 @@ CALL (named_by_words, semantic, lexical, entities, timed) {
 UNWIND [['semantic', semantic], ['lexical', lexical], ['entities', entities], ['time', timed], ['speaker', said]] AS list
 UNWIND range(0, size(list[1]) - 1) AS i
 WITH asked.vector AS v, list[0] AS name, list[1] AS hits, i
-// The time list's ties share their average rank (graphmem.fusion.AVERAGED): a state true all
+// The time list's ties share their average rank (graphmem.domain.fusion.AVERAGED): a state true all
 // through the named time is as near as every other, and a tie of many must not lift them all.
 WITH v, hits[i].id AS id,
      coalesce($weights[name], 1.0) / ($rrf_k + 1 + size([j IN range(0, i) WHERE hits[j].score > hits[i].score + $tie])
        + CASE WHEN name = 'time' THEN (size([h IN hits WHERE h.score = hits[i].score]) - 1) / 2.0 ELSE 0 END) AS part
 WITH v, id, sum(part) AS score
 ORDER BY score DESC, id LIMIT $pool
-// The pool's similarity with what the lists read, above the pool's lowest (graphmem.fusion.similar):
+// The pool's similarity with what the lists read, above the pool's lowest (graphmem.domain.fusion.similar):
 // a unit's entries all carry its vector.
 WITH id, score, CASE WHEN v IS NOT NULL
                      THEN vector.similarity.cosine(v, COLLECT { MATCH (e:Entry {unit_id: id}) RETURN e[$prop] AS x LIMIT 1 }[0])
@@ -92,7 +90,7 @@ UNWIND pool AS p
 WITH p.id AS id, p.score + coalesce($weights.similarity, 1.0) * coalesce(p.sim - lo, 0.0) AS score, p.sim AS sim
 ORDER BY score DESC, id LIMIT $depth
 WITH collect({id: id, score: score, sim: sim}) AS found
-// The walk (graphmem.fusion.walk): a hop starts from the seeds best units (the direct hits,
+// The walk (graphmem.domain.fusion.walk): a hop starts from the seeds best units (the direct hits,
 // then the best the previous hop reached, each with the entity it was reached through) and
 // reaches units no earlier hop started from or reached; a path holds unit ids and the names
 // of the entities between them.
@@ -141,7 +139,7 @@ WITH r.id AS id, r.u AS u, r.best AS b,
 WITH id, u, b {.*, score: b.score + coalesce($weights.conversation, 0.0)
                             * CASE WHEN mine IS NULL THEN 0 ELSE size([l IN labels WHERE l = mine]) - 1 END} AS best
 ORDER BY best.score DESC, id LIMIT $keep
-MATCH (e:Entry {unit_id: id}) WHERE e.s_from <= $s AND e.s_to > $s
+MATCH (e:Entry {unit_id: id}) WHERE {{include recall/entry_live}}
 OPTIONAL MATCH (st:Usage {unit_id: id})
 RETURN best.score AS score, best.hop AS hop, best.sim AS similarity,
        [i IN range(0, size(best.path) - 1) | CASE WHEN i % 2 = 1 THEN best.path[i]

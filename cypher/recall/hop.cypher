@@ -8,7 +8,7 @@ CALL (seeds, seen) {
 }
 UNWIND reached AS r
 MATCH (u:Unit {id: r.id})
-MATCH (e:Entry {unit_id: u.id}) WHERE e.s_from <= $s AND e.s_to > $s
+MATCH (e:Entry {unit_id: u.id}) WHERE {{include recall/entry_live}}
 OPTIONAL MATCH (st:Usage {unit_id: u.id})
 RETURN r.source AS source, r.via AS via, r.score AS score, r.similarity AS similarity,
        {{include recall/unit_fields}}

@@ -1,15 +1,16 @@
 // mode: read
-// params: scopes, calls, near, s, t_lo, t_hi, fetch
+// params: scopes, calls, near, fetch
 // values: index:name
 // include: recall/fused
 // One recall in one statement (Neo4j 2026.01+): what the lists read (recall/asked: the
 // question, without the names of its speakers); the semantic list filtered by scope, kind and
 // both time axes inside the vector index (one call a scope and kind range, each range
-// [lo, hi, event]: graphmem.entries.vector_calls); the lexical and named-entity lists filtered
+// [lo, hi, event]: graphmem.domain.entries.vector_calls); the lexical and named-entity lists filtered
 // right after their index calls; the candidates of the time list (units near the time a
-// question names: graphmem.entries.near), one filtered index call a rule and kind range, or,
+// question names: graphmem.domain.entries.near), one filtered index call a rule and kind range, or,
 // for a rule asking for just the world range, the semantic calls' entries of its kinds (a
-// range whose event is not null); then the shared end (recall/fused).
+// range whose event is not null); then the shared end (recall/fused). Its twin for 5.26,
+// recall/hybrid_v5, differs only in how the semantic and time lists read the vector index.
 CYPHER 25
 {{include recall/asked}}
 CALL (asked) {
@@ -19,8 +20,7 @@ CALL (asked) {
   CALL (v, sc, kr) {
     MATCH (e:SearchEntry)
       SEARCH e IN (VECTOR INDEX {{index}} FOR v
-        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1]
-          AND e.s_from <= $s AND e.s_to > $s AND e.t_from < $t_hi AND e.t_to > $t_lo
+        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1] AND {{include recall/entry_visible}}
         LIMIT $fetch) SCORE AS score
     RETURN e, score
   }
@@ -36,11 +36,10 @@ CALL (asked) {
   UNWIND $near AS rule
   UNWIND rule.ranges AS kr
   CALL (v, sc, rule, kr) {
-    WITH rule.from_lo AS from_lo, rule.from_hi AS from_hi, rule.to_lo AS to_lo
     MATCH (e:SearchEntry)
       SEARCH e IN (VECTOR INDEX {{index}} FOR v
-        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1] AND e.s_from <= $s AND e.s_to > $s
-          AND e.t_from >= from_lo AND e.t_from < from_hi AND e.t_to > to_lo
+        WHERE e.scope = sc AND e.kind >= kr[0] AND e.kind <= kr[1] AND {{include recall/entry_live}}
+          AND {{include recall/entry_near}}
         LIMIT $fetch) SCORE AS score
     RETURN e, score
   }

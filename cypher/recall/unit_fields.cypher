@@ -4,7 +4,7 @@
 // entry live at the search's system time: the unit's properties, its end (t_to) and first
 // invalidation (expired_at) as that entry shows them. Times travel as epoch microseconds: the
 // driver turns each temporal value into a Python datetime in Python, which cost more than the
-// rest of the row (graphmem.adapters.neo4j_store.to_datetime reads both). From epochMillis,
+// rest of the row (graphmem.adapters.neo4j.rows.to_datetime reads both). From epochMillis,
 // which floors: epochSeconds truncates toward zero before 1970.
 u {.id, .kind, .content, .summary, .content_hash, .episode_id, .channel, .extractor_version, .assertion_id,
    .group, .confidence, .labels, .subject, .predicate, .object, .single_valued, .subject_type, .subject_id,

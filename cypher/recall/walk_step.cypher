@@ -1,5 +1,5 @@
 // mode: fragment
-// params: scopes, kinds, s, t_lo, t_hi, vector, prop, fanout, limit, words
+// params: scopes, kinds, vector, prop, fanout, limit, words
 // One hop of a walk, inside `CALL (seeds, seen) { ... }`: from each seed ({id, via}: a unit and
 // the name of the entity the walk reached it through, null for a direct hit) through the
 // entities it is about or names (those linked to at most fanout units: hub safety; not named
@@ -19,8 +19,8 @@
 UNWIND seeds AS seed
 WITH seed.id AS f, seed.via AS came, seen
 MATCH (u:Unit {id: f})
-OPTIONAL MATCH (pe:Entry {unit_id: f}) WHERE pe.s_from <= $s AND pe.s_to > $s
-WITH f, came, u, seen, pe[$prop] AS fv,
+OPTIONAL MATCH (e:Entry {unit_id: f}) WHERE {{include recall/entry_live}}
+WITH f, came, u, seen, e[$prop] AS fv,
      CASE WHEN EXISTS { MATCH (u)-[:ABOUT|MENTIONS]->(q:Entity)
                         WHERE size(q.words) > 0 AND all(w IN q.words WHERE w IN $words) } THEN 1.0 ELSE 0.5 END AS anchor
 WITH f, came, u, seen, fv, anchor, CASE WHEN fv IS NULL OR $vector IS NULL THEN null
@@ -34,8 +34,8 @@ WITH f, u, seen, fv, fq, entity, anchor * log(2) / log(1 + linked) AS specificit
 CALL (entity, u, seen) {
   MATCH (entity)<-[:ABOUT|MENTIONS]-(n:Unit) WHERE n <> u AND NOT n.id IN seen
   MATCH (e:Entry {unit_id: n.id})
-  WHERE e:SearchEntry AND e.scope IN $scopes AND e.s_from <= $s AND e.s_to > $s
-    AND e.t_from < $t_hi AND e.t_to > $t_lo AND (size($kinds) = 0 OR e.kind IN $kinds)
+  WHERE e:SearchEntry AND e.scope IN $scopes AND {{include recall/entry_visible}}
+    AND (size($kinds) = 0 OR e.kind IN $kinds)
   RETURN n, e LIMIT $fanout
 }
 WITH n, e[$prop] AS nv, collect({source: f, via: entity.name, fv: fv, fq: fq, specificity: specificity}) AS paths
@@ -48,7 +48,7 @@ WITH n, p, similarity, coalesce(similarity, 1.0) * p.specificity AS score
 ORDER BY score DESC, p.source, p.via
 WITH n, head(collect({source: p.source, via: p.via, score: score, similarity: similarity})) AS best
 WITH collect(best {.*, id: n.id}) AS paths
-// Two seeds that reach each other: only the better path counts (graphmem.models.Step). Only a
+// Two seeds that reach each other: only the better path counts (graphmem.domain.models.Step). Only a
 // path's source can be reached back, so only paths to sources are compared.
 WITH paths, [o IN paths WHERE o.id IN [p IN paths | p.source]] AS back
 UNWIND paths AS r

@@ -1,13 +1,14 @@
-"""The composition root: a ``GraphMem`` on Neo4j built from ``Settings``.
+"""The composition root: the parts of a ``GraphMem`` on Neo4j, built from ``Settings``.
 
-Everything that picks an implementation from settings lives here: the embedder, the policy,
-the extractor registry, and ``connect``, which joins them to the Neo4j adapters. The facade
-(``graphmem.api``) only composes what it is given; ``GraphMem.connect`` delegates here.
+Everything that picks an implementation from settings lives here: the embedder, the policy, the
+extractor registry (``graphmem.extract.registry``), and ``connect``, which joins them to the
+Neo4j adapters. It builds parts only: ``GraphMem.connect`` imports it when called and composes
+the facade from what ``connect`` returns.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from graphmem.adapters.neo4j.admin import Neo4jDatabase
 from graphmem.adapters.neo4j.driver import Neo4jConnection
@@ -15,18 +16,16 @@ from graphmem.adapters.neo4j.index import Neo4jIndex
 from graphmem.adapters.neo4j.store import Neo4jStore
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder
 from graphmem.embed.minilm import MODEL_NAME as MINILM
-from graphmem.extract import FactsExtractor, NoneExtractor
-from graphmem.extract.llm import LLMExtractor
-from graphmem.extract.rule import RuleExtractor
+from graphmem.extract.registry import make_extractors
 from graphmem.llm.client import make_client
 from graphmem.policy import BasePolicy, PolicyConfig
 from graphmem.policy.llm import LLMPolicy
 from graphmem.policy.rule import RulePolicy
 from graphmem.ports import Embedder, Extractor
+from graphmem.server.conf import TX_LOG_ROTATION_KIB
 from graphmem.settings.config import Settings
 
-if TYPE_CHECKING:
-    from graphmem.api import GraphMem
+__all__ = ["Neo4jParts", "connect", "make_embedder", "make_extractors", "make_policy"]
 
 
 def make_embedder(settings: Settings) -> Embedder:
@@ -46,13 +45,17 @@ def make_policy(settings: Settings) -> BasePolicy:
     return RulePolicy(PolicyConfig())
 
 
-def make_extractors(settings: Settings | None = None) -> dict[str, Extractor]:
-    """The extractors by name: ``facts``, ``rule`` and ``none`` always; ``llm`` when
-    ``settings`` name an OpenAI-compatible endpoint or key for the model."""
-    extractors: dict[str, Extractor] = {"facts": FactsExtractor(), "rule": RuleExtractor(), "none": NoneExtractor()}
-    if settings is not None and any(settings.endpoint("llm")):
-        extractors["llm"] = LLMExtractor(make_client(settings, "the llm extractor"), settings.llm_model)
-    return extractors
+@dataclass(frozen=True)
+class Neo4jParts:
+    """A ``GraphMem``'s parts on Neo4j, named as its constructor takes them."""
+
+    store: Neo4jStore
+    index: Neo4jIndex
+    database: Neo4jDatabase
+    settings: Settings
+    #: None when not built (``connect``'s ``with_policy`` off): the caller gives its own.
+    policy: BasePolicy | None
+    extractors: dict[str, Extractor] | None
 
 
 def connect(
@@ -61,23 +64,20 @@ def connect(
     migrate: bool = True,
     check_index: bool = True,
     embedder: Embedder | None = None,
-    **kwargs,
-) -> GraphMem:
-    """A ``GraphMem`` on the Neo4j that ``settings`` name (default: ``Settings()``).
+    with_policy: bool = True,
+    with_extractors: bool = True,
+) -> Neo4jParts:
+    """The parts of a ``GraphMem`` on the Neo4j that ``settings`` name (default: ``Settings()``).
 
-    Args:
-        migrate: apply pending schema migrations first.
-        check_index: refuse (``IndexMismatch``) an index built with another embedding model,
-            creating the vector indexes on a fresh database. Off for the commands that repair
-            or inspect the index.
-        embedder: use this instead of ``make_embedder(settings)``.
-        kwargs: passed to ``GraphMem`` (policy, extractors, shared); by default the policy
-            and extractors that ``settings`` name.
+    - ``migrate``: apply pending schema migrations first.
+    - ``check_index``: refuse (``IndexMismatch``) an index built with another embedding model,
+      creating the vector indexes on a fresh database.
+    - ``embedder``: else ``make_embedder(settings)``.
+    - ``with_policy``, ``with_extractors``: build those ``settings`` name (off when the caller
+      gives its own: an LLM policy without an endpoint refuses to be built).
 
     With both checks off nothing touches the database until the first call.
     """
-    from graphmem.api import GraphMem  # the facade imports this module for its default extractors
-
     settings = settings or Settings()
     conn = Neo4jConnection(settings)
     try:
@@ -86,13 +86,10 @@ def connect(
             conn.migrate()
         if check_index:
             index.ensure()
-        # Built only when not given (setdefault would build them anyway, and an LLM policy
-        # without an endpoint refuses to be built).
-        if "policy" not in kwargs:
-            kwargs["policy"] = make_policy(settings)
-        if "extractors" not in kwargs:
-            kwargs["extractors"] = make_extractors(settings)
+        policy = make_policy(settings) if with_policy else None
+        extractors = make_extractors(settings) if with_extractors else None
     except Exception:
         conn.close()
         raise
-    return GraphMem(Neo4jStore(conn), index, settings=settings, database=Neo4jDatabase(conn, index), **kwargs)
+    database = Neo4jDatabase(conn, index, TX_LOG_ROTATION_KIB)  # the rotation graphmem's servers are set to
+    return Neo4jParts(Neo4jStore(conn), index, database, settings, policy, extractors)

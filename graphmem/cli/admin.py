@@ -5,8 +5,6 @@ from __future__ import annotations
 import typer
 
 from graphmem.cli.common import JsonOpt, emit, open_mem, shown
-from graphmem.policy import PolicyConfig
-from graphmem.policy.rule import RulePolicy
 
 
 def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -24,9 +22,11 @@ def init(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Check connectivity, server version, migrations, indexes, embedder and tokenizer."""
+    from graphmem.api import GraphMem  # imported on first use: the service, not needed for --help
+
     # Opened without touching the database: an unreachable server is a failed check. The rule
     # policy stands in for an LLM one, whose missing or silent endpoint is a failed check too.
-    with open_mem(ctx, migrate=False, check_index=False, policy=RulePolicy(PolicyConfig())) as mem:
+    with open_mem(ctx, migrate=False, check_index=False, policy=GraphMem.rule_policy()) as mem:
         report = mem.doctor()
 
     def human() -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from graphmem.cli.common import JsonOpt, ProjectOpt, SubjectOpt, emit, open_mem, shown
+from graphmem.domain.limits import MAX_BLOCK_TOKENS
 from graphmem.faces import views
 
 app = typer.Typer(help="Resident blocks: always in context, each within its token budget.", no_args_is_help=True)
@@ -49,7 +50,8 @@ def set_(
     subject: SubjectOpt,
     project: ProjectOpt = None,
     budget: Annotated[
-        int | None, typer.Option("--budget", min=1, help="Token budget, > 0 (required for a new block).")
+        int | None,
+        typer.Option("--budget", min=1, help=f"Token budget, 1..{MAX_BLOCK_TOKENS} (required for a new block)."),
     ] = None,
     description: Annotated[str | None, typer.Option("--description", help="What the block is for.")] = None,
     read_only: Annotated[

@@ -6,7 +6,7 @@ renders the result with a ``graphmem.faces.views`` function (``--json``) or as h
 carries (2 bad input, 1 runtime failure).
 
 The GraphMem comes from the factory in the context object (``CliState.factory``, default
-``graphmem.api.wiring.connect``), so tests run commands over the in-memory adapters by invoking the
+``GraphMem.connect``), so tests run commands over the in-memory adapters by invoking the
 app with ``obj=CliState(factory=...)``.
 """
 
@@ -80,9 +80,9 @@ MemFactory = Callable[..., "GraphMem"]
 
 
 def _connect(settings: Settings, **options: Any) -> GraphMem:
-    from graphmem.api.wiring import connect  # imported on first use: it loads every adapter
+    from graphmem.api import GraphMem  # imported on first use: the service, not needed for --help
 
-    return connect(settings, **options)
+    return GraphMem.connect(settings, **options)
 
 
 @dataclass

@@ -24,7 +24,6 @@ from graphmem.cli.common import (
     stopping,
 )
 from graphmem.faces.episode_lines import json_lines
-from graphmem.pipelines import exchange
 from graphmem.settings.trust import private_file
 
 
@@ -62,11 +61,13 @@ def import_(
 ) -> None:
     """Import an export. Every record is checked first (a bad one, named file:line, stores
     nothing); records already stored are skipped, so importing twice changes nothing."""
+    from graphmem.api import GraphMem  # imported on first use: the service, not needed for --help
+
     name, stream = input_stream(file)
     try:
         with guard():
             try:
-                plan = exchange.read(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), name))
+                plan = GraphMem.read_export(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), name))
             except UnicodeDecodeError as exc:  # a ValueError: named here, before guard reports it bare
                 fail(f"{name}: not UTF-8 text ({exc.reason})", 2)
     finally:

@@ -26,6 +26,7 @@ from graphmem.cli.common import (
     table,
     when,
 )
+from graphmem.domain.limits import MAX_HOPS, MAX_K
 from graphmem.domain.models import MemoryKind
 from graphmem.faces import views
 
@@ -47,10 +48,10 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to recall.")],
     subject: SubjectOpt,
     project: ProjectOpt = None,
-    k: Annotated[int, typer.Option("--k", help="How many hits (1..1000).")] = 10,
+    k: Annotated[int, typer.Option("--k", help=f"How many hits (1..{MAX_K}).")] = 10,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
-    hops: Annotated[int, typer.Option("--hops", help="Graph hops from the top hits (0..3).")] = 0,
+    hops: Annotated[int, typer.Option("--hops", help=f"Graph hops from the top hits (0..{MAX_HOPS}).")] = 0,
     kind: Annotated[list[MemoryKind] | None, typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     include_shared: SharedOpt = False,
     mode: Annotated[Mode, typer.Option("--mode", help="hybrid|semantic|lexical.")] = Mode.hybrid,
@@ -68,11 +69,10 @@ def recall(
     """The k best units visible at (as-of, known-at), best first.
 
     Each hit shows its confidence: how likely it is what the question asks about (of the hits
-    shown at about 30%, about 30 in 100 are, on the chat set it was fitted on). When no hit
-    reaches the relevance threshold, "nothing relevant found" heads the list and the hits below it are
-    dimmed. --json gives "relevant" and, per hit, "confidence" (0..1), the raw fused "score"
-    and each direct hit's "similarity" with the question. Nothing is filtered unless
-    --min-confidence is given."""
+    shown at about 30%, about 30 in 100 are; docs/recall.md). When no hit is relevant, "nothing
+    relevant found" heads the list, dimmed. --json gives "relevant" and, per hit, "confidence"
+    (0..1), the fused "score" and a direct hit's "similarity" with the question. Nothing is
+    filtered unless --min-confidence is given."""
     valid, known = option_time(as_of, "--as-of"), option_time(known_at, "--known-at")
     with open_mem(ctx) as mem:
         hits = mem.recall(
@@ -130,7 +130,7 @@ def assemble(
     ] = None,
     as_of: AsOfOpt = None,
     known_at: KnownAtOpt = None,
-    hops: Annotated[int, typer.Option("--hops", help="Graph hops (0..3).")] = 0,
+    hops: Annotated[int, typer.Option("--hops", help=f"Graph hops (0..{MAX_HOPS}).")] = 0,
     include_shared: SharedOpt = False,
     as_json: JsonOpt = False,
 ) -> None:

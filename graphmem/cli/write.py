@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from graphmem.api import WriteReport
 from graphmem.cli.common import (
     ACTOR,
     JsonOpt,
@@ -28,7 +29,6 @@ from graphmem.domain.models import Episode, Op
 from graphmem.errors import GraphMemError, InvalidInput, error_line, one_line
 from graphmem.faces import views
 from graphmem.faces.episode_lines import parse_episode, read_lines
-from graphmem.pipelines.write import WriteReport
 
 #: The fewest episodes per write when the progress bar asks for smaller writes.
 PROGRESS_STEP_MIN = 25

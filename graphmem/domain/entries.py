@@ -1,15 +1,15 @@
 """Search entries: what the index filters on, derived from a unit and its invalidation edges.
 
 A unit is visible at (world time T, system time S) when one of its entries has
-``s_from <= S < s_to`` and ``t_from <= T < t_to``: the visibility rule of ``graphmem.ports``
-as a conjunction of range predicates on one node, so a vector or fulltext index can filter by
-scope and both time axes inside the index. An entry opens when its unit is written and closes
-(``s_to``) at the system time an edge changes the unit's world interval; the next entry shows
-the shorter interval, or none when the unit stopped being believed. Closed entries stay, so a
-known-at query in the past finds what was believed then.
+``s_from <= S < s_to`` and ``t_from <= T < t_to``: the visibility rule of ``graphmem.ports.store``
+as range predicates on one node, so a vector or fulltext index filters by scope and both time
+axes inside the index. An entry opens when its unit is written and closes (``s_to``) when an
+edge changes the unit's world interval; the next entry shows the shorter interval, or none when
+the unit stopped being believed. Closed entries stay: a known-at query in the past finds what
+was believed then.
 
-Open ends are stored as sentinel integers (index filters cannot test for null): times are
-microseconds since the epoch, ``MIN``/``MAX`` stand for "no start"/"no end".
+Open ends are sentinel integers (index filters cannot test for null): times are microseconds
+since the epoch, ``MIN`` and ``MAX`` stand for no start and no end.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from graphmem.domain.models import AsOf
 
 MIN = -(2**62)
 MAX = 2**62
@@ -112,7 +115,7 @@ def spans(
     return out
 
 
-def world_range(at, during: tuple[datetime, datetime] | None) -> tuple[int, int]:
+def world_range(at: AsOf, during: tuple[datetime, datetime] | None) -> tuple[int, int]:
     """The world times a unit must be true at some point of, as [lo, hi) microseconds: the
     ``during`` interval, or the single point ``at.valid``."""
     if during is not None:
@@ -156,6 +159,17 @@ def kind_ranges(kinds: Iterable[str]) -> list[list[str]]:
     return out
 
 
+class NearProps(TypedDict):
+    """A ``Near`` rule as the recall statement's parameters."""
+
+    kinds: list[str]
+    ranges: list[list[str]]
+    event: bool
+    from_lo: int
+    from_hi: int
+    to_lo: int
+
+
 @dataclass(frozen=True)
 class Near:
     """Which entries of some kinds are near a time a question names (the time list), as range
@@ -169,7 +183,7 @@ class Near:
     from_hi: int
     to_lo: int
 
-    def props(self) -> dict:
+    def props(self) -> NearProps:
         return {
             "kinds": list(self.kinds),
             "ranges": kind_ranges(self.kinds),

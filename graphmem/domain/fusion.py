@@ -8,6 +8,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
+from typing import NamedTuple
 
 from graphmem.domain.models import Hit, Reached, Scored, SearchRequest, Step
 
@@ -80,39 +81,47 @@ def shared_ranks(scores: Sequence[float]) -> list[int]:
     return [1 + bisect_left(below, -s - TIE) for s in scores]
 
 
+class Rescored(NamedTuple):
+    """A fused unit once the question's similarity re-scored it (``similar``)."""
+
+    id: str
+    score: float
+    #: (1 + cos) / 2; None when the unit had no vector to compare.
+    similarity: float | None
+
+
 def similar(
     fused: Mapping[str, float], similarity: Callable[[Sequence[str]], Mapping[str, float]], request: SearchRequest
-) -> list[tuple[str, float, float | None]]:
-    """The ``request.depth`` best of the ``request.pool`` best ``fused`` units (best first, then
-    by id) once each adds ``weights["similarity"]`` times the question's similarity with it
-    above the pool's lowest (``similarity(ids)``: (1 + cos) / 2 with the vector the lists read,
-    as Neo4j's cosine scores it; empty without one): (id, score, similarity) best first.
-    Ranks say which lists agree on a unit, but not by how much it is closer than the next: deep
-    in the lists ranks are nearly flat (1 / (k + 20) against 1 / (k + 25)) while cosines still
-    differ. Above the lowest, so that a unit a walk reaches (``walk``: its path's share) is not
-    outranked by every direct hit for a similarity they all have. The Neo4j recall statement
-    (recall/fused) computes the same."""
+) -> list[Rescored]:
+    """The ``request.depth`` best of the ``request.pool`` best ``fused`` units, best first
+    (then by id), once each adds ``weights["similarity"]`` times the question's similarity with
+    it above the pool's lowest (docs/recall.md, "Fusion").
+
+    - ``similarity(ids)``: (1 + cos) / 2 with the vector the lists read, as Neo4j's cosine
+      scores it; empty without one;
+    - above the lowest, so that a unit a walk reaches keeps its footing among direct hits.
+
+    The Neo4j recall statement (recall/fused) computes the same."""
     pool = sorted(fused, key=lambda i: (-fused[i], i))[: request.pool]
     sims = similarity(pool)
     lowest = min(sims.values(), default=0.0)
     weight = request.weights.get("similarity", 1.0)
-    scored = [(i, fused[i] + weight * (sims[i] - lowest if i in sims else 0.0), sims.get(i)) for i in pool]
-    return sorted(scored, key=lambda x: (-x[1], x[0]))[: request.depth]
+    scored = [Rescored(i, fused[i] + weight * (sims[i] - lowest if i in sims else 0.0), sims.get(i)) for i in pool]
+    return sorted(scored, key=lambda x: (-x.score, x.id))[: request.depth]
 
 
 def walk(
     request: SearchRequest, found: Sequence[Scored], hop: Callable[[SearchRequest, Step], Sequence[Reached]]
 ) -> list[Scored]:
-    """The ``request.k`` best of the fused units ``found`` (``request.depth`` deep, best first)
-    and the units ``request.hops`` hops of ``hop`` reach from them. Each hop starts from at most
-    ``request.seeds`` units (the best hits, then the best the previous hop reached: a hop's cost
-    grows with the units it starts from) and reaches units no earlier hop started from or
-    reached, never back through the entity a unit was reached through. Its paths, ranked by
-    how well they answer the question (``Reached``), count like one more fused list: a reached
-    unit scores its own fused score (if found) plus ``hop_decay ** (hop - 1) * weights["paths"]
-    / (rrf_k + rank)``, so a path that answers the question outranks direct hits about the
-    wrong thing. A unit keeps its best score. The Neo4j recall statement (recall/fused)
-    computes the same."""
+    """The ``request.k`` best of the fused units ``found`` (``request.depth`` deep) and of
+    those ``request.hops`` hops of ``hop`` reach, each with its best score.
+
+    - a hop starts from the ``request.seeds`` best (hits, then the last hop's) and reaches new
+      units only, never back through the entity it came by;
+    - paths count like a list, ranked by ``Reached.score``, weighing ``weights["paths"]`` times
+      ``hop_decay`` per hop past the first, added to a fused score.
+
+    As the Neo4j recall statement (recall/fused) computes."""
     fused = {s.unit.id: s.score for s in found}
     weight = request.weights.get("paths", 1.0)
     hits = list(found[: request.k])
@@ -148,17 +157,13 @@ def walk(
 
 
 def together(found: Sequence[Scored], weight: float, k: int) -> list[Scored]:
-    """The ``k`` best of ``found`` (a recall's ``SearchRequest.k`` best units, twice the
-    ``kept`` it returns) once each adds ``weight`` for every other of them told in the same
-    conversation: episodes told less than ``CONVERSATION_GAP`` apart, one after another (a unit
-    with no time is alone).
-    Evidence clusters: what a question asks about was mostly said in the conversations its best
-    hits come from, so a hit whose conversation holds several of the best rises above a lone
-    one. Units all told at once (one document, one import) gain alike, so their order stands.
-    The Neo4j recall statement (recall/fused) computes the same.
-    0.05 won on LoCoMo half A, replaying each question's 20 best (of 0 to 0.08, hybrid and with
-    a walk); asked again (``benchmarks/locomo_recall.py``) R@10 rose on both halves: A 0.744 ->
-    0.754 (multi-hop 0.515 -> 0.529), B 0.709 -> 0.734 (multi-hop 0.478 -> 0.486), R@1 as it was."""
+    """The ``k`` best of ``found`` (a recall's ``SearchRequest.k`` best) once each adds
+    ``weight`` for every other of them told in its conversation: episodes told less than
+    ``CONVERSATION_GAP`` apart, one after another; a unit with no time is alone. Units all told
+    at once gain alike, so their order stands.
+
+    Evidence clusters where a question's best hits were told; docs/recall.md, "Evidence
+    clusters", has the measurements. The Neo4j recall statement (recall/fused) computes the same."""
     told = sorted((s.unit.source.occurred_at, n) for n, s in enumerate(found) if s.unit.source.occurred_at)
     label: dict[int, int] = {}
     for (at, n), before in zip(told, [None, *told]):

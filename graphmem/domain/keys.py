@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from typing import NamedTuple
 
 from graphmem.domain.models import ApiKey, Scope
 from graphmem.errors import InvalidInput
@@ -43,26 +44,39 @@ def digest(secret: str) -> str:
 MAX_NAME_CHARS = 200
 
 
-def new_key(subjects: list[str], admin: bool = False, name: str | None = None) -> tuple[ApiKey, str]:
-    """A new key record and the one copy of its token (shown once, never stored)."""
+class IssuedKey(NamedTuple):
+    """A new key: the record to store, and the one copy of its token (shown once, never stored)."""
+
+    key: ApiKey
+    token: str
+
+
+def new_key(subjects: list[str], admin: bool = False, name: str | None = None) -> IssuedKey:
+    """A new key holding ``subjects`` (all of them when ``admin``)."""
     held = tuple(dict.fromkeys(canonical(s) for s in subjects))
     if not held and not admin:
         raise InvalidInput("a key needs at least one --subject, or --admin")
     if name is not None and len(name) > MAX_NAME_CHARS:
         raise InvalidInput(f"a key's name is at most {MAX_NAME_CHARS} characters, not {len(name)}")
     key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
-    return ApiKey(
-        id=key_id, digest=digest(secret), subjects=held, admin=admin, name=name
-    ), f"{PREFIX}_{key_id}_{secret}"
+    record = ApiKey(id=key_id, digest=digest(secret), subjects=held, admin=admin, name=name)
+    return IssuedKey(record, f"{PREFIX}_{key_id}_{secret}")
 
 
-def split(token: str) -> tuple[str, str] | None:
-    """(id, secret) of a token of the right form, else None."""
+class TokenParts(NamedTuple):
+    """What a token ``gm_<id>_<secret>`` holds."""
+
+    key_id: str
+    secret: str
+
+
+def split(token: str) -> TokenParts | None:
+    """The id and secret of a token of the right form, else None."""
     prefix, _, rest = token.partition("_")
     key_id, _, secret = rest.partition("_")
     if prefix != PREFIX or len(key_id) != 12 or not secret:
         return None
-    return key_id, secret
+    return TokenParts(key_id, secret)
 
 
 def matches(key: ApiKey | None, secret: str) -> bool:

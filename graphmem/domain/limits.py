@@ -11,6 +11,8 @@ MAX_HOPS = 3
 MAX_K = 1000
 #: Tokens one resident block may hold (its ``token_budget``).
 MAX_BLOCK_TOKENS = 100_000
+#: Records one listing may return (a ``Page``'s limit, the decision log's ``limit``).
+MAX_ROWS = 10_000
 
 Hops = Annotated[
     int, Field(ge=0, le=MAX_HOPS, strict=True, description=f"Graph hops from the top hits (0..{MAX_HOPS}).")

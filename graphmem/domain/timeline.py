@@ -3,37 +3,15 @@ arrive in. Pure functions, no I/O.
 
 A *group* is a set of assertions that compete or merge on the world-time axis:
 
-- a single-valued slot (a subject and a single-valued predicate): at world time T it holds the
-  value of the assertion with the latest ``valid_at <= T`` (equal ``valid_at``: the later one in
-  order), unless that assertion's own end is ``<= T``: a late fact ends its predecessor at its
-  own start and is bounded by its successor's start;
-- a value group (a multi-valued fact: subject, predicate and object; or a text without a triple,
-  by kind and content hash): true at T when any of its assertions covers T.
+- a single-valued slot (a subject and a single-valued predicate) holds at world time T the value
+  of the assertion with the latest ``valid_at <= T`` (equal ``valid_at``: the later in
+  ``Event.order``), until that assertion's own end;
+- a value group (a multi-valued fact; or a text without a triple, by kind and content hash) is
+  true at T when any of its assertions covers T.
 
-A group's *log* is its events, each counting from its ``known`` system time:
-
-- ``assert``: a value from ``valid_at`` until its own ``end`` (None: open);
-- ``end``: the value stopped being true at its ``end``: every assertion of its value that
-  starts before then ends there at the latest, whatever order they came in (an ending is a
-  fact about the world: it holds until something starts again after it);
-- ``retract``: removes the assertions and endings of its value that come before it in order
-  (we no longer believe they were ever true); later ones of that value stand;
-- ``retire``: removes one assertion, ending or retraction (re-extraction replaced its
-  episode's facts).
-
-``order`` is (the time the asserting episode was first extracted, the episode's place in that
-write, the fact's place in the episode): it breaks ties of ``valid_at`` and decides what a
-retraction reaches. Re-extracted facts keep their episode's order, so they stand where the
-facts they replace stood.
-
-The log at system time S is drawn as *stretches*: maximal runs of one value on the world axis,
-each owned by the assertion that starts it. One unit shows one stretch. Units are never
-changed: when a stretch shrinks, its unit gets an invalidation edge ending it; when a stretch
-grows (its successor was retracted), the unit is closed and a new unit of the same owner shows
-the longer stretch; a unit whose stretch is gone is closed. ``step`` computes those records for
-one system time; ``replay`` computes them for a whole log, which is how deletion (the one
-operation that rewrites the past) re-derives a group. Unit ids are a function of (owner, system
-time), so a replay of an unchanged log yields the records already stored.
+A group's log of ``Event`` s, drawn at a system time, gives ``Stretch`` es, each shown by one
+unit. ``step`` turns the units alive before a system time into those of it; ``replay`` draws a
+whole log, which is how an episode's deletion re-derives a group.
 """
 
 from __future__ import annotations
@@ -49,6 +27,9 @@ from typing import Literal
 _MIN = datetime.min.replace(tzinfo=UTC)
 END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
+#: (when the asserting episode was first extracted, its place in that write, the fact's place in
+#: the episode): it breaks ties of ``valid_at`` and decides what a retraction reaches.
+#: Re-extracted facts keep their episode's order, so they stand where the facts they replace stood.
 Order = tuple[datetime, int, int]
 EventKind = Literal["assert", "end", "retract", "retire"]
 
@@ -63,7 +44,14 @@ def _end(t: datetime | None) -> datetime:
 
 @dataclass(frozen=True)
 class Event:
-    """One entry of a group's log (see the module docstring)."""
+    """One entry of a group's log, counting from its ``known`` system time.
+
+    - ``assert``: a value from ``valid_at`` until its own ``end`` (None: open);
+    - ``end``: the value stopped being true at ``end``: every assertion of it starting before
+      then ends there at the latest, whatever order they came in;
+    - ``retract``: removes the assertions and endings of its value before it in ``order``;
+    - ``retire``: removes the event ``target`` (re-extraction replaced its episode's facts).
+    """
 
     id: str
     kind: EventKind
@@ -78,7 +66,10 @@ class Event:
 
 @dataclass(frozen=True)
 class Stretch:
-    """A maximal run of one value on the world axis, owned by the assertion that starts it."""
+    """A maximal run of one value on the world axis, owned by the assertion that starts it and
+    shown by one unit. Units never change: a stretch that shrinks gets an edge ending its unit;
+    one that grows closes its unit, and a new unit of the same owner shows it; a unit whose
+    stretch is gone is closed."""
 
     owner: str
     value: str
@@ -151,10 +142,20 @@ def _cut(a: Event, ends: Iterable[datetime]) -> Event:
     return replace(a, end=end) if end < _end(a.end) else a
 
 
+@dataclass
+class _Run:
+    """A stretch while it is drawn, its open ends as comparable extremes."""
+
+    owner: str
+    value: str
+    start: datetime
+    end: datetime
+
+
 def stretches(assertions: Sequence[Event], single: bool) -> list[Stretch]:
     """The runs the standing assertions draw, in world-time order."""
     ordered = sorted(assertions, key=lambda a: (_start(a.valid_at), a.order))
-    runs: list[list] = []  # [owner, value, start, end] with comparable ends
+    runs: list[_Run] = []
     if single:
         # At each start the last assertion in order wins, until its own end or the next start;
         # the run is owned by the first assertion of the winning value there, so restating a
@@ -169,32 +170,30 @@ def stretches(assertions: Sequence[Event], single: bool) -> list[Stretch]:
             end = min(_end(winner.end), keys[i + 1] if i + 1 < len(keys) else END_OF_TIME)
             if end <= start:
                 continue
-            if runs and runs[-1][1] == winner.value and runs[-1][3] == start:
-                runs[-1][3] = end
+            if runs and runs[-1].value == winner.value and runs[-1].end == start:
+                runs[-1].end = end
             else:
-                runs.append([owner.id, winner.value, start, end])
+                runs.append(_Run(owner.id, winner.value, start, end))
     else:
         for a in ordered:
             start, end = _start(a.valid_at), _end(a.end)
             if end <= start:
                 continue
-            if runs and runs[-1][1] == a.value and runs[-1][3] >= start:
-                runs[-1][3] = max(runs[-1][3], end)
+            if runs and runs[-1].value == a.value and runs[-1].end >= start:
+                runs[-1].end = max(runs[-1].end, end)
             else:
-                runs.append([a.id, a.value, start, end])
+                runs.append(_Run(a.id, a.value, start, end))
     owners = {a.id: a for a in ordered}
-    return [
-        Stretch(owner, value, owners[owner].valid_at, None if end == END_OF_TIME else end)
-        for owner, value, _, end in runs
-    ]
+    return [Stretch(r.owner, r.value, owners[r.owner].valid_at, None if r.end == END_OF_TIME else r.end) for r in runs]
 
 
+#: A stored unit of a group as ``shown`` reads it: id, owner (its assertion), valid_at, own end,
+#: created_at, and its edges as (expired_at, invalid_at).
 Drawn = tuple[str, str, "datetime | None", "datetime | None", datetime, Sequence[tuple[datetime, "datetime | None"]]]
 
 
 def shown(units: Iterable[Drawn], at: datetime) -> list[Shown]:
-    """Units of a group alive at system time ``at``, from (id, owner, valid_at, own end,
-    created_at, edges as (expired_at, invalid_at)); a unit's end is its own end or the earliest
+    """Units of a group alive at system time ``at``; a unit's end is its own end or the earliest
     edge end known then."""
     alive = []
     for uid, owner, start, own_end, created, edges in units:
@@ -203,7 +202,7 @@ def shown(units: Iterable[Drawn], at: datetime) -> list[Shown]:
         seen = [inv for exp, inv in edges if exp <= at]
         if any(inv is None for inv in seen):
             continue
-        end = min([_end(own_end), *seen])
+        end = min([_end(own_end), *(inv for inv in seen if inv is not None)])
         if end > _start(start):
             alive.append(Shown(uid, owner, start, None if end == END_OF_TIME else end))
     return alive
@@ -265,7 +264,8 @@ def apply(current: dict[str, Shown], units: Iterable[NewUnit], edges: Iterable[N
 
 
 def replay(events: Sequence[Event], single: bool) -> tuple[list[NewUnit], list[NewEdge]]:
-    """Every record a log yields, system time by system time, from nothing."""
+    """Every record a log yields, system time by system time, from nothing: as ``unit_id``
+    follows (owner, system time, end), a replay of an unchanged log yields the records stored."""
     alive: dict[str, Shown] = {}
     all_units: list[NewUnit] = []
     all_edges: list[NewEdge] = []

@@ -131,7 +131,7 @@ _STOPPED = {
 }
 #: (wording taken away, what it says): "no longer" ends; "not ... anymore" ends, a plain "not"
 #: or "never" corrects; "used to" and "stopped ...ing" end.
-_TURNS: list[tuple[re.Pattern[str], str, FactOp]] = [
+_TURNS: list[tuple[re.Pattern[str], str | None, FactOp]] = [
     (re.compile(r"^(.*?)\b(?:am|is|are) no longer\b", re.I), r"\1is", "end"),
     (re.compile(r"^(.*?)\bno longer\b ?", re.I), r"\1", "end"),
     (re.compile(r"^(.*?)\b(?:do|does|did) not (?:ever )?(.*)\banymore\b", re.I), r"\1\2", "end"),
@@ -201,9 +201,9 @@ class RuleExtractor:
         valid_at = invalid_at = None
         if read.op == "end":
             named = window is not None and (until or window.start <= episode.occurred_at)  # "until" may look ahead
-            invalid_at = window.start if named else episode.occurred_at
+            invalid_at = window.start if window is not None and named else episode.occurred_at
         elif read.op == "assert":
-            valid_at = window.start if before and not read.pattern.habit else episode.occurred_at
+            valid_at = window.start if window is not None and before and not read.pattern.habit else episode.occurred_at
         return Candidate(
             kind=MemoryKind.semantic,
             scope=episode.scope,
@@ -224,8 +224,8 @@ def _read(sentence: str, until: bool) -> _Read | None:
     """What the sentence does to which fact, from its clauses: the first that holds a fact,
     corrected when another clause says it was wrong."""
     text = sentence.replace("\u2019", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+    for contraction, replacement in _CONTRACTIONS:
+        text = contraction.sub(replacement, text)
     clauses = [c for c in _CLAUSE.split(text.strip().rstrip(".!")) if c]
     corrected = any(_CORRECTION.match(_FILLER.sub("", c).strip()) for c in clauses)
     for clause in clauses:

@@ -6,13 +6,9 @@ surrogate, a value of the wrong type, a time out of range, an over-long field), 
 either returns an ``Episode`` or raises ``InvalidInput`` with one line naming the field and
 what was wrong; nothing else escapes, and the lines around it are unaffected.
 
-    from graphmem.faces.episode_lines import parse_episode
-
-    episode = parse_episode('{"subject": "user:alice", "occurred_at": "2023-05-08", "raw": "Hi"}')
-
-Limits besides the models' (``graphmem.domain.models``: text, subject, id, channel and label lengths):
-a line is at most ``MAX_LINE_BYTES`` bytes of UTF-8 and nests at most ``MAX_DEPTH`` levels
-(an episode needs four: the line, its facts, a fact, its labels).
+Besides the models' limits (text, subject, id, channel and label lengths), a line is at most
+``MAX_LINE_BYTES`` bytes of UTF-8 and nests at most ``MAX_DEPTH`` levels (an episode needs
+four: the line, its facts, a fact, its labels).
 
 ``json_lines`` reads the lines of an export (``graphmem import``, ``POST /v1/import``) with the
 same decoding: a line no decoder can read is one ``InvalidInput`` naming it, never a traceback.

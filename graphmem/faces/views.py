@@ -71,8 +71,8 @@ def recall(hits: Recalled, min_confidence: float | None = None) -> dict[str, Any
     ``incomplete`` when episodes of the subject are stored undecided (how many:
     ``Recalled.incomplete``)."""
     out: dict[str, Any] = {"relevant": hits.relevant, "hits": [hit(h) for h in confident(hits, min_confidence)]}
-    if getattr(hits, "window", None) is not None:
-        out["window"] = window(hits.window)
+    if (named := getattr(hits, "window", None)) is not None:
+        out["window"] = window(named)
     if getattr(hits, "incomplete", 0):
         out["incomplete"] = hits.incomplete
     return out

@@ -6,15 +6,14 @@
     with GraphMem.connect() as mem:
         app = create_app(lambda: mem, HttpConfig())   # any ASGI server runs it
 
-``graphmem serve`` does exactly this with uvicorn. Needs the optional extra:
-``pip install 'graphmem[server]'``.
+``graphmem serve`` does this with uvicorn (the ``server`` extra).
 
-- ``app``: the routes, each a few lines over one ``GraphMem`` method rendered by
-  ``graphmem.faces.views`` (the shapes of the CLI's ``--json`` and the MCP tools).
-- ``guard``: what every request passes before a route runs: on a loopback address the Host
-  check, API-key authentication and the subject check, the body size limit, routing on the raw
-  path, security headers, the access log; and ``Gate``, the concurrency cap and request
-  timeout the routes run their work under.
+- ``app``: the app factory (``HttpConfig`` from ``config``), the probes and the page.
+- ``routes``: one router per resource, each route a few lines over one ``GraphMem`` method
+  rendered by ``graphmem.faces.views``; ``context`` (what a route takes from its request),
+  ``bodies`` (what it reads), ``schemas`` (what it answers), ``jobs`` (late writes).
+- ``guard``: what every request passes before a route runs (the Host check, keys, the body
+  limit, raw paths, headers, the access log) and ``Gate``, the concurrency cap and timeout.
 - ``errors``: graphmem's errors as ``{"error": {"code", "message"}}`` with their status.
 """
 

@@ -41,18 +41,14 @@ CSP = (
 
 
 class Gate:
-    """At most ``concurrency`` requests worked on at once, at most ``share`` of them one
-    caller's, each within ``timeout`` seconds.
+    """At most ``concurrency`` requests at once, on as many threads (the facade is
+    synchronous), at most ``share`` of them one caller's, each within ``timeout`` seconds; the
+    others wait in line, at most ``queue`` of them, else 503 ``busy`` (docs/http.md, "Load").
 
-    The facade is synchronous, so work runs on a pool of ``concurrency`` threads. A request
-    that finds no place (all taken, or its caller's share) waits in line, at most ``queue`` of
-    them (beyond that, 503 ``busy`` at once); a freed place goes to the waiting caller with the
-    fewest requests running, the longest waiting among equals. So a caller flooding the server
-    holds at most its share and another's request starts at the next free place, not after the
-    flood. A request still waiting when its time is up is dropped before it runs; one already
-    running finishes in the background (a Neo4j transaction is not interrupted) and keeps its
-    place until then, so the cap holds even for abandoned work (``run``'s ``on_time_out`` says
-    what its caller is told).
+    - A freed place goes to the waiting caller with the fewest requests running (then the
+      longest waiting).
+    - A request still waiting at its timeout is dropped; one running finishes in the
+      background and keeps its place.
     """
 
     def __init__(self, concurrency: int, timeout: float, queue: int, share: int | None = None):

@@ -22,6 +22,8 @@ from graphmem.llm.client import mapped_errors, one_line
 
 if TYPE_CHECKING:
     import openai
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 #: Keywords strict mode refuses; the validator still checks them on the reply.
 _NOT_STRICT = ("default", "minLength", "maxLength")
@@ -67,8 +69,11 @@ def structured(
     model its previous reply and the error. Raises ``BackendError`` on final failure."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
-    messages: list[dict[str, str]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    response_format = {
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+    ]
+    response_format: ResponseFormatJSONSchema = {
         "type": "json_schema",
         "json_schema": {"name": schema_name, "schema": json_schema, "strict": True},
     }

@@ -62,7 +62,8 @@ def _named(field: str) -> AliasChoices:
 def setting_name(field: str) -> str:
     """The one environment variable that sets ``field`` of Settings."""
     alias = Settings.model_fields[field].validation_alias
-    return alias.choices[-1] if isinstance(alias, AliasChoices) else f"GRAPHMEM_{field.upper()}"
+    last = alias.choices[-1] if isinstance(alias, AliasChoices) else None
+    return last if isinstance(last, str) else f"GRAPHMEM_{field.upper()}"
 
 
 def bad_setting(exc: ValidationError, options: Mapping[str, str] | None = None) -> InvalidInput:
@@ -92,7 +93,7 @@ class LocalServerSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        env_file = _trusted_env_file(Path(settings_cls.model_config["env_file"]))
+        env_file = _trusted_env_file(Path(str(settings_cls.model_config["env_file"])))
         return init_settings, env_settings, DotEnvSettingsSource(settings_cls, env_file=env_file), file_secret_settings
 
     #: The local server's port (`graphmem db`), and so the default URI of every other command.

@@ -18,6 +18,7 @@ from schemathesis import GenerationMode  # noqa: E402
 
 from graphmem import GraphMem  # noqa: E402
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore  # noqa: E402
+from graphmem.domain.limits import MAX_BLOCK_TOKENS, MAX_HOPS, MAX_K  # noqa: E402
 from graphmem.domain.models import MemoryBlock, Scope  # noqa: E402
 from graphmem.embed import HashingEmbedder  # noqa: E402
 from graphmem.errors import one_line  # noqa: E402
@@ -99,6 +100,19 @@ def map_case(context, case):
         case.media_type, case.body = "application/json", EXPORT
     case.query = query
     return case
+
+
+def test_the_api_takes_the_limits_of_their_one_home():
+    document = schema.raw_schema
+    bodies = document["components"]["schemas"]
+    assert bodies["RecallIn"]["properties"]["k"]["maximum"] == MAX_K
+    assert bodies["RecallIn"]["properties"]["hops"]["maximum"] == bodies["AssembleIn"]["properties"]["hops"]["maximum"]
+    assert bodies["AssembleIn"]["properties"]["hops"]["maximum"] == MAX_HOPS
+    [budget] = [b for b in bodies["BlockIn"]["properties"]["token_budget"]["anyOf"] if "maximum" in b]
+    assert budget["maximum"] == MAX_BLOCK_TOKENS
+    for path in ("/v1/subjects/{subject}/episodes", "/v1/subjects/{subject}/decisions"):
+        [limit] = [p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "limit"]
+        assert limit["schema"]["maximum"] == MAX_K, path
 
 
 @schema.parametrize()

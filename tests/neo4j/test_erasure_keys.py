@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 
-from graphmem.adapters.neo4j.store import Neo4jStore, erasure_secret
+from graphmem.adapters.neo4j.erasure import erasure_secret
+from graphmem.adapters.neo4j.store import Neo4jStore
 from graphmem.domain.models import Scope, erasure_key
 
 pytestmark = pytest.mark.neo4j

@@ -29,10 +29,11 @@ from neo4j.exceptions import AuthError, ClientError
 from typer.testing import CliRunner
 
 import graphmem.server.java as java_mod
+from graphmem.adapters.neo4j.admin import flush_erased
 from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.cli.db import app
 from graphmem.errors import BackendError, ConfigurationError, Unavailable
-from graphmem.server import LocalNeo4j, conf, flush_erased, host, local_password, logs, provision
+from graphmem.server import LocalNeo4j, conf, host, local_password, logs, provision
 from graphmem.server.credentials import ADMIN_CLASS
 from graphmem.server.java import Java
 from graphmem.settings.config import Settings
@@ -219,7 +220,8 @@ def test_flush_erased_prunes_erased_text_from_the_transaction_logs(throwaway: Lo
     _run(throwaway, "MATCH (s:Secret {text: $text}) DELETE s", text=secret)
     assert in_logs()  # the deletion alone leaves it there
     with Neo4jConnection(_settings_for(throwaway)) as conn:
-        assert flush_erased(conn) is False  # Community: no db.checkpoint(), the schedule prunes
+        # Community: no db.checkpoint(), the schedule prunes.
+        assert flush_erased(conn, conf.TX_LOG_ROTATION_KIB) is False
     deadline = time.monotonic() + 40  # a checkpoint follows a write within ~10 s
     while in_logs():
         assert time.monotonic() < deadline, "the erased text is still in the transaction logs"

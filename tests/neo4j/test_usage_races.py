@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem.adapters.neo4j.queries import load
-from graphmem.adapters.neo4j.store import scope_props
+from graphmem.adapters.neo4j.rows import scope_props
 from graphmem.domain.models import Fact, RecallStats
 
 from ..conftest import fresh_scope

@@ -12,7 +12,6 @@ import pytest
 
 from graphmem.domain.models import RECORD_KINDS, Scope
 from graphmem.faces.episode_lines import json_lines
-from graphmem.pipelines import exchange
 from tests.cli import as_json, fact_line, one_error_line, subject
 from tests.conftest import fresh_scope
 
@@ -115,7 +114,7 @@ def test_an_import_cut_short_says_so_and_completes_when_run_again(run, mem, move
     done = []
     assert (
         sum(
-            mem.import_(exchange.read(json_lines(out.open(), "x")), force=True, progress=done.append)[
+            mem.import_(mem.read_export(json_lines(out.open(), "x")), force=True, progress=done.append)[
                 "imported"
             ].values()
         )

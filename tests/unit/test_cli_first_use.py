@@ -75,7 +75,7 @@ def test_usage_errors_are_one_line_exit_2(run, args):
 
 
 def test_a_zero_block_budget_says_what_is_wrong(mem):
-    with pytest.raises(InvalidInput, match="must be > 0"):
+    with pytest.raises(InvalidInput, match="token_budget: Input should be greater than 0"):
         mem.set_block("user:a", "persona", "Be brief.", token_budget=0)
     result = invoker(CliState(factory=lambda s, **o: mem))(
         "blocks", "set", "-l", "p", "--value", "v", "-s", "user:a", "--budget", "0"

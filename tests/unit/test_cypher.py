@@ -111,6 +111,33 @@ def test_an_inline_include_splices_the_fragment_where_it_stands(tmp_path: Path) 
     assert str(info.value).endswith(":6: include 'recall/hop' is not a fragment")
 
 
+def test_an_include_inside_a_line_splices_the_fragment_there(tmp_path: Path) -> None:
+    visible = load("recall/entry_visible")
+    text = (
+        "// mode: read\n// params: scope\n// Purpose.\n"
+        "MATCH (e:Entry) WHERE e.scope = $scope AND {{include recall/entry_visible}}\nRETURN e\n"
+    )
+    query = parse(write(tmp_path, text), "q")
+    assert query.params == {"scope", "s", "t_lo", "t_hi"} == visible.params | {"scope"}
+    assert f"e.scope = $scope AND {visible.text}\nRETURN e" in query.text and "{{" not in query.text
+
+
+def test_the_entry_visibility_rule_has_one_home() -> None:
+    """Visibility at system time s and world times [t_lo, t_hi) is written once: recall/entry_live
+    (the system-time half) and recall/entry_visible; every recall list includes them."""
+    rule = re.compile(r"\.s_(from|to)\s*[<>]|\$(s|t_lo|t_hi)\b")
+    written = {
+        name
+        for name in shipped()
+        for line in load(name).path.read_text().splitlines()
+        if not line.startswith("//") and rule.search(line)
+    }
+    assert written == {"recall/entry_live", "recall/entry_visible"}
+    live = load("recall/entry_live").text
+    lists = ["recall/hybrid", "recall/hybrid_v5", "recall/neighbours", "recall/neighbours_v5", "recall/hop"]
+    assert all(live in load(name).text for name in lists)
+
+
 def test_every_shipped_query_loads_and_migrations_are_numbered_in_order() -> None:
     root = cypher_root()
     names = [

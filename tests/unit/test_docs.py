@@ -124,7 +124,7 @@ def test_contributing_has_its_recipes():
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for recipe in ("Add a query file", "Add a migration", "Add a store method", "Run the tests without Neo4j"):
         assert f"## {recipe}\n" in text, recipe
-    for named in ("graphmem/ports.py", "tests/contract", "cypher/", "not neo4j", "scripts/test"):
+    for named in ("graphmem/ports/", "tests/contract", "cypher/", "not neo4j", "scripts/test"):
         assert named in text, named
 
 

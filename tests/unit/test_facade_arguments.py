@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem.api import GraphMem
+from graphmem.domain.limits import MAX_BLOCK_TOKENS, MAX_HOPS, MAX_K
 from graphmem.domain.models import MemoryKind, Scope
 from graphmem.errors import GraphMemError, InvalidInput
 from tests.examples import examples
@@ -106,6 +107,17 @@ def test_public_methods_raise_only_graphmem_errors(mem, data):
             "holds the hidden character U+034F",
         ),  # the combining grapheme joiner: default-ignorable
         (lambda m: m.recall("", "user:alice"), "query: String should have at least 1 character"),
+        # The limits every face shares (graphmem.domain.limits), named as the argument they bound.
+        (lambda m: m.recall("tea", "user:alice", k=MAX_K + 1), f"k: Input should be less than or equal to {MAX_K}"),
+        (
+            lambda m: m.recall("tea", "user:alice", hops=MAX_HOPS + 1),
+            f"hops: Input should be less than or equal to {MAX_HOPS}",
+        ),
+        (lambda m: m.assemble("tea", "user:alice", hops=-1), "hops: Input should be greater than or equal to 0"),
+        (
+            lambda m: m.set_block("user:alice", "persona", "x", token_budget=MAX_BLOCK_TOKENS + 1),
+            f"token_budget: Input should be less than or equal to {MAX_BLOCK_TOKENS}",
+        ),
         (lambda m: m.recall(" \t\n", "user:alice"), "query: the question is blank"),
         (lambda m: m.assemble("   ", "user:alice"), "query: the question is blank"),
         (lambda m: m.assemble("q" * 10_001, "user:alice"), "query: String should have at most 10000 characters"),

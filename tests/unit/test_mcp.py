@@ -14,6 +14,7 @@ pytest.importorskip("mcp")
 import anyio
 
 from graphmem.api import GraphMem
+from graphmem.domain.limits import MAX_BLOCK_TOKENS, MAX_HOPS, MAX_K
 from graphmem.domain.models import Fact, MemoryBlock, Scope
 from graphmem.mcp.server import FactIn, McpConfig, build_server
 
@@ -84,6 +85,20 @@ def test_every_tool_is_described_and_scoped_and_the_memory_opens_lazily(serve):
     call(server, "blocks_list")
     call(server, "blocks_list")
     assert server.opened == [1]  # opened once, at the first call
+
+
+def _bound(schema: dict, key: str) -> int | None:
+    """A bound of an argument's schema, in a nullable one's non-null branch too."""
+    branches = [schema, *schema.get("anyOf", [])]
+    return next((b[key] for b in branches if key in b), None)
+
+
+def test_the_tools_take_the_limits_of_their_one_home(serve):
+    tools = {t.name: t.model_dump(by_alias=True)["inputSchema"]["properties"] for t in anyio.run(serve().list_tools)}
+    assert _bound(tools["recall"]["k"], "maximum") == MAX_K
+    assert _bound(tools["recall"]["hops"], "maximum") == _bound(tools["assemble"]["hops"], "maximum") == MAX_HOPS
+    assert _bound(tools["blocks_set"]["token_budget"], "maximum") == MAX_BLOCK_TOKENS
+    assert _bound(tools["episodes_list"]["limit"], "maximum") == _bound(tools["decisions"]["limit"], "maximum") == MAX_K
 
 
 def test_remember_recall_explain_assemble(serve):
@@ -265,16 +280,17 @@ def test_serve_without_the_extra_says_how_to_install(monkeypatch):
 
 
 def test_mcp_imports_no_cli_module():
-    """The MCP face stands beside the CLI, not on it."""
+    """The MCP face stands beside the CLI, not on it: no module of graphmem.mcp imports one."""
     import ast
     from pathlib import Path
 
     import graphmem.mcp.server as module
 
-    tree = ast.parse(Path(module.__file__).read_text())
-    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    assert imported and not [m for m in imported if m.startswith(("graphmem.cli", ".cli"))]
+    for path in Path(module.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if m.startswith(("graphmem.cli", ".cli"))], path.name
 
 
 def test_episodes_and_decisions_tools_record_the_mcp_actor(serve):

@@ -14,7 +14,16 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from graphmem.domain.mentions import MAX_NAME_WORDS, NameMatcher, digest, edge_words, mentions, name_edges, name_spans
+from graphmem.domain.mentions import (
+    MAX_NAME_WORDS,
+    KnownNames,
+    NameMatcher,
+    digest,
+    edge_words,
+    mentions,
+    name_edges,
+    name_spans,
+)
 from graphmem.domain.models import NamesRead, Scope, TextsRead, entity_id, normalise
 
 
@@ -283,6 +292,31 @@ def test_word_runs_with_given_edges_are_those_runs_whose_edges_they_are(data, te
 def test_a_names_edges_are_its_first_and_last_word(text):
     words = regex.findall(r"\w+", normalise(text))
     assert name_edges(normalise(text)) == ((words[0], words[-1]) if words else None)
+
+
+def test_the_word_runs_a_store_looks_names_up_by():
+    assert sorted(name_spans("I use C++")) == [
+        "c", "c+", "c++", "i", "i use", "i use c", "i use c+", "i use c++", "use", "use c", "use c+", "use c++"
+    ]  # fmt: skip
+    assert sorted(name_spans("I use C++", ({"use"}, {"c"}))) == ["use c", "use c+", "use c++"]
+    assert sorted(edge_words("Meet Ana at C++ club.")) == ["ana", "at", "c", "club", "meet"]
+    assert name_edges("kelmar f.c.") == ("kelmar", "c")
+
+
+def test_a_fact_makes_a_name_known_in_any_case_a_text_only_where_capitalised():
+    assert [m.name for m in NameMatcher(["Alice", "New York"]).find("alice moved to NEW YORK")] == ["alice", "NEW YORK"]
+    known = KnownNames(facts=["Zed"], seen=["Tomas"])
+    assert [(m.name, m.kind) for m in known.find("zed said Tomas left; tomas stayed")] == [
+        ("zed", "fact"),
+        ("Tomas", "known"),
+    ]
+    found = mentions("Caroline: Hey Mel! I met Alice's manager in New York.")
+    assert [(m.name, m.kind) for m in found] == [
+        ("Caroline", "speaker"),
+        ("Mel", "proper"),
+        ("Alice", "proper"),
+        ("New York", "proper"),
+    ]
 
 
 def test_names_longer_than_the_lookup_are_ignored():

@@ -4,7 +4,9 @@ their notes logged and recorded."""
 
 from __future__ import annotations
 
+import ast
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +79,31 @@ def test_a_number_used_by_both_kinds_is_refused(monkeypatch):
     monkeypatch.setattr(mechanism, "cypher_migrations", lambda: [CypherMigration("0011", "0011_other", ("X",))])
     with pytest.raises(ConfigurationError, match="migration numbers used twice: 0011"):
         migrations()
+
+
+#: What a data migration may import from graphmem: the domain, the connection and the loader, and
+#: the frozen copies beside it; never the live store, pipelines or policy, which keep changing.
+MAY_IMPORT = (
+    "graphmem.domain",
+    "graphmem.errors",
+    "graphmem.adapters.neo4j.driver",
+    "graphmem.adapters.neo4j.queries",
+    "graphmem.adapters.neo4j.migrations.frozen",
+)
+
+
+def test_data_migrations_import_only_the_domain_and_their_frozen_copies():
+    folder = Path(mechanism.__file__).parent
+    imported = {}
+    for path in [*sorted(folder.glob("[0-9][0-9][0-9][0-9]_*.py")), folder / "frozen.py"]:
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported[path.name] = {n for n in names if n.startswith("graphmem")}
+    wrong = {
+        (module, name)
+        for module, names in imported.items()
+        for name in names
+        if not any(name == ok or name.startswith(ok + ".") for ok in MAY_IMPORT)
+    }
+    assert len(imported) > 5 and wrong == set()

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.domain.models import STOPWORDS, UNNAMED, search_terms, words
+from graphmem.domain.models import UNNAMED
+from graphmem.domain.tokenise import STOPWORDS, search_terms, words
 from graphmem.pipelines.recall import without_names
 
 #: Characters with a meaning in Lucene's query syntax.

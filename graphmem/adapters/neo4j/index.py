@@ -1,21 +1,14 @@
-"""MemoryIndex on Neo4j: search entries (``graphmem.domain.entries``) in an HNSW vector index and a
-Lucene fulltext index, plus the entity names a question can mention.
+"""MemoryIndex on Neo4j: search entries (``graphmem.domain.entries``) in an HNSW vector index
+and a Lucene fulltext index, plus the entity names a question can mention.
 
-Entries are written by ``Neo4jStore`` in the same transaction as the units and edges they
-derive from; this side searches them and rebuilds them.
+- ``Neo4jStore`` writes entries in the transaction of the units and edges they derive from;
+  this side searches them and rebuilds them.
+- One recall is one statement: ``recall/hybrid`` on Neo4j 2026.01+ (filtered inside the vector
+  index), ``recall/hybrid_v5`` on 5.26 (over-fetched, or an exact scan of a small scope).
+- Vectors of one embedding model live in one entry property (a *generation*); a rebuild with
+  another model builds the next aside and switches in one write.
 
-- Neo4j 2026.01+: one recall is one statement (``recall/hybrid``): the vector index filters by
-  scope, kind and both time axes inside the index (Cypher 25 ``SEARCH``), so a small scope or a
-  sparse moment still gets its k best; the fulltext and entity lists are filtered right after
-  their index calls; fusion happens in the same statement.
-- Neo4j 5.26: the same statement with the vector half over-fetched and filtered after the
-  index (``recall/hybrid_v5``), or, for scopes of at most ``exact_threshold`` entries, an exact
-  cosine scan over the scope's entries (one index seek).
-
-Vectors of one embedding model live in one property of the entries (a *generation*). A
-rebuild that changes the model builds the new vectors aside in the next generation's property
-and index while the live one serves search, then switches generations in one write; an
-interrupted rebuild leaves the live generation as it was and is resumed by running it again.
+docs/recall.md and docs/models.md describe both.
 """
 
 from __future__ import annotations
@@ -25,19 +18,21 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from neo4j import ManagedTransaction
 
 from graphmem.adapters.neo4j.driver import Embedding, Neo4jConnection, run
 from graphmem.adapters.neo4j.lucene import lucene_query
+from graphmem.adapters.neo4j.names import texts_changed
 from graphmem.adapters.neo4j.queries import Query, load
-from graphmem.adapters.neo4j.store import (
+from graphmem.adapters.neo4j.rows import (
     entry_row,
     name_props,
+    scope_of,
     stored_datetime,
-    texts_changed,
     to_datetime,
+    unit_from_props,
     unit_from_row,
     vector_property,
 )
@@ -67,6 +62,14 @@ LEXICAL_OVERFETCH = 3
 Progress = Callable[[int], None]
 
 
+class ScopeSize(NamedTuple):
+    """How many entries some scopes hold, of how many in the database, read when."""
+
+    in_scopes: int
+    total: int
+    read_at: float
+
+
 def index_name(generation: int) -> str:
     return f"entry_embedding_{generation}"
 
@@ -90,9 +93,8 @@ class Neo4jIndex:
         self._cache_size = cache_size
         self._generation: int | None = None
         self._filtered: bool | None = None
-        # scope keys -> (entries in them, in the database, when read): picks the 5.26 strategy
-        # only, so a stale count costs speed, never correctness.
-        self._sizes: dict[tuple[str, ...], tuple[int, int, float]] = {}
+        # Picks the 5.26 strategy only, so a stale count costs speed, never correctness.
+        self._sizes: dict[tuple[str, ...], ScopeSize] = {}
 
     # -- vectors --------------------------------------------------------------------------
     def vectors(self, texts: Sequence[str]) -> list[list[float]]:
@@ -254,11 +256,11 @@ class Neo4jIndex:
         """How 5.26 reads the vector list: an exact scan of small scopes, else an over-fetch
         sized by the scopes' share of all entries."""
         key = tuple(s.key for s in request.scopes)
-        cached = self._sizes.get(key)
-        if cached is None or time.monotonic() - cached[2] > SIZE_TTL:
+        size = self._sizes.get(key)
+        if size is None or time.monotonic() - size.read_at > SIZE_TTL:
             row = self.conn.read("index/scope_entries", scopes=list(key))[0]
-            cached = self._sizes[key] = (row["in_scopes"], row["total"], time.monotonic())
-        in_scopes, total = cached[0], cached[1]
+            size = self._sizes[key] = ScopeSize(row["in_scopes"], row["total"], time.monotonic())
+        in_scopes, total = size.in_scopes, size.total
         fetch = max(4 * request.fetch, math.ceil(2 * request.fetch * total / max(in_scopes, 1)))
         return {
             "index_name": index_name(self.generation),
@@ -289,11 +291,13 @@ class Neo4jIndex:
     def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
         if not queries:
             return []
+        t_lo, t_hi = world_range(at, None)
         params = {
             "vectors": self.vectors(queries),
             "scope": scope.key,
             "s": micros(at.known, MIN),
-            "t": micros(at.valid, MIN),
+            "t_lo": t_lo,
+            "t_hi": t_hi,
             "k": k,
         }
         if self.filtered:
@@ -355,18 +359,15 @@ class Neo4jIndex:
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
             texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
             fresh = iter(self.vectors(texts))
-            scopes = [
-                Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
-                for r in rows
-            ]
+            scopes = [scope_of(r) for r in rows]
             entries = []
-            for r, scope_of in zip(rows, scopes):
+            for r, unit_scope in zip(rows, scopes):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
                 edges = [(stored_datetime(a), to_datetime(b)) for a, b in r["edges"]]
                 entries += [
                     entry_row(
                         r["id"],
-                        scope_of,
+                        unit_scope,
                         r["kind"],
                         unit_text(r["content"], r["summary"]),
                         to_datetime(r["occurred_at"]),
@@ -454,4 +455,4 @@ class Neo4jIndex:
 def _seen(row: dict[str, Any]) -> MemoryUnit:
     """A unit from a search row: its end and first invalidation as seen at the search's system
     time come from the entry that was live then."""
-    return unit_from_row({"unit": row["unit"], "expired_at": row["expired_at"], "invalid_at": from_micros(row["t_to"])})
+    return unit_from_props(row["unit"], row["expired_at"], from_micros(row["t_to"]))

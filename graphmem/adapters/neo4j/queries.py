@@ -1,26 +1,20 @@
-"""Cypher lives in ``cypher/`` as files, one query each, loaded by name.
+"""Cypher lives in ``cypher/``, one query a file, loaded by name and checked.
 
 Each file starts with a ``//`` header::
 
     // mode: read | write | schema | fragment
-    // params: scope, ids          (the $parameters the body uses, checked both ways)
+    // params: scope, ids          (the $parameters its own body uses)
     // values: dimensions:int      ({{placeholders}} for what Neo4j cannot parameterise)
-    // include: recall/fused       (a fragment file whose body ends this one; optional)
+    // include: recall/fused       (a fragment that ends this query; optional)
     // One line saying what the query does.
 
-A body line ``{{include recall/walk_step}}`` is replaced by that fragment's body, so one step
-can run several times in one statement (each inside its own ``CALL`` subquery).
-
-The loader rejects a body that uses an undeclared ``$param`` or declares one it never uses,
-and reports ``file:line``. Query text is never built with f-strings or ``+``: parameters go to
-the driver. The only formatting is ``Query.render`` for values Neo4j cannot take as parameters
-(index names and dimensions, analyzer names); it validates each value against its declared
-type first, and a query with placeholders runs only once rendered (``Query.rendered``).
-A ``fragment`` never runs alone: it is a shared part of the queries that include it (the end of
-two variants of one statement for two Neo4j versions, a step repeated), and its parameters
-count as theirs.
-Migrations are numbered files under ``cypher/migrations`` whose statements are separated by
-``;`` at the end of a line.
+- ``{{include area/name}}`` in a body line, alone or inside an expression, stands for that
+  fragment's body; a fragment's parameters count as the including query's.
+- A parameter used but not declared, or declared but not used, fails with ``file:line``.
+- Query text is never built with f-strings or ``+``: ``Query.render`` fills placeholders after
+  validating each value against its type; a query with placeholders runs only rendered.
+- Migrations are numbered files under ``cypher/migrations``; statements end with ``;`` at the
+  end of a line.
 """
 
 from __future__ import annotations
@@ -35,7 +29,7 @@ from graphmem.errors import ConfigurationError, InvalidInput
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _VALUE = re.compile(r"\{\{([a-z_]+)\}\}")
-_INLINE = re.compile(r"^\s*\{\{include ([a-z0-9_]+/[a-z0-9_]+)\}\}\s*$")
+_INCLUDE = re.compile(r"\{\{include ([a-z0-9_]+/[a-z0-9_]+)\}\}")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _MIGRATION = re.compile(r"^(\d{4})_[a-z0-9_]+\.cypher$")
 _VALUE_TYPES = {
@@ -112,10 +106,12 @@ def parse(path: Path, name: str) -> Query:
         included.update(part.params)
         return part
 
-    spliced = []
-    for number, line in enumerate(lines[body_start:], body_start + 1):
-        inline = _INLINE.match(line)
-        spliced.append(fragment(inline.group(1), number).text if inline else line)
+    def splice(line: str, number: int) -> str:
+        if line.lstrip().startswith("//"):
+            return line
+        return _INCLUDE.sub(lambda found: fragment(found.group(1), number).text, line)
+
+    spliced = [splice(line, number) for number, line in enumerate(lines[body_start:], body_start + 1)]
     body = "\n".join(spliced).strip()
     if header.get("include"):
         body = body + "\n" + fragment(header["include"], 1).text
@@ -128,9 +124,9 @@ def parse(path: Path, name: str) -> Query:
         values[key] = kind
     used: dict[str, int] = {p: 1 for p in included}
     for offset, line in enumerate(lines[body_start:], body_start + 1):
-        if line.lstrip().startswith("//") or _INLINE.match(line):
+        if line.lstrip().startswith("//"):
             continue
-        for match in _PARAM.finditer(_STRING.sub("''", line)):
+        for match in _PARAM.finditer(_STRING.sub("''", _INCLUDE.sub("", line))):
             used.setdefault(match.group(1), offset)
     for param, line_no in used.items():
         if param not in declared:

@@ -1,21 +1,19 @@
 """Subjects as ``Scope`` now spells them: every stored subject and project id in Unicode NFC
-without surrounding whitespace (``graphmem.domain.models.normal_name``), so every face finds its data
-and forgetting one spelling erases them all.
+without surrounding whitespace (``graphmem.domain.models.normal_name``), so every face finds
+its data and forgetting one spelling erases them all.
 
-A subject stored under another spelling moves to the normal one with every key derived from
-its scope: the scope key and Lucene token on each node, entity ids, slots and timeline groups,
-lock keys, the scope inside stored candidates, and episode fingerprints. Two spellings that
-become one subject are merged (entities of the same name become one; a block label both use
-is kept by the normal spelling's block, the other's is renamed) and each merge is a note. A
-control or format character, which names may no longer hold, is written out as ``<U+XXXX>``,
-so such a subject stays apart from the one it imitated.
-
-Each subject moves in one transaction: an interrupted run leaves every subject either moved
-or not, and the next run moves the rest.
+- A subject moves with every key derived from its scope: scope keys and Lucene tokens, entity
+  ids, slots, timeline groups, lock keys, stored candidates and episode fingerprints.
+- Two spellings of one subject merge (entities of one name become one; the other spelling's
+  block of a shared label is renamed), each merge a note.
+- A control or format character is written out as ``<U+XXXX>``, so such a subject stays apart
+  from the one it imitated.
+- Each subject moves in one transaction: an interrupted run moves the rest.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import unicodedata
@@ -25,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from neo4j import ManagedTransaction
 
 from graphmem.adapters.neo4j.driver import run
+from graphmem.adapters.neo4j.migrations.frozen import group_of, stored_datetime
 from graphmem.adapters.neo4j.queries import load
-from graphmem.adapters.neo4j.store import to_datetime
 from graphmem.domain.models import (
     HIDDEN_CATEGORIES,
     Candidate,
@@ -38,7 +36,6 @@ from graphmem.domain.models import (
     normal_name,
 )
 from graphmem.errors import quoted
-from graphmem.pipelines.write import group_of
 
 if TYPE_CHECKING:
     from graphmem.adapters.neo4j.driver import Neo4jConnection
@@ -89,7 +86,7 @@ def apply(conn: Neo4jConnection) -> list[str]:
         if len(spellings) > 1:
             notes.append(f"subjects {', '.join(spellings)} are one subject now: {new}")
     for old, new in moves.items():
-        notes += conn.write_tx(lambda tx, old=old, new=new: _move(tx, old, new), what=f"normalising {_shown(old)}")
+        notes += conn.write_tx(functools.partial(_move, old=old, new=new), what=f"normalising {_shown(old)}")
     return notes
 
 
@@ -175,7 +172,7 @@ def _move(tx: ManagedTransaction, old: Subject, new: Scope) -> list[str]:
                 "props": {
                     "fingerprint": fingerprint(
                         new,
-                        to_datetime(e["occurred_at"]).astimezone(UTC),
+                        stored_datetime(e["occurred_at"]).astimezone(UTC),
                         e["raw"],
                         e["channel"],
                         json.loads(e["facts"] or "[]"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphmem.adapters.neo4j.store import erasure_secret
+from graphmem.adapters.neo4j.migrations.frozen import erasure_secret
 from graphmem.domain.models import keyed_digest
 
 if TYPE_CHECKING:

@@ -1,38 +1,36 @@
-"""Units and decisions written before timelines (graphmem.domain.timeline) join their timeline groups,
-so the write path extends the timelines they started instead of starting new ones beside them:
-a later value of a single-valued slot ends the earlier release's value, a restatement is
-known as one, a retraction reaches the earlier assertion.
+"""Units and decisions written before timelines (``graphmem.domain.timeline``) join their
+timeline groups, so new writes extend them: a later value of a single-valued slot ends
+the earlier release's, a restatement is known as one, a retraction reaches the assertion.
 
-Each unit gets its group (``group_of`` of the fact it shows, as a write computes it now), the
-assertion it shows (``assertion_id``: the decision that produced it) and its episode's time
-(``occurred_at``, also on its search entries, which took the world start in its place); that
-decision gets the assertion's event: its value from the unit's start until the unit's own end,
-ordered by when it was decided and the fact's place in its episode. A DELETE decision that
-ended a unit becomes a retraction of that unit's value. Nothing else changes: no unit, edge or
-search entry is added or ended, so every answer stays as the earlier release gave it. Where
-that release drew two values of a single-valued slot over one world time (a late fact kept
-until the next value rather than its successor's start), the next write to the slot draws
-the timeline again and ends the overlap from then on (earlier system times still show it).
-
-A unit no decision produced stays outside any group (searchable as before; later writes leave
-it alone), and is counted in a note. Units are done page by page, each page with its decisions
-in one transaction, and only those still without a group are read: an interrupted run carries
-on where it stopped.
+- Each unit gets its group (``group_of`` of the fact it shows), its assertion (the decision
+  that produced it) and its episode's time; that decision gets the assertion's event. A DELETE
+  decision that ended a unit becomes a retraction of its value.
+- No unit, edge or search entry is added or ended: every answer stays as it was. An overlap
+  the earlier release drew in a single-valued slot ends at the slot's next write.
+- A unit no decision produced stays outside any group, counted in a note.
+- Page by page, one transaction each; only units without a group are read, so an
+  interrupted run carries on.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
 from neo4j import ManagedTransaction
 
 from graphmem.adapters.neo4j.driver import run
-from graphmem.adapters.neo4j.store import event_props, to_datetime, wire
+from graphmem.adapters.neo4j.migrations.frozen import (
+    SINGLE_VALUED,
+    event_props,
+    group_of,
+    stored_datetime,
+    to_datetime,
+    wire,
+)
 from graphmem.domain.entries import micros
 from graphmem.domain.models import Candidate, MemoryKind, Scope, SubjectType, TimelineEvent, Triple
-from graphmem.pipelines.write import group_of
-from graphmem.policy import PolicyConfig
 
 if TYPE_CHECKING:
     from graphmem.adapters.neo4j.driver import Neo4jConnection
@@ -41,14 +39,13 @@ PAGE = 500
 
 
 def apply(conn: Neo4jConnection) -> list[str]:
-    single_valued = PolicyConfig().single_valued
     orphans, after = 0, ""
     while rows := conn.read("timelines/units_without_group", after=after, limit=PAGE):
         after = rows[-1]["unit"]["id"]
-        joined = [_joined(r, single_valued) for r in rows if r["decision"] is not None]
+        joined = [_joined(r) for r in rows if r["decision"] is not None]
         orphans += len(rows) - len(joined)
         if joined:
-            conn.write_tx(lambda tx, joined=joined: _join(tx, joined), what="joining units to their timelines")
+            conn.write_tx(functools.partial(_join, joined=joined), what="joining units to their timelines")
     after = ""
     while rows := conn.read("timelines/retractions_without_event", after=after, limit=PAGE):
         after = rows[-1]["decision"]["id"]
@@ -67,7 +64,7 @@ def _join(tx: ManagedTransaction, joined: list[tuple[dict[str, Any], dict[str, A
     run(tx, "timelines/set_events", rows=[event for _, event in joined])
 
 
-def _joined(row: dict[str, Any], single_valued: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _joined(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The properties that put one unit and its producing decision in their timeline group."""
     u, decision, episode = row["unit"], row["decision"], row["episode"] or {}
     # As stored: a subject 0011 had to leave in another spelling is no valid Scope any more.
@@ -92,7 +89,7 @@ def _joined(row: dict[str, Any], single_valued: frozenset[str]) -> tuple[dict[st
         confidence=u["confidence"],
         triple=triple,
     )
-    single = triple is not None and (triple.single_valued or triple.predicate in single_valued)
+    single = triple is not None and (triple.single_valued or triple.predicate in SINGLE_VALUED)
     group, value = group_of(candidate, single)
     occurred = to_datetime(episode.get("occurred_at"))
     event = TimelineEvent(
@@ -100,7 +97,7 @@ def _joined(row: dict[str, Any], single_valued: frozenset[str]) -> tuple[dict[st
         group=group,
         single=single,
         value=value,
-        order_at=to_datetime(decision["decided_at"]),
+        order_at=stored_datetime(decision["decided_at"]),
         order_fact=_place(candidate, episode.get("facts")),
         valid_at=candidate.valid_at,
         end=candidate.invalid_at,
@@ -125,7 +122,7 @@ def _retraction(row: dict[str, Any]) -> dict[str, Any]:
         group=row["group"],
         single=bool(row["single"]),
         value=row["value"],
-        order_at=to_datetime(row["decision"]["decided_at"]),
+        order_at=stored_datetime(row["decision"]["decided_at"]),
     )
     return event_props(event)
 

@@ -1,5 +1,5 @@
 """Entities stored before migration 0015 get the first and last word of their names
-(``graphmem.adapters.neo4j.store.name_props``), which a write's lookup of known names reads
+(``frozen.name_props``), which a write's lookup of known names reads
 (``Neo4jStore.known_names``): without them a name learnt earlier would not link the texts
 written after. Page by page in id order; a second run sets the same values again."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphmem.adapters.neo4j.store import name_props
+from graphmem.adapters.neo4j.migrations.frozen import name_props
 from graphmem.domain.models import normalise
 
 if TYPE_CHECKING:

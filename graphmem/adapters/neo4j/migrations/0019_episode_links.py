@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphmem.adapters.neo4j.store import Neo4jStore, mention_rows, scope_props
+from graphmem.adapters.neo4j.migrations.frozen import known_names, mention_rows, scope_props
 from graphmem.domain.mentions import named_in
 from graphmem.domain.models import Scope, utcnow
 
@@ -22,13 +22,12 @@ PAGE = 1000
 
 
 def apply(conn: Neo4jConnection) -> list[str]:
-    store = Neo4jStore(conn)
     for r in conn.read("mentions/untokened_episode_scopes"):
         scope = Scope(subject_type=r["subject_type"], subject_id=r["subject_id"], project_id=r["project_id"])
         after = ""
         while page := conn.read("mentions/episodes_page", scope=scope.key, after=after, limit=PAGE):
             texts = {p["id"]: p["text"] for p in page}
-            known = store.known_names(scope, list(texts.values()))[1]
+            known = known_names(conn, scope, list(texts.values()))
             rows = mention_rows(scope, named_in(list(known.items()), texts))
             if rows["rows"]:
                 conn.write("mentions/episode_mentions", **rows, scope_props=scope_props(scope), at=utcnow())

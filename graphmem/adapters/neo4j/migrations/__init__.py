@@ -1,17 +1,15 @@
-"""Numbered migrations: schema statements and data migrations, applied in number order by
-``migrate`` and recorded in the database as ``(:Migration {id: number, name, applied_at})``.
+"""Numbered migrations, applied in number order by ``migrate`` and recorded in the database as
+``(:Migration {id: number, name, applied_at, notes})``. Two kinds share one numbering:
 
-Two kinds share one numbering (a number is used once across both):
+- ``cypher/migrations/NNNN_name.cypher``: schema statements, each in its own auto-commit
+  transaction (``graphmem.adapters.neo4j.queries.migrations``);
+- ``NNNN_name.py`` in this package: a data migration, ``apply(conn) -> list[str]``, reading and
+  writing through the connection with named queries; it returns notes for the operator.
 
-- ``cypher/migrations/NNNN_name.cypher``: schema statements (``graphmem.adapters.neo4j.queries.migrations``),
-  each run in an auto-commit transaction;
-- ``graphmem/migrations/NNNN_name.py``: a data migration for what Cypher alone cannot compute
-  (keys hashed in Python, JSON rewritten). The module defines ``apply(conn) -> list[str]``: it
-  reads and writes through the ``Neo4jConnection`` with named queries (``conn.read``,
-  ``conn.write``, ``conn.write_tx``) and returns notes for the operator (each logged as a
-  warning and kept on the Migration node), ``[]`` when there is nothing to say. It is recorded
-  only after ``apply`` returns, so an interrupted one runs again from the start: it must find
-  what it already did and carry on.
+A migration is recorded only after it finishes, so an interrupted one runs again from the
+start: it must find what it already did and carry on. It must also keep meaning what it meant
+when released: it never imports the store, the pipelines or the policy, but carries frozen
+copies of what it needs (``frozen``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The ports: small Protocols the pipelines depend on, each with its written contract.
+"""The store, the source of truth, split by concern so that each pipeline names what it uses;
+``MemoryStore`` is all of them.
 
-The store is split by concern (``EpisodeStore``, ``UnitStore``, ``TimelineStore``,
-``AuditStore``, ``ReviewStore``, ``ErasureStore``, ``BlockStore``, ``ExchangeStore``,
-``KeyStore``) so each pipeline names what it uses; ``MemoryStore`` is all of them, as the
-adapters (``graphmem.adapters``) implement it on Neo4j and in memory. The contract suite in
-``tests/contract`` runs the same tests against every adapter, and checks that each adapter has
-every method of ``MemoryStore`` with its signature.
-
-Visibility (docs/concepts.md, "Bi-temporal visibility"), used wherever a method takes ``at: AsOf``
-(T = ``at.valid``, S = ``at.known``)::
+Where a method takes ``at: AsOf``, a unit is visible at T = ``at.valid`` and S = ``at.known``
+by the rule of docs/concepts.md, "Bi-temporal visibility"::
 
     visible(u, T, S) :=  u.created_at <= S
                      and (u.valid_at is null or u.valid_at <= T)
@@ -16,89 +10,55 @@ Visibility (docs/concepts.md, "Bi-temporal visibility"), used wherever a method 
                      and no invalidation edge e -> u with e.expired_at <= S
                                                   and (e.invalid_at is null or e.invalid_at <= T)
 
-A returned unit shows ``expired_at`` = the earliest ``e.expired_at`` among edges with
-``e.expired_at <= S`` and ``invalid_at`` = the earliest of its own end and those edges'
-non-null ``invalid_at``: the unit as the system saw it at S.
+A returned unit is as the system saw it at S: its ``expired_at`` is the earliest
+``e.expired_at <= S``, its ``invalid_at`` the earliest of its own end and those edges'
+``invalid_at``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from graphmem.domain.models import (
     ApiKey,
     Appended,
     AsOf,
     AssembleTrace,
-    Candidate,
     Decision,
     Deletion,
-    Entity,
     Episode,
     Erasure,
     GroupUnit,
-    IndexStatus,
-    Invalidation,
     MemoryBlock,
     MemoryUnit,
     NamesRead,
     Page,
-    Reached,
     RecallStats,
     RecordKind,
     Relink,
     ReviewItem,
     Rewrite,
     Scope,
-    Scored,
-    SearchRequest,
-    Step,
-    StoredTrace,
     SubjectCounts,
     TextsRead,
     UnitEdges,
     UnitFilter,
-    Usage,
     WriteBatch,
-    WriteContext,
 )
-
-#: A stored record of one of the ``RecordKind`` kinds, as an export holds it.
-Record = (
-    Episode | Entity | MemoryUnit | Deletion | Decision | Invalidation | Usage | MemoryBlock | ReviewItem | StoredTrace
-)
-
-R = TypeVar("R", bound=Record)
-
-
-def of(model: type[R], records: Iterable[tuple[str, Record]]) -> list[tuple[str, R]]:
-    """Records of one kind, with where each was read, as that kind's model (``MODELS``)."""
-    typed: list[tuple[str, R]] = []
-    for where, record in records:
-        if not isinstance(record, model):
-            raise TypeError(f"a {type(record).__name__} among the {model.__name__} records")
-        typed.append((where, record))
-    return typed
-
-
-def each(model: type[R], records: Iterable[Record]) -> list[R]:
-    """``of`` without the where."""
-    return [r for _, r in of(model, (("", r) for r in records))]
+from graphmem.ports.records import Record
 
 
 class EpisodeStore(Protocol):
-    """Episodes: the raw events, append-only. An episode id belongs to its scope (another scope
-    may use the same id).
+    """Episodes: the raw events, append-only. An episode id belongs to its scope.
 
     - storing an id its scope holds with the same fingerprint is a no-op; with another
       fingerprint the episode is reported, not stored;
-    - an episode is deleted only by ``TimelineStore.delete_episode`` and by an erasure;
-    - a new episode is stored undecided, and stays so until the commit that decides it
-      (``WriteBatch.decided``): a write cut short in between (a crash, a lost server) leaves
-      it undecided, for ``undecided_count`` to tell and ``undecided_episodes`` to complete.
-      An import's episodes come with their decisions: never undecided.
+    - only ``TimelineStore.delete_episode`` and an erasure delete an episode;
+    - a new episode is undecided until the commit that decides it (``WriteBatch.decided``); one
+      a crash left so is counted by ``undecided_count`` and completed from
+      ``undecided_episodes``. An import's episodes come with their decisions.
     """
 
     def put_episodes(self, episodes: Sequence[Episode]) -> Appended:
@@ -172,23 +132,19 @@ class UnitStore(Protocol):
 
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         """The names the scope knows that one of ``texts`` holds as a word run that may be a
-        name (``graphmem.domain.mentions.runs_in``), each True when a fact is about it (found case-folded)
-        and False when a text names it as a proper name or a speaker (found where capitalised):
-        ``graphmem.domain.mentions.KnownNames``; with, read first in the same read, how many commits
-        have made names known in the scope and the digest of the last one's names
-        (``graphmem.domain.mentions.digest``; None before any), so a commit can tell whether the names
-        changed since (``NamesRead``, ``UnitStore.commit``)."""
+        name (``mentions.runs_in``): True when a fact is about it (found case-folded), False when
+        a text named it (found where capitalised), as ``mentions.KnownNames`` finds them. With,
+        read first, the scope's names version and the digest of the last commit's names
+        (``mentions.digest``; None before any): ``TimelineStore.commit`` checks them."""
         ...
 
     def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
-        """The texts of the scope's units (archived ones too) that name one of ``anchors``
-        (``WriteBatch.anchors``), by unit id, and those of its episodes, by episode id; more
-        may be given (texts holding a name's words in order), never fewer. With, read first in
-        the same read, how many changes to which texts a search finds the scope has seen (a
-        commit with new units or episodes or restored units, an episode's deletion, an archive
-        change, an import) and the key of the last one
-        (``WriteBatch.texts_key``; None when no plan can know it), so a commit can tell whether
-        they still stand (``TextsRead``, ``UnitStore.commit``)."""
+        """The texts of the scope's units (archived too) and episodes, by id, that name one of
+        ``anchors`` (``WriteBatch.anchors``); more may be given (texts holding a name's words in
+        order), never fewer. With, read first, the scope's texts version and its last key
+        (``WriteBatch.texts_key``): every change to which texts a search finds bumps it (new
+        units, episodes or restored units, a deletion, an archive change, an import), and
+        ``TimelineStore.commit`` checks it (``TextsRead``)."""
         ...
 
     def list_scopes(self) -> list[Scope]:
@@ -244,24 +200,15 @@ class TimelineStore(Protocol):
         ...
 
     def commit(self, batch: WriteBatch, scope: Scope, relink: Relink | None = None) -> None:
-        """Atomically store units, decisions (linked to their episode, target and product),
-        invalidation edges and review items, after checking the batch's guards (``Conflict``
-        when a guarded group's log has another length than ``group_state`` gave its writer; a
-        unit id already stored is a ``Conflict`` too), with what derives from them: search
-        entries, mention links (and links from earlier units and episodes to the names the
-        batch makes known). All or nothing. ``NotFound`` when a decision names an episode the
-        scope no longer holds (an erasure or deletion removed it after the write stored it):
-        nothing derived from an erased episode may outlive it.
+        """Store the batch all or nothing, with its search entries and mention links (from
+        earlier texts to the names it makes known too).
 
-        A batch with guards, mention links or names holds the scope's names until it ends
-        (taken before its guards are checked, so two writers of one group take turns), so the
-        links of two writers never miss each other: the earlier units a batch links to its
-        names are all those committed before it, and when ``batch.names_read`` says another
-        writer made names known since the links were drawn, ``relink`` draws them again (with
-        the names as now known) before anything is written; it bumps the names version
-        when it makes names known. The earlier units and episodes are found among ``batch.texts_read``
-        when that stands (``TextsRead.stands``), else searched in the commit; a batch with new
-        units or episodes, or restored units, bumps the texts version."""
+        - ``Conflict`` when a guarded group's log changed since ``group_state``, or a unit id is
+          taken; ``NotFound`` when a decision's episode left the scope;
+        - with guards, links or names it holds the scope's names lock to its end, taken before
+          the guards so writers of one group take turns (``WriteBatch.held``); it bumps the
+          versions it changes.
+        """
         ...
 
     def delete_episode(self, episode_id: str, scope: Scope, rewrite: Rewrite, deletion: Deletion) -> Deletion | None:
@@ -383,13 +330,14 @@ class ExchangeStore(Protocol):
     def dump(
         self, scope: Scope, kind: RecordKind, after: str = "", limit: int = 1000
     ) -> tuple[list[Record], str | None]:
-        """One page of the scope's records of one kind, as stored: those whose key comes after
-        ``after`` ("" for the first page), in key order, and the key the next page starts after
-        (None when this was the last). Keys are ids, except ``usage`` (its unit's id) and
-        ``invalidation`` (the id of the decision: a page holds every edge of up to ``limit``
-        decisions). A unit comes with its own end only (no edge-derived end, no usage), an
-        episode without derived ids, a trace with its scores; search entries and entity words
-        are derived, never records."""
+        """One page of the scope's records of one kind, as stored, by key after ``after`` ("" at
+        first), and the key the next page starts after (None after the last).
+
+        - keys are ids; of ``usage`` its unit's, of ``invalidation`` its decision's (a page holds
+          every edge of up to ``limit`` decisions);
+        - a unit comes with its own end only, an episode without derived ids, a trace with its
+          scores; search entries and entity words are derived, never records.
+        """
         ...
 
     def lookup(self, scope: Scope, kind: RecordKind, keys: Sequence[str]) -> tuple[list[Record], set[str]]:
@@ -401,15 +349,14 @@ class ExchangeStore(Protocol):
     def load(
         self, scope: Scope, records: Mapping[RecordKind, Sequence[Record]], derived: WriteBatch | None = None
     ) -> int:
-        """Store records, of one or more kinds, exactly as given (ids, system times and all),
-        all in one transaction, kind by kind in ``RECORD_KINDS`` order, with the links their
-        fields name to records already stored or stored before them here (a link to a record
-        that is not stored is left out, as it was where the records come from). Every record
-        must be new (check with ``lookup``). Derived data is written with them: units get
-        their entities and search entries, edges recompute their units' entries, archived
-        usage takes its unit out of search, and for units and episodes ``derived`` gives the
-        rest as ``commit`` takes it (``vectors`` and ``vector_model``; mention links, and
-        ``anchors`` for texts stored before). Returns how many were stored."""
+        """Store new records (check with ``lookup``) exactly as given, ids and times too, in one
+        transaction, kind by kind in ``RECORD_KINDS`` order, linked to the stored records their
+        fields name (links to records not stored are left out). Returns how many.
+
+        - derived data comes with them: entities and search entries of units, entries of the
+          units edges change, archived usage out of search; ``derived`` gives the rest as
+          ``commit`` takes it (vectors, mention links, anchors).
+        """
         ...
 
 
@@ -459,171 +406,3 @@ class MemoryStore(
     """The source of truth: every port above, as the adapters implement it
     (``graphmem.adapters``). Every method that takes a scope is confined to it: no id from
     another scope is ever read, returned, changed or deleted."""
-
-
-@runtime_checkable
-class MemoryIndex(Protocol):
-    """Search over units, derived and rebuildable. Its entries (``graphmem.domain.entries``) are
-    written by the store in the same transaction as the units and edges they derive from, so
-    the index never lags the store; the index searches them and rebuilds them.
-
-    - every search returns units of the request's scopes only, visible at its (T, S) and not
-      archived, best first; a scope's k best come back however many other scopes and times the
-      database holds;
-    - lexical search treats the question as plain words: no query syntax, never raises on text;
-    - an entity is named by a question when every word of its name is in the question ("Viktor
-      Senvel" for "...did Viktor Senvel play..."); when none is, entities sharing a word are.
-    """
-
-    #: What turns text into vectors here; its name and dimension describe the index.
-    embedder: Embedder
-
-    def vectors(self, texts: Sequence[str]) -> list[list[float]]:
-        """The embeddings of ``texts`` (what writes store with new units), in order."""
-        ...
-
-    def recall(self, request: SearchRequest) -> list[Scored]:
-        """The best units: the semantic, lexical and named-entity lists (those the
-        request asks for, each ``request.fetch`` deep), the time list when it names a window,
-        and with ``request.words`` the speaker list (the candidates of those lists that someone
-        the question names said: a unit whose text has them as a speaker mention, every word
-        of the name in ``request.words``; tied), fused by reciprocal rank fusion
-        (``graphmem.domain.fusion.rrf``), and with ``request.hops`` the units a walk from them reaches,
-        ranked as ``graphmem.domain.fusion.walk`` ranks them (over this index's ``hop``); of those,
-        the ``request.kept`` best once each gains for the others told in its conversation
-        (``graphmem.domain.fusion.together``). The semantic,
-        lexical and time lists read ``request.asked`` of those of ``request.names`` that speak
-        in a text of the scopes (on Neo4j, found among 1,000 of a name's links: recall/asked).
-        One round trip on Neo4j, walk included."""
-        ...
-
-    def hop(self, request: SearchRequest, step: Step) -> list[Reached]:
-        """One hop of a walk (see ``Step``): units sharing an entity with the frontier, visible
-        at the request's (T, S), at most ``request.fanout`` per entity, best first. An entity
-        linked to more than ``fanout`` units, or named by the question (every word of its name
-        in ``request.words``), is not walked through."""
-        ...
-
-    def search_semantic_many(self, queries: Sequence[str], scope: Scope, k: int, at: AsOf) -> list[list[Scored]]:
-        """For each query, the k units nearest by meaning visible at ``at``."""
-        ...
-
-    def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
-        """Recompute every entry from the store (one scope, or all) with the current embedder,
-        telling ``progress`` how many more units are done; returns how many were indexed."""
-        ...
-
-    def clear_cache(self) -> None:
-        """Drop every text (and vector of a text) kept outside the store: called after an
-        erasure, so no cache holds an erased subject's words."""
-        ...
-
-
-class Database(Protocol):
-    """The database behind a store and its index, as an operator sees it: schema, server and
-    index health. A GraphMem over the in-memory adapters has none.
-
-    Every method but ``migrate``, ``flush_erased`` and ``close`` only reads. Each raises
-    ``Unavailable`` when the database cannot be reached.
-    """
-
-    def migrate(self) -> tuple[list[str], list[str]]:
-        """Apply pending numbered schema migrations, then create the search indexes for the
-        index's embedder (idempotent). Returns the migration names (applied now, already
-        applied). Raises ``IndexMismatch`` when the index was built with another model."""
-        ...
-
-    def server(self) -> str:
-        """Where the server is and what it runs, on one line."""
-        ...
-
-    def applied_migrations(self) -> list[str]:
-        """Numbers of the migrations recorded as applied, in order."""
-        ...
-
-    def pending_migrations(self) -> list[str]:
-        """Names of the migrations not applied yet, in order."""
-        ...
-
-    def stored_model(self) -> tuple[str, int] | None:
-        """(model name, dimension) the index was built with; None on a fresh database."""
-        ...
-
-    def index_problems(self) -> list[str]:
-        """One phrase per problem of the search layout: an unfinished rebuild, an index
-        missing or not online, units without search entries; [] when there is none."""
-        ...
-
-    def flush_erased(self) -> bool:
-        """After an erasure: push the deleted values out of the transaction logs
-        (``graphmem.server.erasure.flush_erased``). True when the server checkpointed on
-        request; False when it checkpoints on its own schedule (Community)."""
-        ...
-
-    def index_status(self) -> IndexStatus:
-        """The model, dimension and generation the live search entries were built with, the
-        model a rebuild builds aside, counts, and the state of each search index."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class MemoryPolicy(Protocol):
-    """Every "should we" decision. Implementations do no storage I/O and take ``now`` as an
-    argument where time matters, so they are testable with plain tables."""
-
-    name: str
-
-    def should_write(self, candidate: Candidate, ctx: WriteContext) -> tuple[bool, str]:
-        """Gate a candidate: (ok, reason). The reason is stored either way."""
-        ...
-
-    def reconcile(self, candidate: Candidate, neighbours: Sequence[MemoryUnit]) -> Decision:
-        """Decide ADD/UPDATE/DELETE/NOOP against visible same-scope same-kind neighbours.
-        A target_id must be one of the neighbours' ids; the reason is never empty."""
-        ...
-
-    def should_archive(self, unit: MemoryUnit, now: datetime) -> bool: ...
-
-    def budget_for(self, label: str) -> int:
-        """Token budget of a block label; ``"__recall__"`` is the recall budget."""
-        ...
-
-    def is_single_valued(self, candidate: Candidate) -> bool:
-        """Whether the candidate's subject holds one value of its predicate at a time."""
-        ...
-
-
-class Embedder(Protocol):
-    """Text to vectors. ``name`` and ``dimension`` are recorded in the database so a model
-    change is detected. An embedder that caches by content also has ``clear_cache()``, which
-    the index calls after an erasure."""
-
-    name: str
-    dimension: int
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One L2-normalised vector per text, same order; [] for []. Deterministic."""
-        ...
-
-
-class Extractor(Protocol):
-    """Episode to candidates. ``version`` is recorded on every unit it produces."""
-
-    version: str
-
-    def extract(self, episode: Episode) -> list[Candidate]:
-        """Candidates in the episode's scope. May raise; the episode is already stored."""
-        ...
-
-
-class TokenCounter(Protocol):
-    """Exact token counts for context budgets. ``name`` names the tokenizer."""
-
-    name: str
-
-    def count(self, text: str) -> int: ...
-
-    def truncate(self, text: str, budget: int) -> str:
-        """The longest prefix of ``text`` (at a token boundary) with ``count <= budget``."""
-        ...
