@@ -18,8 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
+from onnx_bert import MODELS, OnnxBertEmbedder
+
 from graphmem.embed.minilm import MiniLMEmbedder
-from graphmem.embed.onnx_bert import MODELS, OnnxBertEmbedder
 
 
 def texts_of(locomo: Path, musique: Path, n: int) -> dict[str, list[str]]:

@@ -24,10 +24,10 @@ import numpy as np
 from _recall import ListReplay, ask
 from recall_lab import Offline, Scopes, print_result, table
 
-from graphmem.fusion import rrf, similar, together, walk
-from graphmem.models import AsOf, Hit, Scored, words
+from graphmem.domain.fusion import rrf, similar, together, walk
+from graphmem.domain.models import AsOf, Hit, Scored, words
+from graphmem.domain.timewords import find_window
 from graphmem.pipelines.recall import Recaller
-from graphmem.timewords import find_window
 
 FANOUT = 50
 
@@ -221,7 +221,7 @@ LISTS = ("semantic", "lexical", "entities", "time", "speaker")
 def features(replay: ListReplay, request) -> tuple[list[str], np.ndarray, dict]:
     """The candidates of a request's lists and their signals: per list 1/(1 + rank) and
     presence, the similarity (1 + cos) / 2 and its rank among the candidates."""
-    from graphmem.fusion import shared_ranks
+    from graphmem.domain.fusion import shared_ranks
 
     lists = replay.lists(request)
     units = {s.unit.id: s.unit for hits in lists.values() for s in hits}
@@ -352,8 +352,7 @@ def second_stage_experiment(lab: Kept, model: str, depths=(20, 50), label: str =
     import time
 
     from _recall import DiskVectors
-
-    from graphmem.embed.onnx_bert import OnnxBertEmbedder
+    from onnx_bert import OnnxBertEmbedder
 
     inner = OnnxBertEmbedder(model)
     inner.load()

@@ -16,11 +16,11 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+from _recall import paired
 from lab_experiments import Kept
-from recall_lab import paired
+from onnx_bert import OnnxBertEmbedder
 
 from graphmem.embed.minilm import MiniLMEmbedder
-from graphmem.embed.onnx_bert import OnnxBertEmbedder
 
 
 def main() -> None:

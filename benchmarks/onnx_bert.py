@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.config import default_home
 from graphmem.errors import ConfigurationError
+from graphmem.settings.home import default_home
 
 MAVEN_VERSION = "0.36.2"
 

@@ -34,12 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_recall
 import musique_recall
 from _common import default_uri, wipe
-from _recall import RESAMPLES, SEED, DiskVectors, ListReplay, ask, bootstrap, covered_at, recall_at
+from _recall import DiskVectors, ListReplay, ask, bootstrap, covered_at, paired, recall_at
 
 from graphmem import GraphMem
-from graphmem.config import Settings, default_home
-from graphmem.models import Page, Scope, UnitFilter, utcnow
+from graphmem.domain.models import Page, Scope, UnitFilter, utcnow
 from graphmem.pipelines.recall import Recaller
+from graphmem.settings.config import Settings, default_home
 
 LAB = default_home() / "bench" / "lab"
 LABELS = ("hybrid", "hybrid+hops2")
@@ -55,7 +55,7 @@ RAW_MENTIONS = (
 def make_embedder(name: str):
     if name in ("minilm", "hashing"):
         return None
-    from graphmem.embed.onnx_bert import OnnxBertEmbedder
+    from onnx_bert import OnnxBertEmbedder
 
     return OnnxBertEmbedder(name)
 
@@ -228,17 +228,6 @@ def measures(set_name: str):
         "R@2": lambda g, a: recall_at(g, a, 2),
         "all@10": lambda g, a: covered_at(g, a, 10),
     }
-
-
-def paired(base: list[float], new: list[float], resamples: int = RESAMPLES, seed: int = SEED):
-    """(gain, low, high): the mean gain of ``new`` over ``base`` on the same questions, and its
-    95% paired bootstrap interval."""
-    d = np.asarray(new, float) - np.asarray(base, float)
-    if d.size == 0:
-        return (float("nan"),) * 3
-    means = d[np.random.default_rng(seed).integers(0, d.size, (resamples, d.size))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(d.mean()), float(lo), float(hi)
 
 
 def groups_of(set_name: str, questions) -> list[tuple[str, list]]:
