@@ -2,18 +2,18 @@
 
     NEO4J_URI=bolt://127.0.0.1:7840 python benchmarks/embedder_recall.py \\
         --locomo ../shared/bench-data/locomo/locomo10.json --musique ../shared/bench-data/musique \\
-        [--conversations 1 2 6 7] [--musique-questions 10] [--json]
+        [--conversations 1 6] [--musique-questions 10] [--json]
 
 WIPES THE TARGET DATABASE. Ingests a fixed sample once with MiniLM (today's default): the LoCoMo
 conversations named (stored form, as locomo_recall.py; 1-5 are half A, 6-10 half B) and the
 MuSiQue passages of the first N questions of each half (1-50 A, 51-100 B; their supporting and
-distractor paragraphs). Asks every question in the default recall (hybrid, no hops) and the
-semantic list alone; then switches the store to bge-small through ``graphmem index rebuild``'s
+distractor paragraphs). Asks every question in the default recall (hybrid, no hops; with
+--semantic, the semantic list alone too); then switches the store to bge-small through ``graphmem index rebuild``'s
 path (``Neo4jIndex.rebuild``: the same units re-embedded into the next index generation) and
 asks again. Prints, per set, half and group: each embedder's figure with its 95% bootstrap
 interval, BM25 over the same documents, and the paired bootstrap of bge-small's gain over
 MiniLM (``*`` where its lower bound is above 0); then both embedders' rates over the same
-texts, measured side by side in this run. --json: the last stdout line holds it all.
+texts, measured side by side in this run (--rate-texts 0: none). --json: the last stdout line holds it all.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_recall
 import musique_recall
 from _common import default_uri, wipe
-from _recall import MODES, ask, bootstrap, cache_vectors, paired, recall_at
+from _recall import MODES, ask, bootstrap, cache_vectors, covered_at, paired, recall_at
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import bm25
@@ -37,8 +37,10 @@ from graphmem.api.wiring import make_embedder
 from graphmem.settings.config import Settings
 
 EMBEDDERS = ("minilm", "bge-small")
-LABELS = ("hybrid", "semantic")
-MEASURES = {"locomo": {"R@10": 10, "R@5": 5}, "musique": {"R@5": 5, "R@10": 10}}
+MEASURES = {
+    "locomo": {"R@10": (recall_at, 10), "R@5": (recall_at, 5)},
+    "musique": {"R@5": (recall_at, 5), "R@10": (recall_at, 10), "all@10": (covered_at, 10)},
+}
 
 
 def locomo_sample(path: Path, numbers: list[int]):
@@ -109,25 +111,25 @@ def figures(name: str, questions, runs: dict[str, dict[str, list[str]]]) -> dict
         for q in mine:
             groups.setdefault(q.group, []).append(q)
         for group, qs in groups.items():
-            for measure, k in MEASURES[name].items():
-                vals = {run: [recall_at(q.gold, ans[q.id], k) for q in qs] for run, ans in runs.items()}
+            for measure, (of, k) in MEASURES[name].items():
+                vals = {run: [of(q.gold, ans[q.id], k) for q in qs] for run, ans in runs.items()}
                 row: dict = {"n": len(qs)}
                 for run, v in vals.items():
                     row[run] = bootstrap(v)
                 row["gain"] = paired(vals["minilm hybrid"], vals["bge-small hybrid"])
-                row["gain semantic"] = paired(vals["minilm semantic"], vals["bge-small semantic"])
+                if "minilm semantic" in vals:
+                    row["gain semantic"] = paired(vals["minilm semantic"], vals["bge-small semantic"])
                 out[f"{name} {half} {group} {measure}"] = row
     return out
 
 
 def show(result: dict) -> None:
     for key, row in result.items():
-        cells = [
-            f"{run} {m:.3f} [{lo:.3f},{hi:.3f}]" for run, (m, lo, hi) in row.items() if run != "n" and "gain" not in run
-        ]
+        runs = {run: cell for run, cell in row.items() if run != "n"}
+        cells = [f"{run} {m:.3f} [{lo:.3f},{hi:.3f}]" for run, (m, lo, hi) in runs.items() if "gain" not in run]
         gains = [
             f"{run} {g:+.3f} [{lo:+.3f},{hi:+.3f}]{'*' if lo > 0 else ''}"
-            for run, (g, lo, hi) in row.items()
+            for run, (g, lo, hi) in runs.items()
             if "gain" in run
         ]
         print(f"{key:<34} n={row['n']:<4} " + " | ".join(cells + gains))
@@ -138,11 +140,13 @@ def main() -> None:
     ap.add_argument("--uri", default=default_uri())
     ap.add_argument("--locomo", type=Path, default=Path("../shared/bench-data/locomo/locomo10.json"))
     ap.add_argument("--musique", type=Path, default=Path("../shared/bench-data/musique"))
-    ap.add_argument("--conversations", type=int, nargs="+", default=[1, 2, 6, 7], help="LoCoMo's, 1-based")
+    ap.add_argument("--conversations", type=int, nargs="*", default=[1, 6], help="LoCoMo's, 1-based (none: no LoCoMo)")
     ap.add_argument("--musique-questions", type=int, default=10, help="per half (0: no MuSiQue)")
-    ap.add_argument("--rate-texts", type=int, default=100, help="turns for the rates (passages: a fifth)")
+    ap.add_argument("--rate-texts", type=int, default=100, help="turns for the rates (passages: a fifth; 0: none)")
+    ap.add_argument("--semantic", action="store_true", help="also ask the semantic list alone")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    labels = ["hybrid", "semantic"] if args.semantic else ["hybrid"]
 
     convs, lq = locomo_sample(args.locomo, args.conversations)
     corpus, mq = musique_sample(args.musique, args.musique_questions)
@@ -161,22 +165,24 @@ def main() -> None:
         else:  # the same store, re-embedded: the path `graphmem index rebuild` takes for a new model
             how = f"index rebuild of {mem.index.rebuild()} units"
         runs[name] = {"how": how, "seconds": time.perf_counter() - started, "embedding": vectors.summary()}
+        vectors.save()  # a later run of the same sample embeds nothing again
         print(f"{name}: {how} in {runs[name]['seconds']:.0f} s; {vectors.summary()}", flush=True)
         for set_name, qs, doc_of in (("locomo", lq, locomo_recall.doc_of), ("musique", mq, corpus.doc_of)):
-            got, seconds = ask(mem, qs, LABELS, doc_of=doc_of, progress=f"{set_name} {name}")
-            for label in LABELS:
+            got, seconds = ask(mem, qs, labels, doc_of=doc_of, progress=f"{set_name} {name}")
+            for label in labels:
                 answers[set_name][f"{name} {label}"] = got[label]
             runs[name][f"{set_name} ms"] = {label: 1000 * s for label, s in seconds.items()}
         vectors.save()
         mem.close()
     answers["locomo"]["bm25"] = locomo_recall.bm25_answers(convs, lq)
     answers["musique"]["bm25"] = musique_bm25(corpus, mq)
-    result = {**figures("locomo", lq, answers["locomo"])}
+    result = figures("locomo", lq, answers["locomo"]) if lq else {}
     if mq:
         result.update(figures("musique", mq, answers["musique"]))
-    turns = [e.raw for e in locomo_recall.episodes_of(convs[0], "stored")][: args.rate_texts]
+    first = json.loads(args.locomo.read_text())[0]  # the rates' texts, whatever the sample
+    turns = [e.raw for e in locomo_recall.episodes_of(first, "stored")][: args.rate_texts]
     passages = [e.raw for e in musique_recall.Corpus(args.musique).episodes][: max(1, args.rate_texts // 5)]
-    rate = rates({"locomo turns": turns, "musique passages": passages}, settings)
+    rate = rates({"locomo turns": turns, "musique passages": passages}, settings) if args.rate_texts else {}
     print(
         f"\nsample: LoCoMo conversations {args.conversations} ({len(lq)} questions), MuSiQue first "
         f"{args.musique_questions} questions of each half ({len(mq)}; {len(corpus.episodes)} passages); "
