@@ -23,13 +23,13 @@ import sys
 import threading
 import uuid
 import zipfile
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from graphmem.embed.cache import VectorCache
 from graphmem.errors import ConfigurationError
 from graphmem.settings.home import default_home
 from graphmem.settings.trust import private_dir, trusted
@@ -84,9 +84,7 @@ class BgeSmallEmbedder:
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._fetch = fetch
-        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
-        self._cache_lock = threading.Lock()
+        self._vectors = VectorCache(cache_size)
         self._load_lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -135,33 +133,11 @@ class BgeSmallEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One L2-normalised 384-d vector per text, same order; [] for []."""
-        if not texts:
-            return []
-        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
-        found: dict[bytes, np.ndarray] = {}
-        with self._cache_lock:
-            for key in keys:
-                vec = self._cache.get(key)
-                if vec is not None:
-                    self._cache.move_to_end(key)
-                    found[key] = vec
-        missing: dict[bytes, str] = {}
-        for key, text in zip(keys, texts):
-            if key not in found:
-                missing.setdefault(key, text)
-        if missing:
-            new = dict(zip(missing, self._encode(list(missing.values()))))
-            found.update(new)
-            with self._cache_lock:
-                self._cache.update(new)
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        return [found[key].tolist() for key in keys]
+        return self._vectors.embed(texts, self._encode)
 
     def clear_cache(self) -> None:
         """Forget every cached vector (after an erasure: the cache is keyed by texts' hashes)."""
-        with self._cache_lock:
-            self._cache.clear()
+        self._vectors.clear()
 
     def _encode(self, texts: list[str]) -> list[np.ndarray]:
         """Embed each text in a run of its own: the int8 graph quantizes its activations with a
@@ -188,11 +164,8 @@ def _manual_hint(target: Path) -> str:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def checked(folder: Path) -> Path:

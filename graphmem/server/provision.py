@@ -252,12 +252,9 @@ def fetch_artifact(artifact: str, sha256: str, dest: Path) -> Path:
     jars = sorted(dest.glob("*.jar"))
     if len(jars) != 1:
         raise ConfigurationError(f"Maven finished but left {len(jars)} jars for {artifact} in {dest}")
-    digest = hashlib.sha256()
     with open(jars[0], "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise ConfigurationError(f"{artifact} as fetched is not the pinned jar (its sha256 differs)")
+        if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
+            raise ConfigurationError(f"{artifact} as fetched is not the pinned jar (its sha256 differs)")
     return jars[0]
 
 
