@@ -179,16 +179,18 @@ def main() -> None:
     result = figures("locomo", lq, answers["locomo"]) if lq else {}
     if mq:
         result.update(figures("musique", mq, answers["musique"]))
+    print(
+        f"\nsample: LoCoMo conversations {args.conversations} ({len(lq)} questions), MuSiQue first "
+        f"{args.musique_questions} questions of each half ({len(mq)}; {len(corpus.episodes)} passages); "
+        f"default recall = {MODES['hybrid']}",
+        flush=True,
+    )
+    show(result)  # before the rates: the figures stand if the rates are cut short
+    sys.stdout.flush()
     first = json.loads(args.locomo.read_text())[0]  # the rates' texts, whatever the sample
     turns = [e.raw for e in locomo_recall.episodes_of(first, "stored")][: args.rate_texts]
     passages = [e.raw for e in musique_recall.Corpus(args.musique).episodes][: max(1, args.rate_texts // 5)]
     rate = rates({"locomo turns": turns, "musique passages": passages}, settings) if args.rate_texts else {}
-    print(
-        f"\nsample: LoCoMo conversations {args.conversations} ({len(lq)} questions), MuSiQue first "
-        f"{args.musique_questions} questions of each half ({len(mq)}; {len(corpus.episodes)} passages); "
-        f"default recall = {MODES['hybrid']}"
-    )
-    show(result)
     for kind, by in rate.items():
         for name, cell in by.items():
             print(
