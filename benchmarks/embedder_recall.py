@@ -168,6 +168,8 @@ def main() -> None:
         vectors.save()  # a later run of the same sample embeds nothing again
         print(f"{name}: {how} in {runs[name]['seconds']:.0f} s; {vectors.summary()}", flush=True)
         for set_name, qs, doc_of in (("locomo", lq, locomo_recall.doc_of), ("musique", mq, corpus.doc_of)):
+            if not qs:
+                continue
             got, seconds = ask(mem, qs, labels, doc_of=doc_of, progress=f"{set_name} {name}")
             for label in labels:
                 answers[set_name][f"{name} {label}"] = got[label]
