@@ -2,7 +2,7 @@
 
     NEO4J_URI=bolt://127.0.0.1:7840 python benchmarks/embedder_recall.py \\
         --locomo ../shared/bench-data/locomo/locomo10.json --musique ../shared/bench-data/musique \\
-        [--conversations 1 6] [--musique-questions 10] [--json]
+        [--conversations 1 6] [--every 2] [--musique-questions 10] [--json]
 
 WIPES THE TARGET DATABASE. Ingests a fixed sample once with MiniLM (today's default): the LoCoMo
 conversations named (stored form, as locomo_recall.py; 1-5 are half A, 6-10 half B) and the
@@ -143,12 +143,14 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, nargs="*", default=[1, 6], help="LoCoMo's, 1-based (none: no LoCoMo)")
     ap.add_argument("--musique-questions", type=int, default=10, help="per half (0: no MuSiQue)")
     ap.add_argument("--rate-texts", type=int, default=100, help="turns for the rates (passages: a fifth; 0: none)")
+    ap.add_argument("--every", type=int, default=1, help="ask every N-th LoCoMo question only (a fixed sample)")
     ap.add_argument("--semantic", action="store_true", help="also ask the semantic list alone")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     labels = ["hybrid", "semantic"] if args.semantic else ["hybrid"]
 
     convs, lq = locomo_sample(args.locomo, args.conversations)
+    lq = lq[:: args.every]
     corpus, mq = musique_sample(args.musique, args.musique_questions)
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="minilm")
     wipe(args.uri)
@@ -182,7 +184,7 @@ def main() -> None:
     if mq:
         result.update(figures("musique", mq, answers["musique"]))
     print(
-        f"\nsample: LoCoMo conversations {args.conversations} ({len(lq)} questions), MuSiQue first "
+        f"\nsample: LoCoMo conversations {args.conversations} ({len(lq)} questions, every {args.every}), MuSiQue first "
         f"{args.musique_questions} questions of each half ({len(mq)}; {len(corpus.episodes)} passages); "
         f"default recall = {MODES['hybrid']}",
         flush=True,
@@ -200,7 +202,11 @@ def main() -> None:
                 f"{cell['texts_per_cpu_s']:6.1f} texts/cpu-s"
             )
     if args.json:
-        sample = {"conversations": args.conversations, "musique_questions_per_half": args.musique_questions}
+        sample = {
+            "conversations": args.conversations,
+            "every": args.every,
+            "musique_questions_per_half": args.musique_questions,
+        }
         print(json.dumps({"sample": sample, "runs": runs, "figures": result, "rates": rate}))
 
 
