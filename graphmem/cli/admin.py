@@ -48,6 +48,9 @@ def stats(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     with open_mem(ctx, check_index=False) as mem:
         counts = mem.stats()
     # None is what JSON says for nothing ("building": no rebuild under way); a person reads "-".
-    emit(
-        counts, as_json, lambda: [typer.echo(f"{k}: {'-' if v is None else shown(str(v))}") for k, v in counts.items()]
-    )
+
+    def human() -> None:
+        for k, v in counts.items():
+            typer.echo(f"{k}: {'-' if v is None else shown(str(v))}")
+
+    emit(counts, as_json, human)

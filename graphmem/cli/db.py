@@ -75,7 +75,7 @@ def _server(port: int, home: Path | None, version: str | None = None, **sizes: s
     if version is not None:
         fields["version"] = version
     try:
-        return LocalNeo4j(**fields)
+        return LocalNeo4j.model_validate(fields)
     except ValidationError as exc:
         # Report pydantic's complaint as the one-line InvalidInput it is (exit code 2).
         first = exc.errors()[0]

@@ -205,17 +205,14 @@ def review_list(
     with open_mem(ctx) as mem:
         items = mem.reviews(subject, project, None if status is ReviewStatus.all else status.value)
     result = {"items": [views.review(i) for i in items]}
-    emit(
-        result,
-        as_json,
-        lambda: (
-            [
-                typer.echo(f"{shown(i.id)} [{i.status}] {i.scope}: {shown(i.candidate.content)} ({shown(i.reason)})")
-                for i in items
-            ]
-            or typer.echo("no review items")
-        ),
-    )
+
+    def human() -> None:
+        for i in items:
+            typer.echo(f"{shown(i.id)} [{i.status}] {i.scope}: {shown(i.candidate.content)} ({shown(i.reason)})")
+        if not items:
+            typer.echo("no review items")
+
+    emit(result, as_json, human)
 
 
 def _decide(ctx: typer.Context, review_id: str, approve: bool, note: str | None, as_json: bool) -> None:

