@@ -169,7 +169,7 @@ class LoggedDecision(Decision):
 
 
 #: Decisions of a write, counted per op (0 included).
-Decisions = create_model("Decisions", __base__=Out, **{op.value: (int, ...) for op in Op})
+Decisions = create_model("Decisions", __base__=Out, **{op.value: (int, ...) for op in Op})  # type: ignore[call-overload]
 
 
 class ExtractionFailure(Out):
@@ -180,7 +180,7 @@ class ExtractionFailure(Out):
 class WriteReport(Out):
     episodes: int
     new_episodes: int
-    decisions: Decisions  # type: ignore[valid-type]
+    decisions: Decisions
     unit_ids: list[str]
     extraction_failed: list[ExtractionFailure]
     reviews: list[str] = Field(description="Ids of the review items held.")
@@ -248,8 +248,8 @@ class Recalled(Out):
         "relevant found, the hits are only the closest)."
     )
     hits: list[Hit]
-    window: Window = Field(None, description="The time the question named, when it named one (else absent).")
-    incomplete: int = Field(
+    window: Window | None = Field(None, description="The time the question named, when it named one (else absent).")
+    incomplete: int | None = Field(
         None,
         description="Episodes of the subject stored without their decisions, when "
         "any (else absent): what they teach is not in the hits.",
@@ -433,7 +433,7 @@ class EpisodeDeleted(Out):
 
 
 #: The erasure receipt: its id, who asked, records deleted per kind, keys revoked.
-Erasure = create_model(
+Erasure = create_model(  # type: ignore[call-overload]
     "Erasure",
     __base__=Out,
     erasure_id=(str, ...),
@@ -442,9 +442,9 @@ Erasure = create_model(
     **{kind: (int, ...) for kind in ERASED_KINDS},
 )
 #: Records per kind of an import.
-RecordCounts = create_model("RecordCounts", __base__=Out, **{kind: (int, ...) for kind in RECORD_KINDS})
+RecordCounts = create_model("RecordCounts", __base__=Out, **{kind: (int, ...) for kind in RECORD_KINDS})  # type: ignore[call-overload]
 
 
 class Imported(Scoped):
-    imported: RecordCounts  # type: ignore[valid-type]
-    skipped: RecordCounts  # type: ignore[valid-type]
+    imported: RecordCounts
+    skipped: RecordCounts
