@@ -7,7 +7,7 @@ Texts: the first N LoCoMo turns ("<speaker>: <text>", short) and the first N/3 M
 ("<title>. <text>", long). Each round embeds both sets with every embedder in turn, cold (a
 fresh instance, no cache), so load on a shared machine falls on all alike; the median of the
 rounds is printed, wall and CPU seconds. MiniLM is graphmem's numpy forward pass; the others are
-graphmem.embed.onnx_bert on onnxruntime (its default threads).
+benchmarks/_onnx_bert.py on onnxruntime (its default threads).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from onnx_bert import MODELS, OnnxBertEmbedder
+from _onnx_bert import MODELS, OnnxBertEmbedder
 
 from graphmem.embed.minilm import MiniLMEmbedder
 

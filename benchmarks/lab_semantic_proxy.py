@@ -12,13 +12,14 @@ counts the gold documents of that part. A proxy for first-stage candidate qualit
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
 from pathlib import Path
 
 import numpy as np
+from _lab_experiments import Kept
+from _onnx_bert import OnnxBertEmbedder
 from _recall import paired
-from lab_experiments import Kept
-from onnx_bert import OnnxBertEmbedder
 
 from graphmem.embed.minilm import MiniLMEmbedder
 
@@ -28,6 +29,7 @@ def main() -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("vectors", type=Path)
     ap.add_argument("--embedder", default="bge-small-en-v1.5-q")
+    ap.add_argument("--json", action="store_true", help="last line: the figures as one JSON object")
     args = ap.parse_args()
     lab = Kept(pickle.loads(args.run.read_bytes()))
     rows = pickle.loads(args.vectors.read_bytes())
@@ -58,6 +60,7 @@ def main() -> None:
             top = [docs[rows_q[j]] for j in np.argsort(-sims)[:10]]
             scores[name].append(len(gold & set(top)) / len(gold))
         meta.append(q)
+    figures = {}
     for set_name in ("locomo", "musique"):
         for half in ("A", "B"):
             idx = [
@@ -68,10 +71,18 @@ def main() -> None:
             base = [scores["minilm"][k] for k in idx]
             new = [scores[args.embedder][k] for k in idx]
             g, lo, hi = paired(base, new)
+            figures[f"{set_name} {half}"] = {
+                "n": len(idx),
+                "minilm": float(np.mean(base)),
+                args.embedder: float(np.mean(new)),
+                "gain": [g, lo, hi],
+            }
             print(
                 f"{set_name} {half} semantic-only R@10 n={len(idx)}: minilm {np.mean(base):.3f} "
                 f"{args.embedder} {np.mean(new):.3f}  gain {g:+.3f} [{lo:+.3f},{hi:+.3f}]"
             )
+    if args.json:
+        print(json.dumps({"embedder": args.embedder, "semantic_only_r_at_10": figures}))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
     python benchmarks/recall_lab.py compare A.pkl B.pkl      # embedders, paired, per half
     python benchmarks/recall_lab.py experiments minilm.pkl   # learned fusion, PPR, decomposition
 
+``compare`` and ``experiments`` take ``--json``: their last stdout line is then one JSON object.
+
 ``collect`` WIPES THE TARGET DATABASE, ingests LoCoMo (stored form, as locomo_recall.py) and the
 MuSiQue corpus (as musique_recall.py) into it with the embedder named, and asks every question in
 the hybrid and hybrid+hops2 modes through graphmem's own recall (the real statement). It also
@@ -55,7 +57,7 @@ RAW_MENTIONS = (
 def make_embedder(name: str):
     if name in ("minilm", "hashing"):
         return None
-    from onnx_bert import OnnxBertEmbedder
+    from _onnx_bert import OnnxBertEmbedder
 
     return OnnxBertEmbedder(name)
 
@@ -343,9 +345,9 @@ def main() -> None:
     elif args.cmd == "compare":
         compare(args)
     else:
-        import lab_experiments
+        import _lab_experiments
 
-        lab_experiments.run(load(args.run), args)
+        _lab_experiments.run(load(args.run), args)
 
 
 if __name__ == "__main__":

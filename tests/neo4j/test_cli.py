@@ -36,6 +36,7 @@ def test_doctor_passes_every_check(run):
         "episodes",
         "embedder",
         "tokenizer",
+        "default subject",
     ]
     assert "Neo4j" in doc["checks"][0]["detail"]
 

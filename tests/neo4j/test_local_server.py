@@ -864,7 +864,7 @@ def test_cli_status_json_shape_when_stopped(tmp_path: Path) -> None:
     port = free_port()
     args = ["status", "--json", "--port", str(port), "--home", str(tmp_path), "--neo4j-version", "5.26.30"]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # stopped: 3, as service managers say it
     assert json.loads(result.stdout) == {
         "running": False,
         "uri": f"bolt://127.0.0.1:{port}",
@@ -883,7 +883,7 @@ def test_cli_status_says_when_another_process_holds_the_port(tmp_path: Path) -> 
         args = ["status", "--port", str(port), "--home", str(tmp_path), "--neo4j-version", "5.26.30"]
         result = CliRunner().invoke(app, args)
         shown = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert result.stdout.startswith(f"Neo4j 5.26.30 not running (bolt://127.0.0.1:{port}); another process holds")
     assert (shown["running"], shown["port_in_use"]) == (False, True)
 
@@ -901,7 +901,7 @@ def test_cli_stop_says_when_another_process_holds_the_port(tmp_path: Path) -> No
 def test_cli_status_reads_port_home_and_version_from_env(tmp_path: Path) -> None:
     env = {"GRAPHMEM_NEO4J_PORT": "7791", "GRAPHMEM_HOME": str(tmp_path), "GRAPHMEM_NEO4J_VERSION": "2026.02.2"}
     result = CliRunner().invoke(app, ["status"], env=env)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert result.stdout.strip() == "Neo4j 2026.02.2 not running (bolt://127.0.0.1:7791)"
 
 

@@ -351,8 +351,8 @@ def second_stage_experiment(lab: Kept, model: str, depths=(20, 50), label: str =
     by text) instead of on ingest."""
     import time
 
+    from _onnx_bert import OnnxBertEmbedder
     from _recall import DiskVectors
-    from onnx_bert import OnnxBertEmbedder
 
     inner = OnnxBertEmbedder(model)
     inner.load()
