@@ -34,7 +34,7 @@ OUTSTANDING: dict[str, set[str]] = {
 }
 
 #: Layers from the bottom up: a module may import its own layer and the layers below it, never
-#: one above. The faces (CLI, HTTP, MCP and their shared views) reach the service through the
+#: one above. The faces (CLI, HTTP, MCP, their shared views and the integrations) reach the service through the
 #: facade only; ``graphmem.server`` (the local Neo4j launcher) is an operator's tool beside it.
 LAYERS: list[tuple[str, set[str]]] = [
     ("errors", {"graphmem.errors"}),
@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("pipelines", {"graphmem.pipelines"}),
     ("server", {"graphmem.server"}),
     ("facade", {"graphmem.api"}),
-    ("faces", {"graphmem.faces", "graphmem.cli", "graphmem.http", "graphmem.mcp"}),
+    ("faces", {"graphmem.faces", "graphmem.cli", "graphmem.http", "graphmem.mcp", "graphmem.integrations"}),
     ("client", {"graphmem.client"}),
 ]
 #: What a layer may use besides the layers below it (an adapter never uses a pipeline, say).
