@@ -15,7 +15,7 @@ import asyncio
 import functools
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -40,7 +40,7 @@ from graphmem.domain.limits import MAX_K
 from graphmem.domain.models import Episode, Fact, MemoryUnit, Scope, UnitStatus, utcnow
 from graphmem.domain.models.text import MAX_CONTENT_CHARS
 from graphmem.domain.tokenise import normalise
-from graphmem.errors import error_line
+from graphmem.errors import InvalidInput, error_line
 
 #: The predicate of every item's fact: (key, PREDICATE, digest of the value).
 PREDICATE = "holds item"
@@ -240,8 +240,19 @@ class GraphMemStore(BaseStore):
     # -- writes ----------------------------------------------------------------------------
 
     def _episode(self, put: _Put) -> Episode | None:
-        """The episode a put writes: a new value asserted, or the current one ended; None when
-        nothing changes (the same value again, or a delete of nothing)."""
+        """The episode a put writes (``_written``); a value graphmem cannot hold is refused with
+        one line naming the item."""
+        op = put.op
+        try:
+            if op.value is not None and not isinstance(op.value, Mapping):
+                raise TypeError(f"the value is a {type(op.value).__name__}, not a dict (a JSON object)")
+            return self._written(put)
+        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            raise InvalidInput(f"item {op.key[:60]!r} of {op.namespace!r}: {error_line(exc)}") from None
+
+    def _written(self, put: _Put) -> Episode | None:
+        """A new value asserted, or the current one ended; None when nothing changes (the same
+        value again, or a delete of nothing)."""
         op, scope = put.op, put.scope
         current = self._current(scope, op.key)
         now = utcnow()
@@ -309,7 +320,8 @@ def _digest(value: dict[str, Any], index: Indexed) -> str:
 
 
 def _dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False)
+    """Strict JSON: NaN and infinities are refused, as JSON has none."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False)
 
 
 def _matches(value: dict[str, Any], wanted: dict[str, Any] | None) -> bool:

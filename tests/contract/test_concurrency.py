@@ -1,5 +1,6 @@
-"""Concurrent writers of the same fact leave exactly one visible unit: the guard keys make the
-database refuse the second commit, which is then re-planned and becomes a NOOP."""
+"""Concurrent writers of the same fact leave exactly one visible unit. In one process the writes
+of a scope take turns; between processes the guard keys make the database refuse the second
+commit, which is then re-planned (tests/neo4j/test_two_servers.py)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,26 @@ def test_concurrent_single_valued_writers_leave_one_current_value(mem):
     current = mem.store.list_units(scope, UnitFilter())
     assert len(current) == 1  # one current value, the others superseded with edges
     assert len(mem.store.list_units(scope, UnitFilter(include_expired=True))) == 4
+
+
+def test_many_writers_of_one_hot_slot_all_succeed_without_replanning(mem):
+    """Each write planned against the timelines another write of the process was committing
+    used to be refused and re-planned, up to 8 times, and then failed with Conflict."""
+    scope = fresh_scope()
+
+    def write(w: int):
+        reports = []
+        for n in range(15):
+            day = datetime(2020, 1, 1, tzinfo=UTC).replace(day=1 + n % 28, month=1 + w)
+            city = ["Berlin", "Paris", "Rome"][(n + w) % 3]
+            fact = Fact(subject="Alice", predicate="lives_in", object=city, single_valued=True, valid_at=day)
+            reports.append(mem.remember(f"{w}-{n}", scope, facts=[fact]))
+        return reports
+
+    with ThreadPoolExecutor(4) as pool:
+        reports = [r for rs in pool.map(write, range(4)) for r in rs]
+    assert len(reports) == 60 and sum(r.conflicts for r in reports) == 0
+    assert len(mem.store.list_units(scope, UnitFilter())) == 1
 
 
 def test_concurrent_creators_of_the_same_index_all_succeed(conn):

@@ -27,6 +27,7 @@ from langgraph.store.base import (
 )
 
 from graphmem.domain.models import UnitStatus
+from graphmem.errors import InvalidInput
 from graphmem.integrations.langgraph import GraphMemStore
 from tests.examples import examples
 
@@ -238,6 +239,25 @@ def test_namespaces_no_subject_can_hold_are_refused(memory_mem, namespace):
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp(namespace, "k", {"v": 1})])
     assert store.batch([GetOp(namespace, "k")]) == [None]  # nothing is there to read
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("list", ["a"], "not a dict"),
+        ("object", {"o": object()}, "not JSON serializable"),
+        ("nan", {"f": float("nan")}, "not JSON compliant"),
+        ("huge", {"t": "x" * 300_000}, "over the 200000 limit"),
+        ("k" * 1_000_000, {"v": 1}, "over the 200000 limit"),
+    ],
+    ids=["list", "object", "nan", "huge-value", "huge-key"],
+)
+def test_values_graphmem_cannot_hold_are_refused_in_one_line_and_nothing_is_written(memory_mem, key, value, says):
+    store = store_of(memory_mem)
+    with pytest.raises(InvalidInput) as refused:
+        store.batch([PutOp(("a",), "fine", {"v": 1}), PutOp(("a",), key, value)])
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+    assert store.list_namespaces() == []  # the batch's other put is not written either
 
 
 def test_ttl_is_refused_and_unusual_keys_are_kept_apart(memory_mem):

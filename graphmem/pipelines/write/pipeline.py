@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import nullcontext
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import datetime, timedelta
 from typing import Literal, Protocol
 
@@ -33,7 +36,13 @@ from graphmem.pipelines.write.report import ExtractionFailure, Rejection, WriteR
 from graphmem.pipelines.write.timelines import GroupKey, group_of
 from graphmem.ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, MemoryPolicy, TimelineStore, UnitStore
 
+#: Plans of one batch that a guard may refuse before the write fails with ``Conflict``. Between
+#: two, a random pause of up to ``BACKOFF`` doubled at each attempt (at most ``MAX_BACKOFF``), so
+#: writers racing for the same groups (threads, or server processes on one database) fall out of
+#: step instead of refusing each other every time.
 MAX_ATTEMPTS = 8
+BACKOFF = 0.005
+MAX_BACKOFF = 0.5
 NEIGHBOURS = 5
 #: System times of one group's log are strictly increasing: a write never shares its time
 #: with an earlier one, whatever the clock says.
@@ -63,6 +72,20 @@ class WritePipeline:
         self.extractors = extractors
         self.clock = clock
         self._last = datetime.min.replace(tzinfo=utcnow().tzinfo)
+        self._scope_locks: dict[str, threading.RLock] = {}
+        self._locks_made = threading.Lock()
+
+    @contextmanager
+    def _writing(self, scopes: Iterable[Scope]) -> Iterator[None]:
+        """Hold the scopes for one write of this pipeline at a time: two writes planned against
+        the same timelines would refuse each other's guards. Writes of other scopes, and of
+        other processes (kept apart by the guards), go on."""
+        with self._locks_made:
+            locks = [self._scope_locks.setdefault(key, threading.RLock()) for key in sorted({s.key for s in scopes})]
+        with ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            yield
 
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
         return self.extractors[name or ("facts" if episode.facts else "rule")]
@@ -89,26 +112,27 @@ class WritePipeline:
         # (its episodes are gone), and no later batch may store its episodes after it (checked
         # before each is stored: only an erasure begun in that moment can still be missed).
         erasures: dict[Scope, datetime | None] = {}
-        try:
-            with rare_full_collections() if len(batches) > 1 else nullcontext():
-                for place, episodes in enumerate(batches):
-                    if len(batches) > 1:
-                        scope, mark = episodes[0].scope, self.store.last_erasure(episodes[0].scope)
-                        if erasures.setdefault(scope, mark) != mark:
-                            raise erased_meanwhile(scope)
-                    in_flight = committer.in_flight()
-                    batch = self._receive(episodes, extractor, actor, in_flight)
-                    self._prepare(batch, in_flight)
-                    committer.settle()
-                    if committer.retried:  # the batch before was planned again: so is this one
-                        committer.retried = False
-                        self._prepare(batch)
-                    committer.submit(batch, last=place == len(batches) - 1)
-        finally:
+        with self._writing(b[0].scope for b in batches):  # until the last commit is settled
             try:
-                committer.settle()  # an error of an earlier batch is raised before a later one's
+                with rare_full_collections() if len(batches) > 1 else nullcontext():
+                    for place, episodes in enumerate(batches):
+                        if len(batches) > 1:
+                            scope, mark = episodes[0].scope, self.store.last_erasure(episodes[0].scope)
+                            if erasures.setdefault(scope, mark) != mark:
+                                raise erased_meanwhile(scope)
+                        in_flight = committer.in_flight()
+                        batch = self._receive(episodes, extractor, actor, in_flight)
+                        self._prepare(batch, in_flight)
+                        committer.settle()
+                        if committer.retried:  # the batch before was planned again: so is this one
+                            committer.retried = False
+                            self._prepare(batch)
+                        committer.submit(batch, last=place == len(batches) - 1)
             finally:
-                committer.close()
+                try:
+                    committer.settle()  # an error of an earlier batch is raised before a later one's
+                finally:
+                    committer.close()
         return committer.report
 
     def _receive(
@@ -284,7 +308,8 @@ class WritePipeline:
     # -- one batch, from plan to commit ------------------------------------------------------
     def _run(self, batch: Batch) -> WriteReport:
         """Plan and commit one batch that no other of this pipeline overlaps."""
-        self._committed(batch)
+        with self._writing([batch.scope]):
+            self._committed(batch)
         return batch.committed()
 
     def _committed(self, batch: Batch) -> None:
@@ -298,6 +323,7 @@ class WritePipeline:
                 batch.report.conflicts += 1
                 if attempt == MAX_ATTEMPTS - 1:
                     raise
+                time.sleep(random.uniform(0, min(BACKOFF * 2**attempt, MAX_BACKOFF)))
 
     def _prepare(self, batch: Batch, in_flight: CommitInFlight = NO_COMMIT_IN_FLIGHT) -> None:
         """Plan a batch up to what its commit writes (``batch.plan``): the decisions, each
