@@ -43,6 +43,8 @@ from graphmem.ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, M
 MAX_ATTEMPTS = 8
 BACKOFF = 0.005
 MAX_BACKOFF = 0.5
+#: Locks that keep a process's writes of one scope apart (``WritePipeline._writing``).
+SCOPE_LOCKS = 64
 NEIGHBOURS = 5
 #: System times of one group's log are strictly increasing: a write never shares its time
 #: with an earlier one, whatever the clock says.
@@ -72,19 +74,18 @@ class WritePipeline:
         self.extractors = extractors
         self.clock = clock
         self._last = datetime.min.replace(tzinfo=utcnow().tzinfo)
-        self._scope_locks: dict[str, threading.RLock] = {}
-        self._locks_made = threading.Lock()
+        # A fixed set, however many scopes a long-running process writes: a scope's lock is
+        # picked by its key's hash (two scopes rarely share one, and then only take turns).
+        self._scope_locks = [threading.RLock() for _ in range(SCOPE_LOCKS)]
 
     @contextmanager
     def _writing(self, scopes: Iterable[Scope]) -> Iterator[None]:
         """Hold the scopes for one write of this pipeline at a time: two writes planned against
         the same timelines would refuse each other's guards. Writes of other scopes, and of
         other processes (kept apart by the guards), go on."""
-        with self._locks_made:
-            locks = [self._scope_locks.setdefault(key, threading.RLock()) for key in sorted({s.key for s in scopes})]
         with ExitStack() as held:
-            for lock in locks:
-                held.enter_context(lock)
+            for i in sorted({hash(s.key) % SCOPE_LOCKS for s in scopes}):  # one order: no deadlock
+                held.enter_context(self._scope_locks[i])
             yield
 
     def pick_extractor(self, episode: Episode, name: str | None) -> Extractor:
