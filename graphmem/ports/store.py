@@ -32,6 +32,7 @@ from graphmem.domain.models import (
     Episode,
     Erasure,
     GroupUnit,
+    Job,
     MemoryBlock,
     MemoryUnit,
     NamesRead,
@@ -411,6 +412,24 @@ class KeyStore(Protocol):
         ...
 
 
+class JobStore(Protocol):
+    """Jobs of writes that outlived their HTTP request (``Job``), shared by every server process
+    on the store.
+
+    - ``put_job`` stores a job, replacing the one with its id (a job is put when its write goes
+      late and again when it ends);
+    - ``get_job`` of an id never put, or dropped, is None;
+    - ``drop_jobs(before)`` deletes the jobs created before ``before``, how many;
+    - an erasure deletes the subject's jobs (counted as ``jobs``): a job's result holds its facts.
+    """
+
+    def put_job(self, job: Job) -> None: ...
+
+    def get_job(self, job_id: str) -> Job | None: ...
+
+    def drop_jobs(self, before: datetime) -> int: ...
+
+
 @runtime_checkable
 class MemoryStore(
     EpisodeStore,
@@ -422,6 +441,7 @@ class MemoryStore(
     BlockStore,
     ExchangeStore,
     KeyStore,
+    JobStore,
     Protocol,
 ):
     """The source of truth: every port above, as the adapters implement it
