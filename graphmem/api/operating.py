@@ -15,7 +15,6 @@ from graphmem.errors import InvalidInput, NotFound
 from graphmem.llm import client as openai_api
 from graphmem.pipelines import exchange, health, lifecycle
 
-
 #: How long a job of a late write is kept (``GraphMem.save_job``).
 JOBS_KEPT = timedelta(days=1)
 

@@ -9,7 +9,6 @@ parameter ``project``.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
