@@ -49,9 +49,10 @@ KEY_LOOKUPS = 2
 LIVE_TOKENS = 1024
 
 
-def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None) -> FastAPI:
+def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None, owned: bool = False) -> FastAPI:
     """The API, its probes and the browser page around the ``GraphMem`` that ``factory``
-    returns (called once, at startup; the caller closes it after the server stops)."""
+    returns (called once, at startup; closed at shutdown when ``owned``, else by the caller
+    after the server stops)."""
     config = config or HttpConfig()
     live: OrderedDict[str, None] = OrderedDict()
 
@@ -74,6 +75,8 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         finally:
             for pool in (state.gate, state.keys, state.known, state.readiness.gate):
                 pool.close()
+            if owned:
+                state.mem.close()
 
     # FastAPI's own /docs and /redoc pages load their scripts from a CDN (blank offline, and a
     # third party's code on this origin) with an inline bootstrap the CSP refuses: /docs is ours
