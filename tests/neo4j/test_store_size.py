@@ -1,4 +1,4 @@
-"""Migration 0021 (issue 43, store size) on a store written before it: the search entries'
+"""Migration 0022 (issue 43, store size) on a store written before it: the search entries'
 `occurred` time, its index and the units' scope token go, run twice it changes nothing more,
 and recall answers as before."""
 
@@ -13,7 +13,7 @@ from graphmem.domain.models import Fact
 
 pytestmark = pytest.mark.neo4j
 
-STORE_SIZE = "0021_store_size"
+STORE_SIZE = "0022_store_size"
 
 
 def run(conn, query: str, **params) -> list[dict]:
@@ -21,7 +21,7 @@ def run(conn, query: str, **params) -> list[dict]:
     return [r.data() for r in records]
 
 
-def test_0021_drops_what_no_query_reads_and_recall_still_answers(index_mem, conn, scope):
+def test_0022_drops_what_no_query_reads_and_recall_still_answers(index_mem, conn, scope):
     index_mem.remember(
         "Alice joined Acme in 2020.",
         scope,
@@ -29,7 +29,7 @@ def test_0021_drops_what_no_query_reads_and_recall_still_answers(index_mem, conn
     )
     before = [hit.unit.id for hit in index_mem.recall("where does Alice work", scope)]
     assert before
-    # What the layout before 0021 wrote: a token on every unit, a time on every entry, its index.
+    # What the layout before 0022 wrote: a token on every unit, a time on every entry, its index.
     run(conn, "MATCH (u:Unit {scope: $scope}) SET u.scope_token = 'token'", scope=scope.key)
     run(conn, "MATCH (e:Entry {scope: $scope}) SET e.occurred = 0", scope=scope.key)
     run(conn, "CREATE INDEX entry_occurred IF NOT EXISTS FOR (n:SearchEntry) ON (n.scope, n.occurred)")
