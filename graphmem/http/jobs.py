@@ -28,11 +28,10 @@ log = logging.getLogger(__name__)
 
 
 class Jobs:
-    """Writes still running when their request's time ran out, each answered 202 with a job to
-    poll instead of a 503 whose work goes on. Stored through the facade when they go late and
-    when they end, so a poll reaching another server process on the database finds them; a job
-    is seen only by the key that sent it (and admin keys). A write is idempotent by episode id,
-    so a job lost with its process is completed by sending the same episodes again."""
+    """Writes still running when their request's time ran out: 202 and a job to poll, not a 503
+    whose work goes on. Stored through the facade when they go late and when they end, so any
+    server process on the database answers a poll; seen only by the key that sent it (and admin
+    keys). A job lost with its process: send the same episodes again (idempotent by id)."""
 
     def __init__(self) -> None:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
