@@ -27,7 +27,7 @@ from graphmem.http import schemas
 from graphmem.http.config import HttpConfig
 from graphmem.http.errors import ApiError, answers, install, refusal_of
 from graphmem.http.errors import body as error_body
-from graphmem.http.guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, OnceEach, RawPath
+from graphmem.http.guard import AccessLog, Authenticate, BodyLimit, Gate, Headers, LoopbackHost, RawPath
 from graphmem.http.jobs import Jobs
 from graphmem.http.metrics import IndexCollector, metrics, observe_request
 from graphmem.http.routes import ROUTERS
@@ -118,7 +118,6 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         return key
 
     app.add_middleware(RawPath)
-    app.add_middleware(OnceEach)
     app.add_middleware(BodyLimit, limit=config.max_body)
     app.add_middleware(Authenticate, authenticate=authenticate, open_keys=not config.auth)
     if config.cors_origins:

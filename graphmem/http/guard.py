@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from starlette.routing import Match
 
@@ -186,20 +186,6 @@ class RawPath(Middleware):
         if raw:
             with suppress(UnicodeDecodeError):  # not a percent-encoded path: keep the server's reading
                 scope["path"] = raw.decode("ascii")
-        await self.app(scope, receive, send)
-
-
-class OnceEach(Middleware):
-    """A query parameter given twice is refused (422): every parameter of the API takes one
-    value, and which of two a server reads is a guess the client never sees."""
-
-    async def handle(self, scope: dict, receive: Callable, send: Callable) -> None:
-        names = Counter(name for name, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True))
-        twice = sorted(name for name, n in names.items() if n > 1)
-        if twice:
-            message = f"query parameter {quoted(twice[0])} given {names[twice[0]]} times: send it once"
-            await respond(422, "invalid_input", message)(scope, receive, send)
-            return
         await self.app(scope, receive, send)
 
 

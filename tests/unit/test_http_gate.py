@@ -261,13 +261,3 @@ def test_a_write_past_its_time_becomes_a_job_to_poll_not_a_503(mem, monkeypatch)
         assert polled["status"] == "done" and polled["result"]["decisions"]["ADD"] == 1
         recalled = client.post("/v1/subjects/user%3Aalice/recall", json={"query": "green tea"}, headers=auth)
         assert recalled.json()["hits"][0]["content"] == "Alice likes green tea."
-
-
-def test_a_query_parameter_given_twice_is_refused_after_the_key(mem):
-    _, token = mem.create_key(["user:alice"])
-    auth = {"Authorization": f"Bearer {token}"}
-    with TestClient(create_app(lambda: mem, HttpConfig())) as client:
-        twice = client.get("/v1/subjects/user%3Aalice/units?project=a&project=b", headers=auth)
-        assert twice.status_code == 422 and "'project' given 2 times" in twice.json()["error"]["message"]
-        assert client.get("/v1/subjects/user%3Aalice/units?project=a&project=b").status_code == 401
-        assert client.get("/v1/subjects/user%3Aalice/units?project=a", headers=auth).status_code == 200
