@@ -174,6 +174,11 @@ class Operating(Parts):
         self.store.put_job(job)
         self.store.drop_jobs(utcnow() - JOBS_KEPT)
 
+    def end_job(self, job: Job) -> bool:
+        """Store a job's ending (``save_job``'s job done or failed); False when the job is no
+        longer stored (its subject was erased while the write ran): it is not stored again."""
+        return self.store.end_job(job)
+
     def job(self, job_id: str) -> Job | None:
         """A job ``save_job`` stored, or None (never stored, or older than ``JOBS_KEPT``)."""
         job = self.store.get_job(job_id)

@@ -10,7 +10,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,8 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         try:
             yield
         finally:
+            with suppress(GraphMemError):
+                await state.jobs.close(state.mem)
             for pool in (state.gate, state.keys, state.known, state.readiness.gate):
                 pool.close()
             if owned:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi.responses import JSONResponse
 
-from graphmem.domain.keys import subject_name
+from graphmem.domain.keys import holds, subject_name
 from graphmem.domain.models import Job, Scope, utcnow
-from graphmem.errors import GraphMemError, error_line, quoted
+from graphmem.errors import GraphMemError, Unavailable, error_line, quoted
 from graphmem.http.errors import ApiError, status_of
 from graphmem.http.errors import body as error_body
 
@@ -20,19 +20,26 @@ if TYPE_CHECKING:
     from graphmem.api import GraphMem
     from graphmem.http.context import Caller
 
-#: Jobs this process also keeps in memory (its newest): it answers their polls even while the
+#: Jobs this process also keeps in memory (its newest): it answers their polls while the
 #: database cannot.
 JOBS_KEPT = 1024
+#: How a job of a write cut short by the server's shutdown ends.
+STOPPED = {
+    "error_code": "unavailable",
+    "error_message": (
+        "the server stopped before this write ended: send the same episodes again (what is stored "
+        "is skipped), or run graphmem complete"
+    ),
+}
 
 log = logging.getLogger(__name__)
 
 
 class Jobs:
-    """Writes still running when their request's time ran out, each answered 202 with a job to
-    poll instead of a 503 whose work goes on. Stored through the facade when they go late and
-    when they end, so a poll reaching another server process on the database finds them; a job
-    is seen only by the key that sent it (and admin keys). A write is idempotent by episode id,
-    so a job lost with its process is completed by sending the same episodes again."""
+    """Writes still running when their request's time ran out: 202 and a job to poll, not a 503
+    whose work goes on. Stored through the facade when they go late and when they end, so any
+    server process on the database answers a poll; seen only by the key that sent it (and admin
+    keys). A job lost with its process: send the same episodes again (idempotent by id)."""
 
     def __init__(self) -> None:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
@@ -46,10 +53,20 @@ class Jobs:
         return JSONResponse(view(job), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
     async def get(self, mem: GraphMem, job_id: str, caller: Caller) -> dict:
-        job = self._jobs.get(job_id) or await asyncio.to_thread(mem.job, job_id)
-        if job is None or not (caller.admin or job.owner == caller.actor):
+        try:  # the stored job first: it is gone once its subject is erased
+            job = await asyncio.to_thread(mem.job, job_id)
+        except Unavailable:
+            job = self._jobs.get(job_id)
+        mine = job is not None and (caller.admin or (job.owner == caller.actor and holds(caller.key, job.scope)))
+        if job is None or not mine:
             raise ApiError(404, "not_found", f"no job {quoted(job_id)} of this key (jobs are kept for a day)")
         return view(job)
+
+    async def close(self, mem: GraphMem) -> None:
+        """At shutdown: the writes of this process still running end with it, so their jobs say
+        so instead of running for ever."""
+        for job in [j for j in self._jobs.values() if j.status == "running"]:
+            await self._store_end(mem, job.model_copy(update={"status": "failed", **STOPPED, "finished_at": utcnow()}))
 
     def _track(self, ending: asyncio.Task) -> None:
         self._endings.add(ending)
@@ -75,12 +92,16 @@ class Jobs:
                     "finished_at": utcnow(),
                 }
             )
-        if job.id in self._jobs:
+        await self._store_end(mem, ended)
+
+    async def _store_end(self, mem: GraphMem, ended: Job) -> None:
+        if ended.id in self._jobs:
             self._keep(ended)
         try:
-            await asyncio.to_thread(mem.save_job, ended)
-        except GraphMemError as exc:  # this process still answers it; others see it running
-            log.warning("job %s ended %s but could not be stored: %s", job.id, ended.status, error_line(exc))
+            if not await asyncio.to_thread(mem.end_job, ended):  # erased while its write ran
+                self._jobs.pop(ended.id, None)
+        except GraphMemError as exc:  # this process still answers it while Neo4j cannot
+            log.warning("job %s ended %s but could not be stored: %s", ended.id, ended.status, error_line(exc))
 
 
 def view(job: Job) -> dict:

@@ -12,9 +12,11 @@ import shutil
 import sys
 import tempfile
 from functools import partial
+from pathlib import Path
 from socket import socket
 
 from fastapi import FastAPI
+from prometheus_client.multiprocess import mark_process_dead
 
 from graphmem.api import GraphMem
 from graphmem.http.app import create_app
@@ -38,7 +40,32 @@ def worker_app(settings: Settings, config: HttpConfig) -> FastAPI:
     """One worker's app (uvicorn calls it in the worker process): its own GraphMem, opened at
     startup (the parent applied the migrations) and closed at shutdown."""
     log_to_stderr()
-    return create_app(lambda: GraphMem.connect(settings, migrate=False), config, owned=True)
+    forget_dead_workers()
+    # Nothing touches Neo4j before the first request (the parent checked the index): a worker
+    # replaced during an outage starts, answers 503 as one process would, and recovers with it.
+    return create_app(lambda: GraphMem.connect(settings, migrate=False, check_index=False), config, owned=True)
+
+
+def forget_dead_workers() -> None:
+    """Drop the live gauges of workers that died (a replaced one): else its last "Neo4j
+    unreachable" would stay in ``/metrics`` for good."""
+    folder = os.environ.get(METRICS_DIR)
+    if not folder:
+        return
+    for path in Path(folder).glob("gauge_live*_*.db"):
+        pid = int(path.stem.rsplit("_", 1)[1])
+        if not alive(pid):
+            mark_process_dead(pid, folder)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def serve_workers(settings: Settings, config: HttpConfig, sock: socket, workers: int) -> None:

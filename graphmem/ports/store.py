@@ -413,17 +413,18 @@ class KeyStore(Protocol):
 
 
 class JobStore(Protocol):
-    """Jobs of writes that outlived their HTTP request (``Job``), shared by every server process
-    on the store.
+    """Jobs of late HTTP writes (``Job``), shared by every server process on the store.
 
-    - ``put_job`` stores a job, replacing the one with its id (a job is put when its write goes
-      late and again when it ends);
-    - ``get_job`` of an id never put, or dropped, is None;
-    - ``drop_jobs(before)`` deletes the jobs created before ``before``, how many;
-    - an erasure deletes the subject's jobs (counted as ``jobs``): a job's result holds its facts.
+    - ``put_job`` stores a job, replacing the one with its id;
+    - ``end_job`` stores a stored job's ending (True); an erased job stays gone;
+    - ``get_job`` of an unknown or dropped id is None;
+    - ``drop_jobs(before)`` deletes jobs created before ``before``, how many;
+    - erasure deletes the subject's jobs (``jobs``): a result holds its facts.
     """
 
     def put_job(self, job: Job) -> None: ...
+
+    def end_job(self, job: Job) -> bool: ...
 
     def get_job(self, job_id: str) -> Job | None: ...
 

@@ -49,3 +49,11 @@ def test_the_facade_keeps_jobs_a_day_and_forget_erases_them(mem):
     receipt = mem.forget(scope)
     assert receipt["jobs"] == 1
     assert mem.job(mine.id) is None and mem.job(theirs.id) == theirs
+
+
+def test_an_ending_replaces_a_stored_job_only(store):
+    job = Job(id=uuid.uuid4().hex, owner="k", scope=fresh_scope())
+    ended = job.model_copy(update={"status": "done", "result": {"units": 1}, "finished_at": utcnow()})
+    assert store.end_job(ended) is False and store.get_job(job.id) is None  # erased meanwhile: not again
+    store.put_job(job)
+    assert store.end_job(ended) is True and store.get_job(job.id) == ended

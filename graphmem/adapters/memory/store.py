@@ -449,6 +449,13 @@ class InMemoryStore:
         with self._lock:
             self.tables.jobs[job.id] = job
 
+    def end_job(self, job: Job) -> bool:
+        with self._lock:
+            if job.id not in self.tables.jobs:
+                return False
+            self.tables.jobs[job.id] = job
+            return True
+
     def get_job(self, job_id: str) -> Job | None:
         with self._lock:
             return self.tables.jobs.get(job_id)

@@ -373,7 +373,6 @@ class Neo4jIndex:
                         unit_scope,
                         r["kind"],
                         unit_text(text, r["summary"]),
-                        to_datetime(r["occurred_at"]),
                         span,
                         vector,
                         r["archived"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.adapters.neo4j.rows import native, scope_of, scope_props
@@ -16,12 +17,10 @@ class Neo4jJobs:
     conn: Neo4jConnection
 
     def put_job(self, job: Job) -> None:
-        props = {
-            **job.model_dump(exclude={"scope", "result"}),
-            **scope_props(job.scope),
-            "result": None if job.result is None else json.dumps(job.result),
-        }
-        self.conn.write("jobs/put_job", id=job.id, props=props)
+        self.conn.write("jobs/put_job", id=job.id, props=_props(job))
+
+    def end_job(self, job: Job) -> bool:
+        return bool(self.conn.write("jobs/end_job", id=job.id, props=_props(job)))
 
     def get_job(self, job_id: str) -> Job | None:
         rows = self.conn.read("jobs/get_job", id=job_id)
@@ -35,3 +34,11 @@ class Neo4jJobs:
 
     def drop_jobs(self, before: datetime) -> int:
         return int(self.conn.write("jobs/drop_jobs", before=before)[0]["dropped"])
+
+
+def _props(job: Job) -> dict[str, Any]:
+    return {
+        **job.model_dump(exclude={"scope", "result"}),
+        **scope_props(job.scope),
+        "result": None if job.result is None else json.dumps(job.result),
+    }
