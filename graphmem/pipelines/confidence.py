@@ -85,7 +85,8 @@ def coverage(content: str, stems: frozenset[str]) -> float:
 def signals(hits: Sequence[RecallHit], stems: frozenset[str]) -> list[tuple[float, ...]]:
     """Each hit's signals (``SIGNALS``), hits best first, ``stems`` the question's ``asked``."""
     return [
-        (NO_SIMILARITY if hit.similarity is None else hit.similarity, coverage(hit.unit.content, stems)) for hit in hits
+        (NO_SIMILARITY if hit.similarity is None else hit.similarity, coverage(hit.unit.searched, stems))
+        for hit in hits
     ]
 
 

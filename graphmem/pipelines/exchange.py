@@ -325,7 +325,7 @@ def import_plan(
             units = each(MemoryUnit, part["unit"])
             derived = derived.model_copy(
                 update={
-                    "vectors": dict(zip((u.id for u in units), index.vectors([u.content for u in units]))),
+                    "vectors": dict(zip((u.id for u in units), index.vectors([u.searched for u in units]))),
                     "vector_model": index.embedder.name,
                     "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units},
                 }

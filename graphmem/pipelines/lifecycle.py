@@ -103,7 +103,7 @@ def delete_episode(
     rewrite, restored = _rederive(scope, episode_id, events, units, deletion)
     # Units the re-derivation writes get their search entries in the same transaction.
     added = rewrite.add.units
-    vectors = dict(zip((u.id for u in added), index.vectors([u.content for u in added])))
+    vectors = dict(zip((u.id for u in added), index.vectors([u.searched for u in added])))
     rewrite = rewrite.model_copy(update={"add": rewrite.add.model_copy(update={"vectors": vectors})})
     record = store.delete_episode(episode_id, scope, rewrite, deletion)
     if record is None:

@@ -16,9 +16,8 @@ reciprocal rank, with walks through the entities the best hits are about (docs/r
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from itertools import combinations
-from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +35,9 @@ from graphmem.domain.models import (
     search_terms,
     words,
 )
+from graphmem.domain.relations import Relation, bridged, relation_of
 from graphmem.domain.timewords import TimeWindow, find_window
+from graphmem.domain.tokenise import normalise
 from graphmem.errors import InvalidInput
 from graphmem.pipelines import confidence
 from graphmem.ports import MemoryIndex, query_prefix
@@ -105,46 +106,20 @@ def without_names(text: str) -> dict[tuple[str, ...], str]:
 
 #: How many first hits a relation question looks for its bridge among.
 RELATION_POOL = 10
-#: "X's R ..." in a question: X a capitalised name, R the words after it.
-_RELATION = re.compile(r"\b((?-i:[A-Z][\w-]*(?: [A-Z][\w-]*)*))['’]s ((?:[a-z][\w-]* ?){1,3})")
 
 
-class Relation(NamedTuple):
-    """What a question about "X's R" asks: X, where "X's" starts, and the words after it."""
-
-    name: str
-    start: int
-    words: list[str]
-
-
-class Bridge(NamedTuple):
-    """A text stating "X's R is B": B, and how many of the question's words after "X's" are R."""
-
-    name: str
-    relation: int
-
-
-def _relation_of(query: str) -> Relation | None:
-    """What a question about "X's R" asks, if it is one."""
-    m = _RELATION.search(query)
-    return Relation(m.group(1), m.start(), m.group(2).split()) if m else None
-
-
-def _bridged(text: str, x: str, words: Sequence[str], selves: Collection[str]) -> Bridge | None:
-    """The bridge a text is for a question about "X's R", if it states "X's R is B".
-
-    - R: the first of the question's words after "X's" that the text has too;
-    - "my R" when X is the subject the text belongs to (``selves``);
-    - B: the last name the text writes ("My manager at Globex is Priya.").
-    """
-    lowered = text.casefold().replace("’", "'")
-    if f"{x.casefold()}'s" not in lowered and not (x.casefold() in selves and re.search(r"\bmy\b", lowered)):
-        return None
-    relation = 0
-    while relation < len(words) and re.search(rf"\b{re.escape(words[relation].casefold())}\b", lowered):
-        relation += 1
-    others = [m.name for m in written(text) if m.norm != x.casefold() and m.kind != "speaker"]
-    return Bridge(others[-1], relation) if relation and others else None
+def chained(
+    bridge: RecallHit, through: Sequence[RecallHit], rest: Sequence[RecallHit], weight: float, rrf_k: int, beyond: bool
+) -> list[RecallHit]:
+    """A relation question's hits: its chain, then the ``rest`` as they were. The chain is the
+    bridge and what follows it (``through``), the first of those first when the question asks
+    ``beyond`` who X's R is (where they live, say), else the bridge, the answer then. Each
+    scores the best of the rest plus what its rank would in a list of ``weight`` (the walk's
+    paths): a chain answers the question, the rest do not."""
+    floor = max((h.score for h in rest), default=0.0)
+    chain = [*through[:1], bridge, *through[1:]] if beyond else [bridge, *through]
+    scored = [h.model_copy(update={"score": floor + weight / (rrf_k + rank)}) for rank, h in enumerate(chain, 1)]
+    return scored + list(rest)
 
 
 def rated(hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model) -> Recalled:
@@ -253,7 +228,7 @@ class Recaller:
         at = at or AsOf.now()
         window = find_window(query, at.valid)
         # A relation question looks for its bridge among more hits than it returns.
-        relation = _relation_of(query) if hops else None
+        relation = relation_of(query) if hops else None
         request = self.request(
             query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window, fixed, hops
         )
@@ -287,31 +262,28 @@ class Recaller:
         fixed: bool,
     ) -> Recalled:
         """A question about "X's R" ("where does Anna's team lead live?") decomposed by rule: the
-        first hit naming X with R's words and one other name B is the bridge ("Anna's team lead
-        is Boris."); the question asked again of B ("where does Boris live?") gives what follows
-        it, ranked right after the bridge and reached through it. Same-shaped facts about other
-        people ("Quirin's team lead is Leopold.") then no longer crowd the path out."""
+        first hit that says who X's R is, B, is the bridge ("Anna's team lead is Boris.",
+        ``graphmem.domain.relations``); the question asked again of B ("where does Boris
+        live?") finds what follows it, its hits that name B. With the bridge they rank first
+        (``chained``), above same-shaped facts about others ("Quirin's team lead is Leopold.")
+        and hits about X that do not answer R."""
         x, start, words = asked
         for bridge in recalled:
-            found = _bridged(bridge.unit.content, x, words, {sc.subject_id.casefold() for sc in scopes})
+            found = bridged(bridge.unit.content, x, words, {normalise(sc.subject_id) for sc in scopes})
             if found is None:
                 continue
             other, relation = found
             # "Where does Anna's team lead live?" -> "Where does Boris live?"
             end = start + len(f"{x}'s ") + len(" ".join(words[:relation]))
-            followed = self.recall(query[:start] + other + query[end:], scopes, k, at, 0, kinds, mode, fixed)
-            top = followed[0].score if followed else 1.0
+            again = query[:start] + other + query[end:]
+            followed = self.recall(again, scopes, k, at, 0, kinds, mode, fixed)
             through = [
-                h.model_copy(
-                    update={
-                        "score": bridge.score * self.hop_decay * h.score / top,
-                        "hop": 1,
-                        "path": [bridge.unit.content, other, h.unit.content],
-                    }
-                )
+                h.model_copy(update={"hop": 1, "path": [bridge.unit.content, other, h.unit.content]})
                 for h in followed
-                if h.unit.id != bridge.unit.id
+                if h.unit.id != bridge.unit.id and re.search(rf"\b{re.escape(other)}\b", h.unit.content)
             ]
             seen = {bridge.unit.id} | {h.unit.id for h in through}
-            return Recalled([bridge, *through, *(h for h in recalled if h.unit.id not in seen)])
+            rest = [h for h in recalled if h.unit.id not in seen]
+            beyond = bool(set(search_terms(again)) - set(search_terms(other)))  # not "who is Boris?"
+            return Recalled(chained(bridge, through, rest, self.weights.get("paths", 1.0), self.rrf_k, beyond))
         return recalled

@@ -240,10 +240,9 @@ def test_deleting_the_fact_unlinks_what_only_its_name_linked(mem):
 
 def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     # Alice is named inside a sentence, so she is an entity: the walk starts where the question
-    # is. (Whether the lift puts Lisbon first depends on the embedder: with MiniLM it does,
-    # benchmarks/quickstart_recall.py; the hashing embedder of the tests reads no meaning.)
-    # Carol's line shares no word with the question, so the manager's line is among the units a
-    # hop starts from (graphmem.domain.models.SEEDS).
+    # is. Carol's line shares no word with the question, so the manager's line is among the
+    # units a hop starts from (graphmem.domain.models.SEEDS). The walk is read from the index:
+    # recall then ranks the chain of this relation question first (test_relation_chains.py).
     s = fresh_scope()
     for text in (
         "At work Alice reports to Bob.",
@@ -253,11 +252,16 @@ def test_a_path_that_answers_the_question_lifts_a_direct_hit(mem):
     ):
         mem.remember(text, s, extractor="none")
     question = "where does Alice's manager live?"
-    direct = {h.unit.content: h for h in mem.recall(question, s, k=4)}
+
+    def found(hops: int) -> dict:
+        request = mem.recaller.request(question, [s], 4, AsOf.now(), (), "hybrid", hops=hops)
+        return {h.unit.content: h for h in mem.index.recall(request)}
+
+    direct = found(0)
     # every text is a direct hit in so small a scope: the walk ranks them too
-    walked = {h.unit.content: h for h in mem.recall(question, s, k=4, hops=1)}
+    walked = found(1)
     lisbon = walked["Bob lives in Lisbon."]
-    assert lisbon.hop == 1 and lisbon.path == ["At work Alice reports to Bob.", "Bob", "Bob lives in Lisbon."]
+    assert lisbon.hop == 1 and lisbon.path == ("At work Alice reports to Bob.", "Bob", "Bob lives in Lisbon.")
     lift = lisbon.score - direct["Bob lives in Lisbon."].score
     assert lift == max(h.score - direct[c].score for c, h in walked.items()) > 0  # the best path is its
     # The path back (Lisbon -> Bob -> the manager's line) is the weaker of two that reach each

@@ -4,7 +4,10 @@ near it; and the facts of the chain set all do (benchmarks/chains_recall.py, has
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from benchmarks.chains_recall import DATA, load
 from graphmem.domain.models import Episode, Scope
@@ -36,8 +39,43 @@ def test_my_managers_home_is_reached_through_my_manager(mem):
     )
     question = f"Where does {scope.subject_id.capitalize()}'s manager live?"
     found = mem.recall(question, scope, k=3, hops=2)
-    assert [h.unit.content for h in found[:2]] == ["My manager at Globex is Priya.", "Priya lives in Graz."]
-    assert found[1].path == ["My manager at Globex is Priya.", "Priya", "Priya lives in Graz."]
+    # the answer first, then the bridge that leads to it
+    assert [h.unit.content for h in found[:2]] == ["Priya lives in Graz.", "My manager at Globex is Priya."]
+    assert found[0].path == ["My manager at Globex is Priya.", "Priya", "Priya lives in Graz."]
+
+
+def letters() -> str:
+    """A fresh name of letters only: read as a person's name (a user's "I" is then searched
+    under it, graphmem.domain.mentions.first_person), unique, so no other test's units match it."""
+    return uuid.uuid4().hex[:8].translate(str.maketrans("0123456789", "ghijklmnop"))
+
+
+@pytest.mark.parametrize(
+    ("bridge", "question", "answer", "about_x"),
+    [
+        ("I report to Tobiah.", "manager live", "Tobiah lives in Lisbon.", "I live in Berlin."),
+        ("Tobiah is my boss.", "manager live", "Tobiah lives in Lisbon.", "I live in Berlin."),
+        ("My supervisor is Tobiah.", "boss live", "Tobiah lives in Lisbon.", "I live in Berlin."),
+        ("{x} reports to Tobiah.", "manager live", "Tobiah lives in Lisbon.", "{x} lives in Berlin."),
+        ("I am married to Tobiah.", "wife work", "Tobiah works at Initech.", "I work at Globex."),
+    ],
+)
+def test_what_follows_a_bridge_in_other_words_outranks_what_is_told_of_x(mem, bridge, question, answer, about_x):
+    # The quickstart's shape: the relation is told in other words than the question's, by X
+    # herself; her own home (or job) is the best direct hit, and what the bridge leads to must
+    # still come first, then the bridge.
+    name = f"ada{letters()}"
+    x = name.capitalize()
+    scope = Scope.parse(f"user:{name}")
+    told(mem, scope, [bridge.format(x=x), answer, about_x.format(x=x)])
+    relation, verb = question.split()
+    found = mem.recall(f"Where does {x}'s {relation} {verb}?", scope, k=3, hops=1)
+    assert [h.unit.content for h in found[:2]] == [answer, bridge.format(x=x)]
+    assert found[0].path == [bridge.format(x=x), "Tobiah", answer]
+    direct = next(h for h in found if h.unit.content == about_x.format(x=x))
+    assert found[0].score > found[1].score > direct.score
+    # asked only who X's R is, the bridge is the answer
+    assert mem.recall(f"Who is {x}'s {relation}?", scope, k=3, hops=1)[0].unit.content == bridge.format(x=x)
 
 
 def test_the_chain_set_reaches_every_answer_with_hops_and_not_without(mem):

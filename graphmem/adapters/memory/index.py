@@ -78,7 +78,7 @@ class InMemoryIndex:
         if vector is not None:
             lists["semantic"] = _top(self._cosine(vector, units), request.fetch)
         if asked:
-            scores = bm25(sorted(set(asked)), [(u.id, terms(u.content)) for u in units])
+            scores = bm25(sorted(set(asked)), [(u.id, terms(u.searched)) for u in units])
             lists["lexical"] = _top([Hit(id=i, score=v) for i, v in scores.items()], request.fetch)
         if request.words:
             lists["entities"] = self._about(request, units)
@@ -227,7 +227,7 @@ class InMemoryIndex:
     def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
         with self._tables.lock:
             units = [u for u in self._tables.units.values() if scope is None or u.scope == scope]
-        vectors = self.vectors([u.content for u in units])
+        vectors = self.vectors([u.searched for u in units])
         with self._tables.lock:
             self._tables.vectors.update({u.id: v for u, v in zip(units, vectors)})
         return len(units)

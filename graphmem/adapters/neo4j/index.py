@@ -38,6 +38,7 @@ from graphmem.adapters.neo4j.rows import (
 )
 from graphmem.domain.entries import MAX, MIN, from_micros, micros, near, spans, unit_text, vector_calls, world_range
 from graphmem.domain.fusion import CONVERSATION_GAP, TIE
+from graphmem.domain.mentions.first_person import as_named
 from graphmem.domain.models import (
     AsOf,
     MemoryUnit,
@@ -357,11 +358,13 @@ class Neo4jIndex:
         after, done = "", 0
         scope_key = scope.key if scope else None
         while rows := self.conn.read("index/units_page", scope=scope_key, after=after, limit=self.batch_size):
-            texts = [r["content"] for r in rows if not (reuse and r["legacy_vector"])]
-            fresh = iter(self.vectors(texts))
             scopes = [scope_of(r) for r in rows]
+            searched = [
+                as_named(r["content"], s.subject_type.value, s.subject_id, r["channel"]) for r, s in zip(rows, scopes)
+            ]
+            fresh = iter(self.vectors([t for r, t in zip(rows, searched) if not (reuse and r["legacy_vector"])]))
             entries = []
-            for r, unit_scope in zip(rows, scopes):
+            for r, unit_scope, text in zip(rows, scopes, searched):
                 vector = r["legacy_vector"] if reuse and r["legacy_vector"] else next(fresh)
                 edges = [(stored_datetime(a), to_datetime(b)) for a, b in r["edges"]]
                 entries += [
@@ -369,7 +372,7 @@ class Neo4jIndex:
                         r["id"],
                         unit_scope,
                         r["kind"],
-                        unit_text(r["content"], r["summary"]),
+                        unit_text(text, r["summary"]),
                         span,
                         vector,
                         r["archived"],
@@ -420,7 +423,8 @@ class Neo4jIndex:
         self._create_vector_index(new, mine[1])
         prop, after, done = vector_property(new), "", 0
         while rows := self.conn.read("index/units_to_vector", prop=prop, after=after, limit=self.batch_size):
-            vectors = self.vectors([r["content"] for r in rows])
+            texts = [as_named(r["content"], r["subject_type"], r["subject_id"], r["channel"]) for r in rows]
+            vectors = self.vectors(texts)
             self.conn.write(
                 "index/set_entry_vectors",
                 prop=prop,

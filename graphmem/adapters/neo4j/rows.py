@@ -262,7 +262,7 @@ def unit_entries(
     unit: MemoryUnit, edges: Iterable[tuple[datetime, datetime | None]], vector: list[float] | None, archived: bool
 ) -> list[Row]:
     """Every search entry a stored unit has had, from its edges."""
-    text = unit_text(unit.content, unit.summary)
+    text = unit_text(unit.searched, unit.summary)
     return [
         entry_row(unit.id, unit.scope, unit.kind.value, text, span, vector, archived)
         for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
+from graphmem.domain.mentions.first_person import as_named
 from graphmem.domain.models.base import Confidence, Model, UTCDatetime, new_id, valid_before_invalid
 from graphmem.domain.models.scope import MemoryKind, Scope
 from graphmem.domain.models.text import Content, clean_text
@@ -70,6 +71,12 @@ class MemoryUnit(Model):
     #: The timeline group the unit belongs to (``graphmem.domain.timeline``); None for units written
     #: outside the write pipeline.
     group: str | None = None
+
+    @property
+    def searched(self) -> str:
+        """What search reads of the content (its entry text, its vector, recall's word match):
+        a user's first person as their name (``graphmem.domain.mentions.first_person``)."""
+        return as_named(self.content, self.scope.subject_type.value, self.scope.subject_id, self.source.channel)
 
 
 class UnitFilter(Model):

@@ -413,7 +413,7 @@ class WritePipeline:
         """The touched timelines drawn, and the new units' vectors: their search entries are
         written with them, in the same transaction."""
         records = draw(scope, timelines.groups, now, decisions)
-        vectors = dict(zip((u.id for u in records.units), self.index.vectors([u.content for u in records.units])))
+        vectors = dict(zip((u.id for u in records.units), self.index.vectors([u.searched for u in records.units])))
         return WriteBatch(
             units=tuple(records.units),
             decisions=tuple(records.decisions),

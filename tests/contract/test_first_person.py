@@ -1,0 +1,47 @@
+"""A user's own words are found by their name, on every adapter family: "I moved to Berlin" in
+``user:alice`` answers "where does alice live?", while the unit keeps the words as said."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.domain.mentions.first_person import as_named
+from tests.factories import EPOCH
+
+
+def test_a_users_first_person_is_found_by_their_name(mem):
+    name = f"alice{uuid.uuid4().hex[:8].translate(str.maketrans('0123456789', 'ghijklmnop'))}"
+    subject = f"user:{name}"
+    mem.remember("I moved to Berlin last month.", subject, at=EPOCH)
+    mem.remember("The weather was grey all week.", subject, at=EPOCH)
+    found = mem.recall(f"where does {name} live?", subject, k=5)
+    assert found.relevant and found[0].unit.content == "I moved to Berlin last month."
+    assert found[0].confidence >= found.threshold
+
+
+@pytest.mark.parametrize(
+    ("subject", "text"),
+    [
+        ("user:u-7f3a91c2", "I moved to Berlin."),  # an opaque id is no name
+        ("agent:alice", "I moved to Berlin."),  # only a user's own words
+        ("user:alice", "Bob: I moved to Berlin."),  # Bob's first person
+    ],
+)
+def test_first_person_stays_as_said_where_the_subject_is_not_its_speaker(subject, text):
+    kind, _, ident = subject.partition(":")
+    assert as_named(text, kind, ident) == text
+    assert as_named("I moved to Berlin.", "user", "alice", channel="document") == "I moved to Berlin."  # its author's
+
+
+FIRST = regex.compile(r"\bI\b|(?i:\b(?:me|my|mine|myself)\b)")
+
+
+@given(st.text(alphabet=st.sampled_from(list("Iimeyns .,'’:-\n")) | st.characters(), max_size=60))
+def test_text_without_a_first_person_word_is_left_as_it_is(text):
+    if not FIRST.search(text):
+        assert as_named(text, "user", "alice") == text
