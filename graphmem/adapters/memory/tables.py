@@ -107,6 +107,21 @@ class Tables:
     keys: dict[str, ApiKey] = field(default_factory=dict)
     #: Erasure records by id, keyed by HMACs under the store's own secret.
     erasures: dict[str, Erasure] = field(default_factory=dict)
+    #: ``edges`` by unit id, as of the first ``_indexed`` edges of the list ``_indexed_in``.
+    _by_unit: dict[str, list[Invalidation]] = field(default_factory=dict, repr=False)
+    _indexed_in: list[Invalidation] | None = field(default=None, repr=False)
+    _indexed: int = field(default=0, repr=False)
+
+    def edges_to(self, unit_id: str) -> list[Invalidation]:
+        """The edges to a unit, in storage order. ``edges`` is only ever extended or replaced
+        whole, so an index of it catches up with what was added (a scan of every edge per
+        unit made a write of a large store quadratic)."""
+        if self._indexed_in is not self.edges or self._indexed > len(self.edges):
+            self._by_unit, self._indexed_in, self._indexed = {}, self.edges, 0
+        for edge in self.edges[self._indexed :]:
+            self._by_unit.setdefault(edge.unit_id, []).append(edge)
+        self._indexed = len(self.edges)
+        return self._by_unit.get(unit_id, [])
 
     def append(self, episodes: Sequence[Episode], undecided: bool) -> Appended:
         """Store the episodes not stored yet (``EpisodeStore.put_episodes``), ``undecided`` or not."""
