@@ -28,7 +28,7 @@ from graphmem.adapters.neo4j.rows import (
     stored_unit,
     trace_params,
 )
-from graphmem.adapters.neo4j.timelines import apply_batch, live_vector_property, respan
+from graphmem.adapters.neo4j.timelines import apply_batch
 from graphmem.domain.models import (
     RECORD_KINDS,
     Decision,
@@ -112,19 +112,12 @@ class Neo4jExchange:
     ) -> int:
         derived = derived or WriteBatch()
 
-        # Search entries are drawn once, after the records: drawn with their units, those of
-        # a unit its part also ends were deleted and drawn again, twice the vector index's work.
-        spanned = {u.id for u in each(MemoryUnit, records.get("unit", ()))}
-        spanned |= {i.unit_id for i in each(Invalidation, records.get("invalidation", ()))}
-
         def work(tx: ManagedTransaction) -> None:
             if records.keys() & {"episode", "unit", "usage"}:  # new texts, archived ones
                 texts_changed(tx, [scope])
             for kind in RECORD_KINDS:
                 if records.get(kind):
                     _load(tx, scope, kind, records[kind], derived, "unit" in records)
-            if spanned:
-                respan(tx, scope, sorted(spanned), derived.vectors, live_vector_property(tx, derived))
 
         self.conn.write_tx(work, what=f"import {' and '.join(k for k in RECORD_KINDS if records.get(k))} records")
         return sum(map(len, records.values()))
@@ -144,9 +137,9 @@ def _load(
         if not with_units:
             apply_batch(tx, scope, derived)  # the entities they name
     elif kind == "unit":
-        apply_batch(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}), entries=False)
+        apply_batch(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}))
     elif kind == "invalidation":
-        apply_batch(tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records))), entries=False)
+        apply_batch(tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records)), vectors=derived.vectors))
     elif kind == "decision":
         # A decision may name a unit that is gone (deleted with its episode): its link
         # is left out here as it was where the decision comes from.
