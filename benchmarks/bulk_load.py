@@ -208,11 +208,15 @@ def main() -> None:
         )
 
     if args.minilm:
-        minilm = MiniLMEmbedder()
-        minilm.embed(texts[:64])  # loaded before either clock starts
+        floor_embedder = MiniLMEmbedder()
+        floor_embedder.embed(["a warm-up text"])  # loaded before the clock starts
         started = time.perf_counter()
-        minilm.embed(texts)
+        for start in range(0, len(texts), args.batch):  # in calls the size of a write's, as the run embeds
+            floor_embedder.embed(texts[start : start + args.batch])
         floor = time.perf_counter() - started
+        # Another instance: each keeps a cache of what it embedded, which would serve the run.
+        minilm = MiniLMEmbedder()
+        minilm.embed(["a warm-up text"])
         wipe(args.uri)  # its vector index is made again for MiniLM's model
         seconds, units = bulk_run(settings, facts, minilm, per_write)
         result["minilm"] = {"bulk_s": seconds, "embed_s": floor, "texts": len(texts), "ratio": floor / seconds}
