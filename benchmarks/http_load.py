@@ -1,7 +1,7 @@
 """The HTTP API under load against the in-process Python API, on the same data.
 
     python benchmarks/http_load.py --uri bolt://127.0.0.1:7722 --port 8099 [--units 100000]
-        [--clients 16,32] [--seconds 60] [--write-share 0.1,0.5] [--reuse] [--json]
+        [--clients 16,32] [--seconds 60] [--write-share 0.1,0.5] [--workers 1,2] [--reuse] [--json]
 
 WIPES THE TARGET DATABASE (unless --reuse finds it loaded). Point it at a dedicated server.
 
@@ -9,7 +9,8 @@ Load: --units facts through ``GraphMem.ingest`` (the write pipeline, `facts` ext
 embedder: what the server runs), ten facts an episode, 1,000 facts a write, spread over
 --subjects subjects; then one admin API key.
 
-Run 1, HTTP: `graphmem serve` in a subprocess (its default concurrency cap and timeout), then
+Run 1, HTTP: `graphmem serve --workers N` in a subprocess (its default concurrency cap and
+timeout; each of --workers in turn, RSS summed over its processes), then
 --clients threads, each with its own keep-alive connection, for --seconds: each request is a
 recall (POST .../recall, k=10, a random subject, the words of one of its facts) or, with
 probability --write-share, one new episode with one fact (POST .../episodes). Per route:
@@ -230,16 +231,21 @@ def inproc_step(mem: GraphMem, names: list[str], write_share: float):
 
 
 def rss_mb(pid: int) -> float:
+    """The resident memory of a process and its children (a server's workers), in MB."""
+    total = float("nan")
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+            total = int(line.split()[1]) / 1024
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            total += rss_mb(int(child))
+    return total
 
 
-def serve(uri: str, port: int) -> subprocess.Popen:
+def serve(uri: str, port: int, workers: int) -> subprocess.Popen:
     env = {**os.environ, "NEO4J_URI": uri, "GRAPHMEM_EMBEDDER": "hashing"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graphmem.cli.main", "serve", "--port", str(port)],
+        [sys.executable, "-m", "graphmem.cli.main", "serve", "--port", str(port), "--workers", str(workers)],
         env=env,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
@@ -317,6 +323,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--warmup", type=float, default=5, help="seconds of unmeasured load before each run")
     ap.add_argument("--write-share", type=numbers(float), default=[0.1, 0.5], help="comma list")
+    ap.add_argument("--workers", type=numbers(int), default=[1], help="server processes (serve --workers), comma list")
     ap.add_argument("--reuse", action="store_true", help="keep the data when it already holds --units units")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
@@ -339,7 +346,12 @@ def main() -> None:
         print(f"loaded {units} units in {load_s:.0f} s ({units / load_s:.0f}/s)", file=sys.stderr)
     _, token = mem.create_key([], admin=True, name="http-load")
 
-    runs = [run(args, mem, token, names, clients, share) for clients in args.clients for share in args.write_share]
+    runs = [
+        run(args, mem, token, names, clients, share, workers)
+        for clients in args.clients
+        for share in args.write_share
+        for workers in args.workers
+    ]
     mem.close()
     result = {
         # What the server ran with (a single-tenant deployment sets the key's share to the whole
@@ -356,17 +368,18 @@ def main() -> None:
         "runs": runs,
     }
     print(
-        f"{'clients':>7}{'writes':>7}  {'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'clients':>7}{'writes':>7}{'procs':>6}  {'':12}{'route':<10}{'req':>7}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}"
         f"{'errors':>8}"
     )
     for r in runs:
         for name, side in (("HTTP", r["http"]), ("in process", r["in_process"])):
             for route, x in side["routes"].items():
                 print(
-                    f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{route:<10}{x['requests']:>7}{x['per_s']:>8}"
-                    f"{x['p50_ms']:>9}{x['p95_ms']:>9}{x['errors']:>8}"
+                    f"{r['clients']:>7}{r['write_share']:>7}{r['workers']:>6}  {name:<12}{route:<10}"
+                    f"{x['requests']:>7}{x['per_s']:>8}{x['p50_ms']:>9}{x['p95_ms']:>9}{x['errors']:>8}"
                 )
-            print(f"{r['clients']:>7}{r['write_share']:>7}  {name:<12}{'all':<10}{'':>7}{side['throughput_per_s']:>8}")
+            lead = f"{r['clients']:>7}{r['write_share']:>7}{r['workers']:>6}  {name:<12}"
+            print(f"{lead}{'all':<10}{'':>7}{side['throughput_per_s']:>8}")
         rss = r["http"]["server_rss_mb"]
         print(f"{'':16}HTTP/in process {r['http_share']:.2f}; server RSS idle {rss['idle']} MB, peak {rss['peak']} MB")
         for route, x in r["http"]["time_split_ms"].items():
@@ -377,9 +390,12 @@ def main() -> None:
         print(json.dumps(result))
 
 
-def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], clients: int, share: float) -> dict:
-    """HTTP then in process, ``clients`` at once, writes ``share`` of the requests."""
-    proc = serve(args.uri, args.port)
+def run(
+    args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], clients: int, share: float, workers: int
+) -> dict:
+    """HTTP (``workers`` server processes) then in process, ``clients`` at once, writes ``share``
+    of the requests."""
+    proc = serve(args.uri, args.port, workers)
     samples: list[float] = []
     stop = threading.Event()
 
@@ -391,7 +407,7 @@ def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], c
     try:
         idle_rss = rss_mb(proc.pid)
         sampler.start()
-        print(f"HTTP: {clients} clients, writes {share:g}, for {args.seconds:g} s", file=sys.stderr)
+        print(f"HTTP: {clients} clients, writes {share:g}, {workers} workers, for {args.seconds:g} s", file=sys.stderr)
         step = http_step(args.port, token, names, share)
         drive(clients, args.warmup, step)
         before = server_figures(args.port)
@@ -416,6 +432,7 @@ def run(args: argparse.Namespace, mem: GraphMem, token: str, names: list[str], c
     return {
         "clients": clients,
         "write_share": share,
+        "workers": workers,
         "http": over_http,
         "in_process": in_process,
         "http_share": round(over_http["throughput_per_s"] / in_process["throughput_per_s"], 3),

@@ -18,7 +18,11 @@ What it does (issue 7):
    Graphiti with add_nodes_and_edges_bulk, saving what its own add_episode_bulk saves: the
    EntityNodes first, then per batch the EpisodicNodes, their MENTIONS edges and the EntityEdges;
 5. asks the same questions to both, alternating query by query, and prints latency, accuracy,
-   ingest time and peak memory.
+   ingest time and peak memory;
+6. stops both servers (a clean shutdown checkpoints) and prints their store bytes on disk per fact,
+   transaction logs aside, by kind (records, strings, arrays, each index provider), beside their
+   resident memory and heap and page-cache settings; both grow their store files as needed, not
+   in preallocated steps (benchmarks/graphiti/_footprint.py).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))  # benchmarks/: reuse yago_asof's parsing
 
+from _footprint import MeasuredNeo4j, footprint  # noqa: E402
 from yago_asof import name as yago_name  # noqa: E402
 from yago_asof import read_intervals  # noqa: E402
 
@@ -344,18 +349,6 @@ def _record_ingest(server: LocalNeo4j, digest: str, ingest: dict) -> None:
     _marker(server).write_text(json.dumps({"digest": digest, "ingest": ingest}))
 
 
-def server_peak_mb(server: LocalNeo4j) -> float:
-    pid = server.status().pid
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
 class Worker:
     def __init__(self, label: str, python: Path, script: str):
         env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1")
@@ -479,7 +472,8 @@ def run_scale(args, scale: int, python_g: Path, servers: dict) -> dict:
         "results": results,
         "stats": stats,
         "base_rss": base,
-        "server_peak_mb": {lbl: server_peak_mb(s) for lbl, s in servers.items()},
+        # Last: it stops the servers (a clean shutdown is the checkpoint Community can ask for).
+        "footprint": {lbl: footprint(s, scale) for lbl, s in servers.items()},
     }
 
 
@@ -509,7 +503,15 @@ def report(r: dict) -> str:
     row("ingest facts/s", s["ingest_facts_per_s"]["graphmem"], s["ingest_facts_per_s"]["graphiti"], "{:.0f}")
     row("client peak RSS (MB)", st["graphmem"]["peak_rss_mb"], st["graphiti"]["peak_rss_mb"], "{:.0f}")
     row("client RSS after setup (MB)", r["base_rss"]["graphmem"], r["base_rss"]["graphiti"], "{:.0f}")
-    row("Neo4j server peak RSS (MB)", r["server_peak_mb"]["graphmem"], r["server_peak_mb"]["graphiti"], "{:.0f}")
+    fp = r["footprint"]
+    row("Neo4j server peak RSS (MB)", fp["graphmem"]["peak_rss_mb"], fp["graphiti"]["peak_rss_mb"], "{:.0f}")
+    row("Neo4j server RSS at the end (MB)", fp["graphmem"]["rss_mb"], fp["graphiti"]["rss_mb"], "{:.0f}")
+    row("nodes", fp["graphmem"]["nodes"], fp["graphiti"]["nodes"], "{:,}")
+    row("relationships", fp["graphmem"]["relationships"], fp["graphiti"]["relationships"], "{:,}")
+    row("store bytes per unit (checkpointed)", s["store"]["graphmem"], s["store"]["graphiti"], "{:.0f}")
+    for kind in sorted(set(fp["graphmem"]["store_bytes"]) | set(fp["graphiti"]["store_bytes"])):
+        gm, gi = (fp[lbl]["store_bytes"].get(kind, 0) / r["scale"] for lbl in ("graphmem", "graphiti"))
+        row(f"  {kind}", gm, gi, "{:.0f}")
     lines.append(
         f"embedding (shared, excluded above): {r['texts']:,} texts x {1000 * r['embed_s_per_text']:.2f} ms "
         f"= {r['texts'] * r['embed_s_per_text']:.0f} s once ({r['embedder']}); vectors cached in {BENCH / 'vectors'}"
@@ -541,6 +543,9 @@ def summary(r: dict) -> dict:
         out[kind]["ratio_p50"] = p50["graphiti"] / p50["graphmem"] if p50["graphmem"] else None
     rate = {lbl: r["scale"] / ing[lbl]["ingest_s"] for lbl in ing}
     out["ingest_facts_per_s"] = {**rate, "ratio": rate["graphmem"] / rate["graphiti"]}
+    per_unit = {lbl: f["store_bytes_per_unit"] for lbl, f in r["footprint"].items()}
+    out["store"] = {**per_unit, "ratio": per_unit["graphmem"] / per_unit["graphiti"]}
+    out["footprint"] = r["footprint"]
     return out
 
 
@@ -575,7 +580,7 @@ def main() -> None:
     BENCH.mkdir(parents=True, exist_ok=True)
     python_g = ensure_venv(args.venv.expanduser())
     servers = {
-        lbl: LocalNeo4j(port=port, instances_dir=BENCH / "instances")
+        lbl: MeasuredNeo4j(port=port, instances_dir=BENCH / "instances")
         for lbl, port in (("graphmem", args.graphmem_port), ("graphiti", args.graphiti_port))
     }
     out = []
@@ -589,6 +594,9 @@ def main() -> None:
         if not args.keep_servers:
             for s in servers.values():
                 s.stop()
+    if args.keep_servers:  # each scale's footprint stopped them
+        for s in servers.values():
+            s.start(progress=lambda m: print(m, file=sys.stderr, flush=True))
     path = BENCH / f"results-{datetime.now():%Y%m%d-%H%M%S}.json"
     path.write_text(json.dumps(out, indent=1, default=str))
     gm = servers["graphmem"]

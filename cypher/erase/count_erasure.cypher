@@ -16,6 +16,7 @@ SET r.units = coalesce(r.units, 0) + $counts.units,
     r.usage = coalesce(r.usage, 0) + $counts.usage,
     r.deletions = coalesce(r.deletions, 0) + $counts.deletions,
     r.entries = coalesce(r.entries, 0) + $counts.entries,
+    r.jobs = coalesce(r.jobs, 0) + $counts.jobs,
     r.updated_at = $at
 SET r.status = CASE WHEN reduce(n = 0, k IN keys($counts) | n + $counts[k]) = 0 THEN 'done' ELSE 'running' END
 RETURN properties(r) AS record

@@ -66,5 +66,10 @@ CALL {
     AND ($project_id IS NULL OR n.project_id = $project_id)
   WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS entries
 }
+CALL {
+  MATCH (n:Job) WHERE n.subject_type = $subject_type AND n.subject_id = $subject_id
+    AND ($project_id IS NULL OR n.project_id = $project_id)
+  WITH n LIMIT $batch DELETE n RETURN count(*) AS jobs
+}
 RETURN units, episodes, entities, decisions, traces, blocks, reviews, locks, commits, usage + units_usage AS usage,
-       deletions, entries
+       deletions, entries, jobs

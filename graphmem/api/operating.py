@@ -10,11 +10,14 @@ from typing import Any
 from graphmem.api.arguments import MAX_BATCH, Progress, SubjectLike, Time, as_scope
 from graphmem.api.parts import Parts
 from graphmem.domain.keys import matches, new_key, split, subject_name
-from graphmem.domain.models import ApiKey, MemoryUnit, utcnow
+from graphmem.domain.models import ApiKey, Job, MemoryUnit, utcnow
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.llm import client as openai_api
 from graphmem.pipelines import bulk as bulk_load
 from graphmem.pipelines import exchange, health, lifecycle
+
+#: How long a job of a late write is kept (``GraphMem.save_job``).
+JOBS_KEPT = timedelta(days=1)
 
 
 class Operating(Parts):
@@ -171,6 +174,23 @@ class Operating(Parts):
             return None
         key = self.store.get_key(parts[0])
         return key if matches(key, parts[1]) else None
+
+    # -- jobs of late writes -------------------------------------------------------------
+    def save_job(self, job: Job) -> None:
+        """Store a job of a write that outlived its HTTP request (again when it ends), for any
+        server process on the database to answer its poll; jobs older than ``JOBS_KEPT`` go."""
+        self.store.put_job(job)
+        self.store.drop_jobs(utcnow() - JOBS_KEPT)
+
+    def end_job(self, job: Job) -> bool:
+        """Store a job's ending (``save_job``'s job done or failed); False when the job is no
+        longer stored (its subject was erased while the write ran): it is not stored again."""
+        return self.store.end_job(job)
+
+    def job(self, job_id: str) -> Job | None:
+        """A job ``save_job`` stored, or None (never stored, or older than ``JOBS_KEPT``)."""
+        job = self.store.get_job(job_id)
+        return job if job is not None and job.created_at >= utcnow() - JOBS_KEPT else None
 
     # -- the database ---------------------------------------------------------------------
     def init(self) -> dict[str, Any]:

@@ -1,14 +1,13 @@
 """`graphmem serve`: the HTTP API, its OpenAPI description and the memory browser page.
 
-Needs the optional extra (``pip install 'graphmem[server]'``). One process, one GraphMem (one
-driver, the embedder loaded once), uvicorn serving ``graphmem.http.create_app``; access lines
-and errors go to stderr.
+Needs the optional extra (``pip install 'graphmem[server]'``). By default one process, one
+GraphMem (one driver, the embedder loaded once), uvicorn serving ``graphmem.http.create_app``;
+with ``--workers N``, N processes on one socket (``graphmem.http.workers``). Access lines and
+errors go to stderr.
 """
 
 from __future__ import annotations
 
-import logging
-import sys
 from typing import Annotated
 
 import typer
@@ -28,6 +27,15 @@ def serve(
     insecure_no_auth: Annotated[
         bool, typer.Option("--insecure-no-auth", help="Serve without API keys (refused unless the host is loopback).")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Server processes on the port, each with its own connection and embedder (about a core each).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs), /healthz, /readyz and the memory browser at /."""
     if insecure_no_auth and not loopback(host):
@@ -40,6 +48,7 @@ def serve(
         import uvicorn
 
         from graphmem.http import HttpConfig, create_app
+        from graphmem.http.workers import log_to_stderr, serve_workers
     except ImportError as exc:
         if (getattr(exc, "name", None) or "").split(".")[0] not in (
             "fastapi",
@@ -61,15 +70,20 @@ def serve(
                 1,
             )
         sock = listen(host, port)
-        logging.basicConfig(
-            level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+        log_to_stderr()
         shown = f"[{host}]" if ":" in host else host
         typer.echo(
             f"graphmem API on http://{shown}:{port}/ (OpenAPI at /docs)"
+            + (f" in {workers} processes" if workers > 1 else "")
             + ("; WITHOUT AUTHENTICATION" if insecure_no_auth else ""),
             err=True,
         )
-        app = create_app(lambda: mem, config)
-        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=10))
-        server.run(sockets=[sock])
+        if workers == 1:
+            app = create_app(lambda: mem, config)
+            server = uvicorn.Server(
+                uvicorn.Config(app, log_config=None, access_log=False, timeout_graceful_shutdown=10)
+            )
+            server.run(sockets=[sock])
+            return
+    # Each worker opens its own connection: this one only checked the keys and the migrations.
+    serve_workers(settings(ctx), config, sock, workers)

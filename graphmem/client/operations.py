@@ -12,7 +12,7 @@ from typing import Any
 
 from graphmem.client import calls
 from graphmem.client.calls import Call, SubjectLike, one, path
-from graphmem.domain.models import Episode, Fact, MemoryBlock, MemoryKind, Scope
+from graphmem.domain.models import Episode, Fact, MemoryBlock, MemoryKind, Scope, Standing
 from graphmem.errors import InvalidInput
 from graphmem.http import schemas
 
@@ -178,6 +178,53 @@ class Operations:
         params.update({k: v for k, v in {"episode": episode_id, "op": op and op.upper()}.items() if v})
         rows = calls.paged(Call("GET", url, params), "decisions", limit)
         return self._run(calls.mapped(rows, lambda found: [schemas.LoggedDecision.model_validate(r) for r in found]))
+
+    def units(
+        self,
+        subject: SubjectLike,
+        project: str | None = None,
+        kind: MemoryKind | str | None = None,
+        entity: str | None = None,
+        contains: str | None = None,
+        status: Standing | str = Standing.current,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> schemas.UnitPage:
+        """A page of the subject's units, newest first; send ``next_cursor`` back as ``cursor``,
+        with the same filters, for the next. ``status``: current, ended, retracted or all."""
+        url, params = path(subject, project, "units")
+        given = {
+            "kind": None if kind is None else MemoryKind(kind).value,
+            "entity": entity,
+            "contains": contains,
+            "status": Standing(status).value,
+            "as_of": calls.instant(as_of, "as_of"),
+            "known_at": calls.instant(known_at, "known_at"),
+            "cursor": cursor,
+            "limit": limit,
+        }
+        params.update({k: v for k, v in given.items() if v is not None})
+        return self._run(one(Call("GET", url, params), schemas.UnitPage))
+
+    def entities(
+        self,
+        subject: SubjectLike,
+        project: str | None = None,
+        prefix: str = "",
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> schemas.EntityPage:
+        """A page of the subject's entities by name (those starting with ``prefix``)."""
+        url, params = path(subject, project, "entities")
+        params.update({k: v for k, v in {"prefix": prefix, "cursor": cursor, "limit": limit}.items() if v})
+        return self._run(one(Call("GET", url, params), schemas.EntityPage))
+
+    def entity(self, name: str, subject: SubjectLike, project: str | None = None) -> schemas.EntityView:
+        """One entity: its facts that hold now and its timeline. Raises ``NotFound``."""
+        url, params = path(subject, project, "entities", name)
+        return self._run(one(Call("GET", url, params), schemas.EntityView))
 
     def episodes(
         self, subject: SubjectLike, project: str | None = None, offset: int = 0, limit: int = 100

@@ -10,7 +10,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -49,9 +49,10 @@ KEY_LOOKUPS = 2
 LIVE_TOKENS = 1024
 
 
-def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None) -> FastAPI:
+def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None, owned: bool = False) -> FastAPI:
     """The API, its probes and the browser page around the ``GraphMem`` that ``factory``
-    returns (called once, at startup; the caller closes it after the server stops)."""
+    returns (called once, at startup; closed at shutdown when ``owned``, else by the caller
+    after the server stops)."""
     config = config or HttpConfig()
     live: OrderedDict[str, None] = OrderedDict()
 
@@ -72,8 +73,12 @@ def create_app(factory: Callable[[], GraphMem], config: HttpConfig | None = None
         try:
             yield
         finally:
+            with suppress(GraphMemError):
+                await state.jobs.close(state.mem)
             for pool in (state.gate, state.keys, state.known, state.readiness.gate):
                 pool.close()
+            if owned:
+                state.mem.close()
 
     # FastAPI's own /docs and /redoc pages load their scripts from a CDN (blank offline, and a
     # third party's code on this origin) with an inline bootstrap the CSP refuses: /docs is ours

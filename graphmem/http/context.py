@@ -9,9 +9,9 @@ parameter ``project``.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -66,9 +66,10 @@ class Caller:
     def admin(self) -> bool:
         return self.key is None or self.key.admin
 
-    async def run(
-        self, fn: Callable[..., Any], *args: Any, on_time_out: Callable[[asyncio.Future], Any] | None = None
-    ) -> Any:
+    async def run(self, fn: Callable[..., Any], *args: Any, late: Scope | None = None) -> Any:
+        """``fn(*args)`` through the gate; a write of ``late`` still running at the timeout
+        becomes a job (202) instead of a 503 for work that then completes."""
+        on_time_out = None if late is None else partial(self.jobs.add, self.mem, self.actor, late)
         return await self.gate.run(fn, *args, who=self.actor, on_time_out=on_time_out)
 
     def check_shared(self, include_shared: bool) -> None:

@@ -61,7 +61,11 @@ class Gate:
         self._line: list[tuple[str, asyncio.Future]] = []
 
     async def run(
-        self, fn: Callable[..., T], *args: Any, who: str = "", on_time_out: Callable[[asyncio.Future], T] | None = None
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        who: str = "",
+        on_time_out: Callable[[asyncio.Future], Awaitable[T]] | None = None,
     ) -> T:
         """``fn(*args)`` on the pool as ``who``'s request. When it is still running at the
         timeout: ``on_time_out(its future)`` answers, else 503 saying it runs on."""
@@ -101,7 +105,7 @@ class Gate:
             return await asyncio.wait_for(asyncio.shield(running), max(0.0, self.timeout - (loop.time() - began)))
         except TimeoutError:
             if on_time_out is not None:
-                return on_time_out(running)
+                return await on_time_out(running)
             raise ApiError(
                 503,
                 "timeout",

@@ -32,6 +32,7 @@ from graphmem.domain.models import (
     Episode,
     Erasure,
     GroupUnit,
+    Job,
     MemoryBlock,
     MemoryUnit,
     NamesRead,
@@ -411,6 +412,25 @@ class KeyStore(Protocol):
         ...
 
 
+class JobStore(Protocol):
+    """Jobs of late HTTP writes (``Job``), shared by every server process on the store.
+
+    - ``put_job`` stores a job, replacing the one with its id;
+    - ``end_job`` stores a stored job's ending (True); an erased job stays gone;
+    - ``get_job`` of an unknown or dropped id is None;
+    - ``drop_jobs(before)`` deletes jobs created before ``before``, how many;
+    - erasure deletes the subject's jobs (``jobs``): a result holds its facts.
+    """
+
+    def put_job(self, job: Job) -> None: ...
+
+    def end_job(self, job: Job) -> bool: ...
+
+    def get_job(self, job_id: str) -> Job | None: ...
+
+    def drop_jobs(self, before: datetime) -> int: ...
+
+
 @runtime_checkable
 class MemoryStore(
     EpisodeStore,
@@ -422,6 +442,7 @@ class MemoryStore(
     BlockStore,
     ExchangeStore,
     KeyStore,
+    JobStore,
     Protocol,
 ):
     """The source of truth: every port above, as the adapters implement it

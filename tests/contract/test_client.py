@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from graphmem.client import AsyncClient, Client
-from graphmem.domain.models import Episode, Fact, MemoryBlock
+from graphmem.domain.models import Episode, Fact, MemoryBlock, Standing
 from graphmem.errors import Conflict, InvalidInput, NotFound, ScopeViolation, Unauthorized, Unavailable
 from tests.conftest import NEO4J, fresh_scope
 from tests.factories import EPOCH
@@ -141,6 +141,27 @@ def test_recall_on_both_time_axes_matches_the_facade(client, mem):
     assembled = client.assemble("where do I live", scope)
     assert "Rome" in assembled.text and client.trace(assembled.trace.id, scope).trace == assembled.trace
     assert client.trace("no-such-trace", scope) is None
+
+
+def test_listing_pages_match_the_facade(client, mem):
+    scope = fresh_scope()
+    for n, city in enumerate(["Paris", "Berlin", "Rome"]):
+        client.remember(f"I live in {city}.", scope, at=EPOCH + timedelta(days=n), facts=[fact(city, n)])
+    for status in ("current", "ended", "all"):
+        pages, cursor = [], None
+        while True:
+            page = client.units(scope, status=status, cursor=cursor, limit=1)
+            pages += [u.id for u in page.units]
+            if (cursor := page.next_cursor) is None:
+                break
+        assert pages == [u.id for u in mem.units(scope, status=Standing(status).status, limit=50).units], status
+    names = [e.name for e in client.entities(scope).entities]
+    assert names == [e.name for e in mem.entities(scope).entities] and "Rome" in names
+    assert [e.name for e in client.entities(scope, prefix="ro").entities] == ["Rome"]
+    alice = client.entity("Alice", scope)
+    assert [u.id for u in alice.facts] == [u.id for u in mem.entity("Alice", scope)["facts"]] and len(alice.facts) == 1
+    with pytest.raises(NotFound):
+        client.entity("Nobody", scope)
 
 
 def test_history_explain_end_retract_and_delete(client, mem):

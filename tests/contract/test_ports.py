@@ -52,6 +52,7 @@ def test_the_store_is_every_port_of_the_store() -> None:
         ports.BlockStore,
         ports.ExchangeStore,
         ports.KeyStore,
+        ports.JobStore,
     }
     assert parts <= set(MemoryStore.__mro__)
     declared = {

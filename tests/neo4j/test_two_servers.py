@@ -1,7 +1,8 @@
-"""Two `graphmem serve` processes on one database (issue 43): writers send one subject's
-episodes through both at once with the typed client while a reader recalls through both. After
-it: every acknowledged episode is stored once and decided, and the subject's timelines at every
-probed world time are the reference model's (tests/temporal_model.py).
+"""Several server processes on one database (issue 43): two `graphmem serve` processes, or one
+with `--workers 2`. Writers send one subject's episodes through them at once with the typed
+client while a reader recalls through them. After it: every acknowledged episode is stored once
+and decided, and the subject's timelines at every probed world time are the reference model's
+(tests/temporal_model.py). And a write that outlives its request is a job any worker answers.
 
 The facts are assertions and endings with distinct valid times in each slot, whose outcome the
 model defines whatever order they arrive in, so writes racing between the processes may land in
@@ -12,13 +13,17 @@ from __future__ import annotations
 import random
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
+
+import httpx
 
 from graphmem.adapters.neo4j.store import Neo4jStore
 from graphmem.client import Client
@@ -56,18 +61,23 @@ def plan(seed: int) -> list[tuple[str, datetime, tuple[FactSpec, ...]]]:
     return out
 
 
-def test_two_servers_store_every_acknowledged_write_once_and_agree_with_the_model(conn):
+SERVE = [sys.executable, "-m", "graphmem.cli.main", "serve"]
+#: Two servers, or one server of two workers (each client's connection stays with one worker).
+LAYOUTS = {"two servers": [SERVE, SERVE], "two workers": [[*SERVE, "--workers", "2"]]}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_server_processes_store_every_acknowledged_write_once_and_agree_with_the_model(conn, layout):
     subject, key = subject_and_key()
     scope = Scope.parse(subject)
     episodes = plan(seed=43)
-    argv = [sys.executable, "-m", "graphmem.cli.main", "serve"]
     acknowledged: list[tuple[str, datetime, tuple[FactSpec, ...]]] = []
     lock, done = threading.Lock(), threading.Event()
-    with (
-        serving(argv, "graphmem serve", env=env(), cwd=ROOT) as one,
-        serving(argv, "graphmem serve", env=env(), cwd=ROOT) as two,
-    ):
-        urls = [f"http://127.0.0.1:{one.port}", f"http://127.0.0.1:{two.port}"]
+    with ExitStack() as servers:
+        ports = [
+            servers.enter_context(serving(argv, "graphmem serve", env=env(), cwd=ROOT)).port for argv in LAYOUTS[layout]
+        ]
+        urls = [f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[-1]}"]
 
         def write(w: int) -> None:
             with Client(urls[0], key=key) as first, Client(urls[1], key=key) as second:
@@ -107,3 +117,40 @@ def test_two_servers_store_every_acknowledged_write_once_and_agree_with_the_mode
         t = START + timedelta(days=day, hours=12)
         listed = store.list_units(scope, UnitFilter(), Page(limit=1000), AsOf(valid=t, known=now))
         assert sorted(map(value, listed)) == sorted(model.values(t, model.step)), t
+
+
+def test_a_late_write_is_a_job_every_worker_answers(conn):
+    """Each request on a new connection, so the kernel hands them to either worker: a write past
+    a short GRAPHMEM_HTTP_TIMEOUT is a job (202) whose every poll finds it, running or done."""
+    subject, key = subject_and_key()
+    late = {**env(), "GRAPHMEM_HTTP_TIMEOUT": "0.2"}
+    auth = {"Authorization": f"Bearer {key}", "Connection": "close"}
+    with serving([*SERVE, "--workers", "2"], "graphmem serve --workers 2", env=late, cwd=ROOT) as server:
+        url = f"http://127.0.0.1:{server.port}"
+        warm = 0  # both workers' first key lookups (a cold query plan) may take longer than 0.2 s
+        for _ in range(100):
+            warm = warm + 1 if httpx.get(f"{url}/v1/me", headers=auth, timeout=30).status_code == 200 else 0
+            if warm == 10:
+                break
+        jobs = []
+        for n in range(6):  # 500 episodes a request: longer than 0.2 s
+            body = {
+                "episodes": [
+                    {"raw": f"Zed visited city {n}-{m}.", "occurred_at": "2026-01-02T00:00:00Z"} for m in range(500)
+                ]
+            }
+            answer = httpx.post(f"{url}/v1/subjects/{subject}/episodes", json=body, headers=auth, timeout=30)
+            assert answer.status_code in (200, 202), answer.text
+            if answer.status_code == 202:
+                jobs.append(answer.headers["Location"])
+        assert jobs, "no write outlived 0.2 s: the test did not test jobs"
+        deadline = time.monotonic() + 60
+        while jobs and time.monotonic() < deadline:
+            for job in list(jobs):
+                polled = httpx.get(url + job, headers=auth, timeout=30)
+                assert polled.status_code == 200, polled.text  # 404: another worker's job was not found
+                assert polled.json()["status"] in ("running", "done"), polled.text
+                if polled.json()["status"] == "done":
+                    jobs.remove(job)
+            time.sleep(0.1)
+        assert not jobs, f"jobs still running after 60 s: {jobs}"

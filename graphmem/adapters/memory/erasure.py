@@ -60,6 +60,7 @@ def erase_batch(tables: Tables, erasure_id: str, mine: Callable[[Scope], bool], 
         ("entities", tables.entities),
         ("blocks", tables.blocks),
         ("reviews", tables.reviews),
+        ("jobs", tables.jobs),
     )
     for name, table in owned:
         counts[name] = _drop(table, [k for k, v in table.items() if mine(v.scope)][:batch])

@@ -26,6 +26,7 @@ from graphmem.domain.models import (
     Episode,
     Erasure,
     GroupUnit,
+    Job,
     MemoryBlock,
     MemoryUnit,
     NamesRead,
@@ -442,3 +443,26 @@ class InMemoryStore:
                 )
                 self.tables.keys[key.id] = changed[-1]
             return changed
+
+    # -- jobs -------------------------------------------------------------------------------
+    def put_job(self, job: Job) -> None:
+        with self._lock:
+            self.tables.jobs[job.id] = job
+
+    def end_job(self, job: Job) -> bool:
+        with self._lock:
+            if job.id not in self.tables.jobs:
+                return False
+            self.tables.jobs[job.id] = job
+            return True
+
+    def get_job(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self.tables.jobs.get(job_id)
+
+    def drop_jobs(self, before: datetime) -> int:
+        with self._lock:
+            old = [k for k, job in self.tables.jobs.items() if job.created_at < before]
+            for key in old:
+                del self.tables.jobs[key]
+            return len(old)

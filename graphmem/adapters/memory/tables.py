@@ -25,6 +25,7 @@ from graphmem.domain.models import (
     Episode,
     Erasure,
     Invalidation,
+    Job,
     MemoryBlock,
     MemoryUnit,
     ReviewItem,
@@ -105,6 +106,7 @@ class Tables:
     writes: int = 0  # calls of put_episodes so far
     reviews: dict[str, ReviewItem] = field(default_factory=dict)
     keys: dict[str, ApiKey] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
     #: Erasure records by id, keyed by HMACs under the store's own secret.
     erasures: dict[str, Erasure] = field(default_factory=dict)
     #: ``edges`` by unit id, as of the first ``_indexed`` edges of the list ``_indexed_in``.

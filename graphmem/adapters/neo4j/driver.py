@@ -54,7 +54,7 @@ UNREACHABLE = (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)
 #: again, the times Neo4j was found unreachable, and whether it is marked so now.
 RETRIES = Counter("graphmem_neo4j_retries", "Neo4j transactions tried again after a retryable error")
 OUTAGES = Counter("graphmem_neo4j_unreachable_periods", "Times Neo4j was found unreachable after its retries")
-DOWN = Gauge("graphmem_neo4j_unreachable", "1 while Neo4j is marked unreachable", multiprocess_mode="max")
+DOWN = Gauge("graphmem_neo4j_unreachable", "1 while Neo4j is marked unreachable", multiprocess_mode="livemax")
 
 #: Seconds to open one connection: a server that does not answer in that time is down (the
 #: driver's default, 30 s, made a refused or unknown host take a minute to report).

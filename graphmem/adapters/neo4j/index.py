@@ -370,7 +370,6 @@ class Neo4jIndex:
                         unit_scope,
                         r["kind"],
                         unit_text(r["content"], r["summary"]),
-                        to_datetime(r["occurred_at"]),
                         span,
                         vector,
                         r["archived"],

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from neo4j.time import DateTime
 
 from graphmem.adapters.neo4j.driver import Embedding
-from graphmem.domain.entries import MIN, Span, from_micros, micros, spans, unit_text
+from graphmem.domain.entries import Span, from_micros, spans, unit_text
 from graphmem.domain.mentions import name_edges
 from graphmem.domain.models import (
     STORED,
@@ -129,7 +129,6 @@ def unit_row(unit: MemoryUnit) -> Row:
     return {
         **scope_props(unit.scope),
         "id": unit.id,
-        "scope_token": unit.scope.token,
         "kind": unit.kind.value,
         "content": unit.content,
         "summary": unit.summary,
@@ -244,27 +243,12 @@ def group_unit(row: Mapping[str, Any]) -> GroupUnit:
 
 # -- search entries -----------------------------------------------------------------------------
 def entry_row(
-    unit_id: str,
-    scope: Scope,
-    kind: str,
-    text: str,
-    occurred: datetime | None,
-    span: Span,
-    vector: list[float] | None,
-    archived: bool,
+    unit_id: str, scope: Scope, kind: str, text: str, span: Span, vector: list[float] | None, archived: bool
 ) -> Row:
     """One search entry of a unit (``graphmem.domain.entries``) as ``entries/create_entries``
-    writes it; ``occurred`` (its episode's time, else its world start) is what a question's
-    time is near."""
-    props = {
-        **scope_props(scope),
-        "unit_id": unit_id,
-        "scope_token": scope.token,
-        "kind": kind,
-        "text": text,
-        **span.props(),
-    }
-    props["occurred"] = micros(occurred, MIN) if occurred else props["t_from"]
+    writes it."""
+    props = {**scope_props(scope), "unit_id": unit_id, "scope_token": scope.token, "kind": kind, "text": text}
+    props |= span.props()
     return {"props": props, "vector": Embedding(vector) if vector is not None else None, "archived": archived}
 
 
@@ -280,7 +264,7 @@ def unit_entries(
     """Every search entry a stored unit has had, from its edges."""
     text = unit_text(unit.content, unit.summary)
     return [
-        entry_row(unit.id, unit.scope, unit.kind.value, text, unit.source.occurred_at, span, vector, archived)
+        entry_row(unit.id, unit.scope, unit.kind.value, text, span, vector, archived)
         for span in spans(unit.time.created_at, unit.time.valid_at, unit.time.invalid_at, edges)
     ]
 

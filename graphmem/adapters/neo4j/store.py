@@ -20,6 +20,7 @@ from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.adapters.neo4j.episodes import Neo4jEpisodes
 from graphmem.adapters.neo4j.erasure import Neo4jErasure
 from graphmem.adapters.neo4j.exchange import Neo4jExchange
+from graphmem.adapters.neo4j.jobs import Neo4jJobs
 from graphmem.adapters.neo4j.keys import Neo4jKeys
 from graphmem.adapters.neo4j.timelines import Neo4jTimelines
 from graphmem.adapters.neo4j.units import Neo4jUnits
@@ -36,6 +37,7 @@ class Neo4jStore(
     Neo4jBlocks,
     Neo4jExchange,
     Neo4jKeys,
+    Neo4jJobs,
 ):
     """MemoryStore on a Neo4j database (see ``graphmem.ports.MemoryStore``)."""
 

@@ -7,7 +7,7 @@ here too.
 """
 
 from graphmem.domain.hashing import content_hash, entity_id, entity_ids, erasure_key, erasure_keys, keyed_digest
-from graphmem.domain.models.access import ERASED_KINDS, ApiKey, Erasure
+from graphmem.domain.models.access import ERASED_KINDS, ApiKey, Erasure, Job
 from graphmem.domain.models.base import (
     STORED,
     AsOf,
@@ -126,6 +126,7 @@ __all__ = [
     "IndexStatus",
     "InvalidatedBy",
     "Invalidation",
+    "Job",
     "Labels",
     "MemoryBlock",
     "MemoryKind",

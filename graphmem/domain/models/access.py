@@ -1,12 +1,14 @@
-"""Who may reach a subject and what was taken from it: API keys and erasure records."""
+"""Who may reach a subject and what was taken from it: API keys, erasure records, and the jobs
+of writes that outlived their HTTP request."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from graphmem.domain.models.base import Model, UTCDatetime, utcnow
+from graphmem.domain.models.scope import Scope
 
 
 class ApiKey(Model):
@@ -36,6 +38,7 @@ ERASED_KINDS = (
     "usage",
     "deletions",
     "entries",
+    "jobs",
 )
 
 
@@ -65,8 +68,26 @@ class Erasure(Model):
     usage: int = 0
     deletions: int = 0
     entries: int = 0
+    jobs: int = 0
 
     @property
     def counts(self) -> dict[str, int]:
         """Records deleted so far, by kind (``ERASED_KINDS``)."""
         return {kind: getattr(self, kind) for kind in ERASED_KINDS}
+
+
+class Job(Model):
+    """A write still running when its HTTP request's time ran out (answered 202): stored, so any
+    server process on the database answers its poll. ``result`` is the answer the request would
+    have had; a failed job keeps the error's code and line instead. It holds the subject's facts,
+    so the subject's erasure deletes it."""
+
+    id: str
+    owner: str
+    scope: Scope
+    status: Literal["running", "done", "failed"] = "running"
+    result: dict[str, Any] | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: UTCDatetime = Field(default_factory=utcnow)
+    finished_at: UTCDatetime | None = None

@@ -64,7 +64,7 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
         return dict(written(views.ingest(report, len(episodes) - len(report.rejected), failed)))
 
     # Past its time the write becomes a job (202), never a 503 for work that then completes.
-    return await caller.run(work, on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running))
+    return await caller.run(work, late=scope)
 
 
 @router.get(
@@ -75,7 +75,7 @@ async def add_episodes(body: EpisodesIn, scope: Target, caller: CallerDep) -> di
     responses=answers(*KEYED, 404),
 )
 async def get_job(job_id: str, caller: CallerDep) -> dict:
-    return caller.jobs.get(segment(job_id), caller)
+    return await caller.jobs.get(caller.mem, segment(job_id), caller)
 
 
 @router.post(
@@ -88,7 +88,7 @@ async def get_job(job_id: str, caller: CallerDep) -> dict:
 async def complete(scope: Target, caller: CallerDep) -> dict:
     return await caller.run(
         lambda: dict(written(views.write_report(caller.mem.complete(scope, actor=caller.actor)))),
-        on_time_out=lambda running: caller.jobs.add(caller.actor, scope, running),
+        late=scope,
     )
 
 

@@ -29,7 +29,6 @@ from graphmem.adapters.neo4j.migrations.frozen import (
     to_datetime,
     wire,
 )
-from graphmem.domain.entries import micros
 from graphmem.domain.models import Candidate, MemoryKind, Scope, SubjectType, TimelineEvent, Triple
 
 if TYPE_CHECKING:
@@ -111,7 +110,6 @@ def _joined(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         "group": group,
         "assertion_id": decision["id"],
         "occurred_at": wire(occurred),
-        "occurred": micros(occurred, 0) if occurred else None,
     }
     return unit, {"id": decision["id"], "event": event_props(event)}
 
