@@ -37,7 +37,7 @@ class ScopeView:
     episode_texts: dict[str, str] = field(default_factory=dict)
     unit_words: dict[str, set[str]] = field(default_factory=dict)
     episode_words: dict[str, set[str]] = field(default_factory=dict)
-    #: Known names (``Tables.known``): True when a fact is about it.
+    #: Known names (``UnitStore.known_names``): True when a fact is about it.
     names: NameIndex[bool] = field(default_factory=NameIndex)
     facts: set[str] = field(default_factory=set)
 
