@@ -13,6 +13,7 @@ from graphmem.domain.keys import matches, new_key, split, subject_name
 from graphmem.domain.models import ApiKey, Job, MemoryUnit, utcnow
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.llm import client as openai_api
+from graphmem.pipelines import bulk as bulk_load
 from graphmem.pipelines import exchange, health, lifecycle
 
 #: How long a job of a late write is kept (``GraphMem.save_job``).
@@ -113,22 +114,29 @@ class Operating(Parts):
         return exchange.export(self.store, scope)
 
     def import_(
-        self, records: Iterable[Mapping[str, Any]] | exchange.Plan, force: bool = False, progress: Progress = None
+        self,
+        records: Iterable[Mapping[str, Any]] | exchange.Plan,
+        force: bool = False,
+        progress: Progress = None,
+        bulk: bool = False,
     ) -> dict[str, Any]:
         """Import an export (its records as JSON objects, or a ``read_export`` plan), checked
-        whole before anything is written; records already stored are skipped, so importing twice
-        changes nothing and an import cut short completes when run again.
+        whole first; records already stored are skipped, so an import run again completes
+        what was cut short and changes nothing else.
 
-        - Returns the scope and counts per kind ``imported`` and ``skipped``; ``progress`` is
-          told how many records are done.
+        - Returns the scope and counts per kind ``imported`` and ``skipped``; ``progress``
+          counts records done.
         - Raises ``InvalidInput`` for a bad record, ``Conflict`` for a key another record holds
           or a subject erased here (unless ``force``).
+        - ``bulk``: into an empty subject, in large transactions (``pipelines.bulk``).
         """
         plan = (
             records
             if isinstance(records, exchange.Plan)
             else exchange.read((f"record {n}", r) for n, r in enumerate(records, 1))
         )
+        if bulk:
+            return bulk_load.load(self.store, self.index, plan, force, progress)
         return exchange.import_plan(self.store, self.index, plan, force, progress=progress)
 
     @staticmethod

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.api.arguments import MAX_BATCH, Progress, SubjectLike, Time, as_scope
 from graphmem.api.parts import Parts
 from graphmem.domain.limits import TokenBudget
 from graphmem.domain.models import Episode, Fact, MemoryBlock, MemoryUnit, RawText, utcnow
 from graphmem.errors import Conflict, InvalidInput, NotFound
-from graphmem.pipelines.write import WriteReport
+from graphmem.pipelines import bulk as bulk_load
+from graphmem.pipelines.write import WritePipeline, WriteReport
 
 #: Writes of undecided episodes ``complete`` reads at a time.
 COMPLETE_WRITES = 20
@@ -30,15 +32,17 @@ class Writing(Parts):
         actor: str | None = None,
         batch: int | None = None,
         on_write: Callable[[WriteReport, int], None] | None = None,
+        bulk: bool = False,
+        progress: Progress = None,
     ) -> WriteReport:
         """Write episodes in arrival order, one transaction per run of one scope's episodes.
 
-        - At most ``batch`` episodes a write (default: the whole run); the next write is
-          planned while one commits.
-        - An id its subject holds with other content is not stored: ``rejected`` names it by
-          its position in ``episodes``.
+        - At most ``batch`` episodes a write (default: the whole run).
+        - An id its subject holds with other content is ``rejected``, by position.
         - ``on_write(report, n)`` follows each write of n episodes, in order (``rejected``
-          positions within that write): what it reported is stored and decided.
+          positions within it): what it reported is stored and decided.
+        - ``bulk``: into empty subjects, decided in memory, then loaded in large
+          transactions (``pipelines.bulk``), ``progress`` told of each.
         """
         if extractor is not None:
             self._ready(extractor)
@@ -51,7 +55,21 @@ class Writing(Parts):
                 last.append(episode)
             else:
                 writes.append([episode])
-        return self.writer.write_all(writes, extractor, actor, on_write)
+        if not bulk:
+            return self.writer.write_all(writes, extractor, actor, on_write)
+        scopes = list(dict.fromkeys(w[0].scope for w in writes))
+        for scope in scopes:
+            bulk_load.refuse_unless_empty(self.store, scope)
+        scratch = InMemoryStore()
+        embedder = self.index.embedder
+        # The record-by-record writes, on a store of their own: no database round trip each.
+        writer = WritePipeline(scratch, InMemoryIndex(scratch, embedder), self.policy, self.extractors)
+        report = writer.write_all(writes, extractor, actor, on_write)
+        for scope in scopes:
+            # Forced: an ingest writes to an erased subject as any write does.
+            plan = bulk_load.plan_of(scratch, scope, scratch.tables.vectors, embedder.name)
+            bulk_load.load(self.store, self.index, plan, force=True, progress=progress)
+        return report
 
     def complete(
         self,

@@ -23,6 +23,7 @@ from graphmem.cli.common import (
     stderr_progress,
     stopping,
 )
+from graphmem.cli.write import BulkOpt
 from graphmem.faces.episode_lines import json_lines
 from graphmem.settings.trust import private_file
 
@@ -57,10 +58,13 @@ def import_(
     force: Annotated[
         bool, typer.Option("--force", help="Import a subject that was erased from this database.")
     ] = False,
+    bulk: Annotated[bool, BulkOpt] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import an export. Every record is checked first (a bad one, named file:line, stores
-    nothing); records already stored are skipped, so importing twice changes nothing."""
+    nothing); records already stored are skipped, so importing twice changes nothing. A unit
+    may carry its "vector", computed by the header's "vector_model": used when that is this
+    database's embedder, else embedded again."""
     from graphmem.api import GraphMem  # imported on first use: the service, not needed for --help
 
     name, stream = input_stream(file)
@@ -88,12 +92,13 @@ def import_(
         try:
             with open_mem(ctx) as mem, stderr_progress() as progress:
                 task = progress.add_task(f"importing {plan.scope}", total=total)
-                result = mem.import_(plan, force=force, progress=advanced)
+                result = mem.import_(plan, force=force, progress=advanced, bulk=bulk)
         except BaseException as exc:
             if not stop.stopped(exc):
                 raise
             # Each write is one transaction: what committed stays, and a re-run skips it.
-            fail(f"interrupted: {file} is imported in part; run the import again to complete it", 130)
+            again = "without --bulk " if bulk else ""
+            fail(f"interrupted: {file} is imported in part; run the import again {again}to complete it", 130)
 
     def human() -> None:
         counts = ", ".join(f"{kind} {n}" for kind, n in result["imported"].items() if n) or "nothing new"

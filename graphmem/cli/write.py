@@ -34,6 +34,13 @@ from graphmem.faces.episode_lines import parse_episode, read_lines
 #: The fewest episodes per write when the progress bar asks for smaller writes.
 PROGRESS_STEP_MIN = 25
 
+#: ``--bulk`` of ingest and import.
+BulkOpt = typer.Option(
+    "--bulk",
+    help="Into a new or empty subject only (else refused, exit 2): large transactions, "
+    "vectors embedded while the database writes (or taken from the file).",
+)
+
 ExtractorOpt = Annotated[
     str | None,
     typer.Option("--extractor", help="facts|rule|llm|none [default: facts when an episode carries facts, else rule]."),
@@ -46,9 +53,13 @@ def ingest(
     extractor: ExtractorOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad line; store nothing.")] = False,
     batch: Annotated[int, typer.Option("--batch", min=1, help="At most this many episodes per write.")] = 500,
+    bulk: Annotated[bool, BulkOpt] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped."""
+    """Ingest episodes from JSON Lines; bad lines are reported (file:line) and skipped.
+
+    With --bulk, into subjects that hold nothing yet: every write is decided in memory first,
+    then the records are loaded in large transactions; what is stored is the same."""
     name, stream = input_stream(file)
     episodes: list[Episode] = []
     numbers: list[int] = []
@@ -85,28 +96,39 @@ def ingest(
             # (a whole file in one write left it at 0 until the end), never over --batch.
             step = min(batch, max(PROGRESS_STEP_MIN, -(-len(episodes) // 50)))
             done = 0  # episodes of the writes reported: stored and decided
+            decided = 0  # with --bulk, decided in memory: stored once the load completes
+            loading = progress.add_task("loading records", total=None, visible=bulk)
 
             def written(write: WriteReport, n: int) -> None:
-                nonlocal done, stored
+                nonlocal done, decided, stored
                 for position, why in write.rejected:
-                    refuse(numbers[done + position], why, episode_id=episodes[done + position].id)
+                    refuse(numbers[decided + position], why, episode_id=episodes[decided + position].id)
                 report.merge(write)
-                stored += n - len(write.rejected)
-                done += n
+                decided += n
                 progress.advance(task, n)
-                stop.between_writes(done, len(episodes))  # no batch after this one is decided
+                if not bulk:
+                    stored += n - len(write.rejected)
+                    done = decided
+                stop.between_writes(decided, len(episodes))  # no batch after this one is decided
+
+            def loaded(n: int) -> None:
+                progress.advance(loading, n)
 
             # Ctrl-C or a `kill` (SIGTERM) stops it after the write committing, with the rest
             # listed; a second one at once.
             try:
                 with stopping() as stop:
-                    mem.ingest(episodes, extractor, actor=ACTOR, batch=step, on_write=written)
+                    mem.ingest(
+                        episodes, extractor, actor=ACTOR, batch=step, on_write=written, bulk=bulk, progress=loaded
+                    )
+                if bulk:
+                    stored, done = decided - len(report.rejected), decided
             except BaseException as exc:
                 interrupted = stop.stopped(exc)
                 if not (interrupted or isinstance(exc, GraphMemError)):
                     raise
                 if isinstance(exc, InvalidInput) and done == 0 and not interrupted:
-                    raise  # bad usage (an unknown extractor), refused before anything is written
+                    raise  # bad usage (an unknown extractor, a subject not empty for --bulk): nothing written
                 # Each write is one transaction and none after the failure (or the stop)
                 # committed: re-running the same file completes it without duplicates.
                 broken = exc
@@ -122,7 +144,7 @@ def ingest(
         if broken is not None:  # once the progress bar is gone, on a line of its own
             typer.echo(
                 f"error: {shown(why)} ({len(episodes) - done} episode(s) not confirmed stored, "
-                f"lines {spans(numbers[done:])} of {name}; re-run to complete)",
+                f"lines {spans(numbers[done:])} of {name}; re-run{' without --bulk' if bulk else ''} to complete)",
                 err=True,
             )
     failed.sort(key=lambda f: f["line"])

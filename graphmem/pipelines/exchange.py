@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -90,6 +91,8 @@ class Header(Model):
     scope: str
     project: str | None = None
     exported_at: UTCDatetime
+    #: The embedding model of the units' ``vector`` fields, when they carry one.
+    vector_model: str | None = None
 
     def subject(self) -> Scope:
         return Scope.parse(self.scope, self.project, stored=True)
@@ -157,15 +160,21 @@ def parse(data: Any) -> tuple[str, Any]:
         raise InvalidInput(f"{kind} {error_line(exc)}") from None
     except ValueError as exc:
         raise InvalidInput(error_line(exc)) from None
+    return kind, underived(value)
+
+
+def underived(value: Record) -> Record:
+    """A record without what an import derives again: a unit's ``expired_at``,
+    ``last_recalled_at`` and ``recall_count``, an episode's ``derived_ids``."""
     if isinstance(value, MemoryUnit):
-        value = value.model_copy(
+        return value.model_copy(
             update={
                 "time": value.time.model_copy(update={"expired_at": None, "last_recalled_at": None, "recall_count": 0})
             }
         )
-    elif isinstance(value, Episode):
-        value = value.model_copy(update={"derived_ids": ()})
-    return kind, value
+    if isinstance(value, Episode):
+        return value.model_copy(update={"derived_ids": ()})
+    return value
 
 
 def record_kind(kind: str) -> RecordKind:
@@ -192,6 +201,9 @@ class Plan:
 
     scope: Scope
     records: dict[RecordKind, list[tuple[str, Record]]] = field(default_factory=lambda: {k: [] for k in RECORD_KINDS})
+    #: Units' vectors given with them, by unit id, and their model (``Header.vector_model``).
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    vector_model: str | None = None
 
 
 def read(items: Iterable[tuple[str, Any]]) -> Plan:
@@ -201,6 +213,10 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
     plan: Plan | None = None
     seen: dict[tuple[str, Any], str] = {}
     for where, data in items:
+        vector = None
+        if isinstance(data, Mapping) and data.get("type") == "unit" and "vector" in data:
+            data = dict(data)
+            vector = data.pop("vector")
         try:
             name, value = parse(data)
         except InvalidInput as exc:
@@ -208,10 +224,12 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
         if name == "header":
             if plan is not None:
                 raise InvalidInput(f"{where}: a second header")
-            plan = Plan(scope=value.subject())
+            plan = Plan(scope=value.subject(), vector_model=value.vector_model)
             continue
         if plan is None:
             raise InvalidInput(f"{where}: an export starts with its header record")
+        if vector is not None:
+            plan.vectors[value.id] = _vector(where, vector, plan.vector_model)
         kind = record_kind(name)
         if kind != "invalidation" and value.scope != plan.scope:
             raise InvalidInput(f"{where}: {kind} of {value.scope}, in an export of {plan.scope}")
@@ -242,6 +260,15 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
         if labels.setdefault(b.label, where) != where:
             raise InvalidInput(f"{where}: a second block {b.label!r} (first at {labels[b.label]})")
     return _keyed_by_its_scope(plan)
+
+
+def _vector(where: str, vector: Any, model: str | None) -> list[float]:
+    """A unit's given vector, checked: numbers, under a header that names their model."""
+    if model is None:
+        raise InvalidInput(f"{where}: a unit's vector needs the header's vector_model (the model that computed it)")
+    if not isinstance(vector, list) or not vector or not all(isinstance(x, int | float) for x in vector):
+        raise InvalidInput(f"{where}: vector: must be a non-empty list of numbers")
+    return [float(x) for x in vector]
 
 
 def _keyed_by_its_scope(plan: Plan) -> Plan:
@@ -317,33 +344,51 @@ def import_plan(
     links = mention_links(store, scope, each(MemoryUnit, fresh["unit"]), each(Episode, fresh["episode"]))
     anchored: RecordKind = "unit" if fresh["unit"] else "episode"
     anchors = links.get("anchors", ())
-    for part in _parts(fresh, batch):
-        derived = WriteBatch()
-        if part.get(anchored) and anchors:  # with the first texts, before those are searchable
-            derived, anchors = WriteBatch(anchors=anchors), ()
-        if part.get("unit"):  # search entries are written with their units: embed first
-            units = each(MemoryUnit, part["unit"])
-            derived = derived.model_copy(
-                update={
-                    "vectors": dict(zip((u.id for u in units), index.vectors([u.searched for u in units]))),
-                    "vector_model": index.embedder.name,
-                    "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units},
-                }
-            )
-        if part.get("episode"):
-            derived = derived.model_copy(
-                update={
-                    "episode_mentions": {e.id: links["episode_mentions"][e.id] for e in each(Episode, part["episode"])}
-                }
-            )
-        store.load(scope, part, derived)
-        if progress:
-            progress(sum(map(len, part.values())))
+    given = plan.vectors if plan.vector_model == index.embedder.name else {}
+    parts = list(_parts(fresh, batch))
+    # Search entries are written with their units: the next part's vectors are computed while
+    # a part is written, so the embedder and the database work at once.
+    with ThreadPoolExecutor(max_workers=1) as ahead:
+        embedding = [ahead.submit(_vectors, index, given, part.get("unit", ())) for part in parts[:1]]
+        for n, part in enumerate(parts):
+            if n + 1 < len(parts):
+                embedding.append(ahead.submit(_vectors, index, given, parts[n + 1].get("unit", ())))
+            derived = WriteBatch()
+            if part.get(anchored) and anchors:  # with the first texts, before those are searchable
+                derived, anchors = WriteBatch(anchors=anchors), ()
+            if part.get("unit"):
+                units = each(MemoryUnit, part["unit"])
+                derived = derived.model_copy(
+                    update={
+                        "vectors": embedding[n].result(),
+                        "vector_model": index.embedder.name,
+                        "unit_mentions": {u.id: links["unit_mentions"][u.id] for u in units},
+                    }
+                )
+            if part.get("episode"):
+                derived = derived.model_copy(
+                    update={
+                        "episode_mentions": {
+                            e.id: links["episode_mentions"][e.id] for e in each(Episode, part["episode"])
+                        }
+                    }
+                )
+            store.load(scope, part, derived)
+            if progress:
+                progress(sum(map(len, part.values())))
     return {
         **shapes.scope(scope),
         "imported": {k: len(fresh[k]) for k in RECORD_KINDS},
         "skipped": {k: skipped[k] for k in RECORD_KINDS},
     }
+
+
+def _vectors(index: MemoryIndex, given: Mapping[str, list[float]], records: Iterable[Record]) -> dict[str, list[float]]:
+    """The units' vectors: those the export gives (of this index's model), the rest embedded."""
+    units = each(MemoryUnit, records)
+    missing = [u for u in units if len(given.get(u.id, ())) != index.embedder.dimension]
+    embedded = dict(zip((u.id for u in missing), index.vectors([u.searched for u in missing]))) if missing else {}
+    return {u.id: embedded.get(u.id) or given[u.id] for u in units}
 
 
 #: Record kinds that say together what is true: a unit, the decisions that made or ended it,

@@ -286,3 +286,21 @@ def test_traces_prune(run, mem, moved):
     done = run("traces", "prune", "--subject", s, *later)
     assert done.exit_code == 0 and done.stdout == "deleted 1 trace(s) created before 2999-01-01T00:00:00+00:00\n"
     assert as_json(run("traces", "prune", "--subject", s, *later, "--json"))["traces"] == 0
+
+
+def test_bulk_ingest_and_import_load_an_empty_subject_and_refuse_one_that_holds_records(run, moved):
+    fresh = fresh_scope()
+    told = "\n".join(
+        fact_line(fresh, f"{fresh.subject_id}:{eid}", when, city)
+        for eid, when, city in (("b", "2023-06-01", "Berlin"), ("p", "2023-01-01", "Paris"))
+    )
+    loaded = as_json(run("ingest", "--bulk", "--json", "-", input=told))
+    assert loaded["episodes"] == 2 and loaded["decisions"]["ADD"] == 2 and not loaded["failed"]
+    again = run("ingest", "--bulk", "-", input=told)
+    assert again.exit_code == 2
+    assert "not empty" in one_error_line(again) and "without --bulk" in again.stderr
+    export = run("export", "--subject", subject(moved)).stdout
+    refused = run("import", "--bulk", "-", input=export)
+    assert refused.exit_code == 2 and "not empty" in one_error_line(refused)
+    history = as_json(run("units", "list", "--subject", subject(fresh), "--status", "all", "--json"))
+    assert len(history["units"]) == 2

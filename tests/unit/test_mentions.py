@@ -17,13 +17,16 @@ from hypothesis import strategies as st
 from graphmem.domain.mentions import (
     MAX_NAME_WORDS,
     KnownNames,
+    NameIndex,
     NameMatcher,
     digest,
     edge_words,
     mentions,
     name_edges,
     name_spans,
+    runs_in,
 )
+from graphmem.domain.mentions.known import name_words, text_words
 from graphmem.domain.models import NamesRead, Scope, TextsRead, entity_id, normalise
 
 
@@ -226,6 +229,31 @@ def test_a_store_looking_names_up_by_word_runs_finds_every_name_the_matcher_find
     spans = name_spans(text)
     for m in NameMatcher(known).find(text):
         assert m.norm in spans
+
+
+@given(TEXTS, NAMES)
+@example(text="U.S. troops", known=["u.s"])
+@example(text="İstanbul", known=["i̇stanbul"])
+def test_a_text_the_matcher_finds_a_name_in_holds_each_of_its_words(text, known):
+    # The in-memory store reads only the texts holding every word of a new name
+    # (``ScopeView.naming``): a text the matcher finds the name in must be among them.
+    words = text_words(text)
+    for m in NameMatcher(known).find(text):
+        assert any(set(name_words(n)) <= words for n in known if normalise(n) == m.norm)
+
+
+@given(TEXTS, st.lists(st.tuples(NAMES.map(" ".join), st.booleans()), max_size=8))
+@example(text="ask a or Bo", learnt=[("a", True), ("Bo", False), ("bo", True), ("Bo", True)])
+def test_names_learnt_one_at_a_time_are_found_as_a_scan_of_them_all_finds_them(text, learnt):
+    # A name learnt again takes its last value; the reference reads every name's norm per call.
+    index: NameIndex[bool] = NameIndex()
+    for name, value in learnt:
+        index.add(name, value)
+        index.find([text])
+    final = dict(learnt)
+    edges = [e for e in (name_edges(normalise(n)) for n in final) if e]
+    runs = runs_in([text], ({first for first, _ in edges}, {last for _, last in edges}))
+    assert index.find([text]) == {n: v for n, v in final.items() if normalise(n) in runs}
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)) | TEXTS)

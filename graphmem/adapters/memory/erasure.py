@@ -64,6 +64,7 @@ def erase_batch(tables: Tables, erasure_id: str, mine: Callable[[Scope], bool], 
     )
     for name, table in owned:
         counts[name] = _drop(table, [k for k, v in table.items() if mine(v.scope)][:batch])
+    tables.scoped.reset()
     for scope in [s for s in tables.names if mine(s)]:
         del tables.names[scope]
     orphans: tuple[tuple[dict[Any, Any], Collection[Any]], ...] = (

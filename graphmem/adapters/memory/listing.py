@@ -49,7 +49,7 @@ def unit_page(
 def status(tables: Tables, unit: MemoryUnit, at: AsOf) -> UnitStatus | None:
     """A unit's standing at ``at`` (``UnitStatus``), ``unit`` as seen at ``at.known``; None when
     it is none of them (true only later, or closed for a continuation)."""
-    edges = [e for e in tables.edges if e.unit_id == unit.id and e.expired_at <= at.known]
+    edges = [e for e in tables.edges_to(unit.id) if e.expired_at <= at.known]
     closed = [e for e in edges if e.invalid_at is None]
     end = unit.time.invalid_at
     if (

@@ -14,7 +14,7 @@ from datetime import datetime
 from graphmem.adapters.memory import erasure, exchange, listing, writes
 from graphmem.adapters.memory.tables import Recalls, Tables, Version
 from graphmem.adapters.memory.units import edges_of, units_at, with_edges
-from graphmem.domain.mentions import named_in, names_in
+from graphmem.domain.mentions import named_in
 from graphmem.domain.models import (
     ApiKey,
     Appended,
@@ -88,8 +88,7 @@ class InMemoryStore:
 
     def processed_episodes(self, scope: Scope, ids: Iterable[str]) -> set[str]:
         with self._lock:
-            decided = {d.episode_id for d in self.tables.decisions.values() if d.scope == scope}
-            return {i for i in ids if i in decided}
+            return {i for i in ids if i in self.tables.view(scope).decided}
 
     def undecided_episodes(self, scope: Scope | None = None, limit: int = 100) -> list[list[Episode]]:
         with self._lock:
@@ -183,13 +182,14 @@ class InMemoryStore:
     def known_names(self, scope: Scope, texts: Collection[str]) -> tuple[NamesRead, dict[str, bool]]:
         with self._lock:
             version = self.tables.names.get(scope, Version(0, None))
-            known = self.tables.known(scope)
-        return NamesRead(version=version.number, last=version.last), names_in(texts, known)
+            known = self.tables.view(scope).names.find(texts)
+        return NamesRead(version=version.number, last=version.last), known
 
     def earlier_texts(self, scope: Scope, anchors: Sequence[tuple[str, bool]]) -> TextsRead:
         with self._lock:
             version = self.tables.texts.get(scope, Version(0, None))
-            units, episodes = self.tables.texts_of(scope)
+            view = self.tables.view(scope)
+            units, episodes = view.naming(anchors, "unit"), view.naming(anchors, "episode")
         return TextsRead(
             version=version.number,
             last=version.last,
@@ -231,12 +231,9 @@ class InMemoryStore:
     def group_state(self, scope: Scope, groups: Sequence[str]) -> tuple[list[Decision], list[GroupUnit]]:
         wanted = set(groups)
         with self._lock:
-            events = [
-                d
-                for d in self.tables.decisions.values()
-                if d.scope == scope and d.event is not None and d.event.group in wanted
-            ]
-            units = [u for u in self.tables.units.values() if u.scope == scope and u.group in wanted]
+            view = self.tables.view(scope)
+            events = [d for g in wanted for d in view.group_events.get(g, ())]
+            units = [view.units[i] for g in wanted for i in view.group_units.get(g, ())]
             return sorted(events, key=lambda d: (d.decided_at, d.id)), [with_edges(self.tables, u) for u in units]
 
     def episode_groups(self, scope: Scope, episode_id: str) -> set[str]:

@@ -8,12 +8,12 @@ Internal to ``graphmem.adapters.memory``. Whoever reads or writes the tables hol
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from graphmem.domain.entries import unit_text
+from graphmem.adapters.memory.scoped import SEEN_KINDS, ScopeIndex, ScopeView
 from graphmem.domain.mentions import named_in
 from graphmem.domain.models import (
     ApiKey,
@@ -109,6 +109,36 @@ class Tables:
     jobs: dict[str, Job] = field(default_factory=dict)
     #: Erasure records by id, keyed by HMACs under the store's own secret.
     erasures: dict[str, Erasure] = field(default_factory=dict)
+    #: What a write reads of each scope (``scoped``), kept as records are added.
+    scoped: ScopeIndex = field(default_factory=ScopeIndex, repr=False)
+    #: ``edges`` by unit id, as of the first ``_indexed`` edges of the list ``_indexed_in``.
+    _by_unit: dict[str, list[Invalidation]] = field(default_factory=dict, repr=False)
+    _indexed_in: list[Invalidation] | None = field(default=None, repr=False)
+    _indexed: int = field(default=0, repr=False)
+
+    def edges_to(self, unit_id: str) -> list[Invalidation]:
+        """The edges to a unit, in storage order. ``edges`` is only ever extended or replaced
+        whole, so an index of it catches up with what was added (a scan of every edge per
+        unit made a write of a large store quadratic)."""
+        if self._indexed_in is not self.edges or self._indexed > len(self.edges):
+            self._by_unit, self._indexed_in, self._indexed = {}, self.edges, 0
+        for edge in self.edges[self._indexed :]:
+            self._by_unit.setdefault(edge.unit_id, []).append(edge)
+        self._indexed = len(self.edges)
+        return self._by_unit.get(unit_id, [])
+
+    def view(self, scope: Scope) -> ScopeView:
+        """The scope's records as a write reads them (``ScopeIndex``)."""
+        return self.scoped.view(scope, self.units, self.decisions, self.episodes, self._mentions)
+
+    def _mentions(self) -> Iterator[tuple[Scope, Iterable[tuple[str, str]]]]:
+        owners: list[tuple[MemoryUnit | Episode | None, Mentions]] = [
+            (self.units.get(k), names) for k, names in self.unit_mentions.items()
+        ]
+        owners += [(self.episodes.get(k), names) for k, names in self.episode_mentions.items()]
+        for owner, names in owners:
+            if owner is not None:
+                yield owner.scope, names.values()
 
     def append(self, episodes: Sequence[Episode], undecided: bool) -> Appended:
         """Store the episodes not stored yet (``EpisodeStore.put_episodes``), ``undecided`` or not."""
@@ -139,10 +169,8 @@ class Tables:
 
     def texts_of(self, scope: Scope) -> tuple[dict[str, str], dict[str, str]]:
         """The texts of the scope's units and of its episodes, by id: what a name may link."""
-        return (
-            {u.id: unit_text(u.content, u.summary) for u in self.units.values() if u.scope == scope},
-            {e.id: e.raw for e in self.episodes.values() if e.scope == scope},
-        )
+        view = self.view(scope)
+        return dict(view.unit_texts), dict(view.episode_texts)
 
     def mention(self, scope: Scope, batch: WriteBatch) -> None:
         """Link the batch's mentions, and those of earlier units and episodes that name what it
@@ -154,6 +182,7 @@ class Tables:
         for (owners, key), mentioned in zip(tables, (batch.unit_mentions, batch.episode_mentions)):
             for owner, names in mentioned.items():
                 owners.setdefault(key(owner), {}).update({normalise(n): Mention(n, kind) for n, kind in names})
+                self.scoped.see(scope, names)
         if not batch.anchors:
             return
         read = batch.texts_read
@@ -181,31 +210,17 @@ class Tables:
 
     def facts(self, scope: Scope) -> set[str]:
         """Names of the entities the scope's facts are about."""
-        return {
-            n
-            for u in self.units.values()
-            if u.scope == scope and u.triple
-            for n in (u.triple.subject, u.triple.object)
-            if n
-        }
+        return set(self.view(scope).facts)
 
     def seen(self, scope: Scope) -> set[str]:
         """Names a text of the scope writes as a proper name or a speaker."""
-        owners: list[tuple[MemoryUnit | Episode | None, Mentions]] = [
-            (self.units.get(k), names) for k, names in self.unit_mentions.items()
-        ]
-        owners += [(self.episodes.get(k), names) for k, names in self.episode_mentions.items()]
         return {
-            mention.name
-            for owner, names in owners
-            if owner is not None and owner.scope == scope
-            for mention in names.values()
-            if mention.kind in ("proper", "speaker")
+            name
+            for owner_scope, names in self._mentions()
+            if owner_scope == scope
+            for name, kind in names
+            if kind in SEEN_KINDS
         }
-
-    def known(self, scope: Scope) -> dict[str, bool]:
-        """The scope's known names, each with whether a fact makes it a name (``known_names``)."""
-        return {**dict.fromkeys(self.seen(scope), False), **dict.fromkeys(self.facts(scope), True)}
 
     def named(self, unit: MemoryUnit) -> dict[str, str]:
         """The entities a unit is about or names: norm -> name."""

@@ -29,7 +29,7 @@ def units_at(tables: Tables, scope: Scope, flt: UnitFilter, at: AsOf) -> list[Me
     expired), each with its ends known at ``at`` and its recalls, by creation."""
     seen = []
     for unit in _matching(tables, scope, flt):
-        edges = [e for e in tables.edges if e.unit_id == unit.id and e.expired_at <= at.known]
+        edges = [e for e in tables.edges_to(unit.id) if e.expired_at <= at.known]
         if not flt.include_expired and not _visible_at(unit, edges, at):
             continue
         last, count = tables.recalls(unit.id)
@@ -86,8 +86,7 @@ def with_edges(tables: Tables, unit: MemoryUnit) -> GroupUnit:
                 decision_id=e.decision_id,
                 episode_id=decisions[e.decision_id].episode_id,
             )
-            for e in tables.edges
-            if e.unit_id == unit.id
+            for e in tables.edges_to(unit.id)
         ),
         key=lambda e: (e.expired_at, e.decision_id),
     )

@@ -3,10 +3,8 @@ The caller holds ``Tables.lock``."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from graphmem.adapters.memory.tables import Tables, Version
-from graphmem.domain.mentions import digest, names_in
+from graphmem.domain.mentions import digest
 from graphmem.domain.models import (
     Decision,
     Deletion,
@@ -47,14 +45,14 @@ def _check(tables: Tables, batch: WriteBatch, scope: Scope) -> None:
     for record in records:
         if record.scope != scope:
             raise Conflict(f"{type(record).__name__} {record.id} is not in scope {scope}")
-    logs = Counter(d.event.group for d in tables.decisions.values() if d.scope == scope and d.event)
-    stale = [g for g, v in batch.guards.items() if logs[g] != v]
+    view = tables.view(scope)
+    stale = [g for g, v in batch.guards.items() if len(view.group_events.get(g, ())) != v]
     if stale:
         raise Conflict(f"{len(stale)} guarded group(s) changed since read; re-plan the write")
     new_units = {u.id for u in batch.units}
     if new_units & tables.units.keys() or len(new_units) != len(batch.units):
         raise Conflict("a unit with that id already exists; units are written once")
-    in_scope = {uid for uid, u in tables.units.items() if u.scope == scope} | new_units
+    in_scope = view.units.keys() | new_units
     for d in batch.decisions:
         for uid in (d.target_id, d.produced_id):
             if uid is not None and uid not in in_scope:
@@ -66,7 +64,7 @@ def _check(tables: Tables, batch: WriteBatch, scope: Scope) -> None:
     }
     if gone:
         raise episodes_gone(len(gone), scope)
-    decisions = {d.id for d in batch.decisions} | {did for did, d in tables.decisions.items() if d.scope == scope}
+    decisions = {d.id for d in batch.decisions} | view.decisions
     for inv in batch.invalidations:
         if inv.unit_id not in in_scope or inv.decision_id not in decisions:
             raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
@@ -81,7 +79,7 @@ def _hold_names(tables: Tables, scope: Scope, batch: WriteBatch, relink: Relink 
         tables.names[scope] = Version(names.number + 1, digest(batch.anchors))
     if batch.changes_texts:
         tables.texts[scope] = Version(texts.number + 1, batch.texts_key)
-    return batch.held(names, texts, relink, lambda texts: names_in(texts, tables.known(scope)))
+    return batch.held(names, texts, relink, lambda texts: tables.view(scope).names.find(texts))
 
 
 def delete_episode(
@@ -114,6 +112,7 @@ def delete_episode(
         del tables.decisions[k]
     del tables.episodes[(scope.key, episode_id)]
     tables.undecided.pop((scope.key, episode_id), None)
+    tables.scoped.reset()
     record = deletion.model_copy(update={"units": len(units), "decisions": len(decisions)})
     tables.deletions[record.id] = record
     commit(tables, rewrite.add, scope, None)

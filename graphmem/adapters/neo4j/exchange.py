@@ -28,7 +28,7 @@ from graphmem.adapters.neo4j.rows import (
     stored_unit,
     trace_params,
 )
-from graphmem.adapters.neo4j.timelines import apply_batch
+from graphmem.adapters.neo4j.timelines import apply_batch, fresh_entries, live_vector_property, respan, stored_targets
 from graphmem.domain.models import (
     RECORD_KINDS,
     Decision,
@@ -118,6 +118,8 @@ class Neo4jExchange:
             for kind in RECORD_KINDS:
                 if records.get(kind):
                     _load(tx, scope, kind, records[kind], derived, "unit" in records)
+            if records.get("unit") or records.get("invalidation"):
+                _entries(tx, scope, records, derived)
 
         self.conn.write_tx(work, what=f"import {' and '.join(k for k in RECORD_KINDS if records.get(k))} records")
         return sum(map(len, records.values()))
@@ -136,10 +138,10 @@ def _load(
         store_episodes(tx, each(Episode, records), undecided=False)  # they come with their decisions
         if not with_units:
             apply_batch(tx, scope, derived)  # the entities they name
-    elif kind == "unit":
-        apply_batch(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}))
+    elif kind == "unit":  # search entries after the part's edges (``_entries``)
+        apply_batch(tx, scope, derived.model_copy(update={"units": tuple(each(MemoryUnit, records))}), entries=False)
     elif kind == "invalidation":
-        apply_batch(tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records)), vectors=derived.vectors))
+        apply_batch(tx, scope, WriteBatch(invalidations=tuple(each(Invalidation, records))), entries=False)
     elif kind == "decision":
         # A decision may name a unit that is gone (deleted with its episode): its link
         # is left out here as it was where the decision comes from.
@@ -165,6 +167,22 @@ def _load(
     else:
         for review in each(ReviewItem, records):
             run(tx, "review/put_review", props=review_props(review))
+
+
+def _entries(
+    tx: ManagedTransaction, scope: Scope, records: Mapping[RecordKind, Sequence[Record]], derived: WriteBatch
+) -> None:
+    """The search entries of what a part of an import changed, drawn once: its new units' from
+    the part (an import writes a unit with its edges and archive state, ``import_plan``), and
+    those of units stored before that its edges end from what is stored."""
+    prop = live_vector_property(tx, derived)
+    units = each(MemoryUnit, records.get("unit", ()))
+    edges = each(Invalidation, records.get("invalidation", ()))
+    archived = {u.unit_id for u in each(Usage, records.get("usage", ())) if u.archived_at is not None}
+    rows = fresh_entries(units, edges, derived.vectors, archived)
+    if rows:
+        run(tx, "entries/create_entries", rows=rows, prop=prop)
+    respan(tx, scope, stored_targets(units, edges), derived.vectors, prop)
 
 
 def _record(kind: RecordKind, row: Row, scope: Scope) -> list[Record]:

@@ -7,8 +7,9 @@ transaction, guarded by the scope's names lock (``graphmem.ports.TimelineStore.c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -33,6 +34,7 @@ from graphmem.domain.models import (
     Decision,
     Deletion,
     GroupUnit,
+    Invalidation,
     MemoryUnit,
     Relink,
     ReviewItem,
@@ -56,7 +58,7 @@ class StagedBatch:
     decisions: list[Row]
     invalidations: list[Row]
     guards: list[Row]
-    #: The search entries of new units that no invalidation of the batch ends.
+    #: The search entries of the batch's units (``fresh_entries``).
     entries: list[Row]
     #: Among ``texts_read``, the units and episodes naming ``anchors`` (``earlier_named``).
     earlier: tuple[Named, Named] | None
@@ -79,7 +81,6 @@ class StagedBatch:
         staged, source = batch.staged, cls._source(batch)
         if isinstance(staged, cls) and all(a is b for a, b in zip(staged.source, source)):
             return staged
-        touched = {i.unit_id for i in batch.invalidations}
         read = batch.texts_read
         return cls(
             source=source,
@@ -87,12 +88,7 @@ class StagedBatch:
             decisions=[decision_row(d) for d in batch.decisions],
             invalidations=[invalidation_row(i) for i in batch.invalidations],
             guards=[{"group": g, "version": v} for g, v in sorted(batch.guards.items())],
-            entries=[
-                row
-                for u in batch.units
-                if u.id not in touched
-                for row in unit_entries(u, [], batch.vectors.get(u.id), False)
-            ],
+            entries=fresh_entries(batch.units, batch.invalidations, batch.vectors),
             earlier=(named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes))
             if batch.anchors and read
             else None,
@@ -175,7 +171,7 @@ def apply_batch(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, entries
         if written[0]["written"] != len(invalidations):
             raise NotFound(f"an invalidation names a unit or decision not in scope {scope}")
         if prop is not None:
-            respan(tx, scope, sorted({i.unit_id for i in batch.invalidations}), batch.vectors, prop)
+            respan(tx, scope, stored_targets(batch.units, batch.invalidations), batch.vectors, prop)
     if batch.unarchive:
         run(tx, "store/unarchive", ids=list(batch.unarchive), scope=scope.key)
         run(tx, "entries/set_searchable", ids=list(batch.unarchive), scope=scope.key, searchable=True)
@@ -194,6 +190,25 @@ def earlier_named(tx: ManagedTransaction, scope: Scope, batch: WriteBatch, stage
         return staged.earlier
     read = texts_naming(tx, scope, batch.anchors)
     return named_in(batch.anchors, read.found), named_in(batch.anchors, read.episodes)
+
+
+def fresh_entries(
+    units: Sequence[MemoryUnit],
+    invalidations: Sequence[Invalidation],
+    vectors: Mapping[str, list[float]],
+    archived: Collection[str] = (),
+) -> list[Row]:
+    """The search entries of units the transaction creates, from the edges it writes to them:
+    a new unit has no other, so they need no reading back (``respan``)."""
+    edges: dict[str, list[tuple[datetime, datetime | None]]] = {}
+    for i in invalidations:
+        edges.setdefault(i.unit_id, []).append((i.expired_at, i.invalid_at))
+    return [row for u in units for row in unit_entries(u, edges.get(u.id, ()), vectors.get(u.id), u.id in archived)]
+
+
+def stored_targets(units: Sequence[MemoryUnit], invalidations: Sequence[Invalidation]) -> list[str]:
+    """The units the invalidations end that were stored before (``respan`` them)."""
+    return sorted({i.unit_id for i in invalidations} - {u.id for u in units})
 
 
 def respan(

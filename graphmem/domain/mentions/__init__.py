@@ -17,6 +17,7 @@ from graphmem.domain.mentions.mention import Kind, Mention
 from graphmem.domain.mentions.spans import (
     MAX_NAME_WORDS,
     Edges,
+    NameIndex,
     edge_words,
     matchable,
     name_edges,
@@ -33,6 +34,7 @@ __all__ = [
     "Kind",
     "KnownNames",
     "Mention",
+    "NameIndex",
     "NameMatcher",
     "Named",
     "digest",

@@ -47,6 +47,17 @@ def _words_only(text: str) -> str:
     return f" {_NON_WORD.sub(' ', text)} "
 
 
+def name_words(name: str) -> list[str]:
+    """The words a ``NameMatcher`` looks for of a name: a text holds the name only if it holds
+    each of them as a whole word (``text_words``)."""
+    return _words_only(normalise(name)).split()
+
+
+def text_words(text: str) -> set[str]:
+    """The whole words of a text as a ``NameMatcher`` reads it (case-folded)."""
+    return set(_words_only(_fold(text)[0]).split())
+
+
 def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     """The text as normalise() sees names (NFKC, case-folded), with, when lengths differ, the
     start and end offset in text of each folded character."""

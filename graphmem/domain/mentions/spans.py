@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import regex
 
@@ -142,10 +142,38 @@ def runs_in(texts: Iterable[str], edges: Edges) -> set[str]:
 def names_in(texts: Iterable[str], names: Mapping[str, T]) -> dict[str, T]:
     """Of ``names`` (a name -> its value), those that one of the texts holds as a word run
     that may be a name (``runs_in``), as a store that knows them finds them."""
-    norms = {name: normalise(name) for name in names}
-    edges = [e for e in map(name_edges, norms.values()) if e]
-    runs = runs_in(texts, ({first for first, _ in edges}, {last for _, last in edges}))
-    return {name: value for name, value in names.items() if norms[name] in runs}
+    return NameIndex(names).find(texts)
+
+
+class NameIndex(Generic[T]):
+    """Names (each with a value) by norm and by their first and last words, learnt one at a
+    time: ``find`` costs what the texts hold, not how many names are known."""
+
+    def __init__(self, names: Mapping[str, T] | None = None) -> None:
+        self._values: dict[str, T] = {}
+        self._by_norm: dict[str, dict[str, T]] = {}
+        self._firsts: set[str] = set()
+        self._lasts: set[str] = set()
+        for name, value in (names or {}).items():
+            self.add(name, value)
+
+    def add(self, name: str, value: T) -> None:
+        """Learn a name, or give a known one its new value."""
+        if name in self._values and self._values[name] == value:
+            return
+        self._values[name] = value
+        norm = normalise(name)
+        self._by_norm.setdefault(norm, {})[name] = value
+        edges = name_edges(norm)
+        if edges:
+            self._firsts.add(edges[0])
+            self._lasts.add(edges[1])
+
+    def find(self, texts: Iterable[str]) -> dict[str, T]:
+        """The names (with their values) that one of the texts holds as a word run that may be
+        a name (``runs_in``)."""
+        runs = runs_in(texts, (self._firsts, self._lasts))
+        return {name: value for run in runs for name, value in self._by_norm.get(run, {}).items()}
 
 
 def edge_words(text: str) -> set[str]:
