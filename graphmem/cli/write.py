@@ -99,11 +99,14 @@ def ingest(
             decided = 0  # with --bulk, decided in memory: stored once the load completes
             loading = progress.add_task("loading records", total=None, visible=bulk)
 
+            # With --bulk, what is decided is reported once it is loaded: a stop before says nothing stored.
+            in_memory = WriteReport()
+
             def written(write: WriteReport, n: int) -> None:
                 nonlocal done, decided, stored
                 for position, why in write.rejected:
                     refuse(numbers[decided + position], why, episode_id=episodes[decided + position].id)
-                report.merge(write)
+                (in_memory if bulk else report).merge(write)
                 decided += n
                 progress.advance(task, n)
                 if not bulk:
@@ -113,6 +116,8 @@ def ingest(
 
             def loaded(n: int) -> None:
                 progress.advance(loading, n)
+                if stop.asked:  # between a bulk load's transactions: the rest is listed
+                    raise KeyboardInterrupt
 
             # Ctrl-C or a `kill` (SIGTERM) stops it after the write committing, with the rest
             # listed; a second one at once.
@@ -122,6 +127,7 @@ def ingest(
                         episodes, extractor, actor=ACTOR, batch=step, on_write=written, bulk=bulk, progress=loaded
                     )
                 if bulk:
+                    report.merge(in_memory)
                     stored, done = decided - len(report.rejected), decided
             except BaseException as exc:
                 interrupted = stop.stopped(exc)

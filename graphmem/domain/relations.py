@@ -17,8 +17,11 @@ from typing import NamedTuple
 from graphmem.domain.mentions import COMMON, speakers, written
 from graphmem.domain.tokenise import normalise
 
-#: "X's R ..." in a question: X a capitalised name, R the words after it.
-_RELATION = re.compile(r"\b((?-i:[A-Z][\w-]*(?: [A-Z][\w-]*)*))['’]s ((?:[a-z][\w-]* ?){1,3})")
+#: "X's R ..." in a question: X a name (capitalised words, as many as a name has), R the words
+#: after it in any case ("Alice's Manager").
+_RELATION = re.compile(r"\b((?-i:[A-Z][\w-]*(?: [A-Z][\w-]*){0,5}))['’]s ((?:[a-z][\w-]* ?){1,3})", re.I)
+#: Else X one word in any case ("where does alice's manager live?"), not a common one.
+_ANY_CASE = re.compile(r"\b([\w-]+)['’]s ((?:[a-z][\w-]* ?){1,3})", re.I)
 #: Relation words that stand for each other, and the verb phrase that says the relation of its
 #: grammatical subject, if any. Kept small: a wrong synonym makes a wrong bridge, which then
 #: outranks every direct hit.
@@ -52,8 +55,15 @@ class Bridge(NamedTuple):
 
 def relation_of(query: str) -> Relation | None:
     """What a question about "X's R" asks, if it is one."""
-    m = _RELATION.search(query)
-    return Relation(m.group(1), m.start(), m.group(2).split()) if m else None
+    for m in (*_RELATION.finditer(query), *_ANY_CASE.finditer(query)):
+        # An upper-case question's name starts after its common words ("WHERE DOES ALICE'S ...").
+        words = m.group(1).split(" ")
+        lead = words if m.group(1).isupper() or len(words) == 1 else words[:0]
+        common = next((n for n, w in enumerate(lead) if normalise(w) not in COMMON), len(lead))
+        if common < len(words):
+            skipped = sum(len(w) + 1 for w in words[:common])
+            return Relation(" ".join(words[common:]), m.start() + skipped, m.group(2).split())
+    return None
 
 
 def _group(word: str) -> tuple[frozenset[str], str | None]:

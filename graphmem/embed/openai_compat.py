@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from graphmem.domain.vectors import unit_length
 from graphmem.errors import BackendError
 from graphmem.llm.client import mapped_errors
 
@@ -74,10 +74,10 @@ class OpenAIEmbedder:
         self._dimension = dims.pop()
         result = []
         for v in vectors:
-            norm = math.sqrt(sum(x * x for x in v))
-            if not norm or not math.isfinite(norm):
+            scaled = unit_length(v)
+            if scaled is None:
                 raise BackendError(f"{self._base_url} model {self.name} returned a zero or non-finite vector")
-            result.append([x / norm for x in v])
+            result.append(scaled)
         return result
 
     def _create(self, batch: list[str]) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graphmem.domain.mentions import speakers
 from graphmem.domain.models import Candidate, Episode, FactOp, MemoryKind, Triple
 from graphmem.domain.timewords import find_window
 from graphmem.extract import NoneExtractor
@@ -161,7 +162,9 @@ class _Read:
 class RuleExtractor:
     """Sentence patterns to triples, no LLM (see the module docstring for the limits)."""
 
-    version = "rule-3"  # 3: endings and corrections; 2: a time a sentence names, sentences without a fact kept
+    # 4: a speaker's "I" is the speaker, "me" an object too; 3: endings and corrections; 2: a time a sentence names,
+    # sentences without a fact kept
+    version = "rule-4"
 
     def extract(self, episode: Episode) -> list[Candidate]:
         found, rest = [], []
@@ -195,9 +198,13 @@ class RuleExtractor:
                 read, before = whole, False
         if read is None:
             return None
+        # The first person is the speaker ("Carol: I report to Dan."), else the subject.
+        said_by = speakers(sentence)
+        me = said_by[0].name if said_by else episode.scope.subject_id
         subject = read.match.groupdict().get("s") or "I"
-        if subject.lower() in ("i", "me", "my"):
-            subject = episode.scope.subject_id
+        subject = me if subject.lower() in ("i", "me", "my") else subject
+        value = read.match.group("o")
+        value = me if value.lower() in ("me", "myself") else value  # "Bob reports to me."
         valid_at = invalid_at = None
         if read.op == "end":
             named = window is not None and (until or window.start <= episode.occurred_at)  # "until" may look ahead
@@ -213,7 +220,7 @@ class RuleExtractor:
             triple=Triple(
                 subject=subject,
                 predicate=read.pattern.predicate,
-                object=read.match.group("o"),
+                object=value,
                 single_valued=read.pattern.single,
             ),
             op=read.op,

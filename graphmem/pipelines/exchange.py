@@ -45,6 +45,7 @@ from graphmem.domain.models import (
     entity_id,
     utcnow,
 )
+from graphmem.domain.vectors import unit_length
 from graphmem.errors import Conflict, InvalidInput, error_line
 from graphmem.pipelines import shapes
 from graphmem.pipelines.write import mention_links
@@ -263,12 +264,19 @@ def read(items: Iterable[tuple[str, Any]]) -> Plan:
 
 
 def _vector(where: str, vector: Any, model: str | None) -> list[float]:
-    """A unit's given vector, checked: numbers, under a header that names their model."""
+    """A unit's given vector, checked with the rest of the file (so a bad one stores nothing):
+    numbers, under a header that names their model, with a direction; scaled to length 1 as an
+    embedder's are."""
     if model is None:
         raise InvalidInput(f"{where}: a unit's vector needs the header's vector_model (the model that computed it)")
-    if not isinstance(vector, list) or not vector or not all(isinstance(x, int | float) for x in vector):
-        raise InvalidInput(f"{where}: vector: must be a non-empty list of numbers")
-    return [float(x) for x in vector]
+    numbers = isinstance(vector, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in vector)
+    try:
+        scaled = unit_length([float(x) for x in vector]) if numbers and vector else None
+    except OverflowError:  # an integer beyond the float range
+        scaled = None
+    if scaled is None:
+        raise InvalidInput(f"{where}: vector: must be a non-empty list of finite numbers, not all zero")
+    return scaled
 
 
 def _keyed_by_its_scope(plan: Plan) -> Plan:

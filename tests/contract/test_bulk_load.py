@@ -261,3 +261,34 @@ def test_a_units_vector_needs_its_model_named_in_the_header(mem):
     records = [{**r, "vector": [1.0]} if r["type"] == "unit" else r for r in mem.export(scope)]
     with pytest.raises(InvalidInput, match="vector_model"):
         mem.import_(records, bulk=True)
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [[0.0, 0.0], [float("nan"), 1.0], [float("inf"), 1.0], [10**400, 1.0], [True, 1.0], ["1", 1.0], [], 3.0],
+    ids=["zero", "nan", "inf", "beyond-float", "bool", "string", "empty", "not-a-list"],
+)
+def test_a_vector_without_a_direction_is_refused_before_anything_is_stored(mem, vector):
+    # A zero vector broke every cosine search of its subject; a non-finite one failed the write
+    # in Neo4j after the entities and episodes before it were stored.
+    scope, target = fresh_scope(), fresh_scope()
+    mem.remember("Zed lives in Oslo.", scope, facts=[Fact(subject="Zed", predicate="lives_in", object="Oslo")])
+    records = moved(list(mem.export(scope)), target)
+    records[0] = {**records[0], "vector_model": mem.index.embedder.name}
+    records = [{**r, "vector": vector} if r["type"] == "unit" else r for r in records]
+    for bulk in (False, True):
+        with pytest.raises(InvalidInput, match="vector: must be a non-empty list of finite numbers"):
+            mem.import_(records, bulk=bulk)
+    assert list(mem.export(target))[1:] == []
+
+
+def test_a_given_vector_is_stored_at_length_one(mem):
+    scope, target = fresh_scope(), fresh_scope()
+    mem.remember("Zed lives in Oslo.", scope, facts=[Fact(subject="Zed", predicate="lives_in", object="Oslo")])
+    records = moved(list(mem.export(scope)), target)
+    dimension = mem.index.embedder.dimension
+    records[0] = {**records[0], "vector_model": mem.index.embedder.name}
+    records = [{**r, "vector": [1e308, 1e308] + [0.0] * (dimension - 2)} if r["type"] == "unit" else r for r in records]
+    mem.import_(records)
+    [unit_id] = [r["id"] for r in records if r["type"] == "unit"]
+    assert _stored_vector(mem, target, unit_id)[:3] == pytest.approx([0.5**0.5, 0.5**0.5, 0.0])

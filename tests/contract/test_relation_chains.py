@@ -86,3 +86,22 @@ def test_the_chain_set_reaches_every_answer_with_hops_and_not_without(mem):
     with_hops = [c["answer"] in [h.unit.content for h in mem.recall(c["question"], scope, k=3, hops=2)] for c in picked]
     without = [c["answer"] in [h.unit.content for h in mem.recall(c["question"], scope, k=3)] for c in picked]
     assert all(with_hops) and sum(with_hops) - sum(without) >= 0.3 * len(picked)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where does {x}'s manager live?",
+        "WHERE DOES {X}'S MANAGER LIVE?",
+        "Where does {X}'s Manager live?",
+        "Where does {X}’s manager live?",
+    ],
+)
+def test_a_relation_question_is_read_in_any_case(mem, question):
+    # Found by a new user's trial: "where does alice's manager live?" put her own home first.
+    name = f"ada{letters()}"
+    scope = Scope.parse(f"user:{name}")
+    told(mem, scope, ["I report to Tobiah.", "Tobiah lives in Lisbon.", "I live in Berlin."])
+    asked = question.format(x=name, X=name.upper() if question.isupper() else name.capitalize())
+    found = mem.recall(asked, scope, k=3, hops=1)
+    assert [h.unit.content for h in found[:2]] == ["Tobiah lives in Lisbon.", "I report to Tobiah."]

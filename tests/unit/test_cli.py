@@ -13,11 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphmem.adapters.memory import InMemoryStore
 from graphmem.api import GraphMem
 from graphmem.cli.common import CliState
 from graphmem.domain.models import MAX_RAW_CHARS, Scope
 from graphmem.errors import InvalidInput
 from graphmem.faces.episode_lines import MAX_LINE_BYTES, parse_episode
+from graphmem.pipelines import bulk as bulk_pipeline
 from tests.cli import as_json, fact_line, invoker, one_error_line, subject
 from tests.conftest import fresh_scope
 from tests.examples import examples
@@ -99,6 +101,39 @@ def test_ingest_interrupted_names_what_is_not_stored_and_a_rerun_completes_it(ru
     monkeypatch.undo()
     assert as_json(run("ingest", path, "--json"))["episodes"] == 60
     assert len(mem.decisions(scope, limit=100)) == 60
+
+
+@pytest.mark.parametrize("phase", ["deciding", "loading"])
+def test_a_bulk_ingest_interrupted_reports_nothing_stored_and_ingest_completes_it(
+    run, mem, tmp_path, monkeypatch, phase
+):
+    """Found by a new user's trial: a Ctrl-C while a bulk ingest decided printed the decisions
+    of writes never stored, and one while it loaded was ignored until the end (exit 0)."""
+    scope = fresh_scope()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join(fact_line(scope, f"e{i}", "2023-01-01", f"City {i}") for i in range(60)) + "\n")
+    if phase == "deciding":  # the in-memory store the writes are decided on
+        target, name = InMemoryStore, "put_episodes"
+    else:
+        target, name = mem.store, "load"
+    original, calls = getattr(target, name), []
+
+    def interrupted_at_the_second_call(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return original(*args)
+
+    monkeypatch.setattr(target, name, interrupted_at_the_second_call)
+    monkeypatch.setattr(bulk_pipeline, "BATCH", 10)  # several load transactions
+    result = run("ingest", path, "--bulk", "--batch", "10", "--json")
+    doc = as_json(result, code=130)
+    assert doc["episodes"] == 0 and sum(doc["decisions"].values()) == 0
+    assert [f["line"] for f in doc["failed"]] == list(range(1, 61))
+    assert result.stderr.splitlines()[-1].endswith(f"lines 1-60 of {path}; re-run without --bulk to complete)")
+    monkeypatch.undo()
+    assert as_json(run("ingest", path, "--json"))["episodes"] == 60
+    assert len(mem.decisions(scope, limit=100)) == 60 and len(mem.episodes(scope)) == 60
 
 
 def test_lines_without_ids_ingested_again_add_nothing(run, mem, tmp_path):

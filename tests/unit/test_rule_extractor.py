@@ -60,6 +60,26 @@ def test_one_fact_per_sentence_and_the_other_sentences_kept_as_one_episodic_unit
     assert (rest.kind, rest.triple, rest.content) == (MemoryKind.episodic, None, "Hello there! The weather is nice.")
 
 
+@pytest.mark.parametrize(
+    "text, subject",
+    [
+        ("Carol: I report to Dan.", "Carol"),  # found by a new user's trial: it was alice's manager
+        ("Mary Jane: my manager is Dan.", "Mary Jane"),
+        ("In My Time: I report to Dan.", "alice"),  # a subtitle, no speaker
+    ],
+)
+def test_a_speakers_first_person_is_the_speaker(text: str, subject: str) -> None:
+    [c] = extract(text)
+    assert (c.triple.subject, c.triple.predicate, c.triple.object) == (subject, "reports_to", "Dan")
+
+
+@pytest.mark.parametrize(("text", "me"), [("Bob reports to me.", "alice"), ("Carol: Bob reports to me.", "Carol")])
+def test_me_as_the_object_is_the_first_person_too(text: str, me: str) -> None:
+    # Found by a new user's trial: "me" was kept as a name, an entity of its own.
+    [c] = extract(text)
+    assert (c.triple.subject, c.triple.predicate, c.triple.object) == ("Bob", "reports_to", me)
+
+
 def test_other_pronouns_are_kept_as_written() -> None:
     [c] = extract("He lives in Rome.")
     assert c.triple.subject == "He"

@@ -349,6 +349,8 @@ COMMON = frozenset(
         "bot",
         "note",
         "update",
+        "correction",
+        "reminder",
         "edit",
         "re",
         "ps",

@@ -39,10 +39,11 @@ from graphmem.ports import EpisodeStore, ErasureStore, Extractor, MemoryIndex, M
 #: Plans of one batch that a guard may refuse before the write fails with ``Conflict``. Between
 #: two, a random pause of up to ``BACKOFF`` doubled at each attempt (at most ``MAX_BACKOFF``), so
 #: writers racing for the same groups (threads, or server processes on one database) fall out of
-#: step instead of refusing each other every time.
-MAX_ATTEMPTS = 8
+#: step instead of refusing each other every time. Eight attempts ran out on a busy 2-core
+#: machine for four writers of one subject over two server processes (tests/neo4j/test_two_servers.py).
+MAX_ATTEMPTS = 16
 BACKOFF = 0.005
-MAX_BACKOFF = 0.5
+MAX_BACKOFF = 1.0
 #: Locks that keep a process's writes of one scope apart (``WritePipeline._writing``).
 SCOPE_LOCKS = 64
 NEIGHBOURS = 5
