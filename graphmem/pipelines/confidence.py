@@ -6,7 +6,8 @@
   the question's words it has (``coverage``). Not a share of the best hit: a recall about
   something absent has a best hit too.
 - A recall is ``relevant`` when a hit reaches its model's ``threshold``.
-- A hit a walk reached is as confident as the hit its path starts from
+- A hit a walk reached is as confident as the hit its path starts from, one a relation chain
+  reached as an answer to the question asked of its bridge's name
   (``graphmem.pipelines.recall.rated``; not fitted).
 - Each embedder's model (``FITTED``) was chosen and fitted on half A of LoCoMo by
   ``benchmarks/nothing_relevant.py``, which reports it on half B.

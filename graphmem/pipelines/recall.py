@@ -16,7 +16,7 @@ reciprocal rank, with walks through the entities the best hits are about (docs/r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from pydantic import BaseModel, Field
@@ -122,15 +122,18 @@ def chained(
     return scored + list(rest)
 
 
-def rated(hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model) -> Recalled:
+def rated(
+    hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model, kept: Mapping[str, float] | None = None
+) -> Recalled:
     """``hits`` with their confidences under ``model`` (``stems``: the question's
-    ``confidence.asked``), and
-    whether any is relevant. A hit a walk reached, with no similarity of its own, is as
-    confident as the direct hit its path starts from when that is among them (a path's first
-    step is that unit's content): what a relevant hit leads to is relevant as far as it is."""
+    ``confidence.asked``), and whether any is relevant. A hit a walk reached, with no
+    similarity of its own, is as confident as the direct hit its path starts from when that is
+    among them (a path's first step is that unit's content): what a relevant hit leads to is
+    relevant as far as it is. ``kept``: confidences already rated (by unit id)."""
     rates = confidence.confidences(hits, stems, model)
     start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
     rates = [start.get(h.path[0], c) if h.hop and h.similarity is None and h.path else c for h, c in zip(hits, rates)]
+    rates = [(kept or {}).get(h.unit.id, c) for h, c in zip(hits, rates)]
     out = Recalled(h.model_copy(update={"confidence": c}) for h, c in zip(hits, rates))
     out.threshold = model.threshold
     out.relevant = any(h.confidence >= model.threshold for h in out)
@@ -243,9 +246,11 @@ class Recaller:
         recalled = Recalled(
             RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored
         )
+        kept: dict[str, float] = {}
         if relation:
-            recalled = Recalled(self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)[:k])
-        recalled = rated(recalled, confidence.asked(query, window), self.confidence)
+            recalled, kept = self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)
+            recalled = Recalled(recalled[:k])
+        recalled = rated(recalled, confidence.asked(query, window), self.confidence, kept)
         recalled.window = window
         return recalled
 
@@ -260,13 +265,12 @@ class Recaller:
         kinds: Sequence[MemoryKind],
         mode: str,
         fixed: bool,
-    ) -> Recalled:
-        """A question about "X's R" ("where does Anna's team lead live?") decomposed by rule: the
-        first hit that says who X's R is, B, is the bridge ("Anna's team lead is Boris.",
-        ``graphmem.domain.relations``); the question asked again of B ("where does Boris
-        live?") finds what follows it, its hits that name B. With the bridge they rank first
-        (``chained``), above same-shaped facts about others ("Quirin's team lead is Leopold.")
-        and hits about X that do not answer R."""
+    ) -> tuple[Recalled, dict[str, float]]:
+        """A question about "X's R" decomposed by rule: the first hit that says who X's R is, B,
+        is the bridge (``graphmem.domain.relations``); the question asked again of B finds
+        what follows it, its hits that name B. With the bridge they rank first (``chained``),
+        above same-shaped facts about others and hits about X that do not answer R. What
+        follows keeps its confidence as an answer to the question asked of B (by unit id)."""
         x, start, words = asked
         for bridge in recalled:
             found = bridged(bridge.unit.content, x, words, {normalise(sc.subject_id) for sc in scopes})
@@ -285,5 +289,6 @@ class Recaller:
             seen = {bridge.unit.id} | {h.unit.id for h in through}
             rest = [h for h in recalled if h.unit.id not in seen]
             beyond = bool(set(search_terms(again)) - set(search_terms(other)))  # not "who is Boris?"
-            return Recalled(chained(bridge, through, rest, self.weights.get("paths", 1.0), self.rrf_k, beyond))
-        return recalled
+            chain = chained(bridge, through, rest, self.weights.get("paths", 1.0), self.rrf_k, beyond)
+            return Recalled(chain), {h.unit.id: h.confidence for h in through}
+        return recalled, {}
