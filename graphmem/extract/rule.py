@@ -198,13 +198,13 @@ class RuleExtractor:
                 read, before = whole, False
         if read is None:
             return None
-        # The first person is the speaker ("Carol: I report to Dan."), else the subject.
-        said_by = speakers(sentence)
-        me = said_by[0].name if said_by else episode.scope.subject_id
-        subject = read.match.groupdict().get("s") or "I"
-        subject = me if subject.lower() in ("i", "me", "my") else subject
-        value = read.match.group("o")
-        value = me if value.lower() in ("me", "myself") else value  # "Bob reports to me."
+        subject, value = read.match.groupdict().get("s") or "I", read.match.group("o")
+        if subject.lower() in ("i", "me", "my") or value.lower() in ("me", "myself"):
+            # The first person is the speaker ("Carol: I report to Dan."), else the subject.
+            said_by = speakers(sentence)
+            me = said_by[0].name if said_by else episode.scope.subject_id
+            subject = me if subject.lower() in ("i", "me", "my") else subject
+            value = me if value.lower() in ("me", "myself") else value  # "Bob reports to me."
         valid_at = invalid_at = None
         if read.op == "end":
             named = window is not None and (until or window.start <= episode.occurred_at)  # "until" may look ahead

@@ -133,7 +133,7 @@ def rated(
     rates = confidence.confidences(hits, stems, model)
     start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
     rates = [start.get(h.path[0], c) if h.hop and h.similarity is None and h.path else c for h, c in zip(hits, rates)]
-    rates = [(kept or {}).get(h.unit.id, c) for h, c in zip(hits, rates)]
+    rates = [c if kept is None else kept.get(h.unit.id, c) for h, c in zip(hits, rates)]
     out = Recalled(h.model_copy(update={"confidence": c}) for h, c in zip(hits, rates))
     out.threshold = model.threshold
     out.relevant = any(h.confidence >= model.threshold for h in out)
