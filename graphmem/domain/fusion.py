@@ -39,6 +39,13 @@ WEIGHTS = {
     "conversation": 0.05,
 }
 
+#: Recall's optional second stage (``graphmem.pipelines.rerank``; ``Settings.rerank_depth``,
+#: ``Settings.rerank_weight``): how many of the best fused candidates the reranker reads, and how
+#: much its rank weighs against the fused rank's 1. Chosen by ``benchmarks/rerank_recall.py`` on
+#: one half of LoCoMo and MuSiQue and reported on the other (docs/benchmarks.md#reranking).
+RERANK_DEPTH = 30
+RERANK_WEIGHT = 1.0
+
 #: Units whose episodes were told less than this apart, one after another, were told in one
 #: conversation (``together``).
 CONVERSATION_GAP = timedelta(hours=1)
