@@ -39,7 +39,7 @@ from graphmem.domain.models import (
 from graphmem.domain.relations import Relation, bridged, relation_of
 from graphmem.domain.timewords import TimeWindow, find_window
 from graphmem.domain.tokenise import normalise
-from graphmem.errors import ConfigurationError, InvalidInput
+from graphmem.errors import InvalidInput
 from graphmem.pipelines import confidence
 from graphmem.pipelines.rerank import Rerank, reranked
 from graphmem.ports import MemoryIndex, Reranker, query_prefix
@@ -240,7 +240,7 @@ class Recaller:
         window = find_window(query, at.valid)
         rerank = self.rerank.on if rerank is None else rerank
         if rerank and self.reranker is None:
-            raise ConfigurationError("this recall has no reranker: rerank is not available")
+            raise InvalidInput("rerank: this GraphMem has no reranker (graphmem.ports.Reranker)")
         # A relation question looks for its bridge among more hits than it returns.
         relation = relation_of(query) if hops else None
         wanted = max(k, RELATION_POOL) if relation else k

@@ -12,7 +12,7 @@ import pytest
 from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.domain.models import Episode
-from graphmem.errors import ConfigurationError
+from graphmem.errors import ConfigurationError, InvalidInput
 from graphmem.pipelines.rerank import blended
 from graphmem.rerank import CrossEncoderReranker, msmarco
 from graphmem.settings.config import Settings
@@ -118,7 +118,7 @@ def test_settings_turn_it_on_and_a_recall_may_turn_it_off(request, embedder) -> 
 def test_no_reranker_no_reranked_recall(memory_mem) -> None:
     scope = told(memory_mem)
     assert memory_mem.recall("hiking", scope, k=3)
-    with pytest.raises(ConfigurationError, match="no reranker"):
+    with pytest.raises(InvalidInput, match="no reranker"):
         memory_mem.recall("hiking", scope, k=3, rerank=True)
 
 
