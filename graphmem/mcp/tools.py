@@ -76,7 +76,10 @@ SharedArg = Annotated[
 ]
 RerankArg = Annotated[
     bool | None,
-    Field(description="Reorder the best candidates with the cross-encoder (slower) [default: the server's setting]."),
+    Field(
+        strict=True,
+        description="Reorder the best candidates with the cross-encoder (slower) [default: the server's setting].",
+    ),
 ]
 
 
