@@ -28,7 +28,9 @@ did: a 10k hops-0 recall 17.0 ms, the raw query 8.2; after 20 s of warm-up 7.3 a
 case's p50/p95 is printed with its ratio to the raw query's p50/p95 of the same run. The
 query's embedding is not in these times (both sides take a vector: the question without the
 names it writes, which a hybrid recall embeds beside it, is given one too); --minilm also times the
-offline MiniLM embedding of each query text, printed beside as what a real question adds.
+offline MiniLM embedding of each query text, printed beside as what a real question adds;
+--rerank also times "recall h0+rerank", the hops-0 recall with the cross-encoder on
+(graphmem.pipelines.rerank, GRAPHMEM_RERANK_DEPTH candidates), after the raw query each time.
 With --json the last stdout line is one JSON object:
 {"<size>": {"raw": {"p50_ms", "p95_ms"}, "h0": {"p50_ms", "p95_ms", "ratio_p50"}, "h2": {...}}}.
 """
@@ -52,6 +54,7 @@ from graphmem import GraphMem
 from graphmem.adapters.neo4j.driver import Listed, Neo4jConnection
 from graphmem.adapters.neo4j.index import Neo4jIndex
 from graphmem.adapters.neo4j.store import Neo4jStore
+from graphmem.api.wiring import make_reranker
 from graphmem.domain.models import (
     MemoryKind,
     MemoryUnit,
@@ -189,6 +192,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--warmup", type=float, default=20, help="seconds of unmeasured queries before the timed ones")
     ap.add_argument("--minilm", action="store_true", help="also time the MiniLM embedding of each query")
+    ap.add_argument("--rerank", action="store_true", help="also time the hops-0 recall with the reranker on")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     ap.add_argument(
         "--reuse",
@@ -215,7 +219,9 @@ def main() -> None:
             f"{len(names[0])} entities in the large scope)",
             flush=True,
         )
-        mem = GraphMem(store, index, settings=Settings.from_env(neo4j_uri=args.uri))
+        settings = Settings.from_env(neo4j_uri=args.uri)
+        reranker = make_reranker(settings) if args.rerank else None
+        mem = GraphMem(store, index, settings=settings, reranker=reranker)
         large = scopes[0]
         rng = np.random.default_rng(args.seed + n)
         spare = 100  # warm-up queries
@@ -242,9 +248,17 @@ def main() -> None:
             mem.recall(texts[w], large, k=10, hops=0)
             mem.recall(texts[w], large, k=10, hops=2)
             raw(qvecs[w].tolist())
+            if reranker is not None:
+                mem.recall(texts[w], large, k=10, hops=0, rerank=True)
             i += 1
 
-        times: dict[str, list[float]] = {"recall h0": [], "recall h2": [], "raw vector": [], "minilm query": []}
+        times: dict[str, list[float]] = {
+            "recall h0": [],
+            "recall h2": [],
+            "raw vector": [],
+            "minilm query": [],
+            "recall h0+rerank": [],
+        }
         walked = short = 0
         for i in range(args.queries):
             v = qvecs[i].tolist()
@@ -256,10 +270,13 @@ def main() -> None:
             times["recall h2"].append(ms)
             walked += sum(1 for h in hits if h.hop > 0)
             times["raw vector"].append(timed(lambda: raw(v))[0])
+            if reranker is not None:
+                times["recall h0+rerank"].append(timed(lambda: mem.recall(texts[i], large, k=10, rerank=True))[0])
+                times["raw vector"].append(timed(lambda: raw(v))[0])
             if minilm is not None:
                 times["minilm query"].append(timed(lambda: minilm.embed([texts[i]]))[0])
         base50, base95 = median(times["raw vector"]), pct(times["raw vector"], 95)
-        for case in ("raw vector", "recall h0", "recall h2", "minilm query"):
+        for case in ("raw vector", "recall h0", "recall h2", "recall h0+rerank", "minilm query"):
             t = times[case]
             if t:
                 rows.append((n, case, median(t), pct(t, 95), median(t) / base50, pct(t, 95) / base95))
@@ -271,7 +288,8 @@ def main() -> None:
                     "p95_ms": pct(times[case], 95),
                     "ratio_p50": median(times[case]) / base50,
                 }
-                for key, case in (("h0", "recall h0"), ("h2", "recall h2"))
+                for key, case in (("h0", "recall h0"), ("h2", "recall h2"), ("h0_rerank", "recall h0+rerank"))
+                if times[case]
             },
         }
         if times["minilm query"]:
@@ -287,9 +305,9 @@ def main() -> None:
 
     print()
     print(f"large scope = half the units; {args.queries} queries per case, alternating; hybrid mode, k=10")
-    print(f"{'size':>7}  {'case':<12}{'p50 ms':>9}{'p95 ms':>9}{'x raw p50':>11}{'x raw p95':>11}")
+    print(f"{'size':>7}  {'case':<17}{'p50 ms':>9}{'p95 ms':>9}{'x raw p50':>11}{'x raw p95':>11}")
     for n, case, p50, p95, r50, r95 in rows:
-        print(f"{n:>7}  {case:<12}{p50:>9.2f}{p95:>9.2f}{r50:>11.2f}{r95:>11.2f}")
+        print(f"{n:>7}  {case:<17}{p50:>9.2f}{p95:>9.2f}{r50:>11.2f}{r95:>11.2f}")
     print()
     for line in notes:
         print(line)

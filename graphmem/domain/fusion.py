@@ -39,6 +39,14 @@ WEIGHTS = {
     "conversation": 0.05,
 }
 
+#: Recall's optional second stage (``graphmem.pipelines.rerank``; ``Settings.rerank_depth``,
+#: ``Settings.rerank_weight``): how many of the best fused candidates the reranker reads, and how
+#: much its rank weighs against the fused rank's 1. The best of depths 10 to 50 and weights 0.5 to
+#: 1000 by ``benchmarks/rerank_recall.py`` on half A of LoCoMo and MuSiQue together, and on half B
+#: alike; each reported on the other half (docs/benchmarks.md#reranking).
+RERANK_DEPTH = 50
+RERANK_WEIGHT = 4.0
+
 #: Units whose episodes were told less than this apart, one after another, were told in one
 #: conversation (``together``).
 CONVERSATION_GAP = timedelta(hours=1)

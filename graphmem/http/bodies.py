@@ -73,6 +73,11 @@ class RecallIn(Body):
     kinds: list[MemoryKind] = Field(default_factory=list, description="Only these kinds.")
     include_shared: IncludeShared = False
     mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
+    rerank: bool | None = Field(
+        None,
+        strict=True,
+        description="Reorder the best candidates with the cross-encoder [default: GRAPHMEM_RERANK, off].",
+    )
 
 
 class AssembleIn(Body):

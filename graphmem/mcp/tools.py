@@ -74,6 +74,13 @@ SharedArg = Annotated[
     bool,
     Field(strict=True, description="Also read the shared:global scope (refused unless a call may name that subject)."),
 ]
+RerankArg = Annotated[
+    bool | None,
+    Field(
+        strict=True,
+        description="Reorder the best candidates with the cross-encoder (slower) [default: the server's setting].",
+    ),
+]
 
 
 class ReadAt(NamedTuple):
@@ -177,10 +184,18 @@ class MemoryTools:
         hops: HopsArg = 0,
         include_shared: SharedArg = False,
         subject: Subject = None,
+        rerank: RerankArg = None,
     ) -> dict[str, Any]:
         at = self.read_at(subject, include_shared, as_of, known_at)
         hits = self.mem.recall(
-            query, at.scope, k=k, as_of=at.as_of, known_at=at.known_at, hops=hops, include_shared=include_shared
+            query,
+            at.scope,
+            k=k,
+            as_of=at.as_of,
+            known_at=at.known_at,
+            hops=hops,
+            include_shared=include_shared,
+            rerank=rerank,
         )
         return views.recall(hits)
 

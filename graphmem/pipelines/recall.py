@@ -30,6 +30,7 @@ from graphmem.domain.models import (
     MemoryKind,
     MemoryUnit,
     Scope,
+    Scored,
     SearchRequest,
     Unnamed,
     search_terms,
@@ -40,7 +41,8 @@ from graphmem.domain.timewords import TimeWindow, find_window
 from graphmem.domain.tokenise import normalise
 from graphmem.errors import InvalidInput
 from graphmem.pipelines import confidence
-from graphmem.ports import MemoryIndex, query_prefix
+from graphmem.pipelines.rerank import Rerank, reranked
+from graphmem.ports import MemoryIndex, Reranker, query_prefix
 
 MODES = ("hybrid", "semantic", "lexical")
 #: A question asking what happened, not what was true ("what did I do last week?", "anything
@@ -150,8 +152,12 @@ class Recaller:
         seeds: int = SEEDS,
         frontier: int = 20,
         weights: dict[str, float] | None = None,
+        reranker: Reranker | None = None,
+        rerank: Rerank | None = None,
     ):
         self.index = index
+        self.reranker = reranker
+        self.rerank = rerank or Rerank()
         self.confidence = confidence.fitted(index.embedder.name)
         self.weights = WEIGHTS if weights is None else weights
         self.rrf_k = rrf_k
@@ -224,17 +230,40 @@ class Recaller:
         kinds: Sequence[MemoryKind] = (),
         mode: str = "hybrid",
         fixed: bool = False,
+        rerank: bool | None = None,
     ) -> Recalled:
         """Best k visible units for ``query`` across ``scopes`` (the caller's, plus the shared
         one when asked), best first; ``fixed``: ``at.valid`` was given, not taken as now (a time
-        the question names then ranks, but does not decide visibility)."""
+        the question names then ranks, but does not decide visibility); ``rerank``: with the
+        second stage (``graphmem.pipelines.rerank``) or not (None: as ``self.rerank.on`` says)."""
         at = at or AsOf.now()
         window = find_window(query, at.valid)
+        rerank = self.rerank.on if rerank is None else rerank
+        if rerank and self.reranker is None:
+            raise InvalidInput("rerank: this GraphMem has no reranker (graphmem.ports.Reranker)")
         # A relation question looks for its bridge among more hits than it returns.
         relation = relation_of(query) if hops else None
-        request = self.request(
-            query, scopes, max(k, RELATION_POOL) if relation else k, at, kinds, mode, window, fixed, hops
+        wanted = max(k, RELATION_POOL) if relation else k
+        asked = max(wanted, self.rerank.depth) if rerank else wanted
+        request = self.request(query, scopes, asked, at, kinds, mode, window, fixed, hops)
+        scored = self._recall(request, kinds)
+        if rerank:
+            assert self.reranker is not None
+            scored = reranked(query, scored, self.reranker, self.rerank.depth, self.rerank.weight)[:wanted]
+        recalled = Recalled(
+            RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored
         )
+        kept: dict[str, float] = {}
+        if relation:
+            recalled, kept = self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed, rerank)
+            recalled = Recalled(recalled[:k])
+        recalled = rated(recalled, confidence.asked(query, window), self.confidence, kept)
+        recalled.window = window
+        return recalled
+
+    def _recall(self, request: SearchRequest, kinds: Sequence[MemoryKind]) -> list[Scored]:
+        """The index's hits for ``request``; none inside the named time: the texts, as at the
+        asked point."""
         scored = self.index.recall(request)
         if not scored and request.during is not None and (not kinds or MemoryKind.episodic in kinds):
             # Nothing is true inside the named time. A text is true from when it was told, so
@@ -243,16 +272,7 @@ class Recaller:
             # time only ranks them. Facts stay as they were (none was true then).
             request = request.model_copy(update={"during": None, "kinds": (MemoryKind.episodic,)})
             scored = self.index.recall(request)
-        recalled = Recalled(
-            RecallHit(unit=s.unit, score=s.score, hop=s.hop, path=list(s.path), similarity=s.similarity) for s in scored
-        )
-        kept: dict[str, float] = {}
-        if relation:
-            recalled, kept = self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed)
-            recalled = Recalled(recalled[:k])
-        recalled = rated(recalled, confidence.asked(query, window), self.confidence, kept)
-        recalled.window = window
-        return recalled
+        return scored
 
     def _relation(
         self,
@@ -265,6 +285,7 @@ class Recaller:
         kinds: Sequence[MemoryKind],
         mode: str,
         fixed: bool,
+        rerank: bool,
     ) -> tuple[Recalled, dict[str, float]]:
         """A question about "X's R" decomposed by rule: the first hit that says who X's R is, B,
         is the bridge (``graphmem.domain.relations``); the question asked again of B finds
@@ -280,7 +301,7 @@ class Recaller:
             # "Where does Anna's team lead live?" -> "Where does Boris live?"
             end = start + len(f"{x}'s ") + len(" ".join(words[:relation]))
             again = query[:start] + other + query[end:]
-            followed = self.recall(again, scopes, k, at, 0, kinds, mode, fixed)
+            followed = self.recall(again, scopes, k, at, 0, kinds, mode, fixed, rerank)
             through = [
                 h.model_copy(update={"hop": 1, "path": [bridge.unit.content, other, h.unit.content]})
                 for h in followed

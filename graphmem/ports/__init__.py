@@ -4,7 +4,7 @@
   ``MemoryStore``, all of them;
 - ``index``: ``MemoryIndex``, search over units, derived and rebuildable;
 - ``database``: ``Database``, the server and schema as an operator checks them;
-- ``services``: ``MemoryPolicy``, ``Embedder``, ``Extractor``, ``TokenCounter``;
+- ``services``: ``MemoryPolicy``, ``Embedder``, ``Reranker``, ``Extractor``, ``TokenCounter``;
 - ``records``: the records an export holds.
 
 The adapters (``graphmem.adapters``) implement the store and the index on Neo4j and in memory.
@@ -15,7 +15,7 @@ its port with the port's signature.
 from graphmem.ports.database import Database
 from graphmem.ports.index import MemoryIndex
 from graphmem.ports.records import Record, each, of
-from graphmem.ports.services import Embedder, Extractor, MemoryPolicy, TokenCounter, query_prefix
+from graphmem.ports.services import Embedder, Extractor, MemoryPolicy, Reranker, TokenCounter, query_prefix
 from graphmem.ports.store import (
     AuditStore,
     BlockStore,
@@ -45,6 +45,7 @@ __all__ = [
     "MemoryPolicy",
     "MemoryStore",
     "Record",
+    "Reranker",
     "ReviewStore",
     "TimelineStore",
     "TokenCounter",

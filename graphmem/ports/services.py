@@ -1,5 +1,5 @@
-"""The services the pipelines call out to: the policy that decides, the embedder, the extractors
-and the token counter."""
+"""The services the pipelines call out to: the policy that decides, the embedder, the reranker,
+the extractors and the token counter."""
 
 from __future__ import annotations
 
@@ -57,6 +57,19 @@ def query_prefix(embedder: Embedder) -> str:
     ``query_prefix`` (bge's retrieval instruction), else ""."""
     prefix = getattr(embedder, "query_prefix", "")
     return prefix if isinstance(prefix, str) else ""
+
+
+class Reranker(Protocol):
+    """A question and texts to relevance scores: recall's optional second stage over its fused
+    candidates (``graphmem.pipelines.rerank``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, same order, higher more relevant; [] for []. Deterministic: a
+        text's score does not depend on the other texts."""
+        ...
 
 
 class Extractor(Protocol):

@@ -23,7 +23,7 @@ from dotenv import dotenv_values  # pydantic-settings' own .env reader
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, DotEnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from graphmem.domain.fusion import RRF_K, WEIGHTS
+from graphmem.domain.fusion import RERANK_DEPTH, RERANK_WEIGHT, RRF_K, WEIGHTS
 from graphmem.errors import ConfigurationError, InvalidInput, error_line
 from graphmem.settings.home import default_home
 from graphmem.settings.trust import trusted
@@ -228,6 +228,23 @@ class Settings(LocalServerSettings):
         if unknown:
             raise ValueError(f"unknown name {unknown[0]!r}: use {'|'.join(WEIGHTS)}")
         return weights
+
+    rerank: bool = Field(
+        False,
+        description=(
+            "whether a recall that does not say is reranked by the cross-encoder (the `rerank` extra; "
+            "docs/recall.md#reranking)"
+        ),
+    )
+    rerank_depth: int = Field(
+        RERANK_DEPTH, ge=1, le=100, description="how many of the best fused candidates the reranker reads"
+    )
+    rerank_weight: float = Field(
+        RERANK_WEIGHT,
+        ge=0,
+        allow_inf_nan=False,
+        description="how much the reranker's rank weighs against the fused rank's 1 (0: the fused order)",
+    )
 
     trace_retention_days: float | None = Field(
         None, gt=0, description="`graphmem traces prune` removes assembly traces older than this (unset: keep all)"

@@ -31,8 +31,19 @@ EXAMPLES = 25
 #: The subject the memory holds (what responses are checked on when a request names it).
 SUBJECT = "user:alice"
 
+
+class ByLength:
+    """A reranker (a served GraphMem has one: ``graphmem.api.wiring.make_reranker``) without model
+    files: longer texts first."""
+
+    name = "by-length"
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [float(len(t)) for t in texts]
+
+
 _store = InMemoryStore()
-MEM = GraphMem(_store, InMemoryIndex(_store, HashingEmbedder()))
+MEM = GraphMem(_store, InMemoryIndex(_store, HashingEmbedder()), reranker=ByLength())
 _, TOKEN = MEM.create_key([], admin=True)
 for when, city in ((2020, "Paris"), (2022, "Berlin")):
     MEM.remember(f"Alice lives in {city}.", SUBJECT, at=datetime(when, 1, 1, tzinfo=UTC))

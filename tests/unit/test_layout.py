@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("domain", {"graphmem.domain"}),
     ("settings", {"graphmem.settings"}),
     ("ports", {"graphmem.ports"}),
-    ("services", {"graphmem.llm", "graphmem.embed", "graphmem.extract", "graphmem.policy"}),
+    ("services", {"graphmem.llm", "graphmem.embed", "graphmem.rerank", "graphmem.extract", "graphmem.policy"}),
     ("adapters", {"graphmem.adapters"}),
     ("pipelines", {"graphmem.pipelines"}),
     ("server", {"graphmem.server"}),

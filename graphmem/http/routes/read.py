@@ -60,6 +60,7 @@ async def recall(body: RecallIn, scope: Target, caller: CallerDep) -> dict:
                 kinds=tuple(body.kinds),
                 include_shared=body.include_shared,
                 mode=body.mode,
+                rerank=body.rerank,
             ),
         )
         return views.recall(hits)
