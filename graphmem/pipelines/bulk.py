@@ -7,18 +7,24 @@ before is written). A bulk ingest decides its episodes first on an in-memory sto
 same policy, extractors and embedder (``GraphMem.ingest(bulk=True)``), then loads that store's
 records (``plan_of``): the stored result is the one record-by-record writes leave, by
 construction. Into a subject that holds records it is refused, since what is stored would take
-part in every decision.
+part in every decision. An export file of any size is read twice instead of held
+(``load_export``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain, islice
+from typing import Any, Protocol, runtime_checkable
 
-from graphmem.domain.models import RECORD_KINDS, MemoryUnit, Scope
-from graphmem.errors import InvalidInput
-from graphmem.pipelines.exchange import ImportStore, Plan, import_plan, key, underived
+from graphmem.domain.models import RECORD_KINDS, Entity, MemoryUnit, RecordKind, Scope
+from graphmem.errors import Conflict, InvalidInput
+from graphmem.pipelines import export_check, shapes
+from graphmem.pipelines.exchange import LINKED, Components, ImportStore, import_plan
+from graphmem.pipelines.export_check import Checker, Keys, Plan, key, underived
 from graphmem.ports import ExchangeStore, MemoryIndex, of
 
 #: Records per transaction of a bulk load.
@@ -56,3 +62,109 @@ def plan_of(store: ExchangeStore, scope: Scope, vectors: Mapping[str, list[float
         plan.records[kind] = [(f"{kind} {key(kind, r)}", underived(r)) for r in records]
     plan.vectors = {u.id: vectors[u.id] for _, u in of(MemoryUnit, plan.records["unit"]) if u.id in vectors}
     return plan
+
+
+#: Records of an export held at once by ``load_export`` (with their vectors: about 1.2 GB).
+SEGMENT = 100_000
+
+
+@runtime_checkable
+class Export(Protocol):
+    """An export that can be read again (a file, not a pipe): every record with its position,
+    then records by position."""
+
+    def records(self) -> Iterator[tuple[int, str, Any]]:
+        """(position, where, JSON value) of each record, in order."""
+        ...
+
+    def record(self, position: int) -> Any:
+        """The JSON value of the record at ``position``."""
+        ...
+
+
+def load_export(
+    store: ImportStore,
+    index: MemoryIndex,
+    export: Export,
+    force: bool = False,
+    progress: Callable[[int], None] | None = None,
+    checked: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """``load`` of an export of any size, read twice: checked whole first (a bad record stores
+    nothing; ``checked`` is told of each), keeping where each record is and what links it; then
+    loaded about ``SEGMENT`` records at a time, each segment whole components of linked records
+    (``exchange.Components``), as an import's parts are. Raises as ``load``, and ``Conflict``
+    for a key another subject holds, before anything is written."""
+    checker, links, header, keys = Checker(), Components(), -1, None
+    where: dict[int, str] = {}
+    front: list[int] = []
+    back: list[int] = []
+    linked: list[tuple[int, tuple[str, str]]] = []
+    held: dict[RecordKind, set[str]] = {kind: set() for kind in RECORD_KINDS}
+    for position, at, data in export.records():
+        if (added := checker.add(at, data)) is None:
+            header, keys = position, Keys(checker.finish().scope)
+            refuse_unless_empty(store, keys.scope)
+            continue
+        kind, value, _ = added  # its vector is checked, and read again with its segment
+        if keys is None:
+            raise AssertionError("Checker.add refuses a record before the header")
+        if isinstance(value, Entity):
+            if (entity := keys.entity(value)) is None:
+                continue  # a second record of one entity
+            value = entity
+        if isinstance(value, MemoryUnit):
+            keys.unit(at, value)
+        where[position] = at
+        held[kind].add(key(kind, value))
+        if kind in LINKED:
+            linked.append((position, links.add(value)))
+        else:
+            (front if kind in ("entity", "episode") else back).append(position)
+        if checked:
+            checked(1)
+    scope = checker.finish().scope
+    for kind, keyed in held.items():
+        ordered = sorted(keyed)
+        for start in range(0, len(ordered), BATCH):
+            if elsewhere := store.lookup(scope, kind, ordered[start : start + BATCH])[1]:
+                raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
+    counts: dict[str, Counter[str]] = {"imported": Counter(), "skipped": Counter()}
+
+    def read(segment: list[int]) -> Plan:
+        records = chain([("header", export.record(header))], ((where[p], export.record(p)) for p in sorted(segment)))
+        return export_check.read(records, keys)
+
+    # The next segment is read while one is written, so reading waits on the database only.
+    with ThreadPoolExecutor(max_workers=1) as ahead:
+        segments = _segments(front, linked, links, back)
+        reading = [ahead.submit(read, segment) for segment in islice(segments, 1)]
+        while reading:
+            part = reading.pop().result()
+            reading.extend(ahead.submit(read, segment) for segment in islice(segments, 1))
+            done = import_plan(store, index, part, force, BATCH, progress)
+            for name, counted in counts.items():
+                counted.update(done[name])
+    return {**shapes.scope(scope), **{name: {k: n[k] for k in RECORD_KINDS} for name, n in counts.items()}}
+
+
+def _segments(
+    front: list[int], linked: list[tuple[int, tuple[str, str]]], links: Components, back: list[int]
+) -> Iterator[list[int]]:
+    """The positions to load, about ``SEGMENT`` at a time, in ``exchange._parts``'s order:
+    entities and episodes, linked components whole, then blocks, reviews and traces."""
+    for start in range(0, len(front), SEGMENT):
+        yield front[start : start + SEGMENT]
+    components: dict[tuple[str, str], list[int]] = {}
+    for position, own in linked:
+        components.setdefault(links.root(own), []).append(position)
+    segment: list[int] = []
+    for component in components.values():
+        segment.extend(component)
+        if len(segment) >= SEGMENT:
+            yield segment
+            segment = []
+    if segment:
+        yield segment
+    for start in range(0, len(back), SEGMENT):
+        yield back[start : start + SEGMENT]
