@@ -17,7 +17,7 @@ Figures, each beside its baseline:
   beside MiniLM's own throughput on the same texts.
 
     flock /tmp/graphmem-bench.lock python benchmarks/bulk_load.py --uri bolt://127.0.0.1:7860 \\
-        --facts 100000 [--file [--export PATH]] [--minilm] [--json]
+        --facts 100000 [--file [--export PATH] [--footprint]] [--minilm] [--json]
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from _common import wipe
+from graphiti._footprint import MeasuredNeo4j, footprint
 from ingest_throughput import Precomputed, pipeline_run, raw_run
 
 from graphmem import GraphMem, Settings
@@ -196,6 +198,14 @@ def main() -> None:
     ap.add_argument("--skip-raw", action="store_true", help="only the --file and --minilm figures")
     ap.add_argument("--file", action="store_true", help="also load an export with vectors, until searchable")
     ap.add_argument("--export", type=Path, help="the --file export: generated here once, then reused")
+    ap.add_argument(
+        "--footprint",
+        action="store_true",
+        help="--file on a fresh server at --uri's port, started here without preallocated files; then its "
+        "store bytes a unit after a checkpoint (it stops the server)",
+    )
+    ap.add_argument("--heap", default="4g", help="the --footprint server's heap")
+    ap.add_argument("--pagecache", default="8g", help="the --footprint server's page cache")
     ap.add_argument("--minilm", action="store_true", help="also bulk ingest embedding with MiniLM")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
@@ -229,10 +239,24 @@ def main() -> None:
             if not path.exists():
                 write_export(args.facts, args.seed, hashing, per_write, path)
             made, size = time.perf_counter() - started, path.stat().st_size
+            server = None
+            if args.footprint:  # a server of its own, whose store files hold what it wrote
+                server = MeasuredNeo4j(port=urlsplit(args.uri).port, heap=args.heap, pagecache=args.pagecache)
+                server.stop()
+                shutil.rmtree(server.instance_dir / "data", ignore_errors=True)
+                server.start()
             wipe(args.uri)
             loaded = file_run(settings, hashing, path)
         units = loaded.pop("units")
         result["file"] = {"units": units, "generate_s": made, "bytes": size, **loaded}
+        if server is not None:
+            measured = footprint(server, units)
+            result["file"]["footprint"] = measured
+            print(
+                f"store after a checkpoint: {measured['store_bytes']['total'] / units:,.0f} bytes a unit "
+                f"(heap {args.heap}, page cache {args.pagecache}; Neo4j RSS {measured['rss_mb']:.0f} MB, "
+                f"peak {measured['peak_rss_mb']:.0f} MB); the server is left stopped"
+            )
         print(
             f"export with vectors ({units} units, {size / 1e9:.2f} GB, made in {made:.0f} s): checked in "
             f"{loaded['read_s']:.1f} s, import --bulk {loaded['import_s']:.1f} s, loaded and searchable "

@@ -76,7 +76,8 @@ def import_(
     """Import an export. Every record is checked first (a bad one, named file:line, stores
     nothing); records already stored are skipped, so importing twice changes nothing. A unit
     may carry its "vector", computed by the header's "vector_model": used when that is this
-    database's embedder, else embedded again."""
+    database's embedder, else embedded again. With --bulk a file is read twice (checked, then
+    loaded in segments), so one of any size fits in memory."""
 
     name, stream = input_stream(file)
     # A bulk load of a file reads it twice (checked, then loaded a segment at a time), so a
