@@ -50,7 +50,8 @@ def load(
     transaction; answers as ``exchange.import_plan``. Raises ``InvalidInput`` for a subject
     that holds records, else what ``import_plan`` raises."""
     refuse_unless_empty(store, plan.scope)
-    return import_plan(store, index, plan, force, BATCH, progress)
+    with index.loading():
+        return import_plan(store, index, plan, force, BATCH, progress)
 
 
 def plan_of(store: ExchangeStore, scope: Scope, vectors: Mapping[str, list[float]], model: str) -> Plan:
@@ -136,7 +137,7 @@ def load_export(
         return export_check.read(records, keys)
 
     # The next segment is read while one is written, so reading waits on the database only.
-    with ThreadPoolExecutor(max_workers=1) as ahead:
+    with index.loading(), ThreadPoolExecutor(max_workers=1) as ahead:
         segments = _segments(front, linked, links, back)
         reading = [ahead.submit(read, segment) for segment in islice(segments, 1)]
         while reading:

@@ -316,7 +316,8 @@ def test_a_bulk_import_of_a_file_is_checked_whole_then_loaded_in_segments(run, m
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([*records, '{"type": "unit"}']) + "\n")
     refused = run("import", "--bulk", "--force", bad)
-    assert refused.exit_code == 2 and one_error_line(refused) == f"error: {bad}:{len(records) + 1}: scope: must be a string TYPE:ID"
+    assert refused.exit_code == 2
+    assert one_error_line(refused) == f"error: {bad}:{len(records) + 1}: scope: must be a string TYPE:ID"
     assert as_json(run("units", "list", "--subject", s, "--status", "all", "--json"))["units"] == []
     monkeypatch.setattr(bulk_pipeline, "SEGMENT", 2)
     loaded = as_json(run("import", "--bulk", "--force", "--json", out))
