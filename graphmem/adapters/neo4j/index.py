@@ -17,7 +17,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -167,19 +167,20 @@ class Neo4jIndex:
         self.conn.schema(text, what=name)
         self.conn.schema(load("admin/await_indexes").render(seconds=seconds), what="awaiting indexes")
 
-    @contextmanager
-    def loading(self) -> Iterator[None]:
+    def loading(self) -> AbstractContextManager[None]:
         # Measured (docs/benchmarks.md, "Bulk loads"): an HNSW index filled entry by entry
         # costs more than one built over the loaded entries.
         if self.conn.read("entries/any_entry")[0]["any"]:
-            yield
-            return
-        generation = self.generation
+            return nullcontext()
+        return self._built_after(self.generation)
+
+    @contextmanager
+    def _built_after(self, generation: int) -> Iterator[None]:
         self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
         try:
             yield
         finally:
-            # Populated over the loaded entries: a million took ... (docs/benchmarks.md).
+            # Populated over all that was loaded: it may take longer than a new index.
             self._create_vector_index(generation, self.embedder.dimension, seconds=3600)
 
     def ensure(self) -> None:
