@@ -121,17 +121,15 @@ class Operating(Parts):
         bulk: bool = False,
         checked: Progress = None,
     ) -> dict[str, Any]:
-        """Import an export (its records as JSON objects, a ``read_export`` plan, or a file
-        read twice: ``faces.episode_lines.ExportFile``), checked whole first; records already
-        stored are skipped, so an import run again completes what was cut short and changes
-        nothing else.
+        """Import an export (JSON objects, a ``read_export`` plan, or an ``ExportFile``),
+        checked whole first; records already stored are skipped, so a re-run completes what
+        was cut short.
 
         - Returns the scope and counts per kind ``imported`` and ``skipped``; ``progress``
-          counts records done, ``checked`` records checked (a file read twice).
-        - Raises ``InvalidInput`` for a bad record, ``Conflict`` for a key another record holds
-          or a subject erased here (unless ``force``).
-        - ``bulk``: into an empty subject, in large transactions (``pipelines.bulk``); a file
-          of any size, held a segment at a time.
+          counts records done, ``checked`` those a file's first pass checked.
+        - Raises ``InvalidInput`` for a bad record, ``Conflict`` for a key held elsewhere or a
+          subject erased here (unless ``force``).
+        - ``bulk``: into an empty subject, in large transactions (``pipelines.bulk``).
         """
         if isinstance(records, bulk_load.Export):
             if bulk:

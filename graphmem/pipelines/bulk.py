@@ -17,8 +17,9 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from graphmem.domain.models import RECORD_KINDS, Entity, MemoryUnit, RecordKind, Scope
 from graphmem.errors import Conflict, InvalidInput
@@ -91,54 +92,34 @@ def load_export(
     progress: Callable[[int], None] | None = None,
     checked: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """``load`` of an export of any size, read twice: checked whole first (a bad record stores
-    nothing; ``checked`` is told of each), keeping where each record is and what links it; then
-    loaded about ``SEGMENT`` records at a time, each segment whole components of linked records
+    """``load`` of an export of any size, read twice: checked whole first (``_Scan``: a bad
+    record stores nothing; ``checked`` counts records checked), then loaded about ``SEGMENT``
+    records at a time, each segment whole components of linked records
     (``exchange.Components``), as an import's parts are. Raises as ``load``, and ``Conflict``
     for a key another subject holds, before anything is written."""
-    checker, links, header, keys = Checker(), Components(), -1, None
-    where: dict[int, str] = {}
-    front: list[int] = []
-    back: list[int] = []
-    linked: list[tuple[int, tuple[str, str]]] = []
-    held: dict[RecordKind, set[str]] = {kind: set() for kind in RECORD_KINDS}
-    for position, at, data in export.records():
-        if (added := checker.add(at, data)) is None:
-            header, keys = position, Keys(checker.finish().scope)
-            refuse_unless_empty(store, keys.scope)
-            continue
-        kind, value, _ = added  # its vector is checked, and read again with its segment
-        if keys is None:
-            raise AssertionError("Checker.add refuses a record before the header")
-        if isinstance(value, Entity):
-            if (entity := keys.entity(value)) is None:
-                continue  # a second record of one entity
-            value = entity
-        if isinstance(value, MemoryUnit):
-            keys.unit(at, value)
-        where[position] = at
-        held[kind].add(key(kind, value))
-        if kind in LINKED:
-            linked.append((position, links.add(value)))
-        else:
-            (front if kind in ("entity", "episode") else back).append(position)
-        if checked:
-            checked(1)
-    scope = checker.finish().scope
-    for kind, keyed in held.items():
-        ordered = sorted(keyed)
+    scan, told = _Scan(), 0
+    for position, where, data in export.records():
+        scan.add(store, position, where, data)
+        if checked and len(scan.where) - told >= CHECKED:  # what the second pass will count
+            checked(len(scan.where) - told)
+            told = len(scan.where)
+    scope, keys = scan.finish()
+    if checked:
+        checked(len(scan.where) - told)
+    for kind, held in scan.held.items():
+        ordered = sorted(held)
         for start in range(0, len(ordered), BATCH):
             if elsewhere := store.lookup(scope, kind, ordered[start : start + BATCH])[1]:
                 raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
     counts: dict[str, Counter[str]] = {"imported": Counter(), "skipped": Counter()}
 
     def read(segment: list[int]) -> Plan:
-        records = chain([("header", export.record(header))], ((where[p], export.record(p)) for p in sorted(segment)))
-        return export_check.read(records, keys)
+        header = [("header", export.record(scan.header))]
+        return export_check.read(chain(header, ((scan.where[p], export.record(p)) for p in sorted(segment))), keys)
 
     # The next segment is read while one is written, so reading waits on the database only.
     with index.loading(), ThreadPoolExecutor(max_workers=1) as ahead:
-        segments = _segments(front, linked, links, back)
+        segments = scan.segments()
         reading = [ahead.submit(read, segment) for segment in islice(segments, 1)]
         while reading:
             part = reading.pop().result()
@@ -149,23 +130,66 @@ def load_export(
     return {**shapes.scope(scope), **{name: {k: n[k] for k in RECORD_KINDS} for name, n in counts.items()}}
 
 
-def _segments(
-    front: list[int], linked: list[tuple[int, tuple[str, str]]], links: Components, back: list[int]
-) -> Iterator[list[int]]:
-    """The positions to load, about ``SEGMENT`` at a time, in ``exchange._parts``'s order:
-    entities and episodes, linked components whole, then blocks, reviews and traces."""
-    for start in range(0, len(front), SEGMENT):
-        yield front[start : start + SEGMENT]
-    components: dict[tuple[str, str], list[int]] = {}
-    for position, own in linked:
-        components.setdefault(links.root(own), []).append(position)
-    segment: list[int] = []
-    for component in components.values():
-        segment.extend(component)
-        if len(segment) >= SEGMENT:
+#: Records checked between two reports of ``load_export``'s first pass.
+CHECKED = 10_000
+
+
+@dataclass
+class _Scan:
+    """An export's first pass: every record checked (``Checker``), and of each kept only where
+    it is, what links it (``Components``) and its key; a second record of an entity is left out
+    (``export_check.Keys``)."""
+
+    checker: Checker = field(default_factory=Checker)
+    links: Components = field(default_factory=Components)
+    keys: Keys | None = None
+    header: int = -1
+    where: dict[int, str] = field(default_factory=dict)
+    front: list[int] = field(default_factory=list)
+    linked: list[tuple[int, tuple[str, str]]] = field(default_factory=list)
+    back: list[int] = field(default_factory=list)
+    held: dict[RecordKind, set[str]] = field(default_factory=lambda: {kind: set() for kind in RECORD_KINDS})
+
+    def add(self, store: ExchangeStore, position: int, where: str, data: Any) -> None:
+        if (added := self.checker.add(where, data)) is None:
+            self.header, self.keys = position, Keys(self.checker.finish().scope)
+            refuse_unless_empty(store, self.keys.scope)
+            return
+        kind, value, _ = added  # its vector is checked, and read again with its segment
+        keys = cast(Keys, self.keys)  # ``Checker.add`` refuses a record before the header
+        if isinstance(value, Entity):
+            if (entity := keys.entity(value)) is None:
+                return
+            value = entity
+        if isinstance(value, MemoryUnit):
+            keys.unit(where, value)
+        self.where[position] = where
+        self.held[kind].add(key(kind, value))
+        if kind in LINKED:
+            self.linked.append((position, self.links.add(value)))
+        else:
+            (self.front if kind in ("entity", "episode") else self.back).append(position)
+
+    def finish(self) -> tuple[Scope, Keys]:
+        """The export's scope and keys, once every record is added."""
+        scope = self.checker.finish().scope
+        return scope, cast(Keys, self.keys)
+
+    def segments(self) -> Iterator[list[int]]:
+        """The positions to load, about ``SEGMENT`` at a time, in ``exchange._parts``'s order:
+        entities and episodes, linked components whole, then blocks, reviews and traces."""
+        for start in range(0, len(self.front), SEGMENT):
+            yield self.front[start : start + SEGMENT]
+        components: dict[tuple[str, str], list[int]] = {}
+        for position, own in self.linked:
+            components.setdefault(self.links.root(own), []).append(position)
+        segment: list[int] = []
+        for component in components.values():
+            segment.extend(component)
+            if len(segment) >= SEGMENT:
+                yield segment
+                segment = []
+        if segment:
             yield segment
-            segment = []
-    if segment:
-        yield segment
-    for start in range(0, len(back), SEGMENT):
-        yield back[start : start + SEGMENT]
+        for start in range(0, len(self.back), SEGMENT):
+            yield self.back[start : start + SEGMENT]
