@@ -66,8 +66,11 @@ def plan_of(store: ExchangeStore, scope: Scope, vectors: Mapping[str, list[float
     return plan
 
 
-#: Records of an export held at once by ``load_export`` (with their vectors: about 1.2 GB).
-SEGMENT = 100_000
+#: Records of an export loaded at once by ``load_export``, and of one held whole from its first
+#: pass (read once): at most two segments are held (one read while one is written), about
+#: 1.5 GB each with 384-dimension vectors.
+SEGMENT = 200_000
+HELD = 300_000
 
 
 @runtime_checkable
@@ -92,14 +95,19 @@ def load_export(
     progress: Callable[[int], None] | None = None,
     checked: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """``load`` of an export of any size, read twice: checked whole first (``_Scan``: a bad
-    record stores nothing; ``checked`` counts records checked), then loaded about ``SEGMENT``
+    """``load`` of an export of any size, read twice (held from the first pass up to ``HELD``
+    records): checked whole first (``_Scan``: a bad record stores nothing; ``checked`` counts
+    records checked), then loaded about ``SEGMENT``
     records at a time, each segment whole components of linked records
     (``exchange.Components``), as an import's parts are. Raises as ``load``, and ``Conflict``
     for a key another subject holds, before anything is written."""
     scan, told = _Scan(), 0
+    kept: dict[int, Any] | None = {}  # what the second pass reads, while the file is small
     for position, where, data in export.records():
         scan.add(store, position, where, data)
+        if kept is not None:
+            kept[position] = data
+            kept = kept if len(kept) <= HELD else None
         if checked and len(scan.where) - told >= CHECKED:  # what the second pass will count
             checked(len(scan.where) - told)
             told = len(scan.where)
@@ -113,9 +121,11 @@ def load_export(
                 raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
     counts: dict[str, Counter[str]] = {"imported": Counter(), "skipped": Counter()}
 
+    record = kept.__getitem__ if kept is not None else export.record
+
     def read(segment: list[int]) -> Plan:
-        header = [("header", export.record(scan.header))]
-        return export_check.read(chain(header, ((scan.where[p], export.record(p)) for p in sorted(segment))), keys)
+        header = [("header", record(scan.header))]
+        return export_check.read(chain(header, ((scan.where[p], record(p)) for p in sorted(segment))), keys)
 
     # The next segment is read while one is written, so reading waits on the database only.
     with index.loading(), ThreadPoolExecutor(max_workers=1) as ahead:

@@ -205,7 +205,9 @@ def test_a_bulk_load_stores_what_record_by_record_writes_store(mem, monkeypatch)
         export = list(mem.export(one))
         mem.import_(moved(export, imported))
         mem.import_(moved(export, bulk_imported), bulk=True)
-        monkeypatch.setattr(bulk_pipeline, "SEGMENT", segment)  # a file loaded in many segments
+        # A file loaded in many segments, read again for them unless it is as small as one.
+        monkeypatch.setattr(bulk_pipeline, "SEGMENT", segment)
+        monkeypatch.setattr(bulk_pipeline, "HELD", segment)
         mem.import_(export_file(moved(export, from_file)), bulk=True)
         expected = canonical(export)
         points = known_points(export)
@@ -247,6 +249,7 @@ def test_a_file_loaded_in_segments_stores_nothing_when_a_record_is_bad_or_held_e
     # The file is checked whole before its first segment is written: a bad last record, or a
     # unit id another subject holds, leaves the target empty.
     monkeypatch.setattr(bulk_pipeline, "SEGMENT", 1)
+    monkeypatch.setattr(bulk_pipeline, "HELD", 0)
     scope, target = fresh_scope(), fresh_scope()
     mem.ingest(episodes(scope, TOLD))
     records = moved(list(mem.export(scope)), target)

@@ -320,6 +320,7 @@ def test_a_bulk_import_of_a_file_is_checked_whole_then_loaded_in_segments(run, m
     assert one_error_line(refused) == f"error: {bad}:{len(records) + 1}: scope: must be a string TYPE:ID"
     assert as_json(run("units", "list", "--subject", s, "--status", "all", "--json"))["units"] == []
     monkeypatch.setattr(bulk_pipeline, "SEGMENT", 2)
+    monkeypatch.setattr(bulk_pipeline, "HELD", 0)  # read again
     loaded = as_json(run("import", "--bulk", "--force", "--json", out))
     assert sum(loaded["imported"].values()) == len(records) - 1
     assert as_json(run("history", "--entity", "Alice", "--subject", s, "--json")) == history
