@@ -25,7 +25,7 @@ from graphmem.domain.models import RECORD_KINDS, Entity, MemoryUnit, RecordKind,
 from graphmem.errors import Conflict, InvalidInput
 from graphmem.pipelines import export_check, shapes
 from graphmem.pipelines.exchange import LINKED, Components, ImportStore, import_plan
-from graphmem.pipelines.export_check import Checker, Keys, Plan, key, underived
+from graphmem.pipelines.export_check import Checked, Checker, Keys, Plan, key, underived
 from graphmem.ports import ExchangeStore, MemoryIndex, of
 
 #: Records per transaction of a bulk load.
@@ -66,9 +66,8 @@ def plan_of(store: ExchangeStore, scope: Scope, vectors: Mapping[str, list[float
     return plan
 
 
-#: Records of an export loaded at once by ``load_export``, and of one held whole from its first
-#: pass (read once): at most two segments are held (one read while one is written), about
-#: 1.5 GB each with 384-dimension vectors.
+#: Records of an export loaded at once by ``load_export`` (two are held: one read while one
+#: is written), and of one held whole from its first pass, as ``read`` holds it (read once).
 SEGMENT = 200_000
 HELD = 300_000
 
@@ -102,16 +101,13 @@ def load_export(
     (``exchange.Components``), as an import's parts are. Raises as ``load``, and ``Conflict``
     for a key another subject holds, before anything is written."""
     scan, told = _Scan(), 0
-    kept: dict[int, Any] | None = {}  # what the second pass reads, while the file is small
     for position, where, data in export.records():
         scan.add(store, position, where, data)
-        if kept is not None:
-            kept[position] = data
-            kept = kept if len(kept) <= HELD else None
         if checked and len(scan.where) - told >= CHECKED:  # what the second pass will count
             checked(len(scan.where) - told)
             told = len(scan.where)
-    scope, keys = scan.finish()
+    header, keys = scan.finish()
+    scope = header.scope
     if checked:
         checked(len(scan.where) - told)
     for kind, held in scan.held.items():
@@ -121,11 +117,12 @@ def load_export(
                 raise Conflict(f"{kind} {min(elsewhere)} already exists in another subject")
     counts: dict[str, Counter[str]] = {"imported": Counter(), "skipped": Counter()}
 
-    record = kept.__getitem__ if kept is not None else export.record
-
     def read(segment: list[int]) -> Plan:
-        header = [("header", record(scan.header))]
-        return export_check.read(chain(header, ((scan.where[p], record(p)) for p in sorted(segment))), keys)
+        if scan.kept is not None:  # a small file, held from the first pass
+            plan = Plan(scope=scope, vector_model=header.vector_model)
+            return export_check.held(plan, ((scan.where[p], scan.kept[p]) for p in sorted(segment)), keys)
+        header_line = [("header", export.record(scan.header))]
+        return export_check.read(chain(header_line, ((scan.where[p], export.record(p)) for p in sorted(segment))), keys)
 
     # The next segment is read while one is written, so reading waits on the database only.
     with index.loading(), ThreadPoolExecutor(max_workers=1) as ahead:
@@ -159,13 +156,17 @@ class _Scan:
     linked: list[tuple[int, tuple[str, str]]] = field(default_factory=list)
     back: list[int] = field(default_factory=list)
     held: dict[RecordKind, set[str]] = field(default_factory=lambda: {kind: set() for kind in RECORD_KINDS})
+    kept: dict[int, Checked] | None = field(default_factory=dict)
 
     def add(self, store: ExchangeStore, position: int, where: str, data: Any) -> None:
         if (added := self.checker.add(where, data)) is None:
             self.header, self.keys = position, Keys(self.checker.finish().scope)
             refuse_unless_empty(store, self.keys.scope)
             return
-        kind, value, _ = added  # its vector is checked, and read again with its segment
+        if self.kept is not None:  # held while the file is small, else read again for its segment
+            self.kept[position] = added
+            self.kept = self.kept if len(self.kept) <= HELD else None
+        kind, value, _ = added
         keys = cast(Keys, self.keys)  # ``Checker.add`` refuses a record before the header
         if isinstance(value, Entity):
             if (entity := keys.entity(value)) is None:
@@ -180,10 +181,9 @@ class _Scan:
         else:
             (self.front if kind in ("entity", "episode") else self.back).append(position)
 
-    def finish(self) -> tuple[Scope, Keys]:
-        """The export's scope and keys, once every record is added."""
-        scope = self.checker.finish().scope
-        return scope, cast(Keys, self.keys)
+    def finish(self) -> tuple[Plan, Keys]:
+        """The export's header (its scope and vector model) and keys, once every record is added."""
+        return self.checker.finish(), cast(Keys, self.keys)
 
     def segments(self) -> Iterator[list[int]]:
         """The positions to load, about ``SEGMENT`` at a time, in ``exchange._parts``'s order:

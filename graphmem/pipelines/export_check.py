@@ -184,17 +184,21 @@ def read(items: Iterable[tuple[str, Any]], keys: Keys | None = None) -> Plan:
     as a ``Plan`` keyed by ``keys`` (told of the whole export), else by its own. Raises
     ``InvalidInput`` starting with the bad record's where."""
     checker = Checker()
-    vectors: dict[str, list[float]] = {}
-    records: dict[RecordKind, list[tuple[str, Record]]] = {k: [] for k in RECORD_KINDS}
-    for where, data in items:
-        if (checked := checker.add(where, data)) is not None:
-            kind, value, vector = checked
-            records[kind].append((where, value))
-            if vector is not None:
-                vectors[key(kind, value)] = vector
-    plan = checker.finish()
-    plan.records, plan.vectors = records, vectors
-    return _keyed_by_its_scope(plan, keys)
+    checked = [(where, added) for where, data in items if (added := checker.add(where, data)) is not None]
+    return held(checker.finish(), checked, keys)
+
+
+#: A record as ``Checker.add`` checked it: its kind, model and given vector.
+Checked = tuple[RecordKind, Record, list[float] | None]
+
+
+def held(header: Plan, checked: Iterable[tuple[str, Checked]], keys: Keys | None = None) -> Plan:
+    """The header's plan holding the checked records, keyed as ``read`` keys them."""
+    for where, (kind, value, vector) in checked:
+        header.records[kind].append((where, value))
+        if vector is not None:
+            header.vectors[key(kind, value)] = vector
+    return _keyed_by_its_scope(header, keys)
 
 
 @dataclass
@@ -211,7 +215,7 @@ class Checker:
     labels: dict[str, str] = field(default_factory=dict)
     latest: datetime = field(default_factory=lambda: utcnow() + SKEW)
 
-    def add(self, where: str, data: Any) -> tuple[RecordKind, Record, list[float] | None] | None:
+    def add(self, where: str, data: Any) -> Checked | None:
         """The record (its kind, model and given vector), or None for the header."""
         vector = None
         if isinstance(data, Mapping) and data.get("type") == "unit" and "vector" in data:
