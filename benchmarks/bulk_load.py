@@ -17,22 +17,26 @@ Figures, each beside its baseline:
   beside MiniLM's own throughput on the same texts.
 
     flock /tmp/graphmem-bench.lock python benchmarks/bulk_load.py --uri bolt://127.0.0.1:7860 \\
-        --facts 100000 [--file] [--minilm] [--json]
+        --facts 100000 [--file [--export PATH] [--footprint]] [--minilm] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import contextlib
 import json
 import os
 import random
+import resource
+import shutil
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from _common import wipe
+from graphiti._footprint import MeasuredNeo4j, footprint
 from ingest_throughput import Precomputed, pipeline_run, raw_run
 
 from graphmem import GraphMem, Settings
@@ -40,9 +44,9 @@ from graphmem.adapters.memory import InMemoryIndex, InMemoryStore
 from graphmem.adapters.neo4j.driver import Neo4jConnection
 from graphmem.adapters.neo4j.index import Neo4jIndex
 from graphmem.adapters.neo4j.store import Neo4jStore
-from graphmem.domain.models import Episode, Fact, Scope
+from graphmem.domain.models import RECORD_KINDS, Episode, Fact, Scope
 from graphmem.embed import HashingEmbedder, MiniLMEmbedder
-from graphmem.faces.episode_lines import json_lines
+from graphmem.faces.episode_lines import ExportFile
 from graphmem.pipelines import bulk, exchange, shapes
 
 PREDICATES = {"lives_in": True, "works_at": True, "likes": False}
@@ -51,6 +55,9 @@ VALUES = {
     "works_at": [f"Company {i}" for i in range(2000)],
     "likes": [f"Hobby {i}" for i in range(300)],
 }
+FILE_SCOPE = Scope.parse("user:file-bench")
+#: Facts decided at once when an export is generated (``write_export``).
+CHUNK = 100_000
 #: BENCHMARK-ONLY RAW CYPHER: units without a live search entry (0 once every one is searchable).
 RAW_UNSEARCHABLE = (
     "MATCH (u:Unit) WHERE u.scope = $scope AND NOT EXISTS { MATCH (e:Entry {unit_id: u.id}) } RETURN count(u) AS n"
@@ -59,9 +66,10 @@ RAW_UNSEARCHABLE = (
 RAW_POPULATING = "SHOW INDEXES YIELD state WHERE state <> 'ONLINE' RETURN count(*) AS n"
 
 
-def generate(n: int, seed: int) -> list[Fact]:
+def generate(n: int, seed: int, first: int = 0) -> list[Fact]:
+    """N facts about n/10 people, numbered from ``first``."""
     rng = random.Random(seed)
-    people = [f"Person {i}" for i in range(max(1, n // 10))]
+    people = [f"Person {i}" for i in range(first, first + max(1, n // 10))]
     facts: list[Fact] = []
     while len(facts) < n:
         if facts and rng.random() < 0.1:  # a restatement: the same slot and value, told again
@@ -81,11 +89,11 @@ def generate(n: int, seed: int) -> list[Fact]:
     return facts
 
 
-def episodes_of(facts: list[Fact], scope: Scope) -> list[Episode]:
+def episodes_of(facts: list[Fact], scope: Scope, first: int = 0) -> list[Episode]:
     at = datetime(2025, 1, 1, tzinfo=UTC)
     return [
         Episode(
-            id=f"ep{i}",
+            id=f"ep{first + i}",
             scope=scope,
             occurred_at=at,
             raw=f"facts {i}..{i + 9}",
@@ -114,53 +122,71 @@ def bulk_run(settings: Settings, facts: list[Fact], embedder, per_write: int) ->
         mem.close()
 
 
-def write_export(facts: list[Fact], embedder, per_write: int, path: Path) -> int:
-    """The facts decided in memory, written as an export with every unit's vector; units."""
-    scope = Scope.parse("user:file-bench")
-    store = InMemoryStore()
-    mem = GraphMem(store, InMemoryIndex(store, embedder))
-    mem.ingest(episodes_of(facts, scope), batch=per_write)
-    plan = bulk.plan_of(store, scope, store.tables.vectors, embedder.name)
-    with path.open("w") as out:
-        out.write(
-            json.dumps(
-                {
-                    **shapes.header(scope, datetime.now(UTC), exchange.FORMAT, exchange.VERSION),
-                    "vector_model": embedder.name,
-                }
-            )
-            + "\n"
-        )
-        for kind, records in plan.records.items():
-            for _, r in records:
-                line = {"type": kind, **shapes.SHAPES[kind](r)}
-                if kind == "unit":
-                    line["vector"] = plan.vectors[r.id]
-                out.write(json.dumps(line) + "\n")
-    return len(plan.records["unit"])
+def write_export(n: int, seed: int, embedder, per_write: int, path: Path) -> int:
+    """N generated facts decided in memory, written as an export with every unit's vector;
+    units. Decided ``CHUNK`` facts at a time, each chunk about people of its own (so what one
+    chunk decides does not depend on another), which bounds the memory at a million."""
+    scope = FILE_SCOPE
+    units, entities = 0, set()
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as files:
+        kinds = {kind: files.enter_context(open(Path(folder) / kind, "w")) for kind in RECORD_KINDS}
+        for first in range(0, n, CHUNK):
+            facts = generate(min(CHUNK, n - first), seed + first, first // 10)
+            store = InMemoryStore()
+            GraphMem(store, InMemoryIndex(store, embedder)).ingest(episodes_of(facts, scope, first), batch=per_write)
+            plan = bulk.plan_of(store, scope, store.tables.vectors, embedder.name)
+            for kind, records in plan.records.items():
+                for _, r in records:
+                    if kind == "entity" and r.id in entities:  # a value named in an earlier chunk
+                        continue
+                    entities.update([r.id] if kind == "entity" else [])
+                    line = {"type": kind, **shapes.SHAPES[kind](r)}
+                    if kind == "unit":
+                        line["vector"] = plan.vectors[r.id]
+                        units += 1
+                    kinds[kind].write(json.dumps(line) + "\n")
+        header = shapes.header(scope, datetime.now(UTC), exchange.FORMAT, exchange.VERSION)
+        with path.open("w") as out:
+            out.write(json.dumps({**header, "vector_model": embedder.name}) + "\n")
+            for part in kinds.values():
+                part.close()
+                with open(part.name) as records:
+                    shutil.copyfileobj(records, out)
+    return units
 
 
 def file_run(settings: Settings, embedder, path: Path) -> dict:
-    """Seconds of reading and checking the export, then of its bulk import (as `graphmem import
-    --bulk FILE` runs them), then until every index is ONLINE and every unit of the subject has
-    its search entries."""
+    """Seconds of checking the export (its first pass), of loading it (the second), as `graphmem
+    import --bulk FILE` runs them, then until every index is ONLINE and every unit of the
+    subject has its search entries; and this process's peak memory."""
     started = time.perf_counter()
     mem = connect(settings, embedder)
+    marks: dict[str, float] = {}
     try:
         with path.open("rb") as stream:
-            plan = GraphMem.read_export(json_lines(io.TextIOWrapper(stream, encoding="utf-8"), str(path)))
-        read = time.perf_counter() - started
-        mem.import_(plan, bulk=True)
+            source = ExportFile(stream, str(path))
+            result = mem.import_(
+                source, bulk=True, progress=lambda n: marks.setdefault("checked", time.perf_counter() - started)
+            )
         imported = time.perf_counter() - started
         with mem.store.conn.driver.session(database=mem.store.conn.database) as session:
             while (
                 session.run(RAW_POPULATING).single()["n"]
-                or session.run(RAW_UNSEARCHABLE, scope=plan.scope.key).single()["n"]
+                or session.run(RAW_UNSEARCHABLE, scope=Scope.parse(result["scope"], result["project"]).key).single()[
+                    "n"
+                ]
             ):
                 time.sleep(0.5)
     finally:
         mem.close()
-    return {"read_s": read, "import_s": imported, "loaded_s": time.perf_counter() - started}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "units": result["imported"]["unit"],
+        "read_s": marks["checked"],
+        "import_s": imported,
+        "loaded_s": time.perf_counter() - started,
+        "peak_mb": peak,
+    }
 
 
 def main() -> None:
@@ -171,6 +197,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip-raw", action="store_true", help="only the --file and --minilm figures")
     ap.add_argument("--file", action="store_true", help="also load an export with vectors, until searchable")
+    ap.add_argument("--export", type=Path, help="the --file export: generated here once, then reused")
+    ap.add_argument(
+        "--footprint",
+        action="store_true",
+        help="--file on a fresh server at --uri's port, started here without preallocated files; then its "
+        "store bytes a unit after a checkpoint (it stops the server)",
+    )
+    ap.add_argument("--heap", default="4g", help="the --footprint server's heap")
+    ap.add_argument("--pagecache", default="8g", help="the --footprint server's page cache")
     ap.add_argument("--minilm", action="store_true", help="also bulk ingest embedding with MiniLM")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
@@ -199,16 +234,33 @@ def main() -> None:
 
     if args.file:
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "export.jsonl"
+            path = args.export or Path(folder) / "export.jsonl"
             started = time.perf_counter()
-            units = write_export(facts, hashing, per_write, path)
+            if not path.exists():
+                write_export(args.facts, args.seed, hashing, per_write, path)
             made, size = time.perf_counter() - started, path.stat().st_size
+            server = None
+            if args.footprint:  # a server of its own, whose store files hold what it wrote
+                server = MeasuredNeo4j(port=urlsplit(args.uri).port, heap=args.heap, pagecache=args.pagecache)
+                server.stop()
+                shutil.rmtree(server.instance_dir / "data", ignore_errors=True)
+                server.start()
             wipe(args.uri)
             loaded = file_run(settings, hashing, path)
+        units = loaded.pop("units")
         result["file"] = {"units": units, "generate_s": made, "bytes": size, **loaded}
+        if server is not None:
+            measured = footprint(server, units)
+            result["file"]["footprint"] = measured
+            print(
+                f"store after a checkpoint: {measured['store_bytes']['total'] / units:,.0f} bytes a unit "
+                f"(heap {args.heap}, page cache {args.pagecache}; Neo4j RSS {measured['rss_mb']:.0f} MB, "
+                f"peak {measured['peak_rss_mb']:.0f} MB); the server is left stopped"
+            )
         print(
-            f"export with vectors ({units} units, made in {made:.0f} s): import --bulk {loaded['import_s']:.1f} s, "
-            f"loaded and searchable {loaded['loaded_s']:.1f} s ({units / loaded['loaded_s']:.0f} units/s)"
+            f"export with vectors ({units} units, {size / 1e9:.2f} GB, made in {made:.0f} s): checked in "
+            f"{loaded['read_s']:.1f} s, import --bulk {loaded['import_s']:.1f} s, loaded and searchable "
+            f"{loaded['loaded_s']:.1f} s ({units / loaded['loaded_s']:.0f} units/s); peak {loaded['peak_mb']:.0f} MB"
         )
 
     if args.minilm:

@@ -1,3 +1,4 @@
 // mode: schema
-// Block until every index is online (new indexes populate in the background).
-CALL db.awaitIndexes(300)
+// values: seconds:int
+// Block until every index is online (new indexes populate in the background), at most so long.
+CALL db.awaitIndexes({{seconds}})

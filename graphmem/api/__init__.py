@@ -22,7 +22,7 @@ from graphmem.api.facade import GraphMem
 from graphmem.domain.models import EntityPage, EntitySummary, UnitPage, UnitStatus
 from graphmem.pipelines import shapes
 from graphmem.pipelines.assemble import Assembly
-from graphmem.pipelines.exchange import Plan
+from graphmem.pipelines.export_check import Plan
 from graphmem.pipelines.recall import Recalled
 from graphmem.pipelines.write import WriteReport
 

@@ -14,7 +14,7 @@ from graphmem.domain.models import ApiKey, Job, MemoryUnit, utcnow
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.llm import client as openai_api
 from graphmem.pipelines import bulk as bulk_load
-from graphmem.pipelines import exchange, health, lifecycle
+from graphmem.pipelines import exchange, export_check, health, lifecycle
 
 #: How long a job of a late write is kept (``GraphMem.save_job``).
 JOBS_KEPT = timedelta(days=1)
@@ -115,36 +115,41 @@ class Operating(Parts):
 
     def import_(
         self,
-        records: Iterable[Mapping[str, Any]] | exchange.Plan,
+        records: Iterable[Mapping[str, Any]] | export_check.Plan | bulk_load.Export,
         force: bool = False,
         progress: Progress = None,
         bulk: bool = False,
+        checked: Progress = None,
     ) -> dict[str, Any]:
-        """Import an export (its records as JSON objects, or a ``read_export`` plan), checked
-        whole first; records already stored are skipped, so an import run again completes
-        what was cut short and changes nothing else.
+        """Import an export (JSON objects, a ``read_export`` plan, or an ``ExportFile``),
+        checked whole first; records already stored are skipped, so a re-run completes what
+        was cut short.
 
         - Returns the scope and counts per kind ``imported`` and ``skipped``; ``progress``
-          counts records done.
-        - Raises ``InvalidInput`` for a bad record, ``Conflict`` for a key another record holds
-          or a subject erased here (unless ``force``).
+          counts records done, ``checked`` those a file's first pass checked.
+        - Raises ``InvalidInput`` for a bad record, ``Conflict`` for a key held elsewhere or a
+          subject erased here (unless ``force``).
         - ``bulk``: into an empty subject, in large transactions (``pipelines.bulk``).
         """
+        if isinstance(records, bulk_load.Export):
+            if bulk:
+                return bulk_load.load_export(self.store, self.index, records, force, progress, checked)
+            records = export_check.read((where, data) for _, where, data in records.records())
         plan = (
             records
-            if isinstance(records, exchange.Plan)
-            else exchange.read((f"record {n}", r) for n, r in enumerate(records, 1))
+            if isinstance(records, export_check.Plan)
+            else export_check.read((f"record {n}", r) for n, r in enumerate(records, 1))
         )
         if bulk:
             return bulk_load.load(self.store, self.index, plan, force, progress)
         return exchange.import_plan(self.store, self.index, plan, force, progress=progress)
 
     @staticmethod
-    def read_export(records: Iterable[tuple[str, Any]]) -> exchange.Plan:
+    def read_export(records: Iterable[tuple[str, Any]]) -> export_check.Plan:
         """An export read and checked whole, nothing written, for ``import_``: its records as
         (where, JSON object) pairs, e.g. ``json_lines(lines, name)`` naming file lines.
         Raises ``InvalidInput`` starting with the bad record's where."""
-        return exchange.read(records)
+        return export_check.read(records)
 
     # -- API keys -------------------------------------------------------------------------
     def create_key(

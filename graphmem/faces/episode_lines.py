@@ -28,6 +28,7 @@ from graphmem.errors import InvalidInput, error_line, quoted
 
 __all__ = [
     "EPISODE_KEYS",
+    "ExportFile",
     "MAX_DEPTH",
     "MAX_LINE_BYTES",
     "episode_from_value",
@@ -80,6 +81,30 @@ def json_lines(lines: Iterable[str], name: str) -> Iterator[tuple[str, Any]]:
         except InvalidInput as exc:
             raise InvalidInput(f"{where}: {exc}") from None
         yield where, value
+
+
+class ExportFile:
+    """An export file read twice (``pipelines.bulk.Export``): its records with their byte
+    offsets, then any record by its offset. Decoded as ``json_lines`` decodes."""
+
+    def __init__(self, stream: BinaryIO, name: str) -> None:
+        self.stream, self.name = stream, name
+
+    def records(self) -> Iterator[tuple[int, str, Any]]:
+        self.stream.seek(0)
+        offset = 0
+        for number, raw in enumerate(self.stream, 1):
+            if raw.strip():
+                where = f"{self.name}:{number}"
+                try:
+                    yield offset, where, load_json(raw.decode("utf-8"))
+                except InvalidInput as exc:
+                    raise InvalidInput(f"{where}: {exc}") from None
+            offset += len(raw)
+
+    def record(self, position: int) -> Any:
+        self.stream.seek(position)
+        return load_json(self.stream.readline().decode("utf-8"))
 
 
 def episode_from_value(data: Any) -> Episode:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from graphmem.domain.models import AsOf, Reached, Scope, Scored, SearchRequest, Step
@@ -52,6 +53,12 @@ class MemoryIndex(Protocol):
     def rebuild(self, scope: Scope | None = None, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every entry from the store (one scope, or all) with the current embedder,
         telling ``progress`` how many more units are done; returns how many were indexed."""
+        ...
+
+    def loading(self) -> AbstractContextManager[None]:
+        """A bulk load runs in this block. With no search entry stored yet, the vector index may
+        be left out while it runs and built once after (faster than entry by entry); it is
+        online when the block ends, even when the load failed."""
         ...
 
     def clear_cache(self) -> None:

@@ -8,6 +8,7 @@ each subject standing for the same moment."""
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
 from datetime import UTC, datetime
@@ -20,8 +21,10 @@ from hypothesis import strategies as st
 from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.domain.models import Episode, Fact, Scope
-from graphmem.errors import InvalidInput
+from graphmem.errors import Conflict, InvalidInput
 from graphmem.faces import views
+from graphmem.faces.episode_lines import ExportFile
+from graphmem.pipelines import bulk as bulk_pipeline
 from tests.conftest import fresh_scope
 from tests.examples import examples
 
@@ -181,7 +184,7 @@ def recalled(mem: GraphMem, scope: Scope, known: list[datetime | None]) -> dict[
     }
 
 
-def test_a_bulk_load_stores_what_record_by_record_writes_store(mem):
+def test_a_bulk_load_stores_what_record_by_record_writes_store(mem, monkeypatch):
     count = examples(25)
 
     @settings(
@@ -192,21 +195,25 @@ def test_a_bulk_load_stores_what_record_by_record_writes_store(mem):
         # input is printed whole instead.
         phases=(Phase.explicit, Phase.reuse, Phase.generate),
     )
-    @given(drawn=inputs, batch=st.integers(1, 3))
-    @example(drawn=TOLD, batch=2)
-    def check(drawn, batch) -> None:
-        one, bulk, imported, bulk_imported = (fresh_scope() for _ in range(4))
+    @given(drawn=inputs, batch=st.integers(1, 3), segment=st.integers(1, 6))
+    @example(drawn=TOLD, batch=2, segment=2)
+    def check(drawn, batch, segment) -> None:
+        one, bulk, imported, bulk_imported, from_file = (fresh_scope() for _ in range(5))
         written = mem.ingest(episodes(one, drawn), batch=batch)
         loaded = mem.ingest(episodes(bulk, drawn), batch=batch, bulk=True)
         assert loaded.decisions == written.decisions and len(loaded.unit_ids) == len(written.unit_ids)
         export = list(mem.export(one))
         mem.import_(moved(export, imported))
         mem.import_(moved(export, bulk_imported), bulk=True)
+        # A file loaded in many segments, read again for them unless it is as small as one.
+        monkeypatch.setattr(bulk_pipeline, "SEGMENT", segment)
+        monkeypatch.setattr(bulk_pipeline, "HELD", segment)
+        mem.import_(export_file(moved(export, from_file)), bulk=True)
         expected = canonical(export)
         points = known_points(export)
         sample = [points[0], points[len(points) // 2], points[-1]]
         found = recalled(mem, one, sample)
-        for other in (bulk, imported, bulk_imported):
+        for other in (bulk, imported, bulk_imported, from_file):
             theirs = list(mem.export(other))
             assert canonical(theirs) == expected, first_difference(canonical(theirs), expected, drawn, batch)
             assert len(known_points(theirs)) == len(points)
@@ -219,6 +226,12 @@ def test_a_bulk_load_stores_what_record_by_record_writes_store(mem):
     check()
 
 
+def export_file(records: list[dict]) -> ExportFile:
+    """The records as an export file (read twice by a bulk load), with a blank line in it."""
+    lines = [json.dumps(r) for r in records]
+    return ExportFile(io.BytesIO("\n".join([lines[0], "", *lines[1:]]).encode() + b"\n"), "export.jsonl")
+
+
 def test_a_bulk_load_into_a_subject_that_holds_records_is_refused_and_writes_nothing(mem):
     scope = fresh_scope()
     mem.remember("Zed lives in Oslo.", scope, facts=[Fact(subject="Zed", predicate="lives_in", object="Oslo")])
@@ -227,7 +240,31 @@ def test_a_bulk_load_into_a_subject_that_holds_records_is_refused_and_writes_not
         mem.ingest(episodes(scope, [[Fact(subject="Amy", predicate="likes", object="Rome")]]), bulk=True)
     with pytest.raises(InvalidInput, match="not empty"):
         mem.import_(list(mem.export(scope)), bulk=True)
+    with pytest.raises(InvalidInput, match="not empty"):
+        mem.import_(export_file(list(mem.export(scope))), bulk=True)
     assert list(mem.export(scope))[1:] == before
+
+
+def test_a_file_loaded_in_segments_stores_nothing_when_a_record_is_bad_or_held_elsewhere(mem, monkeypatch):
+    # The file is checked whole before its first segment is written: a bad last record, or a
+    # unit id another subject holds, leaves the target empty.
+    monkeypatch.setattr(bulk_pipeline, "SEGMENT", 1)
+    monkeypatch.setattr(bulk_pipeline, "HELD", 0)
+    scope, target = fresh_scope(), fresh_scope()
+    mem.ingest(episodes(scope, TOLD))
+    records = moved(list(mem.export(scope)), target)
+    bad = max(n for n, r in enumerate(records) if r["type"] == "unit")
+    with pytest.raises(InvalidInput, match=rf"^export.jsonl:{bad + 2}: unit "):
+        mem.import_(export_file([*records[:bad], {**records[bad], "content": 7}, *records[bad + 1 :]]), bulk=True)
+    decision = next(r["id"] for r in records if r["type"] == "decision")
+    ending = {"type": "invalidation", "unit_id": "gone", "decision_id": decision}
+    ending.update(expired_at="2020-01-01T00:00:00Z", invalid_at=None, reason="retracted")
+    with pytest.raises(InvalidInput, match="names a unit or decision that is not in the export"):
+        mem.import_(export_file([*records, ending]), bulk=True)
+    held = [{**r, "scope": str(target)} if "scope" in r else r for r in mem.export(scope)]
+    with pytest.raises(Conflict, match="already exists in another subject"):
+        mem.import_(export_file(held), bulk=True)
+    assert list(mem.export(target))[1:] == []
 
 
 def test_a_bulk_import_takes_the_vectors_of_the_file_when_they_are_of_this_model(mem):

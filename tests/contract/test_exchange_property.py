@@ -20,7 +20,7 @@ from graphmem import GraphMem
 from graphmem.adapters.memory import InMemoryStore
 from graphmem.domain.models import Fact, MemoryKind, UnitFilter, utcnow
 from graphmem.faces import views
-from graphmem.pipelines import exchange, shapes
+from graphmem.pipelines import exchange, export_check, shapes
 from tests.conftest import fresh_scope
 from tests.examples import examples
 
@@ -246,7 +246,7 @@ def test_an_import_cut_short_shows_nothing_truer_than_the_export_and_completes_w
         with monkeypatch.context() as m:
             m.setattr(mem.store, "load", dies_at_the_cut)
             with contextlib.suppress(CutShort):
-                exchange.import_plan(mem.store, mem.index, exchange.read(enumerate(records)), force=True, batch=2)
+                exchange.import_plan(mem.store, mem.index, export_check.read(enumerate(records)), force=True, batch=2)
         partly = recalled(mem, scope, now)
         for point, hits in partly.items():  # a unit shown is shown as the whole export shows it
             assert set(hits) <= set(found[point]), point

@@ -12,6 +12,7 @@ import pytest
 
 from graphmem.domain.models import RECORD_KINDS, Scope
 from graphmem.faces.episode_lines import json_lines
+from graphmem.pipelines import bulk as bulk_pipeline
 from tests.cli import as_json, fact_line, one_error_line, subject
 from tests.conftest import fresh_scope
 
@@ -304,3 +305,22 @@ def test_bulk_ingest_and_import_load_an_empty_subject_and_refuse_one_that_holds_
     assert refused.exit_code == 2 and "not empty" in one_error_line(refused)
     history = as_json(run("units", "list", "--subject", subject(fresh), "--status", "all", "--json"))
     assert len(history["units"]) == 2
+
+
+def test_a_bulk_import_of_a_file_is_checked_whole_then_loaded_in_segments(run, moved, tmp_path, monkeypatch):
+    s, out = subject(moved), tmp_path / "alice.jsonl"
+    assert run("export", "--subject", s, "--output", out).exit_code == 0
+    history = as_json(run("history", "--entity", "Alice", "--subject", s, "--json"))
+    assert run("forget", "--subject", s, "--yes").exit_code == 0
+    records = out.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*records, '{"type": "unit"}']) + "\n")
+    refused = run("import", "--bulk", "--force", bad)
+    assert refused.exit_code == 2
+    assert one_error_line(refused) == f"error: {bad}:{len(records) + 1}: scope: must be a string TYPE:ID"
+    assert as_json(run("units", "list", "--subject", s, "--status", "all", "--json"))["units"] == []
+    monkeypatch.setattr(bulk_pipeline, "SEGMENT", 2)
+    monkeypatch.setattr(bulk_pipeline, "HELD", 0)  # read again
+    loaded = as_json(run("import", "--bulk", "--force", "--json", out))
+    assert sum(loaded["imported"].values()) == len(records) - 1
+    assert as_json(run("history", "--entity", "Alice", "--subject", s, "--json")) == history

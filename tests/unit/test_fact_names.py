@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem.domain.models import Fact
-from graphmem.pipelines.exchange import parse
+from graphmem.pipelines.export_check import parse
 
 #: What shows as nothing: controls, format characters, surrogates, private-use and unassigned
 #: code points (all of \p{C}), line and paragraph separators, default-ignorable code points,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 
 from graphmem.adapters.memory.store import InMemoryStore
@@ -37,6 +38,9 @@ class InMemoryIndex:
     def __init__(self, store: InMemoryStore, embedder: Embedder) -> None:
         self.embedder = embedder
         self._tables = store.tables
+
+    def loading(self) -> AbstractContextManager[None]:
+        return nullcontext()  # nothing to build after
 
     def vectors(self, texts: Sequence[str]) -> list[list[float]]:
         return self.embedder.embed(list(texts))

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -147,7 +148,7 @@ class Neo4jIndex:
             self._generation = model["generation"]
         return self._generation
 
-    def _create_vector_index(self, generation: int, dimension: int) -> None:
+    def _create_vector_index(self, generation: int, dimension: int, seconds: int = 300) -> None:
         existing = self.conn.read("index/vector_dimension", name=index_name(generation))
         if existing and existing[0]["dimension"] != dimension:
             if self._model() is not None:
@@ -164,7 +165,23 @@ class Neo4jIndex:
         name = "index/create_entry_vector_index" if self.filtered else "index/create_entry_vector_index_v5"
         text = load(name).render(index=index_name(generation), prop=vector_property(generation), dimensions=dimension)
         self.conn.schema(text, what=name)
-        self.conn.schema(load("admin/await_indexes").text, what="awaiting indexes")
+        self.conn.schema(load("admin/await_indexes").render(seconds=seconds), what="awaiting indexes")
+
+    def loading(self) -> AbstractContextManager[None]:
+        # Measured (docs/benchmarks.md, "Bulk loads"): an HNSW index filled entry by entry
+        # costs more than one built over the loaded entries.
+        if self.conn.read("entries/any_entry")[0]["any"]:
+            return nullcontext()
+        return self._built_after(self.generation)
+
+    @contextmanager
+    def _built_after(self, generation: int) -> Iterator[None]:
+        self.conn.schema(load("index/drop_vector_index").render(index=index_name(generation)), what="drop index")
+        try:
+            yield
+        finally:
+            # Populated over all that was loaded: it may take longer than a new index.
+            self._create_vector_index(generation, self.embedder.dimension, seconds=3600)
 
     def ensure(self) -> None:
         """Create the search layout for this embedder on a fresh database, upgrade a database

@@ -86,5 +86,5 @@ def migrate(conn: Neo4jConnection, available: Sequence[Migration] | None = None)
             "admin/record_migration", id=migration.number, name=migration.name, applied_at=utcnow(), notes=list(notes)
         )
         applied.append(migration.name)
-    conn.schema(load("admin/await_indexes").text, what="awaiting indexes")
+    conn.schema(load("admin/await_indexes").render(seconds=300), what="awaiting indexes")
     return applied, already
