@@ -25,6 +25,12 @@ def same_object(candidate: Candidate, unit: MemoryUnit) -> bool:
     )
 
 
+def _recency(unit: MemoryUnit) -> tuple[Any, ...]:
+    """Later valid, later stored, still open, then by content: a total order up to copies."""
+    t = unit.time
+    return (t.valid_at or t.created_at, t.created_at, t.invalid_at is None, unit.content)
+
+
 class RulePolicy(BasePolicy):
     """Exact or near duplicate → NOOP; retract → DELETE; end → UPDATE ending it; same subject and single-valued
     predicate with a new object → UPDATE (or, when the candidate is older than the current
@@ -45,6 +51,9 @@ class RulePolicy(BasePolicy):
                 **extra,
             )
 
+        # Neighbours come in the store's order, which ties differently on each adapter (and in a
+        # bulk load, decided in memory): the latest first, so what a decision names is the same.
+        neighbours = sorted(neighbours, key=_recency, reverse=True)
         same = [n for n in neighbours if same_object(candidate, n) or n.content_hash == candidate.content_hash]
         if candidate.op == "retract":
             if same:
@@ -73,7 +82,7 @@ class RulePolicy(BasePolicy):
             slot = triple.slot(candidate.scope)
             current = [n for n in neighbours if n.triple and n.triple.slot(n.scope) == slot]
             if current:
-                latest = max(current, key=lambda n: (n.time.valid_at or n.time.created_at, n.time.created_at))
+                latest = current[0]
                 if candidate.valid_at and latest.time.valid_at and candidate.valid_at < latest.time.valid_at:
                     return decide(
                         Op.ADD,
