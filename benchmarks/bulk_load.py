@@ -210,15 +210,16 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = ap.parse_args()
 
-    facts = generate(args.facts, args.seed)
+    # Held only for the runs that write them (--file generates its export a chunk at a time).
+    facts = generate(args.facts, args.seed) if not args.skip_raw or args.minilm else []
     per_write = max(1, args.batch // 10)
     settings = Settings.from_env(neo4j_uri=args.uri, embedder="hashing")
     hashing = HashingEmbedder(384)
     texts = sorted({f.text() for f in facts})
-    vectors = dict(zip(texts, hashing.embed(texts)))
-    result: dict = {"facts": len(facts), "episodes": -(-len(facts) // 10), "facts_per_write": args.batch}
+    result: dict = {"facts": args.facts, "episodes": -(-args.facts // 10), "facts_per_write": args.batch}
 
     if not args.skip_raw:
+        vectors = dict(zip(texts, hashing.embed(texts)))
         wipe(args.uri)
         raw = raw_run(settings, facts, vectors, hashing.dimension, per_write)
         wipe(args.uri)
