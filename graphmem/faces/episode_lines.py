@@ -100,6 +100,8 @@ class ExportFile:
                     yield offset, where, load_json(raw.decode("utf-8"))
                 except InvalidInput as exc:
                     raise InvalidInput(f"{where}: {exc}") from None
+                except UnicodeDecodeError as exc:
+                    raise InvalidInput(f"{where}: not UTF-8 text ({exc.reason})") from None
             offset += len(raw)
 
     def record(self, position: int) -> Any:

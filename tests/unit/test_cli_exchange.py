@@ -319,6 +319,11 @@ def test_a_bulk_import_of_a_file_is_checked_whole_then_loaded_in_segments(run, m
     assert refused.exit_code == 2
     assert one_error_line(refused) == f"error: {bad}:{len(records) + 1}: scope: must be a string TYPE:ID"
     assert as_json(run("units", "list", "--subject", s, "--status", "all", "--json"))["units"] == []
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(records[0].encode() + b"\n\x90\xff\n")
+    refused = run("import", "--bulk", "--force", binary)
+    assert refused.exit_code == 2
+    assert one_error_line(refused) == f"error: {binary}:2: not UTF-8 text (invalid start byte)"
     monkeypatch.setattr(bulk_pipeline, "SEGMENT", 2)
     monkeypatch.setattr(bulk_pipeline, "HELD", 0)  # read again
     loaded = as_json(run("import", "--bulk", "--force", "--json", out))
