@@ -81,11 +81,11 @@ def map_case(context, case):
     if case.meta is None:
         return case
     if case.meta.generation.mode is not GenerationMode.POSITIVE:
-        # An empty list in a query is sent as no parameter at all: a valid request, which
-        # schemathesis then reports as invalid data accepted. On the wire a list is a parameter
-        # given twice, which the API refuses (context.plain_query).
+        # A list of at most one item in a query is sent as no parameter or as one: a valid
+        # request, which schemathesis then reports as invalid data accepted. On the wire a list
+        # is a parameter given twice, which the API refuses (context.plain_query).
         for name, value in (case.query or {}).items():
-            if value == []:
+            if isinstance(value, list) and len(value) < 2:
                 case.query[name] = ["a", "b"]
         return case
     # Path parameters come percent-encoded, as the API reads them.
