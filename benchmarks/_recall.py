@@ -32,6 +32,17 @@ BOTH = "A+B"
 K = 10
 RESAMPLES = 2_000
 SEED = 20_240_601
+#: How deep the miss report reads the default recall's ranking: a gold document within it is
+#: an order problem (a second stage over these candidates could lift it), beyond it a
+#: candidate problem.
+DEEP = 50
+#: What systems that build their graph with an LLM at write time report, as their authors
+#: published them (other corpora, question sets or settings): printed beside ours as
+#: references, never as the same measurement.
+PUBLISHED = {
+    "locomo": {"Engram R@10 (LoCoMo, its own setting)": 0.95},
+    "musique": {"HippoRAG 2 recall@5 (MuSiQue, its own corpus)": 0.747},
+}
 
 
 @dataclass(frozen=True)
@@ -326,3 +337,49 @@ def print_table(
 
 def settings_of(recaller: Recaller) -> dict:
     return {"rrf_k": recaller.rrf_k, "weights": dict(recaller.weights)}
+
+
+def misses(
+    questions: Sequence[Question],
+    deep: dict[str, list[str]],
+    text_of: Callable[[str], str],
+    k: int = K,
+    examples: int = 3,
+) -> dict:
+    """Where a ranking (question id -> the DEEP best document keys) misses, by group: the
+    questions whose top k lacks a gold document, how many of them have it within DEEP, and the
+    first ``examples`` misses (the question, each missed gold text with its rank, or None beyond
+    DEEP, and the first hit's text)."""
+    out: dict = {}
+    for group in sorted({q.group for q in questions}):
+        qs = [q for q in questions if q.group == group]
+        missed = [q for q in qs if not q.gold <= set(deep[q.id][:k])]
+        shown = [
+            {
+                "question": q.text,
+                "missed": [
+                    {"rank": deep[q.id].index(g) + 1 if g in deep[q.id] else None, "text": text_of(g)}
+                    for g in sorted(q.gold - set(deep[q.id][:k]))
+                ],
+                "first": text_of(deep[q.id][0]) if deep[q.id] else None,
+            }
+            for q in missed[:examples]
+        ]
+        within = sum(q.gold <= set(deep[q.id]) for q in missed)
+        out[group] = {"n": len(qs), "missed": len(missed), "within_deep": within, "examples": shown}
+    return out
+
+
+def print_misses(report: dict, k: int = K) -> None:
+    print(f"\nmisses of the default (hybrid) at {k}, and whether the gold is within its {DEEP} best")
+    for group, row in report.items():
+        print(f"{group}: {row['missed']} of {row['n']} missed, {row['within_deep']} of them within {DEEP}")
+        for ex in row["examples"]:
+            print(f"  Q: {ex['question']}\n     first hit: {ex['first']}")
+            for m in ex["missed"]:
+                print(f"     missed (rank {m['rank'] or '>' + str(DEEP)}): {m['text']}")
+
+
+def print_published(benchmark: str) -> None:
+    for name, value in PUBLISHED[benchmark].items():
+        print(f"published, not the same measurement: {name} {value:.3f}")

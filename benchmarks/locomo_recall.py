@@ -45,12 +45,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, wipe
 from _recall import (
+    DEEP,
     MODES,
+    PUBLISHED,
     Question,
     ask,
     cache_vectors,
     figures,
     metrics,
+    misses,
+    print_misses,
+    print_published,
     print_table,
     settings_of,
 )
@@ -264,6 +269,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
+    ap.add_argument("--misses", type=int, default=3, metavar="N", help="N missed questions shown per category")
     ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
     args = ap.parse_args()
 
@@ -283,6 +289,9 @@ def main() -> None:
     started = time.perf_counter()
     got, seconds = ask(mem, questions, args.modes, doc_of=doc_of, progress="locomo")
     got["bm25"] = bm25_answers(convs, questions)
+    deep, _ = ask(mem, questions, ["hybrid"], doc_of=doc_of, k=DEEP)
+    texts = {doc_of(e.id): e.raw for conv in convs for e in episodes_of(conv, args.form)}
+    missed = misses(questions, deep["hybrid"], lambda key: texts.get(key, f"(no turn {key})"), examples=args.misses)
     vectors.save()
     result = figures(questions, got, MEASURES, list(CATEGORIES.values()))
     print(
@@ -294,6 +303,8 @@ def main() -> None:
     settings = settings_of(mem.recaller)
     print(f"\nembedder={args.embedder}  form={args.form}  conversations={len(convs)}  settings={settings}")
     print_table(result, list(MEASURES), "category", reference, REFERENCE_TITLE)
+    print_misses(missed)
+    print_published("locomo")
     mem.close()
     if args.json:
         print(
@@ -307,6 +318,8 @@ def main() -> None:
                     "skipped": counts["skipped"],
                     "figures": result,
                     "bm25": {g: dict(zip(("R@5", "R@10", "all@10"), v)) for g, v in BM25.items()},
+                    "misses": missed,
+                    "published": PUBLISHED["locomo"],
                 }
             )
         )

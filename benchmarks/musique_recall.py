@@ -35,13 +35,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, wipe
 from _recall import (
+    DEEP,
     MODES,
+    PUBLISHED,
     Question,
     ask,
     cache_vectors,
     covered_at,
     figures,
     metrics,
+    misses,
+    print_misses,
+    print_published,
     print_table,
     settings_of,
 )
@@ -130,6 +135,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=None, help="only the first N questions")
     ap.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
+    ap.add_argument("--misses", type=int, default=3, metavar="N", help="N missed questions shown per hop count")
     ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
     args = ap.parse_args()
 
@@ -149,6 +155,8 @@ def main() -> None:
 
     started = time.perf_counter()
     got, seconds = ask(mem, questions, args.modes, doc_of=corpus.doc_of, progress="musique")
+    deep, _ = ask(mem, questions, ["hybrid"], doc_of=corpus.doc_of, k=DEEP)
+    missed = misses(questions, deep["hybrid"], lambda key: key.replace("\x1f", ". "), k=5, examples=args.misses)
     vectors.save()
     result = figures(questions, got, MEASURES, sorted({q.group for q in questions}))
     print(
@@ -162,6 +170,8 @@ def main() -> None:
         f"\nembedder={args.embedder}  extractor={args.extractor}  passages={len(corpus.episodes)}  settings={settings}"
     )
     print_table(result, list(MEASURES), "hops", reference, REFERENCE_TITLE)
+    print_misses(missed, k=5)
+    print_published("musique")
     mem.close()
     if args.json:
         print(
@@ -176,6 +186,8 @@ def main() -> None:
                         "all": dict(zip(("R@2", "R@5", "R@10"), BM25_ALL)),
                         **{g: {"R@10": v} for g, v in BM25_HOPS_R10.items()},
                     },
+                    "misses": missed,
+                    "published": PUBLISHED["musique"],
                 }
             )
         )
