@@ -62,8 +62,9 @@ class Reading(Parts):
         ``rerank``: reorder the best candidates with the cross-encoder (None: ``Settings.rerank``)."""
         at = point_in_time(as_of, known_at)
         scopes = self.scopes(subject, project, include_shared)
+        undecided = self.aside.submit(self.store.undecided_count, scopes)  # what the hits may miss
         hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None, rerank=rerank)
-        hits.incomplete = self.store.undecided_count(scopes)  # what the hits may miss
+        hits.incomplete = undecided.result()
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)
