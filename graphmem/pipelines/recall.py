@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from graphmem.domain.fusion import RRF_K, WEIGHTS
 from graphmem.domain.mentions import written
+from graphmem.domain.mentions.first_person import as_named
 from graphmem.domain.models import (
     SEEDS,
     UNNAMED,
@@ -247,6 +248,17 @@ class Recaller:
         asked = max(wanted, self.rerank.depth) if rerank else wanted
         request = self.request(query, scopes, asked, at, kinds, mode, window, fixed, hops)
         scored = self._recall(request, kinds)
+        # Search reads a user's first person as their name (as_named): a question in the first
+        # person is also asked so, and a unit keeps the better score of the two.
+        users = {sc.subject_id for sc in scopes if sc.subject_type.value == "user"}
+        searched = as_named(query, "user", users.pop()) if len(users) == 1 else query
+        if searched != query:
+            named = self._recall(self.request(searched, scopes, asked, at, kinds, mode, window, fixed, hops), kinds)
+            best = {s.unit.id: s for s in scored}
+            for s in named:
+                if s.unit.id not in best or s.score > best[s.unit.id].score:
+                    best[s.unit.id] = s
+            scored = sorted(best.values(), key=lambda s: (-s.score, s.unit.id))[:asked]
         if rerank:
             assert self.reranker is not None
             scored = reranked(query, scored, self.reranker, self.rerank.depth, self.rerank.weight)[:wanted]

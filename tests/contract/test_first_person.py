@@ -24,6 +24,17 @@ def test_a_users_first_person_is_found_by_their_name(mem):
     assert found[0].confidence >= found.threshold
 
 
+def test_a_question_in_the_first_person_is_read_as_its_users_own(mem):
+    """Search reads "I moved to Graz." as the user's name: "where do I live?" too, or the move is
+    no nearer the question than someone else's home."""
+    subject = "user:diarist"
+    mem.remember("I moved to Graz.", subject, at=EPOCH)
+    for other in ("Tom lives in Linz.", "Maria lives in Vienna.", "Lena lives in Berlin."):
+        mem.remember(other, subject, at=EPOCH)
+    found = mem.recall("Where do I live now?", subject, k=4)
+    assert found[0].unit.content == "I moved to Graz."
+
+
 @pytest.mark.parametrize(
     ("subject", "text"),
     [
