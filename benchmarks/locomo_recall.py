@@ -1,7 +1,8 @@
 """LoCoMo evidence recall of GraphMem.recall in lexical, semantic, hybrid and hybrid+hops=2 modes.
 
     NEO4J_URI=bolt://127.0.0.1:7751 python benchmarks/locomo_recall.py [DATA] --embedder minilm|hashing
-        [--form stored|dated] [--conversations N] [--keep] [--json]
+        [--form stored|dated|context1|context2|around1|context1text|context1vector]
+        [--conversations N] [--keep] [--json] [--answers FILE] [--against FILE]
 
 WIPES THE TARGET DATABASE (the embedder name is recorded in it, so each embedder needs a fresh
 one) unless --keep. Point it at a dedicated benchmark server, never the test one.
@@ -13,6 +14,16 @@ with extractor "none". The turn's text (--form):
                     when the turn shares one), the session date only in occurred_at;
   dated:            "[<session date>] <speaker>: <text>" (plus the caption): the date written
                     into the text, as the BM25 reference of ../shared/bench-data/README.md has it.
+Contextual forms (an experiment on what search reads of a turn): the episode is the stored
+form's, and so is the unit (its content, its mentions, its speaker), but its search entry's text
+and vector are those of the turn with its neighbours of the same session, as stored, one a line:
+  context1:         the previous turn, then the turn;
+  context2:         the two previous turns, then the turn;
+  around1:          the previous turn, the turn, the next turn;
+  context1text, context1vector: as context1 in the entry text only (the vector is the turn's), or
+                    in the vector only.
+The benchmark makes search read them so by replacing ``MemoryUnit.searched`` in its own process
+(the product has no such setting), so a hit still maps to the turn itself.
 For every question except category 5, asked at the world time just after the conversation's
 last session (midnight after it; no as-of point, so a time the question names, "in June",
 "last year", is read from then and decides what is visible, as for a user asking then):
@@ -26,6 +37,9 @@ resamples, fixed seed), beside the BM25 reference (computed over all 10 conversa
 and a "bm25" row: the reference recomputed here per half with its exact settings (k1 1.2,
 b 0.75, Lucene's idf, its tokens and stopwords, turns written as the dated form, one index per
 conversation), so a half is compared with BM25 on the same questions.
+--answers FILE writes each mode's top 10 per question; --against FILE (another run's answers,
+such as the stored form's) prints, per half, category and mode, R@10 of both on the same
+questions and the paired bootstrap of the gain ("*": its 95% interval is above 0, "-": below).
 --keep asks the questions of what the database already holds (ingest skips stored episodes),
 so a second form or a second run needs no new ingest. --json: the last stdout line is one JSON
 object with the figures.
@@ -42,10 +56,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import default_uri, wipe
 from _recall import (
     DEEP,
+    HALVES,
+    K,
     MODES,
     PUBLISHED,
     Question,
@@ -54,15 +72,18 @@ from _recall import (
     figures,
     metrics,
     misses,
+    paired,
     print_misses,
     print_published,
     print_table,
+    recall_at,
     settings_of,
 )
 
 from graphmem import GraphMem
 from graphmem.adapters.memory import bm25
-from graphmem.domain.models import Episode, Scope
+from graphmem.adapters.neo4j import rows
+from graphmem.domain.models import Episode, MemoryUnit, Scope
 from graphmem.settings.config import Settings
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}  # 5 adversarial: excluded
@@ -74,7 +95,20 @@ BM25 = {
     "open-domain": (0.248, 0.274, 0.191),
 }
 REFERENCE_TITLE = f"{'BM25 R@5':>10}{'R@10':>7}{'all@10':>8}"
-FORMS = ("stored", "dated")
+#: Contextual forms: (previous, next) turns of the same session search reads with the turn, and
+#: what reads them: "both" (entry text and vector), "text" (the vector is the turn's) or "vector".
+CONTEXT = {
+    "context1": (1, 0, "both"),
+    "context2": (2, 0, "both"),
+    "around1": (1, 1, "both"),
+    "context1text": (1, 0, "text"),
+    "context1vector": (1, 0, "vector"),
+}
+FORMS = ("stored", "dated", *CONTEXT)
+#: What search reads of each turn of a contextual form, by episode id (see ``read_in_context``).
+SEARCHED: dict[str, str] = {}
+#: The turn of each such text (only the last line when no next turn is read).
+TURN_OF: dict[str, str] = {}
 #: The reference's stopwords (bench-data/README.md).
 BM25_STOPWORDS = frozenset(
     [
@@ -177,18 +211,64 @@ def episodes_of(conv: dict, form: str) -> list[Episode]:
     c = conv["conversation"]
     scope = Scope.parse(subject_of(conv, form))
     out = []
+    before, after, _ = CONTEXT.get(form, (0, 0, ""))
     for key in sessions_of(conv):
         date = c[f"{key}_date_time"]
         at = parse_date(date)
+        raws = []
         for turn in c[key]:
             raw = f"{turn['speaker']}: {turn['text']}"
             if form == "dated":
                 raw = f"[{date}] {raw}"
             if turn.get("blip_caption"):
                 raw += f" [image: {turn['blip_caption']}]"
-            out.append(
-                Episode(id=f"{form}:{sample}:{turn['dia_id']}", scope=scope, occurred_at=at, raw=raw, channel="chat")
-            )
+            raws.append(raw)
+        for i, (turn, raw) in enumerate(zip(c[key], raws)):
+            id_ = f"{form}:{sample}:{turn['dia_id']}"
+            if form in CONTEXT:
+                SEARCHED[id_] = "\n".join(raws[max(0, i - before) : i + 1 + after])
+                TURN_OF[SEARCHED[id_]] = raw
+            out.append(Episode(id=id_, scope=scope, occurred_at=at, raw=raw, channel="chat"))
+    return out
+
+
+def read_in_context(mem: GraphMem, reads: str) -> None:
+    """Make search read a contextual form's turn with its neighbours (``SEARCHED``): its entry
+    text and vector (recall's word match too), or only one of them (``reads``: the other is the
+    turn's alone). Other units read as before."""
+    plain = MemoryUnit.searched.fget
+    MemoryUnit.searched = property(lambda unit: SEARCHED.get(unit.source.episode_id) or plain(unit))
+    if reads == "vector":
+        text = rows.unit_text
+        rows.unit_text = lambda content, summary: text(TURN_OF.get(content, content), summary)
+    if reads == "text":
+        embed = mem.index.embedder.embed
+        mem.index.embedder.embed = lambda texts: embed([TURN_OF.get(t, t) for t in texts])
+
+
+def against(questions: list[Question], got: dict[str, dict[str, list[str]]], base: dict, form: str) -> dict:
+    """{half: {group: {label: [n, base R@10, R@10, gain, low, high]}}} of ``got`` against the
+    answers of another run (``base``) on the same questions, for the labels both have."""
+    out: dict = {}
+    for half in HALVES:
+        out[half] = {}
+        for group in (*CATEGORIES.values(), "all"):
+            qs = [q for q in questions if q.half == half and group in ("all", q.group)]
+            out[half][group] = {}
+            for label in got:
+                if label not in base or label == "bm25":
+                    continue
+                old = [recall_at(q.gold, base[label][q.id], K) for q in qs]
+                new = [recall_at(q.gold, got[label][q.id], K) for q in qs]
+                out[half][group][label] = [len(qs), float(np.mean(old)), float(np.mean(new)), *paired(old, new)]
+    print(f"\nR@10 paired against {base.get('form', 'the base')}: base, {form}, gain [95% interval]")
+    for half, by_group in out.items():
+        for group, by_label in by_group.items():
+            for label, (n, b, v, gain, lo, hi) in by_label.items():
+                mark = "*" if lo > 0 else "-" if hi < 0 else ""
+                print(
+                    f"{half}  {group:<12}{n:>5}  {label:<13}{b:.3f}  {v:.3f}  {gain:+.3f} [{lo:+.3f}, {hi:+.3f}] {mark}"
+                )
     return out
 
 
@@ -201,9 +281,8 @@ def bm25_answers(convs: list[dict], questions: list[Question], k: int = 10) -> d
     document keys of its top k."""
     docs_by_subject: dict[str, list[tuple[str, list[str]]]] = {}
     for conv in convs:
-        docs_by_subject[subject_of(conv, "stored")] = docs_by_subject[subject_of(conv, "dated")] = [
-            (doc_of(e.id), bm25_tokens(e.raw)) for e in episodes_of(conv, "dated")
-        ]
+        docs = [(doc_of(e.id), bm25_tokens(e.raw)) for e in episodes_of(conv, "dated")]
+        docs_by_subject.update((subject_of(conv, form), docs) for form in FORMS)
     out = {}
     for q in questions:
         scores = bm25(bm25_tokens(q.text), docs_by_subject[q.subject], BM25_K1, BM25_B)
@@ -271,6 +350,8 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="do not wipe: ask over what the database holds")
     ap.add_argument("--misses", type=int, default=3, metavar="N", help="N missed questions shown per category")
     ap.add_argument("--json", action="store_true", help="last stdout line: the figures as one JSON object")
+    ap.add_argument("--answers", type=Path, help="write each mode's top 10 per question here")
+    ap.add_argument("--against", type=Path, help="another run's --answers: paired R@10 gains over it")
     args = ap.parse_args()
 
     convs = json.loads(args.data.read_text())[: args.conversations]
@@ -279,6 +360,8 @@ def main() -> None:
         wipe(args.uri)
     mem = GraphMem.connect(Settings.from_env(neo4j_uri=args.uri, embedder=args.embedder))
     vectors = cache_vectors(mem)
+    if args.form in CONTEXT:
+        read_in_context(mem, CONTEXT[args.form][2])
     turns, ingest_s = ingest(mem, convs, args.form)
     print(
         f"ingested {turns} turns of {len(convs)} conversations ({args.form} form) in {ingest_s:.1f} s; "
@@ -306,6 +389,9 @@ def main() -> None:
     print_misses(missed)
     print_published("locomo")
     mem.close()
+    if args.answers:
+        args.answers.write_text(json.dumps({"form": args.form, **got}))
+    gains = against(questions, got, json.loads(args.against.read_text()), args.form) if args.against else None
     if args.json:
         print(
             json.dumps(
@@ -317,6 +403,7 @@ def main() -> None:
                     "settings": settings,
                     "skipped": counts["skipped"],
                     "figures": result,
+                    "against": gains,
                     "bm25": {g: dict(zip(("R@5", "R@10", "all@10"), v)) for g, v in BM25.items()},
                     "misses": missed,
                     "published": PUBLISHED["locomo"],
