@@ -63,9 +63,9 @@ from _common import default_uri, wipe
 from _recall import (
     DEEP,
     HALVES,
-    K,
     MODES,
     PUBLISHED,
+    K,
     Question,
     ask,
     cache_vectors,
