@@ -46,7 +46,6 @@ class GraphMem(Writing, Listing, Operating):
     def close(self) -> None:
         """Write what the usage log holds and close the database connection, if any."""
         self.usage.close()
-        self.aside.shutdown()
         if self.database is not None:
             self.database.close()
 

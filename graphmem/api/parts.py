@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from graphmem.adapters.tokens import TiktokenCounter
@@ -58,9 +57,6 @@ class Parts:
         self.assembler = Assembler(store, self.recaller, self.policy, self.counter, self.usage)
         self.blocks = Blocks(store, self.counter)
         self.shared = shared or Scope.parse("shared:global")
-        # Reads a recall asks beside its own statement (the undecided episodes' count), so that
-        # their round trips overlap it; threads start on first use.
-        self.aside = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphmem-aside")
 
     @staticmethod
     def rule_policy() -> BasePolicy:

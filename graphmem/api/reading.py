@@ -4,6 +4,7 @@ traces, the stored episodes, units and blocks, and the decision log."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
@@ -38,6 +39,10 @@ from graphmem.pipelines.assemble import Assembly
 from graphmem.pipelines.recall import Recalled
 from graphmem.pipelines.write import drawn
 
+#: Reads a recall asks beside its own statement (the undecided episodes' count), so that their
+#: round trips overlap it: one pool for the process, its threads started on first use.
+ASIDE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-aside")
+
 
 class Reading(Parts):
     """Recall, assembly, provenance and history; episodes, units, blocks and decisions."""
@@ -62,7 +67,7 @@ class Reading(Parts):
         ``rerank``: reorder the best candidates with the cross-encoder (None: ``Settings.rerank``)."""
         at = point_in_time(as_of, known_at)
         scopes = self.scopes(subject, project, include_shared)
-        undecided = self.aside.submit(self.store.undecided_count, scopes)  # what the hits may miss
+        undecided = ASIDE.submit(self.store.undecided_count, scopes)  # what the hits may miss
         hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None, rerank=rerank)
         hits.incomplete = undecided.result()
         now = utcnow()
