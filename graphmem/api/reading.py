@@ -3,8 +3,9 @@ traces, the stored episodes, units and blocks, and the decision log."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
@@ -39,9 +40,23 @@ from graphmem.pipelines.assemble import Assembly
 from graphmem.pipelines.recall import Recalled
 from graphmem.pipelines.write import drawn
 
+
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-aside")
+
+
 #: Reads a recall asks beside its own statement (the undecided episodes' count), so that their
 #: round trips overlap it: one pool for the process, its threads started on first use.
-ASIDE = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-aside")
+ASIDE = _pool()
+
+
+def _fresh_pool() -> None:
+    """A forked child has none of its parent's threads: it starts its own pool."""
+    global ASIDE
+    ASIDE = _pool()
+
+
+os.register_at_fork(after_in_child=_fresh_pool)
 
 
 class Reading(Parts):
@@ -67,9 +82,12 @@ class Reading(Parts):
         ``rerank``: reorder the best candidates with the cross-encoder (None: ``Settings.rerank``)."""
         at = point_in_time(as_of, known_at)
         scopes = self.scopes(subject, project, include_shared)
-        undecided = ASIDE.submit(self.store.undecided_count, scopes)  # what the hits may miss
+        try:
+            undecided: Future[int] | None = ASIDE.submit(self.store.undecided_count, scopes)  # what the hits may miss
+        except RuntimeError:  # the interpreter is shutting down: no new thread, asked after the recall
+            undecided = None
         hits = self.recaller.recall(query, scopes, k, at, hops, kinds, mode, fixed=as_of is not None, rerank=rerank)
-        hits.incomplete = undecided.result()
+        hits.incomplete = undecided.result() if undecided else self.store.undecided_count(scopes)
         now = utcnow()
         for scope in {h.unit.scope for h in hits}:
             self.usage.add(scope, [h.unit.id for h in hits if h.unit.scope == scope], now)

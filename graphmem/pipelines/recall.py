@@ -25,6 +25,7 @@ from graphmem.domain.fusion import RRF_K, WEIGHTS
 from graphmem.domain.mentions import written
 from graphmem.domain.mentions.first_person import as_named
 from graphmem.domain.models import (
+    MAX_QUERY_CHARS,
     SEEDS,
     UNNAMED,
     AsOf,
@@ -126,14 +127,19 @@ def chained(
 
 
 def rated(
-    hits: Sequence[RecallHit], stems: frozenset[str], model: confidence.Model, kept: Mapping[str, float] | None = None
+    hits: Sequence[RecallHit],
+    stems: frozenset[str],
+    model: confidence.Model,
+    kept: Mapping[str, float] | None = None,
+    also: Sequence[frozenset[str]] = (),
 ) -> Recalled:
     """``hits`` with their confidences under ``model`` (``stems``: the question's
-    ``confidence.asked``), and whether any is relevant. A hit a walk reached, with no
-    similarity of its own, is as confident as the direct hit its path starts from when that is
-    among them (a path's first step is that unit's content): what a relevant hit leads to is
-    relevant as far as it is. ``kept``: confidences already rated (by unit id)."""
-    rates = confidence.confidences(hits, stems, model)
+    ``confidence.asked``; ``also``: those of its other readings, a hit as confident as under the
+    best), and whether any is relevant. A hit a walk reached, with no similarity of its own, is
+    as confident as the direct hit its path starts from when that is among them (a path's first
+    step is that unit's content): what a relevant hit leads to is relevant as far as it is.
+    ``kept``: confidences already rated (by unit id)."""
+    rates = [max(r) for r in zip(*(confidence.confidences(hits, s, model) for s in (stems, *also)))]
     start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
     rates = [start.get(h.path[0], c) if h.hop and h.similarity is None and h.path else c for h, c in zip(hits, rates)]
     rates = [c if kept is None else kept.get(h.unit.id, c) for h, c in zip(hits, rates)]
@@ -141,6 +147,17 @@ def rated(
     out.threshold = model.threshold
     out.relevant = any(h.confidence >= model.threshold for h in out)
     return out
+
+
+def readings(query: str, scopes: Sequence[Scope]) -> list[str]:
+    """How a question is asked: as said and, of one user's memory whose id reads as a name, also
+    with its first person as that name, as search reads the user's units (``as_named``): "Where
+    did I live?" meets "I moved to Graz." read as "alice moved to Graz.", while "What did I do?"
+    still meets "Went to the cinema." as said. Not when the name would make it longer than a
+    question may be."""
+    users = {sc.subject_id for sc in scopes if sc.subject_type.value == "user"}
+    named = as_named(query, "user", users.pop()) if len(users) == 1 else query
+    return [query] if named == query or len(named) > MAX_QUERY_CHARS else [query, named]
 
 
 class Recaller:
@@ -238,27 +255,16 @@ class Recaller:
         the question names then ranks, but does not decide visibility); ``rerank``: with the
         second stage (``graphmem.pipelines.rerank``) or not (None: as ``self.rerank.on`` says)."""
         at = at or AsOf.now()
-        window = find_window(query, at.valid)
         rerank = self.rerank.on if rerank is None else rerank
         if rerank and self.reranker is None:
             raise InvalidInput("rerank: this GraphMem has no reranker (graphmem.ports.Reranker)")
+        forms = readings(query, scopes)
+        windows = [find_window(form, at.valid) for form in forms]
         # A relation question looks for its bridge among more hits than it returns.
-        relation = relation_of(query) if hops else None
+        relation = next(((form, r) for form in forms if (r := relation_of(form))), None) if hops else None
         wanted = max(k, RELATION_POOL) if relation else k
         asked = max(wanted, self.rerank.depth) if rerank else wanted
-        request = self.request(query, scopes, asked, at, kinds, mode, window, fixed, hops)
-        scored = self._recall(request, kinds)
-        # Search reads a user's first person as their name (as_named): a question in the first
-        # person is also asked so, and a unit keeps the better score of the two.
-        users = {sc.subject_id for sc in scopes if sc.subject_type.value == "user"}
-        searched = as_named(query, "user", users.pop()) if len(users) == 1 else query
-        if searched != query:
-            named = self._recall(self.request(searched, scopes, asked, at, kinds, mode, window, fixed, hops), kinds)
-            best = {s.unit.id: s for s in scored}
-            for s in named:
-                if s.unit.id not in best or s.score > best[s.unit.id].score:
-                    best[s.unit.id] = s
-            scored = sorted(best.values(), key=lambda s: (-s.score, s.unit.id))[:asked]
+        scored = self._read(forms, windows, scopes, asked, at, kinds, mode, fixed, hops)
         if rerank:
             assert self.reranker is not None
             scored = reranked(query, scored, self.reranker, self.rerank.depth, self.rerank.weight)[:wanted]
@@ -267,11 +273,40 @@ class Recaller:
         )
         kept: dict[str, float] = {}
         if relation:
-            recalled, kept = self._relation(query, relation, recalled, scopes, k, at, kinds, mode, fixed, rerank)
+            recalled, kept = self._relation(*relation, recalled, scopes, k, at, kinds, mode, fixed, rerank)
             recalled = Recalled(recalled[:k])
-        recalled = rated(recalled, confidence.asked(query, window), self.confidence, kept)
-        recalled.window = window
+        stems = [confidence.asked(form, window) for form, window in zip(forms, windows)]
+        recalled = rated(recalled, stems[0], self.confidence, kept, also=stems[1:])
+        recalled.window = windows[0]
         return recalled
+
+    def _read(
+        self,
+        forms: Sequence[str],
+        windows: Sequence[TimeWindow | None],
+        scopes: Sequence[Scope],
+        asked: int,
+        at: AsOf,
+        kinds: Sequence[MemoryKind],
+        mode: str,
+        fixed: bool,
+        hops: int,
+    ) -> list[Scored]:
+        """The index's hits for each reading of the question (``readings``), each with the time
+        it names; a unit found by more than one keeps its best score. The named reading counts
+        only for units search reads with the name (said in the first person): for the others the
+        question as said is the one in their terms ("What did I do?", "Went to the cinema.")."""
+        found = [
+            self._recall(self.request(form, scopes, asked, at, kinds, mode, window, fixed, hops), kinds)
+            for form, window in zip(forms, windows)
+        ]
+        if len(found) == 1:
+            return found[0]
+        best: dict[str, Scored] = {}
+        for s in (s for n, hits in enumerate(found) for s in hits if not n or s.unit.searched != s.unit.content):
+            if s.unit.id not in best or s.score > best[s.unit.id].score:
+                best[s.unit.id] = s
+        return sorted(best.values(), key=lambda s: (-s.score, s.unit.id))[:asked]
 
     def _recall(self, request: SearchRequest, kinds: Sequence[MemoryKind]) -> list[Scored]:
         """The index's hits for ``request``; none inside the named time: the texts, as at the

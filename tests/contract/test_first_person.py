@@ -24,15 +24,33 @@ def test_a_users_first_person_is_found_by_their_name(mem):
     assert found[0].confidence >= found.threshold
 
 
+def named_user() -> str:
+    """A subject whose id reads as a name, new for each test (the Neo4j database is shared)."""
+    return f"user:{uuid.uuid4().hex[:10].translate(str.maketrans('0123456789', 'ghijklmnop'))}"
+
+
 def test_a_question_in_the_first_person_is_read_as_its_users_own(mem):
     """Search reads "I moved to Graz." as the user's name: "where do I live?" too, or the move is
-    no nearer the question than someone else's home."""
-    subject = "user:diarist"
+    no nearer the question than someone else's home; and it is as confident as when asked by name."""
+    subject = named_user()
     mem.remember("I moved to Graz.", subject, at=EPOCH)
     for other in ("Tom lives in Linz.", "Maria lives in Vienna.", "Lena lives in Berlin."):
         mem.remember(other, subject, at=EPOCH)
     found = mem.recall("Where do I live now?", subject, k=4)
     assert found[0].unit.content == "I moved to Graz."
+    by_name = mem.recall(f"Where does {subject.split(':')[1]} live now?", subject, k=4)
+    assert found.relevant == by_name.relevant and found[0].confidence >= 0.9 * by_name[0].confidence
+
+
+def test_my_managers_home_is_reached_when_the_question_says_my(mem):
+    """ "Where does my manager live?" is the question about the user's manager, as "Where does
+    <name>'s manager live?" is: its answer is first, through "I report to Bob."."""
+    subject = named_user()
+    for text in ("I report to Bob.", "Bob lives in Lisbon.", "I moved to Berlin.", "Maria lives in Vienna."):
+        mem.remember(text, subject, at=EPOCH)
+    found = mem.recall("Where does my manager live?", subject, k=3, hops=1)
+    assert found[0].unit.content == "Bob lives in Lisbon."
+    assert found[0].path[:2] == ["I report to Bob.", "Bob"]
 
 
 @pytest.mark.parametrize(
