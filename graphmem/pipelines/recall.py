@@ -134,10 +134,9 @@ def rated(
     also: Sequence[frozenset[str]] = (),
 ) -> Recalled:
     """``hits`` with their confidences under ``model`` (``stems``: the question's
-    ``confidence.asked``; ``also``: those of its other readings, a hit as confident as under the
-    best), and whether any is relevant. A hit a walk reached, with no similarity of its own, is
-    as confident as the direct hit its path starts from when that is among them (a path's first
-    step is that unit's content): what a relevant hit leads to is relevant as far as it is.
+    ``confidence.asked``; ``also``: its other readings', the best counting), and whether any is
+    relevant. A walked hit with no similarity of its own is as confident as the direct hit its
+    path starts from, when among them: what a relevant hit leads to is relevant as far as it is.
     ``kept``: confidences already rated (by unit id)."""
     rates = [max(r) for r in zip(*(confidence.confidences(hits, s, model) for s in (stems, *also)))]
     start = {h.unit.content: c for h, c in zip(hits, rates) if not h.hop}
