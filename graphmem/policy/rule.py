@@ -26,9 +26,17 @@ def same_object(candidate: Candidate, unit: MemoryUnit) -> bool:
 
 
 def _recency(unit: MemoryUnit) -> tuple[Any, ...]:
-    """Later valid, later stored, still open, then by content: a total order up to copies."""
+    """Later valid (a stated valid time before one taken from storage), later stored, still open
+    or else ended later, then by content: a total order up to copies (alike in content and times)."""
     t = unit.time
-    return (t.valid_at or t.created_at, t.created_at, t.invalid_at is None, unit.content)
+    return (
+        t.valid_at or t.created_at,
+        t.valid_at is not None,
+        t.created_at,
+        t.invalid_at is None,
+        t.invalid_at or t.created_at,
+        unit.content,
+    )
 
 
 class RulePolicy(BasePolicy):
